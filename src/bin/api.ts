@@ -1,0 +1,31 @@
+// npm run start:api — the HTTP interface. Run as many as you like behind a load balancer.
+import { loadConfig } from "../config.ts";
+import { createDeps } from "../deps.ts";
+import { buildApp } from "../http/app.ts";
+import { onStopSignal } from "../signals.ts";
+import { whenReady } from "../redis.ts";
+
+const config = loadConfigOrExit();
+const deps = createDeps(config);
+// Start even when Redis is late: requests answer 503 until it is back, /readyz says why.
+if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
+const app = await buildApp(deps);
+await app.listen({ port: config.port, host: config.host });
+
+onStopSignal(
+  async () => {
+    // close() stops accepting, waits for in-flight requests, then the connections go.
+    await app.close();
+    await deps.close();
+  },
+  (message) => deps.logger.info(message),
+);
+
+function loadConfigOrExit() {
+  try {
+    return loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,193 @@
+// The only reader of process.env. Every variable is parsed and checked once, at start,
+// so a typo stops the process with a line that names the variable instead of failing
+// later on the first request that needs it.
+import { parseDurationList } from "./duration.ts";
+
+export type Config = Readonly<{
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  host: string;
+  jwt: Readonly<{
+    secret: string | undefined;
+    jwksUrl: string | undefined;
+    issuer: string | undefined;
+    audience: string | undefined;
+  }>;
+  smtpUrl: string | undefined;
+  emailFrom: string;
+  twilio: Readonly<{
+    accountSid: string | undefined;
+    authToken: string | undefined;
+    from: string | undefined;
+    baseUrl: string;
+  }>;
+  webhookAllowHttp: boolean;
+  webhookAllowedCidrs: readonly string[];
+  /** Delays in milliseconds before the 2nd, 3rd, … delivery attempt. */
+  retryScheduleMs: readonly number[];
+  workerQueues: readonly string[] | "all";
+  heliusAuthHeader: string | undefined;
+  admin: Readonly<{ user: string | undefined; password: string | undefined }>;
+  rateLimitPerMinute: number;
+  logLevel: string;
+  queuePrefix: string;
+}>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = <T>(name: string, parse: (raw: string) => T, fallback?: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") {
+      if (fallback !== undefined) return fallback;
+      problems.push(`${name} is required`);
+      return undefined as T;
+    }
+    try {
+      return parse(raw);
+    } catch (error) {
+      problems.push(`${name}: ${(error as Error).message}`);
+      return undefined as T;
+    }
+  };
+  const optional = <T>(name: string, parse: (raw: string) => T): T | undefined =>
+    env[name] === undefined || env[name] === "" ? undefined : read(name, parse);
+
+  const config = {
+    databaseUrl: read("DATABASE_URL", urlWithScheme(["postgres:", "postgresql:"])),
+    redisUrl: read("REDIS_URL", urlWithScheme(["redis:", "rediss:"])),
+    port: read("PORT", integerIn(0, 65535), 3000),
+    host: read("HOST", (v) => v, "0.0.0.0"),
+    jwt: {
+      secret: optional("JWT_SECRET", minLength(32)),
+      jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
+      issuer: optional("JWT_ISSUER", (v) => v),
+      audience: optional("JWT_AUDIENCE", (v) => v),
+    },
+    smtpUrl: optional("SMTP_URL", urlWithScheme(["smtp:", "smtps:"])),
+    emailFrom: read("EMAIL_FROM", (v) => v, "wallet-alerts <alerts@localhost>"),
+    twilio: {
+      accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
+      authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),
+      from: optional("TWILIO_FROM", matching(/^\+[1-9]\d{1,14}$/, "an E.164 number such as +15551234567")),
+      baseUrl: read("TWILIO_BASE_URL", urlWithScheme(["https:", "http:"]), "https://api.twilio.com"),
+    },
+    webhookAllowHttp: read("WEBHOOK_ALLOW_HTTP", boolean, false),
+    webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
+    retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
+    workerQueues: read("WORKER_QUEUES", (v) => (v.trim() === "all" ? "all" : commaList((q) => q)(v)), "all" as const),
+    heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
+    admin: {
+      user: optional("ADMIN_USER", (v) => v),
+      password: optional("ADMIN_PASSWORD", minLength(8)),
+    },
+    rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
+    logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
+    queuePrefix: read("QUEUE_PREFIX", (v) => v, "{wallet-alerts}"),
+  };
+
+  if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
+  if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
+  const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
+  if (twilioSet > 0 && twilioSet < 3)
+    problems.push("TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together: set all three or none");
+
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  return deepFreeze(config) as Config;
+}
+
+function urlWithScheme(schemes: string[]) {
+  return (raw: string): string => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error(`expected a URL (${schemes.join(" or ")}//…)`);
+    }
+    if (!schemes.includes(url.protocol)) throw new Error(`expected a ${schemes.join(" or ")} URL`);
+    return raw;
+  };
+}
+
+function integerIn(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw)) throw new Error(`expected a whole number from ${min} to ${max}`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new Error(`expected a whole number from ${min} to ${max}`);
+    return value;
+  };
+}
+
+function minLength(length: number) {
+  return (raw: string): string => {
+    if (raw.length < length) throw new Error(`expected at least ${length} characters`);
+    return raw;
+  };
+}
+
+function matching(pattern: RegExp, description: string) {
+  return (raw: string): string => {
+    if (!pattern.test(raw)) throw new Error(`expected ${description}`);
+    return raw;
+  };
+}
+
+function oneOf(values: string[]) {
+  return (raw: string): string => {
+    if (!values.includes(raw)) throw new Error(`expected one of ${values.join(", ")}`);
+    return raw;
+  };
+}
+
+function boolean(raw: string): boolean {
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new Error("expected true or false");
+}
+
+function commaList<T>(parse: (item: string) => T) {
+  return (raw: string): T[] =>
+    raw
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "")
+      .map(parse);
+}
+
+function cidr(raw: string): string {
+  if (!/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(raw)) throw new Error(`"${raw}" is not a CIDR range such as 127.0.0.0/8`);
+  return raw;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** For the token command, which needs the signing settings and nothing else. */
+export function loadJwtConfig(env: Env = process.env): Config["jwt"] {
+  return loadConfig({ DATABASE_URL: "postgres://unused", REDIS_URL: "redis://unused", ...env }).jwt;
+}
+
+/** For commands that need the database and nothing else (migrate). */
+export function loadDatabaseUrl(env: Env = process.env): string {
+  const raw = env.DATABASE_URL;
+  if (!raw) throw new ConfigError("invalid configuration: DATABASE_URL is required");
+  try {
+    return urlWithScheme(["postgres:", "postgresql:"])(raw);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: DATABASE_URL: ${(error as Error).message}`);
+  }
+}

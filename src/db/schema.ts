@@ -1,0 +1,234 @@
+// PostgreSQL is the source of truth; Redis only holds work that can be rebuilt from here.
+// Amounts are `numeric` so that no SOL or token amount is rounded on its way through the
+// database; the API turns them into JSON numbers at the edge.
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+const updatedAt = () => timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+
+/** A caller (`owner` = the token's `sub`) tracks an address. */
+export const trackedWallets = pgTable(
+  "tracked_wallets",
+  {
+    id: text("id").primaryKey(),
+    owner: text("owner").notNull(),
+    address: text("address").notNull(),
+    alias: text("alias"),
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    trackedAt: timestamp("tracked_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("tracked_wallets_owner_address_key").on(t.owner, t.address),
+    index("tracked_wallets_address_idx").on(t.address),
+  ],
+);
+
+/** What the service knows of an address, whoever tracks it. One row per address. */
+export const addressState = pgTable("address_state", {
+  address: text("address").primaryKey(),
+  balance: numeric("balance", { precision: 38, scale: 9 }).notNull().default("0"),
+  tokenAccountCount: integer("token_account_count").notNull().default(0),
+  nftCount: integer("nft_count").notNull().default(0),
+  riskScore: smallint("risk_score").notNull().default(0),
+  riskFactors: text("risk_factors").array().notNull().default(sql`'{}'::text[]`),
+  /** blockTime (Unix seconds) of the newest transaction seen for the address. */
+  lastActivity: bigint("last_activity", { mode: "number" }),
+  updatedAt: updatedAt(),
+});
+
+export const tokenAccounts = pgTable(
+  "token_accounts",
+  {
+    address: text("address").notNull(),
+    mint: text("mint").notNull(),
+    symbol: text("symbol").notNull(),
+    balance: numeric("balance", { precision: 38, scale: 9 }).notNull(),
+    usdValue: numeric("usd_value", { precision: 24, scale: 6 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.address, t.mint] })],
+);
+
+export const nfts = pgTable(
+  "nfts",
+  {
+    address: text("address").notNull(),
+    mint: text("mint").notNull(),
+    name: text("name").notNull(),
+    collection: text("collection").notNull(),
+    floorPrice: numeric("floor_price", { precision: 24, scale: 6 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.address, t.mint] })],
+);
+
+/** One row per accepted ingest batch: the unit that the evaluation queue works on. */
+export const ingestBatches = pgTable(
+  "ingest_batches",
+  {
+    id: text("id").primaryKey(),
+    transactionCount: integer("transaction_count").notNull(),
+    createdAt: createdAt(),
+    evaluatedAt: timestamp("evaluated_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("ingest_batches_unevaluated_idx").on(t.createdAt).where(sql`${t.evaluatedAt} is null`)],
+);
+
+/** Transactions, unique by signature; paged per address through the from/to indexes. */
+export const transactions = pgTable(
+  "transactions",
+  {
+    signature: text("signature").primaryKey(),
+    type: text("type").notNull(),
+    amount: numeric("amount", { precision: 38, scale: 9 }).notNull(),
+    token: text("token").notNull(),
+    mint: text("mint"),
+    fromAddress: text("from_address").notNull(),
+    toAddress: text("to_address").notNull(),
+    blockTime: bigint("block_time", { mode: "number" }).notNull(),
+    slot: bigint("slot", { mode: "number" }).notNull(),
+    fee: numeric("fee", { precision: 20, scale: 9 }).notNull(),
+    status: text("status").notNull(),
+    batchId: text("batch_id").notNull(),
+    ingestedAt: timestamp("ingested_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("transactions_from_newest_idx").on(t.fromAddress, t.blockTime.desc(), t.slot.desc(), t.signature),
+    index("transactions_to_newest_idx").on(t.toAddress, t.blockTime.desc(), t.slot.desc(), t.signature),
+    index("transactions_batch_idx").on(t.batchId),
+  ],
+);
+
+/** Counterparty labels loaded by operators (OFAC, vendors' lists). */
+export const riskLabels = pgTable("risk_labels", {
+  address: text("address").primaryKey(),
+  category: text("category").notNull(),
+  score: smallint("score").notNull(),
+  source: text("source"),
+  updatedAt: updatedAt(),
+});
+
+/** Every change of an address's risk score; its id is the dedupe key of risk_score_increase. */
+export const riskScoreHistory = pgTable(
+  "risk_score_history",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    address: text("address").notNull(),
+    previousScore: smallint("previous_score").notNull(),
+    score: smallint("score").notNull(),
+    factors: text("factors").array().notNull(),
+    cause: text("cause").notNull(),
+    createdAt: createdAt(),
+    evaluatedAt: timestamp("evaluated_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [
+    index("risk_score_history_address_idx").on(t.address, t.createdAt),
+    index("risk_score_history_unevaluated_idx").on(t.id).where(sql`${t.evaluatedAt} is null`),
+  ],
+);
+
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: text("id").primaryKey(),
+    owner: text("owner").notNull(),
+    walletId: text("wallet_id")
+      .notNull()
+      .references(() => trackedWallets.id, { onDelete: "cascade" }),
+    condition: text("condition").notNull(),
+    threshold: numeric("threshold", { precision: 38, scale: 9 }).notNull(),
+    token: text("token"),
+    notificationMethod: text("notification_method").notNull(),
+    webhookUrl: text("webhook_url"),
+    recipient: text("recipient"),
+    cooldownSeconds: integer("cooldown_seconds").notNull().default(0),
+    status: text("status").notNull().default("active"),
+    webhookSecret: text("webhook_secret"),
+    previousWebhookSecret: text("previous_webhook_secret"),
+    previousSecretExpiresAt: timestamp("previous_secret_expires_at", { withTimezone: true, mode: "date" }),
+    /** risk_score_increase: the score the next rise is measured from. */
+    baselineScore: smallint("baseline_score"),
+    lastNotifiedAt: timestamp("last_notified_at", { withTimezone: true, mode: "date" }),
+    /** Start of the current run of permanent delivery failures (alert health). */
+    failingSince: timestamp("failing_since", { withTimezone: true, mode: "date" }),
+    disabledReason: text("disabled_reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("alerts_owner_created_idx").on(t.owner, t.createdAt), index("alerts_wallet_idx").on(t.walletId)],
+);
+
+export const alertEvents = pgTable(
+  "alert_events",
+  {
+    id: text("id").primaryKey(),
+    alertId: text("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    dedupeKey: text("dedupe_key").notNull(),
+    condition: text("condition").notNull(),
+    observed: numeric("observed", { precision: 38, scale: 9 }).notNull(),
+    suppressed: boolean("suppressed").notNull().default(false),
+    transactionSignature: text("transaction_signature"),
+    reason: text("reason").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("alert_events_alert_dedupe_key").on(t.alertId, t.dedupeKey),
+    index("alert_events_alert_newest_idx").on(t.alertId, t.createdAt.desc(), t.id),
+  ],
+);
+
+export const notifications = pgTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    alertId: text("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    eventId: text("event_id").references(() => alertEvents.id, { onDelete: "cascade" }),
+    channel: text("channel").notNull(),
+    destination: text("destination").notNull(),
+    payload: jsonb("payload").notNull(),
+    /** pending → delivered | retrying → delivered | failed */
+    status: text("status").notNull().default("pending"),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true, mode: "date" }),
+    createdAt: createdAt(),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true, mode: "date" }),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("notifications_alert_idx").on(t.alertId),
+    index("notifications_open_idx").on(t.createdAt).where(sql`${t.status} in ('pending', 'retrying')`),
+  ],
+);
+
+export const deliveryAttempts = pgTable(
+  "delivery_attempts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    notificationId: text("notification_id")
+      .notNull()
+      .references(() => notifications.id, { onDelete: "cascade" }),
+    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    responseBody: text("response_body"),
+  },
+  (t) => [index("delivery_attempts_notification_idx").on(t.notificationId, t.at)],
+);

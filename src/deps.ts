@@ -1,0 +1,50 @@
+// Builds the connections a process needs, once, and hands them around explicitly.
+import type { Redis } from "ioredis";
+import type { Config } from "./config.ts";
+import { createDb, type Database, type Sql } from "./db/client.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { closeQueues, createQueues, type Queues } from "./queue/producers.ts";
+import { createCommandRedis } from "./redis.ts";
+
+export type Clock = () => Date;
+
+export type Deps = {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  sql: Sql;
+  /** Fail-fast command connection (rate limits, counters, producers). */
+  redis: Redis;
+  queues: Queues;
+  now: Clock;
+  close: () => Promise<void>;
+};
+
+export type DepsOverrides = Partial<Pick<Deps, "logger" | "now">> & { dbPoolSize?: number };
+
+export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const { db, sql } = createDb(config.databaseUrl, { max: overrides.dbPoolSize ?? 10 });
+  const redis = createCommandRedis(config.redisUrl);
+  // A dead Redis is reported through failing requests and /readyz; without a listener
+  // ioredis would print every reconnect error as an unhandled 'error' event.
+  redis.on("error", (error) => logger.debug({ err: error }, "redis connection error"));
+  const queues = createQueues(redis, config.queuePrefix);
+  let closed = false;
+  return {
+    config,
+    logger,
+    db,
+    sql,
+    redis,
+    queues,
+    now: overrides.now ?? (() => new Date()),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await closeQueues(queues).catch(() => {});
+      redis.disconnect();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

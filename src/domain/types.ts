@@ -1,0 +1,104 @@
+// Glossary — the words used across the code base.
+//
+// caller        The subject (`sub`) of the JWT that made a request. Every wallet, alert and
+//               notification belongs to exactly one caller; another caller's is "not found".
+// address       A Solana account address (base58 of 32 bytes). Chain facts (balance, tokens,
+//               NFTs, transactions, risk score) belong to the address, shared by all callers.
+// wallet        A caller's tracking of an address (`wal_…`), with the caller's alias and tags.
+// transaction   One chain transaction as the interface shows it: a single from → to movement
+//               of `amount` of `token`. Unique by signature.
+// batch         The transactions accepted by one ingest call; the unit of evaluation work.
+// label         An operator-supplied verdict on a counterparty address (sanctioned, mixer, …).
+// risk factor   A named reason that raises an address's risk score (sanctioned_counterparty, …).
+// alert         A caller's rule on a wallet (`alr_…`): condition + threshold + channel.
+// event         One firing of an alert (`evt_…`), unique per (alert, dedupe key); possibly
+//               suppressed by the alert's cooldown.
+// notification  One message owed to a channel for an event or a test (`ntf_…`); its id is the
+//               webhook-id and the BullMQ jobId, so retries and replays stay one message.
+// attempt       One try at delivering a notification, with its outcome.
+
+export const CONDITIONS = ["risk_score_increase", "unusual_activity", "large_transfer", "suspicious_counterparty"] as const;
+export type Condition = (typeof CONDITIONS)[number];
+
+export const NOTIFICATION_METHODS = ["email", "webhook", "sms"] as const;
+export type NotificationMethod = (typeof NOTIFICATION_METHODS)[number];
+
+export const ALERT_STATUSES = ["active", "paused", "disabled"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+export const TRANSACTION_TYPES = ["transfer", "swap", "stake", "nft", "other"] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+export const TRANSACTION_STATUSES = ["success", "failed"] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+
+export const LABEL_CATEGORIES = [
+  "sanctioned",
+  "mixer",
+  "scam",
+  "hack",
+  "darknet",
+  "gambling",
+  "flagged",
+  "exchange",
+  "defi",
+] as const;
+export type LabelCategory = (typeof LABEL_CATEGORIES)[number];
+
+export const RISK_FACTORS = [
+  "sanctioned_counterparty",
+  "flagged_counterparty",
+  "mixer_interaction",
+  "scam_interaction",
+  "high_velocity",
+  "large_outflow",
+  "failed_tx_ratio",
+  "new_counterparty_burst",
+  "dormant_reactivation",
+] as const;
+export type RiskFactor = (typeof RISK_FACTORS)[number];
+
+export const NOTIFICATION_STATUSES = ["pending", "retrying", "delivered", "failed"] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** Default thresholds where the caller gives none (DESIGN.md section 4). */
+export const DEFAULT_THRESHOLDS: Readonly<Record<Condition, number | undefined>> = {
+  large_transfer: undefined, // required
+  suspicious_counterparty: 75,
+  unusual_activity: 5,
+  risk_score_increase: 10,
+};
+
+/** A transaction in the interface's shape; amounts in UI units, fee in SOL, blockTime in Unix seconds. */
+export type Transaction = {
+  signature: string;
+  type: TransactionType;
+  amount: number;
+  token: string;
+  mint?: string | null;
+  from: string;
+  to: string;
+  blockTime: number;
+  slot: number;
+  fee: number;
+  status: TransactionStatus;
+};
+
+/** The body every channel renders (DESIGN.md section 6). */
+export type NotificationPayload = {
+  type: "risk_alert.triggered" | "risk_alert.test";
+  timestamp: string;
+  data: {
+    alertId: string;
+    walletId: string;
+    address: string;
+    alias: string | null;
+    condition: Condition;
+    threshold: number;
+    observed: number | null;
+    riskScore: number;
+    riskFactors: string[];
+    transaction?: Transaction;
+    reason: string;
+  };
+};

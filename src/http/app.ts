@@ -1,0 +1,134 @@
+// Builds the HTTP app and never listens (src/bin/api.ts does), so tests use app.inject().
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import rateLimit from "@fastify/rate-limit";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import addFormats from "ajv-formats";
+import type { Deps } from "../deps.ts";
+import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
+import { registerErrorHandling, sendProblem } from "./error-handler.ts";
+import { ProblemError } from "./problem.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { v1Routes } from "./routes/index.ts";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The scope a /v1 route needs (DESIGN.md section 3). */
+    scope?: Scope;
+    /** A /v1 route that authenticates by other means (openapi.json, the Helius webhook). */
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    caller: Caller;
+  }
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+// ajv-formats is CommonJS; its typing does not match Fastify's plugin slot.
+const formatsPlugin = addFormats as never;
+
+export async function buildApp(deps: Deps) {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    ajv: {
+      // Strict typing: "1000" is not a number and unknown fields are errors, not dropped.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, verbose: true },
+      plugins: [formatsPlugin],
+    },
+    frameworkErrors: (error, _request, reply) => {
+      const detail = error.code === "FST_ERR_BAD_URL" ? "the URL is malformed (bad percent-encoding)" : error.message;
+      sendProblem(reply, "validation_failed", detail);
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Only JSON bodies: text/plain would otherwise reach handlers as a string.
+  app.removeContentTypeParser("text/plain");
+  registerErrorHandling(app);
+  app.decorateRequest("caller");
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url.split("?")[0],
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        caller: request.caller?.sub,
+      },
+      "request",
+    );
+  });
+
+  // Authentication comes before parsing and validation, so a request without a valid
+  // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too.
+  const verify = createTokenVerifier(deps.config.jwt);
+  app.addHook("onRequest", async (request) => {
+    if (!request.url.startsWith("/v1/")) return;
+    if (request.routeOptions.config?.public) return;
+    const token = bearerToken(request.headers.authorization);
+    if (!token) throw missingToken();
+    request.caller = await verify(token);
+    const scope = request.routeOptions.config?.scope;
+    if (scope && !request.caller.scopes.has(scope) && !request.caller.scopes.has("admin")) {
+      throw insufficientScope(scope);
+    }
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: deps.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    hook: "onRequest",
+    redis: deps.redis,
+    nameSpace: `${deps.config.queuePrefix}:rate-limit:`,
+    skipOnError: false,
+    enableDraftSpec: true,
+    allowList: (request) => !request.url.startsWith("/v1/") || request.caller === undefined,
+    keyGenerator: (request) => request.caller?.sub ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new ProblemError("rate_limited", `more than ${context.max} requests in a minute; retry after ${context.after}`, {
+        headers: { "retry-after": String(Math.ceil(context.ttl / 1000)) },
+      }),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "wallet-alerts",
+        version: "1.0.0",
+        description: "Tracked Solana wallets, their transactions and risk alerts.",
+      },
+      servers: [{ url: "/" }],
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  await app.register(healthRoutes(deps));
+  await app.register(v1Routes(deps), { prefix: "/v1" });
+  app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}
+
+export type AppInstance = Awaited<ReturnType<typeof buildApp>>;

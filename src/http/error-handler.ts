@@ -1,0 +1,141 @@
+// The one place that maps errors to HTTP. Everything leaves as problem+json; the message of
+// an unexpected error is logged with the request's context and never shown to the caller.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  PROBLEM_CONTENT_TYPE,
+  ProblemError,
+  problemBody,
+  type FieldError,
+  type ProblemCode,
+} from "./problem.ts";
+
+type ValidationIssue = {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+  parentSchema?: { description?: string };
+};
+
+const FRAMEWORK_CODES: Record<string, ProblemCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
+  FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "validation_failed",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "validation_failed",
+  FST_ERR_CTP_INVALID_JSON_BODY: "validation_failed",
+  FST_ERR_BAD_URL: "validation_failed",
+  FST_ERR_ASYNC_CONSTRAINT: "validation_failed",
+  FST_ERR_NOT_FOUND: "not_found",
+};
+
+// Errors from a dependency that is down: the caller may retry, nothing was half-done.
+const UNAVAILABLE_PATTERNS = [
+  /ECONNREFUSED/,
+  /ECONNRESET/,
+  /ETIMEDOUT/,
+  /EPIPE/,
+  /Stream isn't writeable/,
+  /enableOfflineQueue/,
+  /Connection is closed/,
+  /CONNECTION_(CLOSED|ENDED|DESTROYED)/,
+  /CONNECT_TIMEOUT/,
+  /terminating connection/,
+  /the database system is (starting up|shutting down)/,
+];
+
+export function isUnavailableError(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    const text = `${String(code ?? "")} ${String(message ?? "")}`;
+    if (UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text))) return true;
+    if (code === "57P01" || code === "57P03" || code === "53300") return true; // admin shutdown, cannot connect now, too many connections
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export function sendProblem(
+  reply: FastifyReply,
+  code: ProblemCode,
+  detail: string,
+  options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+): FastifyReply {
+  const body = problemBody(code, detail, String(reply.request.id), options.errors);
+  for (const [name, value] of Object.entries(options.headers ?? {})) reply.header(name, value);
+  return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+export function validationErrors(issues: ValidationIssue[], context: string | undefined): FieldError[] {
+  return issues.map((issue) => {
+    const base = context ?? "body";
+    let path = `${base}${(issue.instancePath ?? "").replaceAll("/", ".")}`;
+    let message = issue.message ?? "is not valid";
+    if (issue.keyword === "additionalProperties") {
+      path = `${path}.${String(issue.params?.additionalProperty)}`;
+      message = "is not a known field";
+    } else if (issue.keyword === "required") {
+      path = `${path}.${String(issue.params?.missingProperty)}`;
+      message = "is required";
+    } else if (issue.keyword === "pattern" && issue.parentSchema?.description) {
+      message = `must be ${issue.parentSchema.description}`;
+    } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {
+      message = `must be one of ${(issue.params.allowedValues as unknown[]).join(", ")}`;
+    }
+    if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
+    return { path, message };
+  });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }, request, reply) => {
+    if (error instanceof ProblemError) {
+      return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
+    }
+    if (error.validation) {
+      const errors = validationErrors(error.validation, error.validationContext);
+      const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
+      return sendProblem(reply, "validation_failed", detail, { errors });
+    }
+    const frameworkCode = error.code ? FRAMEWORK_CODES[error.code] : undefined;
+    if (frameworkCode) return sendProblem(reply, frameworkCode, frameworkDetail(error, request));
+    if (error.statusCode === 429) {
+      return sendProblem(reply, "rate_limited", error.message);
+    }
+    if (isUnavailableError(error)) {
+      request.log.warn({ err: error }, "dependency unavailable");
+      return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
+        headers: { "retry-after": "5" },
+      });
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      // A client error raised by Fastify or a plugin that has no code of its own above.
+      return sendProblem(reply, error.statusCode === 415 ? "unsupported_media_type" : "validation_failed", error.message);
+    }
+    request.log.error({ err: error }, "unhandled error");
+    return sendProblem(reply, "internal", "an internal error occurred; it has been logged with this requestId");
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`),
+  );
+}
+
+function frameworkDetail(error: FastifyError, request: FastifyRequest): string {
+  switch (error.code) {
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return `Content-Type ${request.headers["content-type"] ?? "(none)"} is not accepted; send application/json`;
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return "the request body is larger than this endpoint accepts";
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return "the body is empty; send a JSON document";
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return "the body is not valid JSON";
+    case "FST_ERR_BAD_URL":
+      return "the URL is malformed (bad percent-encoding)";
+    default:
+      return error.message;
+  }
+}

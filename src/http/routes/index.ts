@@ -1,0 +1,16 @@
+// Every /v1 route family, each in its own file with its schemas.
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Deps } from "../../deps.ts";
+import { alertRoutes } from "./alerts.ts";
+import { ingestRoutes } from "./ingest.ts";
+import { transactionRoutes } from "./transactions.ts";
+import { walletRoutes } from "./wallets.ts";
+
+export function v1Routes(deps: Deps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    await app.register(walletRoutes(deps));
+    await app.register(transactionRoutes(deps));
+    await app.register(alertRoutes(deps));
+    await app.register(ingestRoutes(deps));
+  };
+}

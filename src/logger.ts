@@ -1,0 +1,42 @@
+import { pino, type Logger, type DestinationStream } from "pino";
+
+export type { Logger };
+
+// Secrets must never reach a log line, whichever object carries them.
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "req.headers[\"x-helius-auth\"]",
+  "headers.authorization",
+  "authorization",
+  "token",
+  "*.token",
+  "accessToken",
+  "password",
+  "*.password",
+  "secret",
+  "*.secret",
+  "webhookSecret",
+  "*.webhookSecret",
+  "webhook_secret",
+  "*.webhook_secret",
+  "previousWebhookSecret",
+  "*.previousWebhookSecret",
+  "authToken",
+  "*.authToken",
+  "config.jwt.secret",
+  "config.twilio.authToken",
+  "config.admin.password",
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      base: { service: "wallet-alerts" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

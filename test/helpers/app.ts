@@ -1,0 +1,56 @@
+// The real API (buildApp with real PostgreSQL and Redis) for one test file, plus tokens.
+import { loadConfig, type Config } from "../../src/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import { mintToken, type TokenClaims } from "../../src/http/mint-token.ts";
+import { createLogger } from "../../src/logger.ts";
+import { whenReady } from "../../src/redis.ts";
+import { createTestDatabase, uniqueQueuePrefix } from "./db.ts";
+import { TEST_JWT_SECRET, TEST_REDIS_URL } from "./env.ts";
+
+export type TestApp = {
+  app: AppInstance;
+  deps: Deps;
+  config: Config;
+  /** A token for `sub` with the given scopes (space-separated); all non-admin scopes by default. */
+  token: (sub: string, scope?: string, extra?: Partial<TokenClaims>) => Promise<string>;
+  close: () => Promise<void>;
+};
+
+export const ALL_SCOPES =
+  "wallets:read wallets:write transactions:read alerts:read alerts:write ingest:write risk:write";
+
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    REDIS_URL: TEST_REDIS_URL,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: "silent",
+    WEBHOOK_ALLOW_HTTP: "true",
+    WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
+    RETRY_SCHEDULE: "200ms,400ms,800ms",
+    ...overrides,
+  };
+}
+
+export async function startTestApp(label: string, envOverrides: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase(label);
+  const config = loadConfig(
+    testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix(label), ...envOverrides }),
+  );
+  const deps = createDeps(config, { logger: createLogger(config.logLevel), dbPoolSize: 4 });
+  if (!(await whenReady(deps.redis, 5_000))) throw new Error(`Redis at ${config.redisUrl} is needed by the tests`);
+  const app = await buildApp(deps);
+  await app.ready();
+  return {
+    app,
+    deps,
+    config,
+    token: (sub, scope = ALL_SCOPES, extra = {}) =>
+      mintToken(TEST_JWT_SECRET, { sub, scope, ttlSeconds: 3600, ...extra }, config.jwt),
+    close: async () => {
+      await app.close();
+      await deps.close();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { createHash, randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { TEMPLATE_DATABASE, TEST_ADMIN_DATABASE_URL, databaseUrl } from "./env.ts";
+
+/**
+ * A fresh, migrated database for one test file, cloned from the template. It is named from
+ * the file so that a failed run leaves it behind to inspect; it is dropped when drop() runs.
+ */
+export async function createTestDatabase(label: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const hash = createHash("sha1").update(label).digest("hex").slice(0, 10);
+  const name = `wa_test_${hash}_${randomBytes(3).toString("hex")}`;
+  const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: databaseUrl(name),
+    name,
+    drop: async () => {
+      const cleanup = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+      try {
+        await cleanup.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await cleanup.end();
+      }
+    },
+  };
+}
+
+export function uniqueQueuePrefix(label: string): string {
+  return `{wa-test-${createHash("sha1").update(label).digest("hex").slice(0, 8)}-${randomBytes(3).toString("hex")}}`;
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp("health");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe("health and framework errors", () => {
+  it("answers /healthz and /readyz when PostgreSQL and Redis are up", async () => {
+    expect((await t.app.inject({ url: "/healthz" })).json()).toEqual({ status: "ok" });
+    const ready = await t.app.inject({ url: "/readyz" });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ postgres: "up", redis: "up" });
+  });
+
+  it("answers an unknown /v1 route without a token with 401 problem+json", async () => {
+    const res = await t.app.inject({ url: "/v1/nothing-here" });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers["content-type"]).toContain("application/problem+json");
+    expect(res.headers["www-authenticate"]).toContain('error="invalid_token"');
+    expect(res.json()).toMatchObject({ status: 401, code: "unauthorized", requestId: expect.any(String) });
+  });
+
+  it("answers an unknown /v1 route with a valid token with 404 problem+json", async () => {
+    const res = await t.app.inject({
+      url: "/v1/nothing-here",
+      headers: { authorization: `Bearer ${await t.token("alice")}` },
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: "not_found" });
+  });
+
+  it("serves the OpenAPI 3.1 document without a token", async () => {
+    const res = await t.app.inject({ url: "/v1/openapi.json" });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().openapi).toBe("3.1.0");
+  });
+
+  it("answers a malformed percent-encoding with 400 problem+json", async () => {
+    const res = await t.app.inject({ url: "/v1/wallets/%E0%A4%A" , headers: { authorization: `Bearer ${await t.token("alice")}` } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers["content-type"]).toContain("application/problem+json");
+  });
+});
