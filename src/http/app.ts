@@ -10,6 +10,7 @@ import type { Deps } from "../deps.ts";
 import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
 import { registerErrorHandling, sendProblem } from "./error-handler.ts";
 import { ProblemError } from "./problem.ts";
+import { ProblemSchema } from "./schemas.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { v1Routes } from "./routes/index.ts";
 
@@ -123,6 +124,7 @@ export async function buildApp(deps: Deps) {
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
+  app.addSchema(ProblemSchema);
 
   await app.register(healthRoutes(deps));
   await app.register(v1Routes(deps), { prefix: "/v1" });

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { TEMPLATE_DATABASE, TEST_ADMIN_DATABASE_URL, databaseUrl } from "./env.ts";
+import { inject } from "vitest";
+import { TEST_ADMIN_DATABASE_URL, databaseUrl } from "./env.ts";
 
 /**
  * A fresh, migrated database for one test file, cloned from the template. It is named from
@@ -11,7 +12,7 @@ export async function createTestDatabase(label: string): Promise<{ url: string; 
   const name = `wa_test_${hash}_${randomBytes(3).toString("hex")}`;
   const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${name} template ${TEMPLATE_DATABASE}`);
+    await admin.unsafe(`create database ${name} template ${inject("templateDatabase")}`);
   } finally {
     await admin.end();
   }

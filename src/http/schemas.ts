@@ -1,0 +1,72 @@
+// Schema pieces shared by the routes. Query values arrive as strings (the interface says
+// so) and must be canonical whole numbers; the range is checked by parseQueryInteger so
+// that the error names the parameter and the allowed range.
+import { Type } from "@fastify/type-provider-typebox";
+import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
+import { invalid } from "./problem.ts";
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    requestId: Type.String(),
+  },
+  { $id: "Problem", description: "RFC 9457 problem details" },
+);
+
+/** Error responses every authenticated route can give, for the OpenAPI document. */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries([401, 403, 429, 503, ...statuses].map((status) => [status, Type.Ref("Problem")]));
+
+export function queryInteger(options: { min: number; max: number; default: number; description: string }) {
+  return Type.Optional(
+    Type.String({
+      pattern: "^(0|[1-9][0-9]{0,8})$",
+      description: `${options.description}: a whole number from ${options.min} to ${options.max} (default ${options.default})`,
+      default: String(options.default),
+    }),
+  );
+}
+
+/** Reads a validated query integer and checks its range; absent → the default. */
+export function parseQueryInteger(
+  name: string,
+  raw: string | undefined,
+  options: { min: number; max: number; default: number },
+): number {
+  if (raw === undefined) return options.default;
+  const value = Number(raw);
+  if (!/^(0|[1-9][0-9]*)$/.test(raw) || value < options.min || value > options.max) {
+    throw invalid(`query.${name}`, `must be a whole number from ${options.min} to ${options.max}`);
+  }
+  return value;
+}
+
+export const AddressSchema = Type.String({
+  pattern: ADDRESS_PATTERN,
+  description: "a Solana address (base58 of 32 bytes)",
+});
+
+export const SignatureSchema = Type.String({
+  pattern: SIGNATURE_PATTERN,
+  description: "a transaction signature (base58 of 64 bytes)",
+});
+
+/** The JSON schema pattern is a pre-check; this checks the decoded length. */
+export function assertAddress(path: string, value: string): void {
+  if (!isAddress(value)) throw invalid(path, "must be a Solana address (base58 of 32 bytes)");
+}
+
+export function assertSignature(path: string, value: string): void {
+  if (!isSignature(value)) throw invalid(path, "must be a transaction signature (base58 of 64 bytes)");
+}
+
+export const idSchema = (prefix: string, what: string) =>
+  Type.String({ minLength: 1, maxLength: 64, description: `${what} id (${prefix}_…)` });
+
+/** ISO 8601 UTC with Z, as every date-time in the API. */
+export const isoDate = (date: Date | null): string | null => (date ? date.toISOString() : null);
