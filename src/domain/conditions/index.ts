@@ -1,0 +1,53 @@
+// The alert conditions (DESIGN.md section 4): one pure function per condition, and one entry
+// for the pipeline that evaluates a transaction against every rule of one address.
+import type { Transaction } from "../types.ts";
+import { evaluateLargeTransfer } from "./large-transfer.ts";
+import { evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
+import type { AlertRule, Firing, TransactionContext } from "./types.ts";
+import { evaluateUnusualActivity } from "./unusual-activity.ts";
+
+export type {
+  ActivityWindow,
+  AlertRule,
+  CounterpartyRisk,
+  Firing,
+  ScoreChange,
+  TransactionContext,
+} from "./types.ts";
+export { evaluateLargeTransfer, matchesToken, movementOf } from "./large-transfer.ts";
+export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
+export { BASELINE_HOURS, baselinePerHour, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
+export { evaluateRiskScoreIncrease } from "./risk-score-increase.ts";
+export { isSuppressedByCooldown } from "./cooldown.ts";
+
+function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
+  switch (rule.condition) {
+    case "large_transfer":
+      return evaluateLargeTransfer(rule, tx);
+    case "suspicious_counterparty":
+      return evaluateSuspiciousCounterparty(rule, tx, context.counterparty);
+    case "unusual_activity":
+      return context.activity === null ? null : evaluateUnusualActivity(rule, tx, context.activity);
+    case "risk_score_increase":
+      // Fired by score changes (evaluateRiskScoreIncrease), never by a transaction itself.
+      return null;
+  }
+}
+
+/**
+ * Every firing of one transaction for the rules of one address, in the rules' order. The
+ * context (counterparty risk, activity counts) must be about that address. A transaction
+ * between two tracked wallets is evaluated once per address, each with its own context.
+ */
+export function evaluateTransaction(
+  rules: readonly AlertRule[],
+  tx: Transaction,
+  context: TransactionContext,
+): Firing[] {
+  const firings: Firing[] = [];
+  for (const rule of rules) {
+    const firing = evaluateRule(rule, tx, context);
+    if (firing !== null) firings.push(firing);
+  }
+  return firings;
+}

@@ -1,0 +1,53 @@
+// large_transfer: a transaction of the wallet, in either direction and of any type, moves at
+// least `threshold` units of its token (and of the alert's token when one is set).
+//
+// Decisions:
+// - A failed transaction does not fire: nothing moved. (It still counts as activity.)
+// - A self-transfer (from = to = the wallet) does not fire: the wallet's holdings did not change
+//   and nothing reached anyone else.
+// - The token filter matches the transaction's mint exactly (base58 is case-sensitive) or its
+//   symbol ignoring case, so "usdc" and "USDC" and the USDC mint all select USDC.
+import type { Transaction } from "../types.ts";
+import { largeTransferReason, type MovementFacts } from "../reason.ts";
+import type { AlertRule, Firing } from "./types.ts";
+
+/** Whether the transaction is in the token the rule asks for (null = any). */
+export function matchesToken(filter: string | null, tx: Transaction): boolean {
+  if (filter === null) return true;
+  if (tx.mint != null && tx.mint === filter) return true;
+  return tx.token === filter || tx.token.toLowerCase() === filter.toLowerCase();
+}
+
+/**
+ * The wallet's side of a transaction, for the sentences: null when the wallet is on neither side
+ * or on both (a self-transfer).
+ */
+export function movementOf(address: string, tx: Transaction): MovementFacts | null {
+  const sent = tx.from === address;
+  const received = tx.to === address;
+  if (sent === received) return null;
+  return {
+    direction: sent ? "sent" : "received",
+    failed: tx.status === "failed",
+    amount: tx.amount,
+    token: tx.token,
+    counterparty: sent ? tx.to : tx.from,
+    type: tx.type,
+  };
+}
+
+export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction): Firing | null {
+  if (rule.condition !== "large_transfer") return null;
+  if (tx.status !== "success") return null;
+  const movement = movementOf(rule.address, tx);
+  if (movement === null) return null;
+  if (!matchesToken(rule.token, tx)) return null;
+  if (!(tx.amount >= rule.threshold)) return null;
+  return {
+    alertId: rule.alertId,
+    dedupeKey: tx.signature,
+    observed: tx.amount,
+    reason: largeTransferReason(movement, rule.threshold),
+    transactionSignature: tx.signature,
+  };
+}

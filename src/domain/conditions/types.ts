@@ -1,0 +1,68 @@
+// The shapes shared by the four alert conditions (DESIGN.md section 4). The conditions are
+// pure: the pipeline looks up everything they need (counterparty risk, activity counts,
+// score changes) and hands it in, so each decision is a plain function of its inputs.
+import type { Condition, LabelCategory, RiskFactor } from "../types.ts";
+
+/** One active alert as the conditions see it. */
+export type AlertRule = {
+  alertId: string;
+  walletId: string;
+  /** The tracked wallet's address. */
+  address: string;
+  condition: Condition;
+  threshold: number;
+  /** large_transfer only: a token symbol or mint the transaction must match; null = any token. */
+  token: string | null;
+  /** risk_score_increase only: the score the rise is measured from (reset each time it fires). */
+  baselineScore: number | null;
+};
+
+/** One decision to fire an alert; the caller turns it into an alert_event (unique per alert + dedupeKey). */
+export type Firing = {
+  alertId: string;
+  /** The transaction signature, or `score:<changeId>` for risk_score_increase. */
+  dedupeKey: string;
+  /** The value that crossed the threshold, in the threshold's unit. */
+  observed: number;
+  /** One human sentence, e.g. "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
+  reason: string;
+  transactionSignature?: string;
+};
+
+/** What is known about the other side of a transaction. */
+export type CounterpartyRisk = {
+  address: string;
+  /** The highest label score of the address (0–100), null when it carries no label. */
+  labelScore: number | null;
+  /** The category of that label. */
+  labelCategory: LabelCategory | null;
+  /** The address's own risk score when the service has scored it, else null. */
+  riskScore: number | null;
+};
+
+/** The wallet's transaction counts around one transaction (all statuses, all types). */
+export type ActivityWindow = {
+  /** Transactions in the trailing 60 minutes before this one. */
+  countBefore: number;
+  /** The same window including this one. */
+  countAfter: number;
+  /** Transactions in the 168 hours before the trailing hour. */
+  previous7DaysCount: number;
+};
+
+/** One change of an address's risk score (a risk_score_history row). */
+export type ScoreChange = {
+  id: number;
+  address: string;
+  previousScore: number;
+  score: number;
+  factors: readonly RiskFactor[];
+};
+
+/** What evaluateTransaction needs beyond the rules and the transaction. */
+export type TransactionContext = {
+  /** The other side of the transaction for the rules' address; null when unknown or a self-transfer. */
+  counterparty: CounterpartyRisk | null;
+  /** Activity counts of the rules' address; null skips unusual_activity. */
+  activity: ActivityWindow | null;
+};

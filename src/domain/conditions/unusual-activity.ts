@@ -1,0 +1,53 @@
+// unusual_activity: the wallet's transactions in the trailing 60 minutes (this one included)
+// reach `threshold` × its baseline, the mean per hour over the 7 days (168 hours) before that
+// hour, floored at 1 per hour so that a quiet or new wallet is not alarmed by a handful.
+//
+// Decisions:
+// - Every transaction counts, failed ones and self-transfers included: a burst of failing
+//   transactions is unusual activity too.
+// - Edge-triggered: it fires on the transaction that takes the count from below the limit to at
+//   or above it (countBefore < limit ≤ countAfter), so a burst fires once, not once per
+//   transaction; it can fire again after the hour's count has fallen back below the limit.
+// - `observed` is the multiple of the baseline reached (countAfter / baseline, 2 decimals), in
+//   the threshold's unit.
+import type { Transaction } from "../types.ts";
+import { unusualActivityReason } from "../reason.ts";
+import type { ActivityWindow, AlertRule, Firing } from "./types.ts";
+
+/** Hours in the baseline period. */
+export const BASELINE_HOURS = 168;
+
+/** The wallet's usual transactions per hour: max(1, previous7DaysCount / 168). */
+export function baselinePerHour(previous7DaysCount: number): number {
+  return Math.max(1, previous7DaysCount / BASELINE_HOURS);
+}
+
+/**
+ * Whether `count` transactions in an hour reach `multiple` × the baseline. Compared as
+ * count × 168 ≥ multiple × max(168, previous7DaysCount) so that the equality edge is exact
+ * for whole multiples (no division, no rounding).
+ */
+export function reachesMultiple(count: number, multiple: number, previous7DaysCount: number): boolean {
+  return count * BASELINE_HOURS >= multiple * Math.max(BASELINE_HOURS, previous7DaysCount);
+}
+
+export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing | null {
+  if (rule.condition !== "unusual_activity") return null;
+  if (tx.from !== rule.address && tx.to !== rule.address) return null;
+  const { countBefore, countAfter, previous7DaysCount } = window;
+  // A limit of zero or less would be "reached" before any transaction, so it never crosses.
+  if (!(rule.threshold > 0)) return null;
+  const crossed =
+    !reachesMultiple(countBefore, rule.threshold, previous7DaysCount) &&
+    reachesMultiple(countAfter, rule.threshold, previous7DaysCount);
+  if (!crossed) return null;
+  const baseline = baselinePerHour(previous7DaysCount);
+  const multiple = Math.round((countAfter / baseline) * 100) / 100;
+  return {
+    alertId: rule.alertId,
+    dedupeKey: tx.signature,
+    observed: multiple,
+    reason: unusualActivityReason(countAfter, baseline, multiple, rule.threshold),
+    transactionSignature: tx.signature,
+  };
+}

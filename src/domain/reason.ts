@@ -1,0 +1,105 @@
+// The one-line human sentences that explain why an alert fired. They travel in every
+// notification (webhook `reason`, email subject and body, SMS), so each stays short (about
+// 120 characters at most, leaving room in a 160-character SMS) and factual: amounts with
+// thousands separators, addresses and mints shortened to `7xKX…9fQa`.
+import type { LabelCategory, RiskFactor, TransactionType } from "./types.ts";
+
+/** Longer than this and a string is shown as `head…tail` (a symbol like "USDC" stays whole). */
+const SHORTEN_ABOVE = 12;
+
+/** `7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU` → `7xKX…gAsU`; short strings unchanged. */
+export function shortAddress(text: string): string {
+  if (text.length <= SHORTEN_ABOVE) return text;
+  return `${text.slice(0, 4)}…${text.slice(-4)}`;
+}
+
+const WHOLE = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+const SMALL = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4 });
+
+/**
+ * 25000 → "25,000"; 1234.5678 → "1,234.57"; 0.000123456 → "0.0001235". Amounts under 1 keep
+ * four significant digits so that a dust transfer never reads as "0".
+ */
+export function formatAmount(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  return Math.abs(value) >= 1 || value === 0 ? WHOLE.format(value) : SMALL.format(value);
+}
+
+/** "sanctioned_counterparty" → "sanctioned counterparty". */
+export function factorName(factor: RiskFactor): string {
+  return factor.replaceAll("_", " ");
+}
+
+export type Direction = "sent" | "received";
+
+/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap". */
+function movement(
+  direction: Direction,
+  failed: boolean,
+  amount: number,
+  token: string,
+  counterparty: string,
+  type: TransactionType,
+): string {
+  const verb = direction === "sent" ? (failed ? "Tried to send" : "Sent") : failed ? "Tried to receive" : "Received";
+  const preposition = direction === "sent" ? "to" : "from";
+  const kind = type === "transfer" ? "" : ` in ${type === "other" ? "a transaction" : `a ${type}`}`;
+  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${kind}`;
+}
+
+export type MovementFacts = {
+  direction: Direction;
+  failed: boolean;
+  amount: number;
+  token: string;
+  counterparty: string;
+  type: TransactionType;
+};
+
+/** "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
+export function largeTransferReason(facts: MovementFacts, threshold: number): string {
+  const { direction, failed, amount, token, counterparty, type } = facts;
+  return `${movement(direction, failed, amount, token, counterparty, type)} (threshold ${formatAmount(threshold)}).`;
+}
+
+/** "Sent 5 SOL to 7xKX…9fQa, labelled sanctioned, risk 95 (threshold 75)." */
+export function suspiciousCounterpartyReason(
+  facts: MovementFacts,
+  risk: number,
+  category: LabelCategory | null,
+  threshold: number,
+): string {
+  const { direction, failed, amount, token, counterparty, type } = facts;
+  const label = category === null ? "" : `, labelled ${category}`;
+  return `${movement(direction, failed, amount, token, counterparty, type)}${label}, risk ${risk} (threshold ${threshold}).`;
+}
+
+/** "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)." */
+export function unusualActivityReason(count: number, baseline: number, multiple: number, threshold: number): string {
+  const noun = count === 1 ? "transaction" : "transactions";
+  return (
+    `${formatAmount(count)} ${noun} in the last hour, ${formatAmount(multiple)}× the usual ` +
+    `${formatAmount(baseline)} per hour (threshold ${formatAmount(threshold)}×).`
+  );
+}
+
+/** How many factors a score-increase sentence names before "+N more". */
+const FACTORS_NAMED = 2;
+
+/**
+ * "Risk score rose 25 points, from 20 to 45 (threshold 10): sanctioned counterparty, mixer interaction."
+ * `factors` should come most important first (explainScore's order).
+ */
+export function riskScoreIncreaseReason(
+  baseline: number,
+  score: number,
+  threshold: number,
+  factors: readonly RiskFactor[],
+): string {
+  const rise = score - baseline;
+  const head = `Risk score rose ${rise} ${rise === 1 ? "point" : "points"}, from ${baseline} to ${score} (threshold ${threshold})`;
+  if (factors.length === 0) return `${head}.`;
+  const named = factors.slice(0, FACTORS_NAMED).map(factorName).join(", ");
+  const more = factors.length > FACTORS_NAMED ? ` +${factors.length - FACTORS_NAMED} more` : "";
+  return `${head}: ${named}${more}.`;
+}

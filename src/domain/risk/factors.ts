@@ -1,0 +1,123 @@
+// The risk factors of an address (DESIGN.md section 5): label factors from the counterparties
+// it has dealt with, and behavioural factors from its own recent transactions. Pure: the
+// pipeline counts and sums, this decides.
+import { RISK_FACTORS, type LabelCategory, type RiskFactor } from "../types.ts";
+import { reachesMultiple } from "../conditions/unusual-activity.ts";
+
+/** A label of this score or more, in a category with no factor of its own, flags the address. */
+export const FLAGGED_LABEL_SCORE = 50;
+
+/**
+ * sanctioned → sanctioned_counterparty; mixer → mixer_interaction; scam, hack, darknet →
+ * scam_interaction (whatever the label's score: the category is the finding); any other
+ * category scored ≥ 50 → flagged_counterparty; else none.
+ */
+export function labelFactor(category: LabelCategory, score: number): RiskFactor | null {
+  switch (category) {
+    case "sanctioned":
+      return "sanctioned_counterparty";
+    case "mixer":
+      return "mixer_interaction";
+    case "scam":
+    case "hack":
+    case "darknet":
+      return "scam_interaction";
+    default:
+      return score >= FLAGGED_LABEL_SCORE ? "flagged_counterparty" : null;
+  }
+}
+
+/** The cut-offs of the behavioural factors. A factor is active AT its cut-off (≥). */
+export const RISK_RULES = Object.freeze({
+  /**
+   * high_velocity: transactions in the last hour ≥ 10 × the baseline (the unusual_activity
+   * baseline: mean per hour over the previous 7 days, floor 1) AND ≥ 20. Ten times is twice the
+   * default unusual_activity alert, so the score moves only on a real surge; the floor of 20
+   * keeps a quiet wallet's first busy hour (say 10 transactions) from counting.
+   */
+  highVelocityMultiple: 10,
+  highVelocityMinimum: 20,
+  /**
+   * failed_tx_ratio: ≥ 30 % of the last 24 hours' transactions failed, over ≥ 10 transactions.
+   * Normal wallets fail a few percent (more in congestion); a third failing points to a bot
+   * probing or spamming. Fewer than 10 transactions is too few to call it a ratio.
+   */
+  failedRatioPercent: 30,
+  failedRatioMinimumTransactions: 10,
+  /**
+   * large_outflow: SOL sent out in the last 24 hours ≥ max(100 SOL, 50 % of balance + outflow),
+   * i.e. at least half of what the address held a day ago (ignoring inflows) and at least
+   * 100 SOL: the drain of a compromised wallet, not a whale's routine payment nor dust.
+   */
+  largeOutflowMinimumSol: 100,
+  largeOutflowSharePercent: 50,
+  /**
+   * new_counterparty_burst: ≥ 10 addresses never dealt with before, within one hour. Spraying
+   * funds to many fresh addresses is a laundering (peel chain) and airdrop-farming pattern.
+   */
+  newCounterpartiesPerHour: 10,
+  /**
+   * dormant_reactivation: the gap before the newest transaction is ≥ 90 days. Long-quiet
+   * wallets that wake up are often lost or stolen keys being used; the first transaction ever
+   * (no previous activity) is not a reactivation.
+   */
+  dormantSeconds: 90 * 24 * 60 * 60,
+});
+
+/** What the factors are computed from, all about one address. */
+export type RiskInputs = {
+  /** Labels of the counterparties the address has dealt with. */
+  counterpartyLabels: ReadonlyArray<{ category: LabelCategory; score: number }>;
+  /** Transactions in the trailing hour and in the 168 hours before it (as unusual_activity). */
+  transactionsLastHour: number;
+  previous7DaysCount: number;
+  /** Transactions in the last 24 hours, and how many of them failed. */
+  transactions24h: number;
+  failed24h: number;
+  /** SOL sent out in the last 24 hours, and the balance now, in SOL. */
+  solOutflow24h: number;
+  balanceSol: number;
+  /** Counterparties first seen in the last hour. */
+  newCounterpartiesLastHour: number;
+  /** The gap before the newest transaction, in seconds; null when it is the first ever. */
+  secondsSincePreviousActivity: number | null;
+};
+
+function behaviouralFactors(inputs: RiskInputs): RiskFactor[] {
+  const rules = RISK_RULES;
+  const active: RiskFactor[] = [];
+  if (
+    inputs.transactionsLastHour >= rules.highVelocityMinimum &&
+    reachesMultiple(inputs.transactionsLastHour, rules.highVelocityMultiple, inputs.previous7DaysCount)
+  ) {
+    active.push("high_velocity");
+  }
+  const outflow = inputs.solOutflow24h;
+  if (
+    outflow >= rules.largeOutflowMinimumSol &&
+    outflow * 100 >= rules.largeOutflowSharePercent * (inputs.balanceSol + outflow)
+  ) {
+    active.push("large_outflow");
+  }
+  // Compared in whole percent so that 3 of 10 is exactly 30 % (no 0.3 × 10 float error).
+  if (
+    inputs.transactions24h >= rules.failedRatioMinimumTransactions &&
+    inputs.failed24h * 100 >= rules.failedRatioPercent * inputs.transactions24h
+  ) {
+    active.push("failed_tx_ratio");
+  }
+  if (inputs.newCounterpartiesLastHour >= rules.newCounterpartiesPerHour) active.push("new_counterparty_burst");
+  const gap = inputs.secondsSincePreviousActivity;
+  if (gap !== null && gap >= rules.dormantSeconds) active.push("dormant_reactivation");
+  return active;
+}
+
+/** The active factors of an address: distinct, in RISK_FACTORS order. */
+export function riskFactors(inputs: RiskInputs): RiskFactor[] {
+  const present = new Set<RiskFactor>(behaviouralFactors(inputs));
+  for (const label of inputs.counterpartyLabels) {
+    const factor = labelFactor(label.category, label.score);
+    if (factor !== null) present.add(factor);
+  }
+  return RISK_FACTORS.filter((factor) => present.has(factor));
+}
