@@ -1,0 +1,67 @@
+// Where an email or SMS alert is sent. The interface names no destination field, so an
+// alert carries an optional `recipient` and falls back to the caller's own token claims
+// (`email`, `phone_number`). Pure: the caller's claims are passed in.
+
+// The WHATWG "valid email address" (what <input type=email> accepts): strict enough to
+// catch typos, loose enough for every address a mail server will take, `alice@localhost`
+// included (the demo's SMTP sink uses such names).
+const EMAIL =
+  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+const MAX_EMAIL_LENGTH = 254; // RFC 5321 path limit less the angle brackets
+const MAX_LOCAL_PART_LENGTH = 64;
+
+/** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
+const E164 = /^\+[1-9][0-9]{1,14}$/;
+
+export function isEmailAddress(value: string): boolean {
+  if (value.length > MAX_EMAIL_LENGTH || !EMAIL.test(value)) return false;
+  return value.indexOf("@") <= MAX_LOCAL_PART_LENGTH;
+}
+
+export function isE164(value: string): boolean {
+  return E164.test(value);
+}
+
+export type RecipientMethod = "email" | "sms";
+
+export type ClaimedContacts = { email: string | undefined; phone: string | undefined };
+
+export type RecipientResult = { ok: true; recipient: string } | { ok: false; message: string };
+
+/** Checks a given recipient, or takes the one the token claims; says why when neither works. */
+export function resolveRecipient(
+  method: RecipientMethod,
+  given: string | undefined,
+  claims: ClaimedContacts,
+): RecipientResult {
+  if (method === "email") {
+    if (given !== undefined) {
+      return isEmailAddress(given)
+        ? { ok: true, recipient: given }
+        : { ok: false, message: "must be an email address such as alice@example.com" };
+    }
+    if (claims.email === undefined) {
+      return {
+        ok: false,
+        message: "is required for email alerts: give an email address, or use a token with an email claim",
+      };
+    }
+    return isEmailAddress(claims.email)
+      ? { ok: true, recipient: claims.email }
+      : { ok: false, message: "is required: the token's email claim is not a usable email address" };
+  }
+  if (given !== undefined) {
+    return isE164(given)
+      ? { ok: true, recipient: given }
+      : { ok: false, message: "must be an E.164 phone number such as +15551234567" };
+  }
+  if (claims.phone === undefined) {
+    return {
+      ok: false,
+      message: "is required for sms alerts: give an E.164 phone number, or use a token with a phone_number claim",
+    };
+  }
+  return isE164(claims.phone)
+    ? { ok: true, recipient: claims.phone }
+    : { ok: false, message: "is required: the token's phone_number claim is not an E.164 phone number" };
+}

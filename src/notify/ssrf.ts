@@ -1,0 +1,207 @@
+// Server-side request forgery guard for webhook URLs (DESIGN.md section 6). A caller
+// chooses where we POST, so without this an alert could make the service call its own
+// admin ports, the cloud metadata endpoint or the office network. Only global unicast
+// destinations pass; operators open holes with WEBHOOK_ALLOWED_CIDRS (tests and the demo
+// open loopback). The address rules are pure; the delivery connector reuses them on every
+// connection, because DNS can change between creation and delivery.
+import { promises as dns } from "node:dns";
+import ipaddr from "ipaddr.js";
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Cidr = [Address, number];
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const LOOKUP_TIMEOUT_MS = 3_000;
+
+// Ranges that ipaddr.js does not name precisely enough for the reason we give.
+const NAMED_RANGES: ReadonlyArray<readonly [string, string]> = [
+  ["192.0.2.0/24", "a documentation address"],
+  ["198.51.100.0/24", "a documentation address"],
+  ["203.0.113.0/24", "a documentation address"],
+  ["2001:db8::/32", "a documentation address"],
+  ["198.18.0.0/15", "a benchmarking address"],
+  ["2001:2::/48", "a benchmarking address"],
+  // IPv4-compatible IPv6 (deprecated): ipaddr.js calls it unicast, the kernel may route it to v4.
+  ["::/96", "an IPv4-compatible IPv6 address"],
+  // Local-use NAT64 (RFC 8215): translated by a gateway inside the operator's network.
+  ["64:ff9b:1::/48", "a local-use NAT64 address"],
+];
+const NAMED = NAMED_RANGES.map(([cidr, kind]) => [ipaddr.parseCIDR(cidr), kind] as const);
+
+const RANGE_KINDS: Record<string, string> = {
+  unspecified: "an unspecified address",
+  broadcast: "a broadcast address",
+  multicast: "a multicast address",
+  linkLocal: "a link-local address",
+  loopback: "a loopback address",
+  carrierGradeNat: "a carrier-grade NAT (shared) address",
+  private: "a private address",
+  uniqueLocal: "a private (unique local) address",
+  deprecatedSiteLocal: "a private (site-local) address",
+  teredo: "a Teredo tunnel address",
+  benchmarking: "a benchmarking address",
+};
+
+/**
+ * Why `ip` must not be called ("a private address", …), or undefined when it may be.
+ * Text that is not an IP address is refused: the caller asked about something it could
+ * not resolve itself.
+ */
+export function refusedAddressKind(ip: string, allowedCidrs: readonly string[]): string | undefined {
+  let address: Address;
+  try {
+    address = ipaddr.parse(ip);
+  } catch {
+    return "not an IP address";
+  }
+  const embedded = embeddedIPv4(address);
+  const allowed = parseCidrs(allowedCidrs);
+  if (isInside(address, allowed) || (embedded !== undefined && isInside(embedded, allowed))) return undefined;
+  if (embedded !== undefined) {
+    const inner = kindOf(embedded);
+    return inner === undefined ? undefined : `${embeddingName(address)} of ${inner}`;
+  }
+  return kindOf(address);
+}
+
+/** True when a connection to `ip` must be refused (see refusedAddressKind). */
+export function isRefusedAddress(ip: string, allowedCidrs: readonly string[]): boolean {
+  return refusedAddressKind(ip, allowedCidrs) !== undefined;
+}
+
+function kindOf(address: Address): string | undefined {
+  const range = address.range();
+  // ipaddr.js lumps documentation and benchmarking into "reserved" and calls ::/96
+  // unicast; the named table tells them apart (after ::1 and :: have had their names).
+  if (range === "unicast" || range === "reserved" || range === "rfc6052") {
+    for (const [cidr, kind] of NAMED) {
+      if (cidr[0].kind() === address.kind() && address.match(cidr)) return kind;
+    }
+  }
+  if (range === "unicast") return undefined;
+  return RANGE_KINDS[range] ?? "a reserved, special-purpose address";
+}
+
+/** The IPv4 address that an IPv6 form carries and that the packet finally reaches. */
+function embeddedIPv4(address: Address): ipaddr.IPv4 | undefined {
+  if (address.kind() !== "ipv6") return undefined;
+  const v6 = address as ipaddr.IPv6;
+  const parts = v6.parts;
+  const fromWords = (high: number, low: number) =>
+    new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  switch (v6.range()) {
+    case "ipv4Mapped": // ::ffff:a.b.c.d
+    case "rfc6145": // ::ffff:0:a.b.c.d
+      return fromWords(parts[6]!, parts[7]!);
+    case "rfc6052": // 64:ff9b::a.b.c.d (the /48 local-use prefix is refused by NAMED above)
+      return parts[2] === 0 ? fromWords(parts[6]!, parts[7]!) : undefined;
+    case "6to4": // 2002:AABB:CCDD::/48
+      return fromWords(parts[1]!, parts[2]!);
+    default:
+      return undefined;
+  }
+}
+
+function embeddingName(address: Address): string {
+  switch ((address as ipaddr.IPv6).range()) {
+    case "6to4":
+      return "a 6to4 form";
+    case "rfc6052":
+      return "a NAT64 form";
+    default:
+      return "an IPv4-mapped form";
+  }
+}
+
+// WEBHOOK_ALLOWED_CIDRS is read once per process; parse it once too. An entry that is
+// not a CIDR matches nothing, which errs on the side of refusing.
+const parsedCidrs = new WeakMap<readonly string[], Cidr[]>();
+
+function parseCidrs(cidrs: readonly string[]): Cidr[] {
+  let parsed = parsedCidrs.get(cidrs);
+  if (!parsed) {
+    parsed = cidrs.flatMap((cidr) => (ipaddr.isValidCIDR(cidr) ? [ipaddr.parseCIDR(cidr)] : []));
+    parsedCidrs.set(cidrs, parsed);
+  }
+  return parsed;
+}
+
+function isInside(address: Address, cidrs: Cidr[]): boolean {
+  return cidrs.some((cidr) => cidr[0].kind() === address.kind() && address.match(cidr));
+}
+
+export type WebhookUrlOptions = {
+  allowHttp: boolean;
+  allowedCidrs: readonly string[];
+  /** Every address a host name resolves to; dns.lookup by default. */
+  lookup?: (host: string) => Promise<string[]>;
+};
+
+export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+
+/** The creation-time rules for a webhookUrl; the reason is a sentence for the caller. */
+export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): Promise<WebhookUrlCheck> {
+  const refuse = (reason: string): WebhookUrlCheck => ({ ok: false, reason });
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
+    return refuse(`webhookUrl must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse("webhookUrl must be an absolute URL such as https://hooks.example.com/wallet-alerts");
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && options.allowHttp)) {
+    return refuse(options.allowHttp ? "webhookUrl must use https or http" : "webhookUrl must use https");
+  }
+  if (url.username !== "" || url.password !== "") {
+    return refuse("webhookUrl must not contain a user name or password");
+  }
+
+  // WHATWG URL parsing has already turned decimal, hex, octal and short IPv4 spellings
+  // into dotted quads and IPv6 into its compressed form, so one parse covers them all.
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  if (ipaddr.isValid(host)) {
+    const kind = refusedAddressKind(host, options.allowedCidrs);
+    return kind ? refuse(`webhookUrl points to ${host}, ${kind}`) : { ok: true, url };
+  }
+
+  const name = host.replace(/\.$/, "");
+  // RFC 6761: these names are loopback whatever DNS says, so judge them as 127.0.0.1 and ::1.
+  const addresses =
+    name === "localhost" || name.endsWith(".localhost")
+      ? ["127.0.0.1", "::1"]
+      : await resolve(name, options.lookup ?? lookupAll);
+  for (const address of addresses) {
+    const kind = refusedAddressKind(address, options.allowedCidrs);
+    if (kind) return refuse(`webhookUrl resolves to ${address}, ${kind}`);
+  }
+  return { ok: true, url };
+}
+
+// Answers that mean "no address yet": a name that is registered later is fine, because
+// every delivery checks the addresses again.
+const UNRESOLVED_CODES = new Set(["ENOTFOUND", "ENODATA", "EAI_AGAIN", "EAI_NONAME", "ESERVFAIL", "ETIMEOUT"]);
+
+async function resolve(name: string, lookup: (host: string) => Promise<string[]>): Promise<string[]> {
+  try {
+    return await lookup(name);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && UNRESOLVED_CODES.has(code)) return [];
+    throw error;
+  }
+}
+
+async function lookupAll(host: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: "ETIMEOUT" })), LOOKUP_TIMEOUT_MS);
+  });
+  try {
+    const answers = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), timeout]);
+    return answers.map((answer) => answer.address);
+  } finally {
+    clearTimeout(timer);
+  }
+}

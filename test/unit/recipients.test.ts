@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { isE164, isEmailAddress, resolveRecipient } from "../../src/domain/recipients.ts";
+
+const noClaims = { email: undefined, phone: undefined };
+
+describe("isEmailAddress", () => {
+  it.each(["alice@example.com", "a.b+tag@mail.example.co.uk", "ops@localhost", "x_y-z@sub-domain.example"])(
+    "accepts %s",
+    (value) => {
+      expect(isEmailAddress(value)).toBe(true);
+    },
+  );
+
+  it.each([
+    "",
+    "alice",
+    "alice@",
+    "@example.com",
+    "alice@@example.com",
+    "alice @example.com",
+    "alice@example..com",
+    "alice@-example.com",
+    "alice@example.com\n",
+    "Alice <alice@example.com>",
+  ])("refuses %j", (value) => {
+    expect(isEmailAddress(value)).toBe(false);
+  });
+
+  it("refuses a local part over 64 characters and an address over 254", () => {
+    expect(isEmailAddress(`${"a".repeat(64)}@example.com`)).toBe(true);
+    expect(isEmailAddress(`${"a".repeat(65)}@example.com`)).toBe(false);
+    const longDomain = Array.from({ length: 5 }, () => "d".repeat(60)).join(".");
+    expect(isEmailAddress(`a@${longDomain}`)).toBe(false);
+  });
+});
+
+describe("isE164", () => {
+  it.each(["+15551234567", "+442071838750", "+12", "+123456789012345"])("accepts %s", (value) => {
+    expect(isE164(value)).toBe(true);
+  });
+
+  it.each(["15551234567", "+05551234567", "+1", "+1234567890123456", "+1 555 123 4567", "+1-555-1234567", "+1555123456a", ""])(
+    "refuses %j",
+    (value) => {
+      expect(isE164(value)).toBe(false);
+    },
+  );
+});
+
+describe("resolveRecipient", () => {
+  it("prefers the given recipient over the token's claims", () => {
+    expect(resolveRecipient("email", "ops@example.com", { email: "alice@example.com", phone: undefined })).toEqual({
+      ok: true,
+      recipient: "ops@example.com",
+    });
+    expect(resolveRecipient("sms", "+15550001111", { email: undefined, phone: "+15552223333" })).toEqual({
+      ok: true,
+      recipient: "+15550001111",
+    });
+  });
+
+  it("falls back to the email claim for email and to the phone_number claim for sms", () => {
+    const claims = { email: "alice@example.com", phone: "+15552223333" };
+    expect(resolveRecipient("email", undefined, claims)).toEqual({ ok: true, recipient: "alice@example.com" });
+    expect(resolveRecipient("sms", undefined, claims)).toEqual({ ok: true, recipient: "+15552223333" });
+  });
+
+  it("says what to send when there is neither a recipient nor a claim", () => {
+    const email = resolveRecipient("email", undefined, noClaims);
+    const sms = resolveRecipient("sms", undefined, noClaims);
+    expect(email).toEqual({ ok: false, message: expect.stringContaining("email claim") });
+    expect(sms).toEqual({ ok: false, message: expect.stringContaining("phone_number claim") });
+  });
+
+  it("does not take the phone claim for an email alert", () => {
+    expect(resolveRecipient("email", undefined, { email: undefined, phone: "+15552223333" }).ok).toBe(false);
+  });
+
+  it("refuses a recipient of the wrong kind for the method", () => {
+    expect(resolveRecipient("email", "+15551234567", noClaims)).toEqual({
+      ok: false,
+      message: "must be an email address such as alice@example.com",
+    });
+    expect(resolveRecipient("sms", "alice@example.com", noClaims)).toEqual({
+      ok: false,
+      message: "must be an E.164 phone number such as +15551234567",
+    });
+  });
+
+  it("refuses a claim that is not usable rather than storing it", () => {
+    expect(resolveRecipient("sms", undefined, { email: undefined, phone: "555-1234" })).toEqual({
+      ok: false,
+      message: expect.stringContaining("not an E.164 phone number"),
+    });
+    expect(resolveRecipient("email", undefined, { email: "not-an-address", phone: undefined }).ok).toBe(false);
+  });
+});
