@@ -29,6 +29,8 @@ export type Config = Readonly<{
   workerQueues: readonly string[] | "all";
   heliusAuthHeader: string | undefined;
   admin: Readonly<{ user: string | undefined; password: string | undefined }>;
+  /** Where a worker process serves its own /metrics (job durations); off when unset. */
+  workerMetricsPort: number | undefined;
   rateLimitPerMinute: number;
   logLevel: string;
   queuePrefix: string;
@@ -90,6 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
       user: optional("ADMIN_USER", (v) => v),
       password: optional("ADMIN_PASSWORD", minLength(8)),
     },
+    workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
     queuePrefix: read("QUEUE_PREFIX", (v) => v, "{wallet-alerts}"),
@@ -97,6 +100,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
   if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
+  if (config.workerMetricsPort !== undefined && !config.admin.user)
+    problems.push("WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD: /metrics is served behind them");
   const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
   if (twilioSet > 0 && twilioSet < 3)
     problems.push("TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together: set all three or none");
