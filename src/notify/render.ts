@@ -1,0 +1,188 @@
+// What a person reads: the email (subject, text, HTML) and the SMS, rendered from the same
+// NotificationPayload the webhook carries. Pure: no I/O, no clock.
+import { formatAmount, shortAddress } from "../domain/reason.ts";
+import type { Condition, NotificationPayload } from "../domain/types.ts";
+
+export type RenderedEmail = { subject: string; text: string; html: string };
+
+const CONDITION_NAMES: Readonly<Record<Condition, string>> = {
+  large_transfer: "Large transfer",
+  suspicious_counterparty: "Suspicious counterparty",
+  unusual_activity: "Unusual activity",
+  risk_score_increase: "Risk score increase",
+};
+
+const isTest = (payload: NotificationPayload) => payload.type === "risk_alert.test";
+
+/** The alias when there is one, otherwise the shortened address; one line, whatever the alias holds. */
+export function walletName(data: Pick<NotificationPayload["data"], "alias" | "address">): string {
+  const alias = data.alias?.replace(/\s+/g, " ").trim();
+  return alias ? alias : shortAddress(data.address);
+}
+
+/** `[Risk alert] large_transfer on Treasury` (tests: `[Risk alert test] …`). */
+export function emailSubject(payload: NotificationPayload): string {
+  const tag = isTest(payload) ? "[Risk alert test]" : "[Risk alert]";
+  return `${tag} ${payload.data.condition} on ${walletName(payload.data)}`;
+}
+
+/** The facts of a notification as label/value rows, shared by the text and HTML parts. */
+function facts(payload: NotificationPayload): Array<[string, string]> {
+  const { data } = payload;
+  const rows: Array<[string, string]> = [
+    ["Wallet", data.alias ? `${walletName(data)} (${data.address})` : data.address],
+    ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
+    ["Threshold", formatAmount(data.threshold)],
+    ["Observed", data.observed === null ? "—" : formatAmount(data.observed)],
+    ["Risk score", `${data.riskScore}/100`],
+    ["Risk factors", data.riskFactors.length > 0 ? data.riskFactors.map((f) => f.replaceAll("_", " ")).join(", ") : "none"],
+  ];
+  const tx = data.transaction;
+  if (tx) {
+    rows.push(
+      ["Transaction", tx.signature],
+      ["Movement", `${formatAmount(tx.amount)} ${tx.token} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
+      ["Block time", new Date(tx.blockTime * 1000).toISOString()],
+    );
+  }
+  rows.push(["Alert", data.alertId], ["Time", payload.timestamp]);
+  return rows;
+}
+
+const TEST_NOTE = "This is a test notification, sent on request to check that this channel works.";
+
+export function renderEmail(payload: NotificationPayload): RenderedEmail {
+  const subject = emailSubject(payload);
+  const rows = facts(payload);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  const text = [
+    isTest(payload) ? TEST_NOTE : undefined,
+    payload.data.reason,
+    "",
+    ...rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
+    "",
+    "-- wallet-alerts",
+    "",
+  ]
+    .filter((line) => line !== undefined)
+    .join("\n");
+  const html = page(
+    subject,
+    [
+      isTest(payload) ? `<p><em>${escapeHtml(TEST_NOTE)}</em></p>` : "",
+      `<p style="font-size:16px"><strong>${escapeHtml(payload.data.reason)}</strong></p>`,
+      `<table cellpadding="4" style="border-collapse:collapse">${rows
+        .map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
+        .join("")}</table>`,
+    ].join("\n"),
+  );
+  return { subject, text, html };
+}
+
+export type DisabledNotice = { alertId: string; condition: Condition; walletName: string; reason: string };
+
+/** The email that tells an owner their alert was disabled because delivery kept failing. */
+export function renderDisabledNotice(notice: DisabledNotice): RenderedEmail {
+  const subject = `[Risk alert disabled] ${notice.condition} on ${notice.walletName}`;
+  const lines = [
+    `Your ${notice.condition} alert ${notice.alertId} on ${notice.walletName} has been disabled: ${notice.reason}.`,
+    "It sends nothing until you set its status back to active (PATCH /v1/risk/alerts/{id} with {\"status\": \"active\"}).",
+  ];
+  const text = `${lines.join("\n\n")}\n\n-- wallet-alerts\n`;
+  const html = page(subject, lines.map((line) => `<p>${escapeHtml(line)}</p>`).join("\n"));
+  return { subject, text, html };
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body style="font-family:sans-serif">\n${body}\n<p style="color:#666">wallet-alerts</p>\n</body></html>\n`;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+// ---- SMS ------------------------------------------------------------------------------
+
+/** GSM 03.38 basic character set: one septet each. */
+const GSM7_BASIC =
+  "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?" +
+  "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+/** The extension table: two septets each (escape + character). */
+const GSM7_EXTENDED = "^{}\\[~]|€\f";
+const BASIC = new Set(GSM7_BASIC);
+const EXTENDED = new Set(GSM7_EXTENDED);
+
+export const GSM7_SEGMENT_SEPTETS = 160;
+export const UCS2_SEGMENT_UNITS = 70;
+
+/** Typography that our own sentences use, spelled in GSM-7 so that one segment holds 160 characters, not 70. */
+const TRANSLITERATIONS: Readonly<Record<string, string>> = {
+  "…": "...",
+  "—": "-",
+  "–": "-",
+  "×": "x",
+  "‘": "'",
+  "’": "'",
+  "“": '"',
+  "”": '"',
+  "≥": ">=",
+  "≤": "<=",
+  "→": "->",
+  "•": "*",
+  "\u00a0": " ",
+};
+
+export function toGsm7Friendly(text: string): string {
+  return text.replace(/[…—–×‘’“”≥≤→•\u00a0]/g, (c) => TRANSLITERATIONS[c] ?? c);
+}
+
+export function isGsm7(text: string): boolean {
+  for (const c of text) if (!BASIC.has(c) && !EXTENDED.has(c)) return false;
+  return true;
+}
+
+/** Septets `text` takes in GSM-7 (extension characters count two). Assumes isGsm7(text). */
+export function gsm7Length(text: string): number {
+  let septets = 0;
+  for (const c of text) septets += EXTENDED.has(c) ? 2 : 1;
+  return septets;
+}
+
+/**
+ * The SMS text: one GSM-7 segment (≤ 160 septets) whenever the content can be written in
+ * GSM-7, cut with "..." when too long. When it cannot (an alias or token symbol in another
+ * script), one UCS-2 segment (≤ 70 UTF-16 units) cut with "…".
+ */
+export function renderSms(payload: NotificationPayload): string {
+  const { data } = payload;
+  const head = isTest(payload) ? "Risk alert test" : "Risk alert";
+  const alias = data.alias ? toGsm7Friendly(walletName(data)) : undefined;
+  // An alias outside GSM-7 would cost the whole message its 160-character segment; the
+  // short address names the wallet just as well.
+  const name = alias && isGsm7(alias) ? alias : toGsm7Friendly(shortAddress(data.address));
+  const text = toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}. ${data.reason} Risk ${data.riskScore}/100`);
+  return isGsm7(text) ? fitGsm7(text, GSM7_SEGMENT_SEPTETS) : fitUcs2(text, UCS2_SEGMENT_UNITS);
+}
+
+function fitGsm7(text: string, septets: number): string {
+  if (gsm7Length(text) <= septets) return text;
+  let out = "";
+  let used = 0;
+  for (const c of text) {
+    const cost = EXTENDED.has(c) ? 2 : 1;
+    if (used + cost > septets - 3) break;
+    out += c;
+    used += cost;
+  }
+  return `${out.trimEnd()}...`;
+}
+
+function fitUcs2(text: string, units: number): string {
+  if (text.length <= units) return text;
+  let out = "";
+  for (const c of text) {
+    if (out.length + c.length > units - 1) break; // never split a surrogate pair
+    out += c;
+  }
+  return `${out.trimEnd()}…`;
+}

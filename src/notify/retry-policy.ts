@@ -1,0 +1,94 @@
+// Whether a delivery attempt is done, worth another try, or hopeless — a plain function of
+// what the peer answered, so every channel and every test agrees (DESIGN.md section 6).
+// The schedule itself lives in Postgres (notifications.next_attempt_at), not in BullMQ's
+// attempt counter, so a Redis flush or a killed worker never resets or loses it.
+
+/** What one attempt produced, in the terms of the protocol that carried it. */
+export type DeliveryOutcome = {
+  /** HTTP status: the webhook receiver's, or Twilio's API answer. */
+  statusCode?: number;
+  /** A transport error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, …) or one of ours below. */
+  errorCode?: string;
+  /** The SMTP reply code of a rejected email (451, 550, …). */
+  smtpResponseCode?: number;
+  /** The Retry-After header as received: seconds or an HTTP-date. */
+  retryAfter?: string;
+};
+
+export type Verdict = "delivered" | "retry" | "permanent";
+
+/** Our own error codes for outcomes that no amount of waiting will change. */
+export const PERMANENT_ERROR_CODES = {
+  /** Every resolved address of the webhook host is refused (SSRF guard at connect time). */
+  addressRefused: "ADDRESS_REFUSED",
+  /** The webhook URL cannot be used (bad URL, http where only https is allowed). */
+  badDestination: "BAD_DESTINATION",
+  /** The message itself was refused before sending (no recipient, malformed message). */
+  badMessage: "BAD_MESSAGE",
+} as const;
+const PERMANENT_CODES: ReadonlySet<string> = new Set(Object.values(PERMANENT_ERROR_CODES));
+
+/** HTTP statuses that say "not now" rather than "never". */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
+
+export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
+  const { statusCode, errorCode, smtpResponseCode } = outcome;
+  if (statusCode !== undefined) {
+    if (statusCode >= 200 && statusCode < 300) return "delivered";
+    if (RETRYABLE_STATUSES.has(statusCode) || statusCode >= 500) return "retry";
+    // 1xx/3xx (redirects are not followed) and every other 4xx: the receiver said no.
+    return "permanent";
+  }
+  if (smtpResponseCode !== undefined) {
+    if (smtpResponseCode >= 200 && smtpResponseCode < 400) return "delivered";
+    if (smtpResponseCode >= 400 && smtpResponseCode < 500) return "retry";
+    return "permanent";
+  }
+  if (errorCode !== undefined) return PERMANENT_CODES.has(errorCode) ? "permanent" : "retry";
+  // Accepted without a reply code: the local outbox file or the SMS log line.
+  return "delivered";
+}
+
+/** A 410 Gone from a webhook receiver: the endpoint is retired, so the alert is disabled at once. */
+export function marksAlertGone(outcome: DeliveryOutcome): boolean {
+  return outcome.statusCode === 410;
+}
+
+/** Bounds on a receiver's Retry-After: at least 1 s (no hot loop on "0"), at most 24 h. */
+export const RETRY_AFTER_MIN_MS = 1_000;
+export const RETRY_AFTER_MAX_MS = 24 * 3_600_000;
+/** Each scheduled delay is spread by ±20 % so that a receiver that comes back is not stampeded. */
+export const JITTER = 0.2;
+
+/**
+ * Retry-After as milliseconds from `nowMs`: delta-seconds ("120") or an HTTP-date
+ * ("Wed, 21 Oct 2015 07:28:00 GMT"); undefined when absent or unreadable. Not clamped.
+ */
+export function parseRetryAfterMs(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1_000;
+  if (!/[a-z]/i.test(trimmed)) return undefined; // "1.5", "-3": neither form
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+/**
+ * The wait before the next attempt, or null when the schedule is exhausted (→ failed).
+ * `attemptsMade` counts the attempts already made (1 after the first try); the scheduled
+ * delay gets ±20 % jitter from `random` (0 ≤ r < 1); a Retry-After, clamped to
+ * [1 s, 24 h], is a lower bound on the wait, never a reason to try more often or more times.
+ */
+export function nextDelayMs(
+  attemptsMade: number,
+  scheduleMs: readonly number[],
+  random: () => number,
+  retryAfterMs?: number,
+): number | null {
+  const scheduled = scheduleMs[attemptsMade - 1];
+  if (attemptsMade < 1 || scheduled === undefined) return null;
+  const jittered = Math.round(scheduled * (1 - JITTER + 2 * JITTER * random()));
+  if (retryAfterMs === undefined) return jittered;
+  const asked = Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, retryAfterMs));
+  return Math.max(jittered, asked);
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import type { NotificationPayload } from "../../src/domain/types.ts";
+import {
+  GSM7_SEGMENT_SEPTETS,
+  UCS2_SEGMENT_UNITS,
+  emailSubject,
+  gsm7Length,
+  isGsm7,
+  renderDisabledNotice,
+  renderEmail,
+  renderSms,
+} from "../../src/notify/render.ts";
+
+const ADDRESS = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
+const COUNTERPARTY = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+
+function payload(overrides: Partial<NotificationPayload["data"]> = {}, type: NotificationPayload["type"] = "risk_alert.triggered"): NotificationPayload {
+  return {
+    type,
+    timestamp: "2026-03-01T12:00:00.000Z",
+    data: {
+      alertId: "alr_01hx0000000000000000000000",
+      walletId: "wal_01hx0000000000000000000000",
+      address: ADDRESS,
+      alias: "Treasury",
+      condition: "large_transfer",
+      threshold: 10_000,
+      observed: 25_000,
+      riskScore: 82,
+      riskFactors: ["sanctioned_counterparty", "large_outflow"],
+      transaction: {
+        signature: "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv",
+        type: "transfer",
+        amount: 25_000,
+        token: "USDC",
+        from: ADDRESS,
+        to: COUNTERPARTY,
+        blockTime: 1_772_366_400,
+        slot: 300_000_000,
+        fee: 0.000005,
+        status: "success",
+      },
+      reason: "Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).",
+      ...overrides,
+    },
+  };
+}
+
+describe("email rendering", () => {
+  it("names the condition and the alias in the subject", () => {
+    expect(emailSubject(payload())).toBe("[Risk alert] large_transfer on Treasury");
+  });
+
+  it("uses the short address when there is no alias, and marks test notifications", () => {
+    expect(emailSubject(payload({ alias: null }, "risk_alert.test"))).toBe("[Risk alert test] large_transfer on 7xKX…gAsU");
+  });
+
+  it("keeps the subject on one line whatever the alias holds", () => {
+    expect(emailSubject(payload({ alias: "Evil\r\nBcc: x@example.com" }))).toBe("[Risk alert] large_transfer on Evil Bcc: x@example.com");
+  });
+
+  it("puts the reason and the facts in both the text and the HTML part", () => {
+    const email = renderEmail(payload());
+    for (const part of [email.text, email.html]) {
+      expect(part).toContain("Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).");
+      expect(part).toContain(ADDRESS);
+      expect(part).toContain("82/100");
+      expect(part).toContain("sanctioned counterparty, large outflow");
+    }
+    expect(email.html).toMatch(/^<!doctype html>/);
+  });
+
+  it("escapes HTML in caller-controlled text", () => {
+    const email = renderEmail(payload({ alias: "<script>alert(1)</script>" }));
+    expect(email.html).not.toContain("<script>");
+    expect(email.html).toContain("&#60;script&#62;");
+  });
+
+  it("says so in the body of a test notification", () => {
+    expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("This is a test notification");
+  });
+
+  it("renders the disabled-alert notice with the way back", () => {
+    const notice = renderDisabledNotice({ alertId: "alr_1", condition: "large_transfer", walletName: "Treasury", reason: "the endpoint answered 410 Gone" });
+    expect(notice.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
+    expect(notice.text).toContain("410 Gone");
+    expect(notice.text).toContain('"status": "active"');
+  });
+});
+
+describe("SMS rendering", () => {
+  it("fits one GSM-7 segment and spells our ellipsis as three dots", () => {
+    const sms = renderSms(payload());
+    expect(isGsm7(sms)).toBe(true);
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+    expect(sms).toBe("Risk alert: Large transfer on Treasury. Sent 25,000 USDC to 9WzD...AWWM (threshold 10,000). Risk 82/100");
+  });
+
+  it("cuts a long message to 160 septets with '...'", () => {
+    const sms = renderSms(payload({ reason: `${"Risk score rose 25 points: ".repeat(10)}end.` }));
+    expect(isGsm7(sms)).toBe(true);
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+    expect(gsm7Length(sms)).toBeGreaterThan(GSM7_SEGMENT_SEPTETS - 5);
+    expect(sms.endsWith("...")).toBe(true);
+  });
+
+  it("counts GSM-7 extension characters as two septets when cutting", () => {
+    const sms = renderSms(payload({ reason: "€".repeat(200) }));
+    expect(isGsm7(sms)).toBe(true);
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+  });
+
+  it("names the wallet by its short address when the alias is not GSM-7, keeping the 160-character segment", () => {
+    const sms = renderSms(payload({ alias: "Казна 🏦" }));
+    expect(sms).toContain("on 7xKX...gAsU.");
+    expect(isGsm7(sms)).toBe(true);
+  });
+
+  it("falls back to one UCS-2 segment of 70 units, cut with '…', when the content cannot be GSM-7", () => {
+    const sms = renderSms(payload({ reason: "Sent 25,000 🐶 to 9WzD…AWWM (threshold 10,000)." }));
+    expect(isGsm7(sms)).toBe(false);
+    expect(sms.length).toBeLessThanOrEqual(UCS2_SEGMENT_UNITS);
+    expect(sms.endsWith("…")).toBe(true);
+  });
+
+  it("marks a test notification", () => {
+    expect(renderSms(payload({}, "risk_alert.test"))).toMatch(/^Risk alert test: /);
+  });
+});
+
+describe("GSM-7 charset", () => {
+  it("accepts the basic and extension tables and rejects the rest", () => {
+    expect(isGsm7("Hello @£$¥ ÄÖÑÜ äöñü à {}[]~|€^\\")).toBe(true);
+    expect(isGsm7("…")).toBe(false);
+    expect(isGsm7("×")).toBe(false);
+    expect(isGsm7("ç")).toBe(false); // only the capital Ç is in the table
+    expect(gsm7Length("a€")).toBe(3);
+  });
+});
