@@ -32,20 +32,14 @@ export function factorName(factor: RiskFactor): string {
 
 export type Direction = "sent" | "received";
 
-/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap". */
-function movement(
-  direction: Direction,
-  failed: boolean,
-  amount: number,
-  token: string,
-  counterparty: string,
-  type: TransactionType,
-): string {
-  const verb = direction === "sent" ? (failed ? "Tried to send" : "Sent") : failed ? "Tried to receive" : "Received";
-  const preposition = direction === "sent" ? "to" : "from";
-  const kind = type === "transfer" ? "" : ` in ${type === "other" ? "a transaction" : `a ${type}`}`;
-  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${kind}`;
-}
+/** How a transaction that is not a plain transfer is named after the movement. */
+const KIND: Readonly<Record<TransactionType, string>> = {
+  transfer: "",
+  swap: " in a swap",
+  stake: " in a stake",
+  nft: " in an NFT trade",
+  other: "",
+};
 
 export type MovementFacts = {
   direction: Direction;
@@ -56,22 +50,28 @@ export type MovementFacts = {
   type: TransactionType;
 };
 
-/** "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
-export function largeTransferReason(facts: MovementFacts, threshold: number): string {
+/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap". */
+function movement(facts: MovementFacts): string {
   const { direction, failed, amount, token, counterparty, type } = facts;
-  return `${movement(direction, failed, amount, token, counterparty, type)} (threshold ${formatAmount(threshold)}).`;
+  const verb = direction === "sent" ? (failed ? "Tried to send" : "Sent") : failed ? "Tried to receive" : "Received";
+  const preposition = direction === "sent" ? "to" : "from";
+  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${KIND[type]}`;
 }
 
-/** "Sent 5 SOL to 7xKX…9fQa, labelled sanctioned, risk 95 (threshold 75)." */
+/** "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
+export function largeTransferReason(facts: MovementFacts, threshold: number): string {
+  return `${movement(facts)} (threshold ${formatAmount(threshold)}).`;
+}
+
+/** "Sent 5 SOL to 7xKX…9fQa (sanctioned, risk 95, threshold 75)." */
 export function suspiciousCounterpartyReason(
   facts: MovementFacts,
   risk: number,
   category: LabelCategory | null,
   threshold: number,
 ): string {
-  const { direction, failed, amount, token, counterparty, type } = facts;
-  const label = category === null ? "" : `, labelled ${category}`;
-  return `${movement(direction, failed, amount, token, counterparty, type)}${label}, risk ${risk} (threshold ${threshold}).`;
+  const label = category === null ? "" : `${category}, `;
+  return `${movement(facts)} (${label}risk ${formatAmount(risk)}, threshold ${formatAmount(threshold)}).`;
 }
 
 /** "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)." */

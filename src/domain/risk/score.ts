@@ -43,8 +43,8 @@ function distinct(factors: readonly RiskFactor[]): RiskFactor[] {
 export function riskScore(factors: readonly RiskFactor[]): number {
   let clean = 1;
   for (const factor of distinct(factors)) clean *= 1 - FACTOR_WEIGHTS[factor];
-  // Round to 9 decimals first: binary floating point turns an exact x.5 (say 23.5 for weights
-  // 0.15 and 0.1) into 23.499999…, and the half must round up as it does on paper.
+  // Round to 9 decimals first: binary floating point turns an exact x.5 (57.5 for weights 0.5
+  // and 0.15) into 57.49999999999999, and the half must round up as it does on paper.
   const exact = Number((100 * (1 - clean)).toFixed(9));
   return Math.min(100, Math.max(0, Math.round(exact)));
 }

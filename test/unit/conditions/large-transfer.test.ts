@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { evaluateLargeTransfer, matchesToken } from "../../../src/domain/conditions/index.ts";
+import { MINTS, OTHER, SIGNATURE, WALLET, rule, tx } from "./fixtures.ts";
+
+describe("large_transfer", () => {
+  it.each([
+    { amount: 9_999.99, fires: false, case: "just below the threshold" },
+    { amount: 10_000, fires: true, case: "at the threshold" },
+    { amount: 10_000.01, fires: true, case: "just above the threshold" },
+  ])("$case ($amount against 10,000) fires: $fires", ({ amount, fires }) => {
+    const firing = evaluateLargeTransfer(rule("large_transfer"), tx({ amount }));
+    expect(firing !== null).toBe(fires);
+    if (firing) expect(firing.observed).toBe(amount);
+  });
+
+  it("fires with the signature as dedupe key, the amount observed and a sentence naming both sides", () => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx())).toEqual({
+      alertId: "alr_large_transfer",
+      dedupeKey: SIGNATURE,
+      observed: 25_000,
+      reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000).",
+      transactionSignature: SIGNATURE,
+    });
+  });
+
+  it.each([
+    { from: WALLET, to: OTHER, reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000)." },
+    { from: OTHER, to: WALLET, reason: "Received 25,000 USDC from A3Cb…E6Fb (threshold 10,000)." },
+  ])("fires in either direction ($reason)", ({ from, to, reason }) => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ from, to }))?.reason).toBe(reason);
+  });
+
+  it("does not fire for a transaction the wallet is not part of", () => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ from: OTHER, to: "EnW4CwtRs8E5gytqTLiNAat69YQV4t6XJYssqbsUwQ1k" }))).toBeNull();
+  });
+
+  it("does not fire for a self-transfer: the wallet's holdings did not change", () => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ from: WALLET, to: WALLET }))).toBeNull();
+  });
+
+  it("does not fire for a failed transaction: nothing moved", () => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ status: "failed" }))).toBeNull();
+  });
+
+  it.each([
+    { type: "swap", reason: "Sent 25,000 USDC to A3Cb…E6Fb in a swap (threshold 10,000)." },
+    { type: "stake", reason: "Sent 25,000 USDC to A3Cb…E6Fb in a stake (threshold 10,000)." },
+    { type: "nft", reason: "Sent 25,000 USDC to A3Cb…E6Fb in an NFT trade (threshold 10,000)." },
+    { type: "other", reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000)." },
+  ] as const)("fires for any transaction type with an amount ($type)", ({ type, reason }) => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ type }))?.reason).toBe(reason);
+  });
+
+  it.each([
+    { filter: null, fires: true, case: "no filter matches any token" },
+    { filter: "USDC", fires: true, case: "the symbol" },
+    { filter: "usdc", fires: true, case: "the symbol in another case" },
+    { filter: MINTS.USDC, fires: true, case: "the mint" },
+    { filter: "BONK", fires: false, case: "another symbol" },
+    { filter: MINTS.BONK, fires: false, case: "another mint" },
+    { filter: MINTS.USDC.toLowerCase(), fires: false, case: "the mint in another case (base58 is case-sensitive)" },
+  ])("token filter: $case → fires $fires", ({ filter, fires }) => {
+    const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx());
+    expect(firing !== null).toBe(fires);
+  });
+
+  it("matches a filter against the token when the transaction names its mint as the token", () => {
+    const byMint = tx({ token: MINTS.JUP, mint: null });
+    expect(matchesToken(MINTS.JUP, byMint)).toBe(true);
+    expect(evaluateLargeTransfer(rule("large_transfer", { token: MINTS.JUP }), byMint)?.reason).toBe(
+      "Sent 25,000 JUPy…DvCN to A3Cb…E6Fb (threshold 10,000).",
+    );
+  });
+
+  it("does not fire for a rule of another condition", () => {
+    expect(evaluateLargeTransfer(rule("unusual_activity", { threshold: 1 }), tx())).toBeNull();
+  });
+});

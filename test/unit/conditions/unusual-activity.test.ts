@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { baselinePerHour, evaluateUnusualActivity } from "../../../src/domain/conditions/index.ts";
+import { OTHER, SIGNATURE, THIRD, WALLET, rule, tx } from "./fixtures.ts";
+
+describe("baselinePerHour", () => {
+  it.each([
+    { previous7DaysCount: 0, baseline: 1, case: "a new wallet is floored at 1 per hour" },
+    { previous7DaysCount: 84, baseline: 1, case: "half a transaction an hour is floored at 1" },
+    { previous7DaysCount: 168, baseline: 1, case: "one an hour" },
+    { previous7DaysCount: 336, baseline: 2, case: "two an hour" },
+    { previous7DaysCount: 1680, baseline: 10, case: "ten an hour" },
+    { previous7DaysCount: 252, baseline: 1.5, case: "a fractional mean is kept" },
+  ])("$case ($previous7DaysCount in 7 days → $baseline)", ({ previous7DaysCount, baseline }) => {
+    expect(baselinePerHour(previous7DaysCount)).toBe(baseline);
+  });
+});
+
+describe("unusual_activity", () => {
+  // Threshold 5 on a baseline of 10/hour: the limit is 50 transactions in the trailing hour.
+  it.each([
+    { countBefore: 48, countAfter: 49, fires: false, case: "just below the limit" },
+    { countBefore: 49, countAfter: 50, fires: true, case: "reaching exactly the limit" },
+    { countBefore: 49, countAfter: 51, fires: true, case: "jumping over the limit" },
+    { countBefore: 50, countAfter: 51, fires: false, case: "already at the limit (edge-triggered)" },
+    { countBefore: 60, countAfter: 61, fires: false, case: "already above the limit (edge-triggered)" },
+  ])("$case ($countBefore → $countAfter, limit 50) fires: $fires", ({ countBefore, countAfter, fires }) => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity"), tx(), {
+      countBefore,
+      countAfter,
+      previous7DaysCount: 1680,
+    });
+    expect(firing !== null).toBe(fires);
+  });
+
+  it.each([
+    { previous7DaysCount: 0, countAfter: 5, fires: true, case: "a new wallet fires at 5 (floor 1/hour)" },
+    { previous7DaysCount: 0, countAfter: 4, fires: false, case: "a new wallet does not fire at 4" },
+    { previous7DaysCount: 168, countAfter: 5, fires: true, case: "one an hour fires at 5" },
+    { previous7DaysCount: 1680, countAfter: 5, fires: false, case: "ten an hour does not fire at 5" },
+  ])("uses the floored baseline: $case", ({ previous7DaysCount, countAfter, fires }) => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity"), tx(), {
+      countBefore: countAfter - 1,
+      countAfter,
+      previous7DaysCount,
+    });
+    expect(firing !== null).toBe(fires);
+  });
+
+  it("fires with the signature as dedupe key and the multiple of the baseline observed", () => {
+    expect(
+      evaluateUnusualActivity(rule("unusual_activity"), tx(), { countBefore: 49, countAfter: 50, previous7DaysCount: 1680 }),
+    ).toEqual({
+      alertId: "alr_unusual_activity",
+      dedupeKey: SIGNATURE,
+      observed: 5,
+      reason: "50 transactions in the last hour, 5× the usual 10 per hour (threshold 5×).",
+      transactionSignature: SIGNATURE,
+    });
+  });
+
+  it("handles a fractional baseline and threshold at the exact edge", () => {
+    // Baseline 1.5/hour × 2.5 = a limit of 3.75: 3 does not reach it, 4 does.
+    const at = (countBefore: number, countAfter: number) =>
+      evaluateUnusualActivity(rule("unusual_activity", { threshold: 2.5 }), tx(), {
+        countBefore,
+        countAfter,
+        previous7DaysCount: 252,
+      });
+    expect(at(2, 3)).toBeNull();
+    expect(at(3, 4)?.observed).toBe(2.67);
+    expect(at(3, 4)?.reason).toBe("4 transactions in the last hour, 2.67× the usual 1.5 per hour (threshold 2.5×).");
+  });
+
+  it.each([
+    { status: "failed", from: WALLET, to: OTHER, case: "a failed transaction" },
+    { status: "success", from: WALLET, to: WALLET, case: "a self-transfer" },
+    { status: "success", from: OTHER, to: WALLET, case: "an incoming transaction" },
+  ] as const)("counts $case as activity", ({ status, from, to }) => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity"), tx({ status, from, to }), {
+      countBefore: 4,
+      countAfter: 5,
+      previous7DaysCount: 0,
+    });
+    expect(firing).not.toBeNull();
+  });
+
+  it("does not fire for a transaction the wallet is not part of", () => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity"), tx({ from: OTHER, to: THIRD }), {
+      countBefore: 4,
+      countAfter: 5,
+      previous7DaysCount: 0,
+    });
+    expect(firing).toBeNull();
+  });
+
+  it("never fires with a threshold of zero, whose limit no count can cross", () => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity", { threshold: 0 }), tx(), {
+      countBefore: 0,
+      countAfter: 1,
+      previous7DaysCount: 0,
+    });
+    expect(firing).toBeNull();
+  });
+
+  it("does not fire for a rule of another condition", () => {
+    const window = { countBefore: 4, countAfter: 5, previous7DaysCount: 0 };
+    expect(evaluateUnusualActivity(rule("suspicious_counterparty", { threshold: 5 }), tx(), window)).toBeNull();
+  });
+});

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import { RISK_RULES, labelFactor, riskFactors, type RiskInputs } from "../../../src/domain/risk/index.ts";
+import type { LabelCategory, RiskFactor } from "../../../src/domain/types.ts";
+
+/** A quiet, unremarkable address: no factor is active. */
+function inputs(overrides: Partial<RiskInputs> = {}): RiskInputs {
+  return {
+    counterpartyLabels: [],
+    transactionsLastHour: 1,
+    previous7DaysCount: 168,
+    transactions24h: 24,
+    failed24h: 0,
+    solOutflow24h: 1,
+    balanceSol: 50,
+    newCounterpartiesLastHour: 0,
+    secondsSincePreviousActivity: 3_600,
+    ...overrides,
+  };
+}
+
+describe("labelFactor", () => {
+  it.each<{ category: LabelCategory; score: number; factor: RiskFactor | null }>([
+    { category: "sanctioned", score: 100, factor: "sanctioned_counterparty" },
+    { category: "sanctioned", score: 0, factor: "sanctioned_counterparty" },
+    { category: "mixer", score: 80, factor: "mixer_interaction" },
+    { category: "mixer", score: 10, factor: "mixer_interaction" },
+    { category: "scam", score: 90, factor: "scam_interaction" },
+    { category: "hack", score: 90, factor: "scam_interaction" },
+    { category: "darknet", score: 20, factor: "scam_interaction" },
+    { category: "gambling", score: 50, factor: "flagged_counterparty" },
+    { category: "gambling", score: 49, factor: null },
+    { category: "flagged", score: 50, factor: "flagged_counterparty" },
+    { category: "flagged", score: 49.9, factor: null },
+    { category: "exchange", score: 51, factor: "flagged_counterparty" },
+    { category: "exchange", score: 0, factor: null },
+    { category: "defi", score: 100, factor: "flagged_counterparty" },
+    { category: "defi", score: 49, factor: null },
+  ])("$category scored $score → $factor", ({ category, score, factor }) => {
+    expect(labelFactor(category, score)).toBe(factor);
+  });
+});
+
+describe("riskFactors", () => {
+  it("finds nothing for a quiet address", () => {
+    expect(riskFactors(inputs())).toEqual([]);
+  });
+
+  it("maps counterparty labels, distinct and in RISK_FACTORS order", () => {
+    const labels = [
+      { category: "darknet", score: 70 },
+      { category: "sanctioned", score: 100 },
+      { category: "scam", score: 60 },
+      { category: "exchange", score: 10 },
+      { category: "gambling", score: 65 },
+    ] as const;
+    expect(riskFactors(inputs({ counterpartyLabels: labels }))).toEqual([
+      "sanctioned_counterparty",
+      "flagged_counterparty",
+      "scam_interaction",
+    ]);
+  });
+
+  // Each behavioural factor at its cut-off (active) and just below it (not).
+  it.each<{ factor: RiskFactor; at: Partial<RiskInputs>; below: Partial<RiskInputs>; case: string }>([
+    {
+      factor: "high_velocity",
+      case: "10 × a floored baseline of 1 is below the minimum of 20, so 20 decides",
+      at: { transactionsLastHour: 20, previous7DaysCount: 0 },
+      below: { transactionsLastHour: 19, previous7DaysCount: 0 },
+    },
+    {
+      factor: "high_velocity",
+      case: "10 × a baseline of 3/hour = 30",
+      at: { transactionsLastHour: 30, previous7DaysCount: 504 },
+      below: { transactionsLastHour: 29, previous7DaysCount: 504 },
+    },
+    {
+      factor: "failed_tx_ratio",
+      case: "30 % failed over 10 transactions",
+      at: { transactions24h: 10, failed24h: 3 },
+      below: { transactions24h: 10, failed24h: 2 },
+    },
+    {
+      factor: "failed_tx_ratio",
+      case: "too few transactions to call it a ratio",
+      at: { transactions24h: 10, failed24h: 10 },
+      below: { transactions24h: 9, failed24h: 9 },
+    },
+    {
+      factor: "large_outflow",
+      case: "the 100 SOL floor on a small balance",
+      at: { solOutflow24h: 100, balanceSol: 5 },
+      below: { solOutflow24h: 99.99, balanceSol: 0 },
+    },
+    {
+      factor: "large_outflow",
+      case: "half of balance + outflow on a large balance",
+      at: { solOutflow24h: 1_000, balanceSol: 1_000 },
+      below: { solOutflow24h: 1_000, balanceSol: 1_000.01 },
+    },
+    {
+      factor: "new_counterparty_burst",
+      case: "10 new counterparties in an hour",
+      at: { newCounterpartiesLastHour: 10 },
+      below: { newCounterpartiesLastHour: 9 },
+    },
+    {
+      factor: "dormant_reactivation",
+      case: "a gap of 90 days",
+      at: { secondsSincePreviousActivity: 90 * 86_400 },
+      below: { secondsSincePreviousActivity: 90 * 86_400 - 1 },
+    },
+  ])("$factor: $case", ({ factor, at, below }) => {
+    expect(riskFactors(inputs(at))).toEqual([factor]);
+    expect(riskFactors(inputs(below))).toEqual([]);
+  });
+
+  it("does not call the first transaction ever a reactivation", () => {
+    expect(riskFactors(inputs({ secondsSincePreviousActivity: null }))).toEqual([]);
+  });
+
+  it("lists every factor once, in RISK_FACTORS order, when all are active", () => {
+    const all = riskFactors({
+      counterpartyLabels: [
+        { category: "defi", score: 60 },
+        { category: "mixer", score: 90 },
+        { category: "hack", score: 90 },
+        { category: "sanctioned", score: 100 },
+        { category: "sanctioned", score: 100 },
+      ],
+      transactionsLastHour: 500,
+      previous7DaysCount: 168,
+      transactions24h: 600,
+      failed24h: 300,
+      solOutflow24h: 10_000,
+      balanceSol: 0.5,
+      newCounterpartiesLastHour: 50,
+      secondsSincePreviousActivity: 365 * 86_400,
+    });
+    expect(all).toEqual([
+      "sanctioned_counterparty",
+      "flagged_counterparty",
+      "mixer_interaction",
+      "scam_interaction",
+      "high_velocity",
+      "large_outflow",
+      "failed_tx_ratio",
+      "new_counterparty_burst",
+      "dormant_reactivation",
+    ]);
+  });
+
+  it("publishes the cut-offs it applies", () => {
+    expect(RISK_RULES).toEqual({
+      highVelocityMultiple: 10,
+      highVelocityMinimum: 20,
+      failedRatioPercent: 30,
+      failedRatioMinimumTransactions: 10,
+      largeOutflowMinimumSol: 100,
+      largeOutflowSharePercent: 50,
+      newCounterpartiesPerHour: 10,
+      dormantSeconds: 7_776_000,
+    });
+    expect(Object.isFrozen(RISK_RULES)).toBe(true);
+  });
+});
