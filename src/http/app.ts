@@ -11,6 +11,7 @@ import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type
 import { registerErrorHandling, sendProblem } from "./error-handler.ts";
 import { ProblemError } from "./problem.ts";
 import { ProblemSchema } from "./schemas.ts";
+import { adminPlugin } from "./admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { v1Routes } from "./routes/index.ts";
 
@@ -126,6 +127,7 @@ export async function buildApp(deps: Deps) {
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ProblemSchema);
 
+  await app.register(adminPlugin(deps));
   await app.register(healthRoutes(deps));
   await app.register(v1Routes(deps), { prefix: "/v1" });
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

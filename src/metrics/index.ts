@@ -1,0 +1,4 @@
+// What other modules use: the registry, the worker's job metrics and its /metrics server.
+export { createMetricsRegistry } from "./registry.ts";
+export { createJobMetrics, WORKER_METRICS_OPTIONS, type JobMetrics, type JobOutcome } from "./job-metrics.ts";
+export { startMetricsServer, type MetricsServer } from "./metrics-server.ts";

@@ -1,0 +1,73 @@
+// Gauges computed when Prometheus scrapes, from the stores themselves: every API process
+// reports the same truth (queue depth from Redis, notifications and evaluation lag from
+// PostgreSQL) however many processes there are and whichever of them did the work. A store
+// that does not answer leaves its gauge without samples for that scrape (and a warning in
+// the log) instead of failing the whole scrape.
+import { Gauge, type Registry } from "prom-client";
+import type { Deps } from "../deps.ts";
+import { NOTIFICATION_METHODS, NOTIFICATION_STATUSES } from "../domain/types.ts";
+import { readQueueCounts } from "./queue-counts.ts";
+import { METRIC_PREFIX, withTimeout } from "./registry.ts";
+
+const SCRAPE_TIMEOUT_MS = 2_000;
+
+export type ScrapeDeps = Pick<Deps, "sql" | "queues" | "logger">;
+
+export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): void {
+  const attempt = async (gauge: Gauge, source: string, fill: () => Promise<void>) => {
+    gauge.reset();
+    try {
+      await withTimeout(fill, SCRAPE_TIMEOUT_MS, source);
+    } catch (error) {
+      gauge.reset();
+      deps.logger.warn({ err: error }, `metrics: ${source} could not be read for this scrape`);
+    }
+  };
+
+  new Gauge({
+    name: `${METRIC_PREFIX}queue_jobs`,
+    help: "Jobs in each BullMQ queue by state (waiting, prioritized, active, delayed, failed, completed, waiting-children), read from Redis at scrape time.",
+    labelNames: ["queue", "state"],
+    registers: [registry],
+    async collect() {
+      await attempt(this, "Redis (queue counts)", async () => {
+        for (const { queue, counts } of await readQueueCounts(deps.queues)) {
+          for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
+        }
+      });
+    },
+  });
+
+  new Gauge({
+    name: `${METRIC_PREFIX}notifications`,
+    help: "Notifications stored in PostgreSQL by channel (email, webhook, sms) and status (pending, retrying, delivered, failed).",
+    labelNames: ["channel", "status"],
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (notification counts)", async () => {
+        const rows = await deps.sql<{ channel: string; status: string; count: number }[]>`
+          select channel, status, count(*)::int as count from notifications group by channel, status`;
+        // Every known pair is present (0 when none), so rate() and alerts see a series from the start.
+        for (const channel of NOTIFICATION_METHODS) {
+          for (const status of NOTIFICATION_STATUSES) this.set({ channel, status }, 0);
+        }
+        for (const row of rows) this.set({ channel: row.channel, status: row.status }, row.count);
+      });
+    },
+  });
+
+  new Gauge({
+    name: `${METRIC_PREFIX}evaluation_lag_seconds`,
+    help: "Seconds since the oldest ingest batch that is not evaluated yet was stored (0 when every batch is evaluated).",
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (evaluation lag)", async () => {
+        // The partial index on unevaluated batches makes this a single index probe.
+        const [row] = await deps.sql<{ lag: number | null }[]>`
+          select extract(epoch from now() - min(created_at))::float8 as lag
+          from ingest_batches where evaluated_at is null`;
+        this.set(Math.max(0, row?.lag ?? 0));
+      });
+    },
+  });
+}
