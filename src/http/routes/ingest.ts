@@ -1,6 +1,66 @@
-import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+// Native ingest: transactions and account snapshots from a chain source (DESIGN.md section 3).
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
+import {
+  IngestAccountsBodySchema,
+  IngestTransactionsBodySchema,
+  normaliseAccounts,
+  normaliseTransactions,
+} from "../../ingest/native.ts";
+import { storeAccountSnapshots, storeTransactionBatch } from "../../ingest/store.ts";
+import { INGEST_BODY_LIMIT } from "../app.ts";
+import { errorResponses } from "../schemas.ts";
 
-export function ingestRoutes(_deps: Deps): FastifyPluginAsyncTypebox {
-  return async () => {};
+const TransactionsAcceptedSchema = Type.Object({
+  accepted: Type.Integer({ description: "transactions stored by this call" }),
+  duplicates: Type.Integer({
+    description: "items that stored nothing: already stored, or a repeat of a signature earlier in the batch",
+  }),
+});
+
+const AccountsAcceptedSchema = Type.Object({
+  accepted: Type.Integer({ description: "addresses whose snapshot was replaced" }),
+});
+
+export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const tags = ["ingest"];
+
+    app.post(
+      "/ingest/transactions",
+      {
+        bodyLimit: INGEST_BODY_LIMIT,
+        config: { scope: "ingest:write" },
+        schema: {
+          tags,
+          summary: "Ingest a batch of transactions (idempotent by signature)",
+          body: IngestTransactionsBodySchema,
+          response: { 202: TransactionsAcceptedSchema, ...errorResponses(400, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const txs = normaliseTransactions(request.body.transactions);
+        const { accepted, duplicates } = await storeTransactionBatch(deps, txs);
+        return reply.code(202).send({ accepted, duplicates });
+      },
+    );
+
+    app.post(
+      "/ingest/accounts",
+      {
+        bodyLimit: INGEST_BODY_LIMIT,
+        config: { scope: "ingest:write" },
+        schema: {
+          tags,
+          summary: "Ingest account snapshots (balance, token accounts, NFTs); each replaces the address's previous one",
+          body: IngestAccountsBodySchema,
+          response: { 202: AccountsAcceptedSchema, ...errorResponses(400, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const accepted = await storeAccountSnapshots(deps, normaliseAccounts(request.body.accounts));
+        return reply.code(202).send({ accepted });
+      },
+    );
+  };
 }

@@ -1,0 +1,118 @@
+// Transactions: the batch insert of ingest and the per-address history.
+//
+// An address's history is the union of two index-ordered scans (transactions_from_newest_idx
+// and transactions_to_newest_idx), each cut at offset + limit rows and merged, so a page
+// costs O(offset + limit) whatever the address's total. A self-transfer (from = to) is
+// taken from the "from" side only, so it is listed and counted once.
+import type { PendingQuery, Row } from "postgres";
+import type { Transaction, TransactionStatus, TransactionType } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+
+export type TransactionRow = {
+  signature: string;
+  type: TransactionType;
+  amount: number;
+  token: string;
+  from: string;
+  to: string;
+  blockTime: number;
+  slot: number;
+  fee: number;
+  status: TransactionStatus;
+};
+
+export type HistoryFilter = {
+  address: string;
+  type?: TransactionType | undefined;
+  /** Unix seconds, inclusive. */
+  startTime?: number | undefined;
+  endTime?: number | undefined;
+};
+
+function filters(sql: Sql, filter: HistoryFilter): PendingQuery<Row[]> {
+  return sql`
+    ${filter.type ? sql`and type = ${filter.type}` : sql``}
+    ${filter.startTime !== undefined ? sql`and block_time >= ${filter.startTime}` : sql``}
+    ${filter.endTime !== undefined ? sql`and block_time <= ${filter.endTime}` : sql``}`;
+}
+
+/** One page, newest first (blockTime desc, slot desc, signature), and the count of all matches. */
+export async function listAddressTransactions(
+  sql: Sql,
+  filter: HistoryFilter,
+  page: { offset: number; limit: number },
+): Promise<{ rows: TransactionRow[]; total: number }> {
+  const where = filters(sql, filter);
+  const reach = page.offset + page.limit;
+  const rows = await sql<(TransactionRow & { total: number })[]>`
+    select signature, type, amount::float8 as amount, token, from_address as "from", to_address as "to",
+           block_time::float8 as "blockTime", slot::float8 as slot, fee::float8 as fee, status,
+           (${countQuery(sql, filter.address, where)}) as total
+    from (
+      (select * from transactions where from_address = ${filter.address} ${where}
+       order by block_time desc, slot desc, signature limit ${reach})
+      union all
+      (select * from transactions where to_address = ${filter.address} and from_address <> ${filter.address} ${where}
+       order by block_time desc, slot desc, signature limit ${reach})
+    ) history
+    order by block_time desc, slot desc, signature
+    limit ${page.limit} offset ${page.offset}`;
+  if (rows.length > 0) return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]!.total };
+  // An empty page (past the end, or nothing matches) carries no row to read the total from.
+  const [count] = await sql<{ total: number }[]>`select (${countQuery(sql, filter.address, where)}) as total`;
+  return { rows: [], total: count?.total ?? 0 };
+}
+
+function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): PendingQuery<Row[]> {
+  return sql`
+    select ((select count(*) from transactions where from_address = ${address} ${where})
+          + (select count(*) from transactions where to_address = ${address} and from_address <> ${address} ${where}))::float8`;
+}
+
+/**
+ * Inserts the batch in one statement (so in one Postgres transaction): new rows tagged with
+ * batchId, the ingest_batches row when at least one row is new, and each address's
+ * last_activity moved forward. Rows whose signature is already stored are left alone.
+ * Returns how many rows were new.
+ */
+// Amounts travel as text[]: drizzle, sharing this postgres.js client, replaces its numeric[]
+// serializer with a pass-through, and text keeps every digit that JSON gave us anyway.
+export async function insertTransactionBatch(sql: Sql, batchId: string, txs: readonly Transaction[]): Promise<number> {
+  const column = <T>(pick: (tx: Transaction) => T) => txs.map(pick);
+  const [result] = await sql<{ accepted: number }[]>`
+    with incoming as (
+      select * from unnest(
+        ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.type)}::text[],
+        ${column((tx) => String(tx.amount))}::text[]::numeric[], ${column((tx) => tx.token)}::text[],
+        ${column((tx) => tx.mint ?? null)}::text[], ${column((tx) => tx.from)}::text[],
+        ${column((tx) => tx.to)}::text[], ${column((tx) => tx.blockTime)}::bigint[],
+        ${column((tx) => tx.slot)}::bigint[], ${column((tx) => String(tx.fee))}::text[]::numeric[],
+        ${column((tx) => tx.status)}::text[]
+      ) as t(signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
+    ),
+    inserted as (
+      insert into transactions (signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
+      select signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
+      from incoming
+      on conflict (signature) do nothing
+      returning from_address, to_address, block_time
+    ),
+    batch as (
+      insert into ingest_batches (id, transaction_count)
+      select ${batchId}, count(*) from inserted having count(*) > 0
+    ),
+    activity as (
+      insert into address_state (address, last_activity)
+      select address, max(block_time) from (
+        select from_address as address, block_time from inserted
+        union all
+        select to_address, block_time from inserted
+      ) seen
+      group by address
+      order by address
+      on conflict (address) do update
+        set last_activity = greatest(address_state.last_activity, excluded.last_activity), updated_at = now()
+    )
+    select count(*)::int as accepted from inserted`;
+  return result?.accepted ?? 0;
+}

@@ -1,0 +1,114 @@
+// The native ingest formats (POST /v1/ingest/transactions and /v1/ingest/accounts): their
+// JSON schemas and the checks a schema cannot make (exact base58 lengths, duplicates).
+// The numeric maxima keep every value inside its Postgres `numeric` column, so an absurd
+// amount is a 400 here rather than an overflow in the database.
+import { Type, type Static } from "@fastify/type-provider-typebox";
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
+import { AddressSchema, SignatureSchema, assertAddress, assertSignature } from "../http/schemas.ts";
+import { invalid } from "../http/problem.ts";
+
+export const MAX_BATCH_TRANSACTIONS = 1000;
+export const MAX_BATCH_ACCOUNTS = 1000;
+export const MAX_ACCOUNT_ITEMS = 10_000;
+/** numeric(38, 9): 29 digits before the point. */
+export const MAX_AMOUNT = 1e28;
+/** numeric(20, 9) for fees, numeric(24, 6) for USD values. */
+export const MAX_FEE = 1e10;
+export const MAX_USD = 1e17;
+/** 9999-12-31T23:59:59Z: any later second cannot be written as an ISO 8601 date-time. */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
+
+export const IngestTransactionSchema = Type.Object(
+  {
+    signature: SignatureSchema,
+    type: Type.Enum(TRANSACTION_TYPES),
+    amount: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "UI units of `token`" }),
+    token: Type.String({ minLength: 1, maxLength: 64, description: "a symbol, or the mint when there is none" }),
+    mint: Type.Optional(Type.Union([AddressSchema, Type.Null()])),
+    from: AddressSchema,
+    to: AddressSchema,
+    blockTime: Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: "Unix seconds" }),
+    slot: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    fee: Type.Number({ minimum: 0, maximum: MAX_FEE, description: "SOL" }),
+    status: Type.Enum(TRANSACTION_STATUSES),
+  },
+  { additionalProperties: false },
+);
+
+export const IngestTransactionsBodySchema = Type.Object(
+  { transactions: Type.Array(IngestTransactionSchema, { minItems: 1, maxItems: MAX_BATCH_TRANSACTIONS }) },
+  { additionalProperties: false },
+);
+
+export const TokenAccountSnapshotSchema = Type.Object(
+  {
+    mint: AddressSchema,
+    symbol: Type.String({ maxLength: 32, description: "empty when the token has no symbol" }),
+    balance: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "UI units (decimals applied)" }),
+    usdValue: Type.Number({ minimum: 0, maximum: MAX_USD, description: "USD" }),
+  },
+  { additionalProperties: false },
+);
+
+export const NftSnapshotSchema = Type.Object(
+  {
+    mint: AddressSchema,
+    name: Type.String({ maxLength: 200 }),
+    collection: Type.String({ maxLength: 200 }),
+    floorPrice: Type.Number({ minimum: 0, maximum: MAX_USD, description: "USD" }),
+  },
+  { additionalProperties: false },
+);
+
+export const AccountSnapshotSchema = Type.Object(
+  {
+    address: AddressSchema,
+    balance: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "SOL" }),
+    tokenAccounts: Type.Array(TokenAccountSnapshotSchema, { maxItems: MAX_ACCOUNT_ITEMS }),
+    nfts: Type.Array(NftSnapshotSchema, { maxItems: MAX_ACCOUNT_ITEMS }),
+  },
+  { additionalProperties: false },
+);
+
+export const IngestAccountsBodySchema = Type.Object(
+  { accounts: Type.Array(AccountSnapshotSchema, { minItems: 1, maxItems: MAX_BATCH_ACCOUNTS }) },
+  { additionalProperties: false },
+);
+
+export type AccountSnapshot = Static<typeof AccountSnapshotSchema>;
+
+/** Checks what the schema could only pre-check: the decoded length of every base58 value. */
+export function normaliseTransactions(items: readonly Static<typeof IngestTransactionSchema>[]): Transaction[] {
+  return items.map((item, i) => {
+    const path = `body.transactions.${i}`;
+    assertSignature(`${path}.signature`, item.signature);
+    assertAddress(`${path}.from`, item.from);
+    assertAddress(`${path}.to`, item.to);
+    if (item.mint) assertAddress(`${path}.mint`, item.mint);
+    return { ...item, mint: item.mint ?? null };
+  });
+}
+
+/** Checks the addresses and rejects duplicates (which of two snapshots should win is not knowable). */
+export function normaliseAccounts(accounts: readonly AccountSnapshot[]): AccountSnapshot[] {
+  const seen = new Set<string>();
+  accounts.forEach((account, i) => {
+    const path = `body.accounts.${i}`;
+    assertAddress(`${path}.address`, account.address);
+    if (seen.has(account.address)) throw invalid(`${path}.address`, "appears more than once in the batch");
+    seen.add(account.address);
+    assertUniqueMints(`${path}.tokenAccounts`, account.tokenAccounts);
+    assertUniqueMints(`${path}.nfts`, account.nfts);
+  });
+  return [...accounts];
+}
+
+function assertUniqueMints(path: string, items: readonly { mint: string }[]): void {
+  const mints = new Set<string>();
+  items.forEach((item, j) => {
+    assertAddress(`${path}.${j}.mint`, item.mint);
+    if (mints.has(item.mint)) throw invalid(`${path}.${j}.mint`, "appears more than once for this address");
+    mints.add(item.mint);
+  });
+}
+
