@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import { alertRoutes } from "./alerts.ts";
+import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { walletRoutes } from "./wallets.ts";
@@ -12,5 +13,6 @@ export function v1Routes(deps: Deps): FastifyPluginAsyncTypebox {
     await app.register(transactionRoutes(deps));
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));
+    await app.register(heliusRoutes(deps));
   };
 }

@@ -1,0 +1,170 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { bearer, trackWallet } from "../helpers/seed.ts";
+
+const SECRET = "helius-test-auth-header-0123456789";
+const FIXTURES = ["sol-transfer", "usdc-transfer", "swap", "nft-sale", "stake-sol", "failed-transfer", "unknown-type"];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Item = Record<string, any>;
+const fixture = (name: string): Item[] =>
+  JSON.parse(readFileSync(new URL(`../fixtures/helius/${name}.json`, import.meta.url), "utf8"));
+const delivery = (): Item[] => FIXTURES.flatMap(fixture);
+
+const ALICE = "63icgRv21T39FpUXik9i1qiPayCutuDXyg5z7VFc6uDB";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp("helius-ingest", { HELIUS_AUTH_HEADER: SECRET });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const post = (payload: unknown, headers: Record<string, string> = { authorization: SECRET }) =>
+  t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers, payload: payload as object });
+
+const storedCount = async () => Number((await t.deps.sql`select count(*)::int as n from transactions`)[0]!.n);
+
+describe("POST /v1/ingest/helius", () => {
+  it("stores a delivery of every fixture kind and answers 202 with the counts", async () => {
+    const res = await post(delivery());
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ accepted: 7, duplicates: 0, skipped: 0 });
+    const [batch] = await t.deps.sql`select transaction_count from ingest_batches`;
+    expect(batch).toEqual({ transaction_count: 7 });
+  });
+
+  it("stores the mapping: principal transfer, types, units and failure", async () => {
+    const rows = await t.deps.sql`
+      select signature, type, amount::text, token, mint, from_address, to_address, block_time::int, slot::int, fee::text, status
+      from transactions order by slot`;
+    const bySignature = new Map(delivery().map((item) => [item.signature as string, item]));
+    const summary = rows.map((row) => [bySignature.get(row.signature)?.type, row.type, row.amount, row.token, row.status]);
+    expect(summary).toEqual([
+      ["TRANSFER", "transfer", "12.500000000", "SOL", "success"],
+      ["TRANSFER", "transfer", "2500.750000000", "USDC", "success"],
+      ["SWAP", "swap", "3.000000000", "SOL", "success"],
+      ["NFT_SALE", "nft", "23.275000000", "SOL", "success"],
+      ["STAKE_SOL", "stake", "150.002282880", "SOL", "success"],
+      ["TRANSFER", "transfer", "0.000000000", "SOL", "failed"],
+      ["UNKNOWN", "other", "0.050000000", "SOL", "success"],
+    ]);
+    const usdc = rows[1]!;
+    expect(usdc).toMatchObject({
+      mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+      from_address: "GFwhaRvWtgiyCT1TuDCHp278dATAUNwuj1i3oXh3GesM",
+      to_address: "DHvTBxtmNA1iP3AWQgdB2TDYLV8h6bYVSU8uMz8qUmRK",
+      block_time: 1718035206,
+      slot: 270118355,
+      fee: "0.000015000",
+    });
+    const failed = rows[5]!;
+    expect(failed.from_address).toBe(failed.to_address);
+  });
+
+  it("shows the stored transactions to a caller tracking the wallet through GET /v1/transactions", async () => {
+    const token = await t.token("helius-reader");
+    const wallet = await trackWallet(t, token, { address: ALICE });
+    const res = await t.app.inject({ url: `/v1/transactions?walletId=${wallet.walletId}`, headers: bearer(token) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      transactions: [
+        {
+          signature: fixture("swap")[0]!.signature,
+          type: "swap",
+          amount: 3,
+          token: "SOL",
+          from: ALICE,
+          to: "CqxpscBsd28Zdz5UwVPdzG8x2Nap5G8hyLWWfoM38BBz",
+          blockTime: 1718035213,
+          slot: 270118371,
+          fee: 0.000085,
+          status: "success",
+        },
+        {
+          signature: fixture("sol-transfer")[0]!.signature,
+          type: "transfer",
+          amount: 12.5,
+          token: "SOL",
+          from: ALICE,
+          to: "7ty9YmokjEWGXufay9eMYmbWhFW5FnnGva1C2SEHZfvh",
+          blockTime: 1718035201,
+          slot: 270118342,
+          fee: 0.000005,
+          status: "success",
+        },
+      ],
+      total: 2,
+      hasMore: false,
+    });
+  });
+
+  it("stores nothing new when Helius replays a delivery, and counts repeats inside one delivery as skipped", async () => {
+    const before = await storedCount();
+    expect((await post(delivery())).json()).toEqual({ accepted: 0, duplicates: 7, skipped: 0 });
+    const sol = fixture("sol-transfer")[0]!;
+    expect((await post([sol, sol])).json()).toEqual({ accepted: 0, duplicates: 1, skipped: 1 });
+    expect(await storedCount()).toBe(before);
+  });
+
+  it.each([
+    ["a wrong secret", { authorization: "not-the-helius-auth-header" }],
+    ["no Authorization header", {}],
+    ["a valid JWT instead of the shared secret", "jwt"],
+  ])("answers 401 problem+json to %s, before looking at the body", async (_label, headers) => {
+    const sent = headers === "jwt" ? bearer(await t.token("helius-intruder", "ingest:write admin")) : headers;
+    const res = await post([{ not: "a helius item" }], sent as Record<string, string>);
+    expect(res.statusCode).toBe(401);
+    expect(res.headers["content-type"]).toContain("application/problem+json");
+    expect(res.json()).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("answers 400 naming the path of a missing field, a mistyped field and a bad address", async () => {
+    const items = delivery().slice(0, 3);
+    delete items[0]!.feePayer;
+    items[1]!.slot = "270118355";
+    items[2]!.tokenTransfers[1].toUserAccount = "z".repeat(44);
+    const res = await post(items);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe("validation_failed");
+    const paths = (res.json().errors as { path: string }[]).map((e) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(["body.0.feePayer", "body.1.slot"]));
+
+    const decodedLength = await post([fixture("swap")[0]!].map((item) => {
+      item.tokenTransfers[1].toUserAccount = "z".repeat(44);
+      return item;
+    }));
+    expect(decodedLength.statusCode).toBe(400);
+    expect(decodedLength.json().errors).toEqual([
+      { path: "body.0.tokenTransfers.1.toUserAccount", message: "must be a Solana address (base58 of 32 bytes)" },
+    ]);
+  });
+
+  it("rejects an empty delivery, a non-array body and more than 1000 items with 400", async () => {
+    expect((await post([])).statusCode).toBe(400);
+    expect((await post({ transactions: delivery() })).statusCode).toBe(400);
+    const tooMany = Array.from({ length: 1001 }, () => fixture("failed-transfer")[0]!);
+    const res = await post(tooMany);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors[0].path).toBe("body");
+  });
+});
+
+describe("POST /v1/ingest/helius without HELIUS_AUTH_HEADER", () => {
+  it("answers 404 problem+json: the webhook is not enabled", async () => {
+    const off = await startTestApp("helius-ingest-off");
+    try {
+      const res = await off.app.inject({
+        method: "POST",
+        url: "/v1/ingest/helius",
+        headers: { authorization: SECRET },
+        payload: delivery(),
+      });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toMatchObject({ code: "not_found", detail: expect.stringContaining("HELIUS_AUTH_HEADER") });
+    } finally {
+      await off.close();
+    }
+  });
+});
