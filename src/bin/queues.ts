@@ -1,0 +1,53 @@
+// npm run queues — jobs per queue and state (waiting, active, delayed, failed, completed),
+// read from the Redis and queue prefix of the configuration. Exits non-zero when Redis
+// cannot be reached, so it also serves as a check in scripts.
+import type { Redis } from "ioredis";
+import { loadConfig } from "../config.ts";
+import { formatQueueTable, readQueueCounts } from "../metrics/queue-counts.ts";
+import { closeQueues, createQueues } from "../queue/producers.ts";
+import { createCommandRedis } from "../redis.ts";
+
+const config = loadConfigOrExit();
+
+// One connection attempt (bounded by the connect timeout), no retries: a dead Redis is the answer.
+const redis = createCommandRedis(config.redisUrl, { retryStrategy: () => null });
+redis.on("error", () => {});
+const where = redactedUrl(config.redisUrl);
+try {
+  if (!(await connected(redis))) throw new Error(`Redis at ${where} cannot be reached`);
+  const queues = createQueues(redis, config.queuePrefix);
+  try {
+    const rows = await readQueueCounts(queues);
+    console.log(`Redis ${where}, queue prefix ${config.queuePrefix} ("waiting" includes prioritized jobs)\n`);
+    console.log(formatQueueTable(rows));
+  } finally {
+    await closeQueues(queues);
+  }
+} catch (error) {
+  console.error((error as Error).message);
+  process.exitCode = 1;
+} finally {
+  redis.disconnect();
+}
+
+function loadConfigOrExit() {
+  try {
+    return loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}
+
+function connected(connection: Redis): Promise<boolean> {
+  return new Promise((resolve) => {
+    connection.once("ready", () => resolve(true));
+    connection.once("end", () => resolve(false));
+  });
+}
+
+function redactedUrl(raw: string): string {
+  const url = new URL(raw);
+  if (url.password) url.password = "***";
+  return url.toString();
+}

@@ -1,0 +1,62 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createQueues, closeQueues, type Queues } from "../../src/queue/producers.ts";
+import { createWorkerRedis } from "../../src/redis.ts";
+import { uniqueQueuePrefix } from "../helpers/db.ts";
+import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
+
+const run = promisify(execFile);
+const prefix = uniqueQueuePrefix("queues-cli");
+const env = (redisUrl: string) => ({
+  PATH: process.env.PATH ?? "",
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/unused",
+  REDIS_URL: redisUrl,
+  JWT_SECRET: TEST_JWT_SECRET,
+  QUEUE_PREFIX: prefix,
+});
+const queuesCommand = (redisUrl: string) =>
+  run(process.execPath, ["--import", "tsx", "src/bin/queues.ts"], { env: env(redisUrl), timeout: 20_000 });
+
+let redis: ReturnType<typeof createWorkerRedis>;
+let queues: Queues;
+beforeAll(async () => {
+  redis = createWorkerRedis(TEST_REDIS_URL);
+  queues = createQueues(redis, prefix);
+  await queues.transactions.addBulk([
+    { name: "evaluate", data: { batchId: "bat_1" } },
+    { name: "evaluate", data: { batchId: "bat_2" } },
+    { name: "evaluate", data: { batchId: "bat_3" }, opts: { priority: 5 } },
+  ]);
+  await queues["deliver-webhook"].add("deliver", { notificationId: "ntf_1" }, { delay: 3_600_000 });
+});
+afterAll(async () => {
+  await Promise.all(Object.values(queues).map((queue) => queue.obliterate({ force: true })));
+  await closeQueues(queues);
+  redis.disconnect();
+});
+
+describe("npm run queues", () => {
+  it("prints waiting, active, delayed, failed and completed for every queue under the configured prefix", async () => {
+    const { stdout } = await queuesCommand(TEST_REDIS_URL);
+    expect(stdout).toContain(`queue prefix ${prefix}`);
+    const lines = stdout.split("\n");
+    expect(lines.find((line) => line.startsWith("queue "))?.split(/\s+/)).toEqual([
+      "queue", "waiting", "active", "delayed", "failed", "completed",
+    ]);
+    const row = (name: string) => lines.find((line) => line.startsWith(`${name} `))?.trim().split(/\s+/).slice(1);
+    // Prioritized jobs count as waiting: they run as soon as a worker is free.
+    expect(row("transactions")).toEqual(["3", "0", "0", "0", "0"]);
+    expect(row("deliver-webhook")).toEqual(["0", "0", "1", "0", "0"]);
+    for (const name of ["risk", "deliver-email", "deliver-sms", "maintenance"]) {
+      expect(row(name), name).toEqual(["0", "0", "0", "0", "0"]);
+    }
+    expect(row("total")).toEqual(["3", "0", "1", "0", "0"]);
+  });
+
+  it("exits non-zero and says so when Redis cannot be reached", async () => {
+    const failure = await queuesCommand("redis://127.0.0.1:1").catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toContain("Redis at redis://127.0.0.1:1 cannot be reached");
+  });
+});
