@@ -1,6 +1,180 @@
+// /v1/risk/alerts: interface 4.1 (create) and what a user of alerts needs besides: list,
+// read, change, delete and the events an alert fired. Every query is scoped by the
+// caller, so another caller's alert is a 404, never a 403.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { deleteAlert, findAlert, insertAlert, listAlerts, updateAlert } from "../../db/queries/alerts.ts";
+import { listAlertEvents } from "../../db/queries/events.ts";
 import type { Deps } from "../../deps.ts";
+import { newId } from "../../ids.ts";
+import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
+import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { notFound } from "../problem.ts";
+import { errorResponses, parseQueryInteger } from "../schemas.ts";
+import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
+import {
+  AlertIdParams,
+  AlertListSchema,
+  AlertSchema,
+  CreateAlertBody,
+  CreatedAlertSchema,
+  EventListSchema,
+  EventsQuery,
+  EVENTS_LIMIT,
+  EVENTS_OFFSET,
+  ListAlertsQuery,
+  PAGE,
+  PAGE_LIMIT,
+  UpdateAlertBody,
+  eventJson,
+} from "./alert-schemas.ts";
 
-export function alertRoutes(_deps: Deps): FastifyPluginAsyncTypebox {
-  return async () => {};
+const TAGS = ["risk alerts"];
+
+export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  const webhookRules: WebhookUrlOptions = {
+    allowHttp: deps.config.webhookAllowHttp,
+    allowedCidrs: deps.config.webhookAllowedCidrs,
+  };
+  const alertNotFound = (alertId: string) => notFound(`alert ${alertId}`);
+
+  return async (app) => {
+    app.post(
+      "/risk/alerts",
+      {
+        config: { scope: "alerts:write" },
+        schema: {
+          tags: TAGS,
+          summary: "Create a risk alert on a wallet",
+          body: CreateAlertBody,
+          response: { 201: CreatedAlertSchema, ...errorResponses(400, 404, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body;
+        const settings = await checkNewAlert(body, request.caller, webhookRules);
+        const now = deps.now();
+        const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
+        const row = await insertAlert(deps.sql, {
+          id: newId("alr", now.getTime()),
+          owner: request.caller.sub,
+          walletId: body.walletId,
+          condition: body.condition,
+          notificationMethod: body.notificationMethod,
+          webhookSecret,
+          createdAt: now,
+          ...settings,
+        });
+        if (!row) throw notFound(`wallet ${body.walletId}`);
+        reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
+        // The only time the secret leaves the service: the caller must keep it now.
+        return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
+      },
+    );
+
+    app.get(
+      "/risk/alerts",
+      {
+        config: { scope: "alerts:read" },
+        schema: {
+          tags: TAGS,
+          summary: "List the caller's risk alerts, newest first",
+          querystring: ListAlertsQuery,
+          response: { 200: AlertListSchema, ...errorResponses(400) },
+        },
+      },
+      async (request) => {
+        const page = parseQueryInteger("page", request.query.page, PAGE);
+        const limit = parseQueryInteger("limit", request.query.limit, PAGE_LIMIT);
+        const { rows, total } = await listAlerts(
+          deps.sql,
+          request.caller.sub,
+          { walletId: request.query.walletId, status: request.query.status },
+          { offset: (page - 1) * limit, limit },
+        );
+        return { alerts: rows, total, page, limit };
+      },
+    );
+
+    app.get(
+      "/risk/alerts/:alertId",
+      {
+        config: { scope: "alerts:read" },
+        schema: {
+          tags: TAGS,
+          summary: "Get a risk alert",
+          params: AlertIdParams,
+          response: { 200: AlertSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const row = await findAlert(deps.sql, request.caller.sub, request.params.alertId);
+        if (!row) throw alertNotFound(request.params.alertId);
+        return row;
+      },
+    );
+
+    app.patch(
+      "/risk/alerts/:alertId",
+      {
+        config: { scope: "alerts:write" },
+        schema: {
+          tags: TAGS,
+          summary: "Change a risk alert: pause or resume it, or change its threshold, cooldown or destination",
+          params: AlertIdParams,
+          body: UpdateAlertBody,
+          response: { 200: AlertSchema, ...errorResponses(400, 404, 413, 415) },
+        },
+      },
+      async (request) => {
+        const { alertId } = request.params;
+        const current = await findAlert(deps.sql, request.caller.sub, alertId);
+        if (!current) throw alertNotFound(alertId);
+        const changes = await checkAlertChanges(request.body, current, webhookRules);
+        const row = await updateAlert(deps.sql, request.caller.sub, alertId, changes, deps.now());
+        if (!row) throw alertNotFound(alertId);
+        return row;
+      },
+    );
+
+    app.delete(
+      "/risk/alerts/:alertId",
+      {
+        config: { scope: "alerts:write" },
+        schema: {
+          tags: TAGS,
+          summary: "Delete a risk alert with its events and notifications",
+          params: AlertIdParams,
+          response: { 204: { type: "null", description: "deleted" }, ...errorResponses(400, 404) },
+        },
+      },
+      async (request, reply) => {
+        if (!(await deleteAlert(deps.sql, request.caller.sub, request.params.alertId))) {
+          throw alertNotFound(request.params.alertId);
+        }
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      "/risk/alerts/:alertId/events",
+      {
+        config: { scope: "alerts:read" },
+        schema: {
+          tags: TAGS,
+          summary: "What a risk alert fired, newest first, with the notification each firing produced",
+          params: AlertIdParams,
+          querystring: EventsQuery,
+          response: { 200: EventListSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { alertId } = request.params;
+        const limit = parseQueryInteger("limit", request.query.limit, EVENTS_LIMIT);
+        const offset = parseQueryInteger("offset", request.query.offset, EVENTS_OFFSET);
+        if (!(await findAlert(deps.sql, request.caller.sub, alertId))) throw alertNotFound(alertId);
+        const { rows, total } = await listAlertEvents(deps.sql, alertId, { offset, limit });
+        return { events: rows.map(eventJson), total, hasMore: offset + rows.length < total };
+      },
+    );
+  };
 }

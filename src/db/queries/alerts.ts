@@ -1,0 +1,139 @@
+// A caller's risk alerts. Every query is scoped by owner, so another caller's alert is
+// simply not found. Rows arrive JSON-ready: numbers cast to float8, date-times formatted
+// as ISO 8601 UTC in SQL (drizzle turns postgres.js's date parsing off for the shared pool,
+// so Date values neither come back nor go in as parameters).
+import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+
+export type AlertRow = {
+  alertId: string;
+  walletId: string;
+  condition: Condition;
+  status: AlertStatus;
+  /** ISO 8601 UTC with Z. */
+  createdAt: string;
+  threshold: number;
+  notificationMethod: NotificationMethod;
+  webhookUrl: string | null;
+  recipient: string | null;
+  cooldownSeconds: number;
+  token: string | null;
+  disabledReason: string | null;
+};
+
+const COLUMNS = `id as "alertId", wallet_id as "walletId", condition, status,
+  to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+  threshold::float8 as threshold, notification_method as "notificationMethod", webhook_url as "webhookUrl",
+  recipient, cooldown_seconds as "cooldownSeconds", token, disabled_reason as "disabledReason"`;
+
+export type NewAlert = {
+  id: string;
+  owner: string;
+  walletId: string;
+  condition: Condition;
+  threshold: number;
+  token: string | null;
+  notificationMethod: NotificationMethod;
+  webhookUrl: string | null;
+  recipient: string | null;
+  cooldownSeconds: number;
+  webhookSecret: string | null;
+  createdAt: Date;
+};
+
+/**
+ * Inserts the alert if the wallet is the owner's, in one statement so a wallet deleted
+ * meanwhile cannot leave an orphan; undefined when the wallet is not found. A
+ * risk_score_increase alert starts from the address's current score (0 before any).
+ */
+export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow | undefined> {
+  const [row] = await sql<AlertRow[]>`
+    insert into alerts (id, owner, wallet_id, condition, threshold, token, notification_method, webhook_url,
+                        recipient, cooldown_seconds, status, webhook_secret, baseline_score, created_at, updated_at)
+    select ${alert.id}, ${alert.owner}, w.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
+           ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
+           'active', ${alert.webhookSecret}::text,
+           case when ${alert.condition} = 'risk_score_increase' then coalesce(s.risk_score, 0) end,
+           ${alert.createdAt.toISOString()}::timestamptz, ${alert.createdAt.toISOString()}::timestamptz
+    from tracked_wallets w
+    left join address_state s on s.address = w.address
+    where w.id = ${alert.walletId} and w.owner = ${alert.owner}
+    returning ${sql.unsafe(COLUMNS)}`;
+  return row;
+}
+
+export async function findAlert(sql: Sql, owner: string, alertId: string): Promise<AlertRow | undefined> {
+  const [row] = await sql<AlertRow[]>`
+    select ${sql.unsafe(COLUMNS)} from alerts where id = ${alertId} and owner = ${owner}`;
+  return row;
+}
+
+export type AlertFilter = { walletId?: string | undefined; status?: AlertStatus | undefined };
+
+/** Newest first; the total rides along on every row (a window count). */
+export async function listAlerts(
+  sql: Sql,
+  owner: string,
+  filter: AlertFilter,
+  page: { offset: number; limit: number },
+): Promise<{ rows: AlertRow[]; total: number }> {
+  const walletId = filter.walletId ?? null;
+  const status = filter.status ?? null;
+  const where = sql`owner = ${owner}
+    and (${walletId}::text is null or wallet_id = ${walletId}::text)
+    and (${status}::text is null or status = ${status}::text)`;
+  const rows = await sql<(AlertRow & { total: number })[]>`
+    select ${sql.unsafe(COLUMNS)}, count(*) over ()::int as total
+    from alerts where ${where}
+    order by created_at desc, id desc
+    limit ${page.limit} offset ${page.offset}`;
+  if (rows.length > 0) {
+    const total = rows[0]!.total;
+    return { rows: rows.map(({ total: _total, ...row }) => row), total };
+  }
+  // A page past the end carries no row to read the total from.
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from alerts where ${where}`;
+  return { rows: [], total: count?.total ?? 0 };
+}
+
+export type AlertChanges = {
+  status?: "active" | "paused";
+  threshold?: number;
+  cooldownSeconds?: number;
+  recipient?: string;
+  webhookUrl?: string;
+};
+
+/**
+ * Applies the changes; undefined when the alert is not the owner's. Setting a status is
+ * the owner's answer to a disabled alert, so it also clears the failure record.
+ */
+export async function updateAlert(
+  sql: Sql,
+  owner: string,
+  alertId: string,
+  changes: AlertChanges,
+  now: Date,
+): Promise<AlertRow | undefined> {
+  const columns: Record<string, string | number | null> = { updated_at: now.toISOString() };
+  if (changes.status !== undefined) {
+    columns.status = changes.status;
+    columns.failing_since = null;
+    columns.disabled_reason = null;
+  }
+  if (changes.threshold !== undefined) columns.threshold = String(changes.threshold);
+  if (changes.cooldownSeconds !== undefined) columns.cooldown_seconds = changes.cooldownSeconds;
+  if (changes.recipient !== undefined) columns.recipient = changes.recipient;
+  if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
+  const [row] = await sql<AlertRow[]>`
+    update alerts set ${sql(columns)}
+    where id = ${alertId} and owner = ${owner}
+    returning ${sql.unsafe(COLUMNS)}`;
+  return row;
+}
+
+/** True when the owner's alert existed; its events and notifications go with it (cascade). */
+export async function deleteAlert(sql: Sql, owner: string, alertId: string): Promise<boolean> {
+  const rows = await sql`delete from alerts where id = ${alertId} and owner = ${owner} returning id`;
+  return rows.length > 0;
+}

@@ -1,0 +1,45 @@
+// What an alert's settings may be (DESIGN.md section 4). The threshold means something
+// different per condition, so its range does too. Pure.
+import { DEFAULT_THRESHOLDS, type Condition } from "./types.ts";
+
+/** A week: longer silences are better expressed by pausing the alert. */
+export const MAX_COOLDOWN_SECONDS = 604_800;
+export const MAX_TOKEN_FILTER_LENGTH = 64;
+
+// Thresholds are stored with 9 decimals, so the smallest positive one is 0.000000001;
+// the upper ends keep far inside numeric(38, 9) and beyond anything meaningful.
+const SMALLEST = 0.000000001;
+
+type ThresholdRule = { min: number; max: number; meaning: string };
+
+export const THRESHOLD_RULES: Readonly<Record<Condition, ThresholdRule>> = {
+  large_transfer: {
+    min: SMALLEST,
+    max: 1e18,
+    meaning: "an amount in the transaction's token units, greater than 0 (at least 0.000000001) and at most 1e18",
+  },
+  suspicious_counterparty: { min: 0, max: 100, meaning: "a counterparty risk score from 0 to 100" },
+  unusual_activity: {
+    min: SMALLEST,
+    max: 1_000_000,
+    meaning: "a multiple of the wallet's hourly baseline, greater than 0 and at most 1000000",
+  },
+  risk_score_increase: { min: 1, max: 100, meaning: "a rise of the risk score in points, from 1 to 100" },
+};
+
+export type ThresholdResult = { ok: true; threshold: number } | { ok: false; message: string };
+
+/** The threshold to store: the given one when it is in range, else the condition's default. */
+export function effectiveThreshold(condition: Condition, given: number | undefined): ThresholdResult {
+  const rule = THRESHOLD_RULES[condition];
+  if (given === undefined) {
+    const fallback = DEFAULT_THRESHOLDS[condition];
+    return fallback === undefined
+      ? { ok: false, message: `is required for ${condition} alerts: ${rule.meaning}` }
+      : { ok: true, threshold: fallback };
+  }
+  if (!Number.isFinite(given) || given < rule.min || given > rule.max) {
+    return { ok: false, message: `must be ${rule.meaning} for ${condition} alerts` };
+  }
+  return { ok: true, threshold: given };
+}

@@ -1,0 +1,137 @@
+// The rules of an alert's body that span fields, after the JSON schema has checked each
+// field alone: threshold per condition, destination per notification method, and where a
+// webhook URL points. All problems are reported together, as the schema's are.
+import type { AlertChanges, AlertRow } from "../../db/queries/alerts.ts";
+import { effectiveThreshold } from "../../domain/alert-settings.ts";
+import { resolveRecipient, type ClaimedContacts } from "../../domain/recipients.ts";
+import type { Condition, NotificationMethod } from "../../domain/types.ts";
+import { checkWebhookUrl, type WebhookUrlOptions } from "../../notify/ssrf.ts";
+import { ProblemError, type FieldError } from "../problem.ts";
+
+export type CreateAlertInput = {
+  walletId: string;
+  condition: Condition;
+  threshold?: number;
+  notificationMethod: NotificationMethod;
+  webhookUrl?: string;
+  recipient?: string;
+  cooldownSeconds?: number;
+  token?: string;
+};
+
+export type UpdateAlertInput = {
+  status?: "active" | "paused";
+  threshold?: number;
+  cooldownSeconds?: number;
+  recipient?: string;
+  webhookUrl?: string;
+};
+
+export type AlertSettings = {
+  threshold: number;
+  webhookUrl: string | null;
+  recipient: string | null;
+  cooldownSeconds: number;
+  token: string | null;
+};
+
+export async function checkNewAlert(
+  body: CreateAlertInput,
+  claims: ClaimedContacts,
+  webhookRules: WebhookUrlOptions,
+): Promise<AlertSettings> {
+  const problems: FieldError[] = [];
+  const fail = (field: string, message: string) => problems.push({ path: `body.${field}`, message });
+
+  let threshold = 0;
+  const checked = effectiveThreshold(body.condition, body.threshold);
+  if (checked.ok) threshold = checked.threshold;
+  else fail("threshold", checked.message);
+  if (body.token !== undefined && body.condition !== "large_transfer") {
+    fail("token", "is only used by large_transfer alerts");
+  }
+
+  let recipient: string | null = null;
+  if (body.notificationMethod === "webhook") {
+    if (body.webhookUrl === undefined) fail("webhookUrl", "is required for webhook alerts");
+    if (body.recipient !== undefined) fail("recipient", "is not used by webhook alerts (they go to webhookUrl)");
+  } else {
+    if (body.webhookUrl !== undefined) fail("webhookUrl", `is only used by webhook alerts, not ${body.notificationMethod}`);
+    const resolved = resolveRecipient(body.notificationMethod, body.recipient, claims);
+    if (resolved.ok) recipient = resolved.recipient;
+    else fail("recipient", resolved.message);
+  }
+  // The destination check may ask DNS, so it runs only for an otherwise valid body.
+  if (problems.length === 0 && body.webhookUrl !== undefined) {
+    await checkDestination(body.webhookUrl, webhookRules, fail);
+  }
+  throwIfAny(problems);
+
+  return {
+    threshold,
+    webhookUrl: body.webhookUrl ?? null,
+    recipient,
+    cooldownSeconds: body.cooldownSeconds ?? 0,
+    token: body.token ?? null,
+  };
+}
+
+/** Checks a PATCH body against the alert it changes; returns the changes to store. */
+export async function checkAlertChanges(
+  body: UpdateAlertInput,
+  alert: AlertRow,
+  webhookRules: WebhookUrlOptions,
+): Promise<AlertChanges> {
+  if (Object.keys(body).length === 0) {
+    throw new ProblemError("validation_failed", "body must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl", {
+      errors: [{ path: "body", message: "must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl" }],
+    });
+  }
+  const problems: FieldError[] = [];
+  const fail = (field: string, message: string) => problems.push({ path: `body.${field}`, message });
+  const changes: AlertChanges = {};
+  if (body.status !== undefined) changes.status = body.status;
+  if (body.cooldownSeconds !== undefined) changes.cooldownSeconds = body.cooldownSeconds;
+
+  if (body.threshold !== undefined) {
+    const threshold = effectiveThreshold(alert.condition, body.threshold);
+    if (threshold.ok) changes.threshold = threshold.threshold;
+    else fail("threshold", threshold.message);
+  }
+  if (body.recipient !== undefined) {
+    if (alert.notificationMethod === "webhook") {
+      fail("recipient", "is not used by webhook alerts (they go to webhookUrl)");
+    } else {
+      // An explicit recipient only: the token's claims are a default for creation, not for changes.
+      const resolved = resolveRecipient(alert.notificationMethod, body.recipient, { email: undefined, phone: undefined });
+      if (resolved.ok) changes.recipient = resolved.recipient;
+      else fail("recipient", resolved.message);
+    }
+  }
+  if (body.webhookUrl !== undefined) {
+    if (alert.notificationMethod !== "webhook") {
+      fail("webhookUrl", `is only used by webhook alerts, not ${alert.notificationMethod}`);
+    } else if (problems.length === 0) {
+      if (await checkDestination(body.webhookUrl, webhookRules, fail)) changes.webhookUrl = body.webhookUrl;
+    }
+  }
+  throwIfAny(problems);
+  return changes;
+}
+
+async function checkDestination(
+  url: string,
+  rules: WebhookUrlOptions,
+  fail: (field: string, message: string) => void,
+): Promise<boolean> {
+  const verdict = await checkWebhookUrl(url, rules);
+  // The reason is a sentence that starts with the field's name; the field error omits it.
+  if (!verdict.ok) fail("webhookUrl", verdict.reason.replace(/^webhookUrl /, ""));
+  return verdict.ok;
+}
+
+function throwIfAny(problems: FieldError[]): void {
+  if (problems.length === 0) return;
+  const detail = problems.map((problem) => `${problem.path.replace(/^body\./, "")} ${problem.message}`).join("; ");
+  throw new ProblemError("validation_failed", detail, { errors: problems });
+}

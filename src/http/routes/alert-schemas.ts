@@ -1,0 +1,149 @@
+// Request and response schemas of /v1/risk/alerts. Bodies are strict: unknown fields are
+// errors and numbers must be JSON numbers. Rules that span fields (threshold per
+// condition, recipient per method, the webhook URL's destination) live in alert-input.ts.
+import { Type } from "@fastify/type-provider-typebox";
+import type { AlertEventRow } from "../../db/queries/events.ts";
+import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
+import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
+import { idSchema, queryInteger } from "../schemas.ts";
+
+export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
+export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
+export const EVENTS_LIMIT = { min: 1, max: 500, default: 50 } as const;
+export const EVENTS_OFFSET = { min: 0, max: 100_000, default: 0 } as const;
+
+const nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Condition = Type.Enum(CONDITIONS, { description: "what the alert watches for" });
+const NotificationMethod = Type.Enum(NOTIFICATION_METHODS, { description: "how the alert notifies" });
+const Threshold = Type.Number({
+  description:
+    "large_transfer: amount in the transaction's token units (required); suspicious_counterparty: counterparty " +
+    "risk 0–100 (default 75); unusual_activity: multiple of the hourly baseline (default 5); " +
+    "risk_score_increase: points above the baseline (default 10)",
+});
+const WebhookUrl = Type.String({
+  minLength: 1,
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: "https URL that receives signed notifications (webhook alerts only)",
+});
+const Recipient = Type.String({
+  minLength: 1,
+  maxLength: 254,
+  description: "email address (email alerts) or E.164 phone number (sms alerts); defaults to the token's email / phone_number claim",
+});
+const CooldownSeconds = Type.Integer({
+  minimum: 0,
+  maximum: MAX_COOLDOWN_SECONDS,
+  description: "seconds after a notification during which further firings are recorded but not sent (default 0)",
+});
+
+export const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
+
+export const CreateAlertBody = Type.Object(
+  {
+    walletId: idSchema("wal", "wallet"),
+    condition: Condition,
+    threshold: Type.Optional(Threshold),
+    notificationMethod: NotificationMethod,
+    webhookUrl: Type.Optional(WebhookUrl),
+    recipient: Type.Optional(Recipient),
+    cooldownSeconds: Type.Optional(CooldownSeconds),
+    token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_TOKEN_FILTER_LENGTH,
+        description: "large_transfer only: fire only for this token (symbol or mint)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateAlertBody = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Enum(["active", "paused"], { description: "active (also re-enables a disabled alert) or paused" }),
+    ),
+    threshold: Type.Optional(Threshold),
+    cooldownSeconds: Type.Optional(CooldownSeconds),
+    recipient: Type.Optional(Recipient),
+    webhookUrl: Type.Optional(WebhookUrl),
+  },
+  { additionalProperties: false, description: "at least one field" },
+);
+
+export const ListAlertsQuery = Type.Object(
+  {
+    page: queryInteger({ ...PAGE, description: "page number" }),
+    limit: queryInteger({ ...PAGE_LIMIT, description: "alerts per page" }),
+    walletId: Type.Optional(idSchema("wal", "only alerts of this wallet")),
+    status: Type.Optional(Type.Enum(ALERT_STATUSES, { description: "only alerts with this status" })),
+  },
+  { additionalProperties: false },
+);
+
+export const EventsQuery = Type.Object(
+  {
+    limit: queryInteger({ ...EVENTS_LIMIT, description: "events to return" }),
+    offset: queryInteger({ ...EVENTS_OFFSET, description: "events to skip" }),
+  },
+  { additionalProperties: false },
+);
+
+const alertProperties = {
+  alertId: Type.String(),
+  walletId: Type.String(),
+  condition: Type.String(),
+  status: Type.String({ description: "active, paused, or disabled (delivery kept failing; see disabledReason)" }),
+  createdAt: Type.String({ format: "date-time" }),
+  threshold: Type.Number(),
+  notificationMethod: Type.String(),
+  webhookUrl: nullable(Type.String()),
+  recipient: nullable(Type.String()),
+  cooldownSeconds: Type.Integer(),
+  token: nullable(Type.String()),
+  disabledReason: nullable(Type.String()),
+};
+
+export const AlertSchema = Type.Object(alertProperties);
+export const CreatedAlertSchema = Type.Object({
+  ...alertProperties,
+  webhookSecret: Type.Optional(
+    Type.String({ description: "webhook alerts: the whsec_ signing secret, shown in this response only" }),
+  ),
+});
+export const AlertListSchema = Type.Object({
+  alerts: Type.Array(AlertSchema),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+});
+export const EventListSchema = Type.Object({
+  events: Type.Array(
+    Type.Object({
+      eventId: Type.String(),
+      condition: Type.String(),
+      observed: Type.Number(),
+      suppressed: Type.Boolean(),
+      transactionSignature: Type.Optional(Type.String()),
+      createdAt: Type.String({ format: "date-time" }),
+      notificationId: Type.Optional(Type.String()),
+    }),
+  ),
+  total: Type.Integer(),
+  hasMore: Type.Boolean(),
+});
+
+export function eventJson(row: AlertEventRow) {
+  return {
+    eventId: row.eventId,
+    condition: row.condition,
+    observed: row.observed,
+    suppressed: row.suppressed,
+    ...(row.transactionSignature !== null ? { transactionSignature: row.transactionSignature } : {}),
+    createdAt: row.createdAt,
+    ...(row.notificationId !== null ? { notificationId: row.notificationId } : {}),
+  };
+}
