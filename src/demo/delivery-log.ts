@@ -1,0 +1,37 @@
+// Prints every email and SMS notification as it is delivered (webhooks are printed by the
+// sink that received them), by watching the notifications table — the source of truth.
+import type { Sql } from "../db/client.ts";
+
+type Row = { id: string; channel: string; destination: string; status: string; reason: string | null; condition: string | null };
+
+export function watchDeliveries(sql: Sql, print: (line: string) => void, intervalMs = 500): () => void {
+  const printed = new Set<string>();
+  let since = new Date(Date.now() - 1000);
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      const checkFrom = new Date(since.getTime() - 5000);
+      since = new Date();
+      const rows = await sql<Row[]>`
+        select id, channel, destination, status,
+               payload->'data'->>'reason' as reason, payload->'data'->>'condition' as condition
+        from notifications
+        where updated_at >= ${checkFrom} and status in ('delivered', 'failed')
+          and (channel <> 'webhook' or status = 'failed')
+        order by updated_at`;
+      for (const row of rows) {
+        if (printed.has(row.id)) continue;
+        printed.add(row.id);
+        const mark = row.status === "delivered" ? "delivered" : "FAILED";
+        print(`${row.channel.padEnd(7)} ${mark} → ${row.destination}  [${row.condition}] ${row.reason ?? ""}`);
+      }
+    } catch (error) {
+      print(`(could not read notifications: ${(error as Error).message})`);
+    } finally {
+      running = false;
+    }
+  }, intervalMs);
+  return () => clearInterval(timer);
+}
