@@ -1,6 +1,232 @@
-import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+// Tracked wallets (interface 4.2 and 4.4, plus how a wallet becomes tracked and stops being).
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
+import {
+  WALLET_SORT_KEYS,
+  deleteWallet,
+  getWallet,
+  insertWallet,
+  listWallets,
+  updateWallet,
+  type WalletDetailRow,
+} from "../../db/queries/wallets.ts";
+import { newId } from "../../ids.ts";
+import { ProblemError, notFound } from "../problem.ts";
+import { AddressSchema, assertAddress, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
-export function walletRoutes(_deps: Deps): FastifyPluginAsyncTypebox {
-  return async () => {};
+const PAGE = { min: 1, max: 1_000_000, default: 1 };
+const LIMIT = { min: 1, max: 100, default: 25 };
+const TAG_PATTERN = "^[a-z0-9_-]{1,32}$";
+
+const ListQuerySchema = Type.Object(
+  {
+    page: queryInteger({ ...PAGE, description: "page number" }),
+    limit: queryInteger({ ...LIMIT, description: "results per page" }),
+    sortBy: Type.Optional(Type.Enum(WALLET_SORT_KEYS, { default: "lastActivity" })),
+    order: Type.Optional(
+      Type.Enum(["asc", "desc"], { default: "desc", description: "extension; nulls sort last either way, ties by walletId" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const AliasSchema = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+  description: "the caller's name for the wallet, 1–64 characters; null for none",
+});
+const TagsSchema = Type.Array(
+  Type.String({ pattern: TAG_PATTERN, description: "1–32 characters of a-z, 0-9, _ and -" }),
+  { maxItems: 20, uniqueItems: true, description: "the caller's labels, at most 20, each once" },
+);
+
+const CreateBodySchema = Type.Object(
+  { address: AddressSchema, alias: Type.Optional(AliasSchema), tags: Type.Optional(TagsSchema) },
+  { additionalProperties: false },
+);
+const UpdateBodySchema = Type.Object(
+  { alias: Type.Optional(AliasSchema), tags: Type.Optional(TagsSchema) },
+  { additionalProperties: false, minProperties: 1 },
+);
+const ParamsSchema = Type.Object({ walletId: idSchema("wal", "wallet") });
+
+// Nullable scalars as type arrays: OpenAPI 3.1 reads them, and fast-json-stringify
+// serialises them without trying each branch of an anyOf.
+const nullable = <T>(schema: Record<string, unknown> & { type: string }) =>
+  Type.Unsafe<T | null>({ ...schema, type: [schema.type, "null"] });
+
+const NullableAlias = nullable<string>({ type: "string" });
+const LastActivity = nullable<string>({
+  type: "string",
+  format: "date-time",
+  description: "blockTime of the newest transaction, ISO 8601 UTC; null before any",
+});
+
+const WalletSummarySchema = Type.Object({
+  walletId: Type.String({ description: "wal_…" }),
+  address: Type.String(),
+  alias: NullableAlias,
+  balance: Type.Number({ description: "SOL" }),
+  tokenAccounts: Type.Integer({ description: "count of token accounts" }),
+  nftCount: Type.Integer(),
+  riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
+  lastActivity: LastActivity,
+});
+
+const WalletDetailSchema = Type.Object({
+  walletId: Type.String({ description: "wal_…" }),
+  address: Type.String(),
+  alias: NullableAlias,
+  balance: Type.Number({ description: "SOL" }),
+  tokenAccounts: Type.Array(
+    Type.Object({
+      mint: Type.String(),
+      symbol: Type.String(),
+      balance: Type.Number({ description: "UI units (decimals applied)" }),
+      usdValue: Type.Number({ description: "USD" }),
+    }),
+    { description: "highest usdValue first" },
+  ),
+  nfts: Type.Array(
+    Type.Object({
+      mint: Type.String(),
+      name: Type.String(),
+      collection: Type.String(),
+      floorPrice: Type.Number({ description: "USD" }),
+    }),
+    { description: "highest floorPrice first" },
+  ),
+  riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
+  riskFactors: Type.Array(Type.String(), { description: "active risk factor identifiers" }),
+  tags: Type.Array(Type.String()),
+  trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
+  lastActivity: LastActivity,
+});
+
+const ListResponseSchema = Type.Object({
+  wallets: Type.Array(WalletSummarySchema),
+  total: Type.Integer({ description: "count of the caller's tracked wallets" }),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+});
+
+const unixToIso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+
+const toDetail = (row: WalletDetailRow) => ({
+  ...row,
+  trackedAt: new Date(row.trackedAt * 1000).toISOString(),
+  lastActivity: unixToIso(row.lastActivity),
+});
+
+export function walletRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const tags = ["wallets"];
+
+    app.get(
+      "/wallets",
+      {
+        config: { scope: "wallets:read" },
+        schema: {
+          tags,
+          summary: "List tracked wallets",
+          querystring: ListQuerySchema,
+          response: { 200: ListResponseSchema, ...errorResponses(400) },
+        },
+      },
+      async (request) => {
+        const page = parseQueryInteger("page", request.query.page, PAGE);
+        const limit = parseQueryInteger("limit", request.query.limit, LIMIT);
+        const { rows, total } = await listWallets(deps.sql, request.caller.sub, {
+          offset: (page - 1) * limit,
+          limit,
+          sortBy: request.query.sortBy ?? "lastActivity",
+          order: request.query.order ?? "desc",
+        });
+        const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
+        return { wallets, total, page, limit };
+      },
+    );
+
+    app.get(
+      "/wallets/:walletId",
+      {
+        config: { scope: "wallets:read" },
+        schema: {
+          tags,
+          summary: "Get wallet details",
+          params: ParamsSchema,
+          response: { 200: WalletDetailSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const row = await getWallet(deps.sql, request.caller.sub, request.params.walletId);
+        if (!row) throw notFound(`wallet ${request.params.walletId}`);
+        return toDetail(row);
+      },
+    );
+
+    app.post(
+      "/wallets",
+      {
+        config: { scope: "wallets:write" },
+        schema: {
+          tags,
+          summary: "Track a wallet",
+          body: CreateBodySchema,
+          response: { 201: WalletDetailSchema, ...errorResponses(400, 409, 413, 415) },
+        },
+      },
+      async (request, reply) => {
+        const { address, alias = null, tags: walletTags = [] } = request.body;
+        assertAddress("body.address", address);
+        const id = newId("wal");
+        const owner = request.caller.sub;
+        if (!(await insertWallet(deps.sql, { id, owner, address, alias, tags: walletTags }))) {
+          throw new ProblemError("conflict", `address ${address} is already tracked by this caller`);
+        }
+        const row = await getWallet(deps.sql, owner, id);
+        if (!row) throw notFound(`wallet ${id}`); // deleted by a concurrent request
+        return reply.code(201).header("location", `/v1/wallets/${id}`).send(toDetail(row));
+      },
+    );
+
+    app.patch(
+      "/wallets/:walletId",
+      {
+        config: { scope: "wallets:write" },
+        schema: {
+          tags,
+          summary: "Change a wallet's alias or tags",
+          params: ParamsSchema,
+          body: UpdateBodySchema,
+          response: { 200: WalletDetailSchema, ...errorResponses(400, 404, 413, 415) },
+        },
+      },
+      async (request) => {
+        const { walletId } = request.params;
+        const owner = request.caller.sub;
+        if (!(await updateWallet(deps.sql, owner, walletId, request.body))) throw notFound(`wallet ${walletId}`);
+        const row = await getWallet(deps.sql, owner, walletId);
+        if (!row) throw notFound(`wallet ${walletId}`);
+        return toDetail(row);
+      },
+    );
+
+    app.delete(
+      "/wallets/:walletId",
+      {
+        config: { scope: "wallets:write" },
+        schema: {
+          tags,
+          summary: "Stop tracking a wallet (its alerts are deleted too)",
+          params: ParamsSchema,
+          response: { 204: Type.Null({ description: "deleted" }), ...errorResponses(400, 404) },
+        },
+      },
+      async (request, reply) => {
+        if (!(await deleteWallet(deps.sql, request.caller.sub, request.params.walletId))) {
+          throw notFound(`wallet ${request.params.walletId}`);
+        }
+        return reply.code(204).send(null);
+      },
+    );
+  };
 }

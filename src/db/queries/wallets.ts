@@ -1,0 +1,141 @@
+// A caller's tracked wallets joined with what the service knows of their addresses.
+// Numbers are cast to float8 in SQL so rows arrive as JSON-ready numbers, and the list
+// keeps to one round trip: the total rides along on every row (a window count).
+import type { Sql } from "../client.ts";
+
+export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
+export type WalletSortKey = (typeof WALLET_SORT_KEYS)[number];
+export type SortOrder = "asc" | "desc";
+
+export type WalletSummaryRow = {
+  walletId: string;
+  address: string;
+  alias: string | null;
+  balance: number;
+  tokenAccounts: number;
+  nftCount: number;
+  riskScore: number;
+  /** Unix seconds of the newest transaction, null before any. */
+  lastActivity: number | null;
+};
+
+export type TokenAccountRow = { mint: string; symbol: string; balance: number; usdValue: number };
+export type NftRow = { mint: string; name: string; collection: string; floorPrice: number };
+
+export type WalletDetailRow = {
+  walletId: string;
+  address: string;
+  alias: string | null;
+  balance: number;
+  tokenAccounts: TokenAccountRow[];
+  nfts: NftRow[];
+  riskScore: number;
+  riskFactors: string[];
+  tags: string[];
+  /** Unix seconds with a fraction: drizzle makes this client return timestamps as text. */
+  trackedAt: number;
+  lastActivity: number | null;
+};
+
+const SORT_COLUMNS: Record<WalletSortKey, string> = {
+  balance: "coalesce(s.balance, 0)",
+  riskScore: "coalesce(s.risk_score, 0)",
+  lastActivity: "s.last_activity",
+  trackedAt: "w.tracked_at",
+};
+
+export async function listWallets(
+  sql: Sql,
+  owner: string,
+  page: { offset: number; limit: number; sortBy: WalletSortKey; order: SortOrder },
+): Promise<{ rows: WalletSummaryRow[]; total: number }> {
+  // Both parts come from fixed tables above, never from the request text.
+  const orderBy = sql.unsafe(`${SORT_COLUMNS[page.sortBy]} ${page.order === "asc" ? "asc" : "desc"} nulls last, w.id`);
+  const rows = await sql<(WalletSummaryRow & { total: number })[]>`
+    select w.id as "walletId", w.address, w.alias,
+           coalesce(s.balance, 0)::float8 as balance,
+           coalesce(s.token_account_count, 0) as "tokenAccounts",
+           coalesce(s.nft_count, 0) as "nftCount",
+           coalesce(s.risk_score, 0)::int as "riskScore",
+           s.last_activity::float8 as "lastActivity",
+           count(*) over ()::int as total
+    from tracked_wallets w
+    left join address_state s on s.address = w.address
+    where w.owner = ${owner}
+    order by ${orderBy}
+    limit ${page.limit} offset ${page.offset}`;
+  if (rows.length > 0) return { rows, total: rows[0]!.total };
+  // A page past the end carries no row to read the total from.
+  const [count] = await sql<{ total: number }[]>`select count(*)::int as total from tracked_wallets where owner = ${owner}`;
+  return { rows, total: count?.total ?? 0 };
+}
+
+export async function getWallet(sql: Sql, owner: string, walletId: string): Promise<WalletDetailRow | undefined> {
+  const [row] = await sql<WalletDetailRow[]>`
+    select w.id as "walletId", w.address, w.alias,
+           coalesce(s.balance, 0)::float8 as balance,
+           coalesce((
+             select json_agg(json_build_object('mint', ta.mint, 'symbol', ta.symbol, 'balance', ta.balance::float8,
+                                               'usdValue', ta.usd_value::float8)
+                             order by ta.usd_value desc, ta.mint)
+             from token_accounts ta where ta.address = w.address), '[]'::json) as "tokenAccounts",
+           coalesce((
+             select json_agg(json_build_object('mint', n.mint, 'name', n.name, 'collection', n.collection,
+                                               'floorPrice', n.floor_price::float8)
+                             order by n.floor_price desc, n.mint)
+             from nfts n where n.address = w.address), '[]'::json) as nfts,
+           coalesce(s.risk_score, 0)::int as "riskScore",
+           coalesce(s.risk_factors, '{}'::text[]) as "riskFactors",
+           w.tags,
+           extract(epoch from w.tracked_at)::float8 as "trackedAt",
+           s.last_activity::float8 as "lastActivity"
+    from tracked_wallets w
+    left join address_state s on s.address = w.address
+    where w.id = ${walletId} and w.owner = ${owner}`;
+  return row;
+}
+
+/** The address a caller's wallet tracks, or undefined for an unknown or foreign wallet. */
+export async function findWalletAddress(sql: Sql, owner: string, walletId: string): Promise<string | undefined> {
+  const [row] = await sql<{ address: string }[]>`
+    select address from tracked_wallets where id = ${walletId} and owner = ${owner}`;
+  return row?.address;
+}
+
+/** Inserts the wallet (and the address's shared state if it is new); false when the caller already tracks the address. */
+export async function insertWallet(
+  sql: Sql,
+  wallet: { id: string; owner: string; address: string; alias: string | null; tags: string[] },
+): Promise<boolean> {
+  const rows = await sql`
+    with state as (
+      insert into address_state (address) values (${wallet.address}) on conflict (address) do nothing
+    )
+    insert into tracked_wallets (id, owner, address, alias, tags)
+    values (${wallet.id}, ${wallet.owner}, ${wallet.address}, ${wallet.alias}, ${wallet.tags}::text[])
+    on conflict (owner, address) do nothing
+    returning id`;
+  return rows.length === 1;
+}
+
+/** Applies the given fields; false for an unknown or foreign wallet. */
+export async function updateWallet(
+  sql: Sql,
+  owner: string,
+  walletId: string,
+  changes: { alias?: string | null; tags?: string[] },
+): Promise<boolean> {
+  const rows = await sql`
+    update tracked_wallets set
+      alias = ${changes.alias === undefined ? sql`alias` : sql`${changes.alias}`},
+      tags = ${changes.tags === undefined ? sql`tags` : sql`${changes.tags}::text[]`}
+    where id = ${walletId} and owner = ${owner}
+    returning id`;
+  return rows.length === 1;
+}
+
+/** Deletes the wallet; its alerts go with it (foreign key cascade). False when not found. */
+export async function deleteWallet(sql: Sql, owner: string, walletId: string): Promise<boolean> {
+  const rows = await sql`delete from tracked_wallets where id = ${walletId} and owner = ${owner} returning id`;
+  return rows.length === 1;
+}
