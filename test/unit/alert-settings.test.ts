@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { effectiveThreshold } from "../../src/domain/alert-settings.ts";
+
+describe("effectiveThreshold", () => {
+  it.each([
+    ["suspicious_counterparty", 75],
+    ["unusual_activity", 5],
+    ["risk_score_increase", 10],
+  ] as const)("defaults %s to %d", (condition, threshold) => {
+    expect(effectiveThreshold(condition, undefined)).toEqual({ ok: true, threshold });
+  });
+
+  it("has no default for large_transfer and says what the threshold means", () => {
+    expect(effectiveThreshold("large_transfer", undefined)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^is required for large_transfer alerts: an amount in the transaction's token units/),
+    });
+  });
+
+  it.each([
+    ["large_transfer", 0.000000001],
+    ["large_transfer", 1e18],
+    ["suspicious_counterparty", 0],
+    ["suspicious_counterparty", 100],
+    ["unusual_activity", 0.5],
+    ["unusual_activity", 1_000_000],
+    ["risk_score_increase", 1],
+    ["risk_score_increase", 100],
+  ] as const)("keeps the %s threshold %d at the edge of its range", (condition, threshold) => {
+    expect(effectiveThreshold(condition, threshold)).toEqual({ ok: true, threshold });
+  });
+
+  it.each([
+    ["large_transfer", 0],
+    ["large_transfer", 0.0000000001],
+    ["large_transfer", 1.1e18],
+    ["suspicious_counterparty", -0.1],
+    ["suspicious_counterparty", 101],
+    ["unusual_activity", 0],
+    ["unusual_activity", 1_000_001],
+    ["risk_score_increase", 0.9],
+    ["risk_score_increase", 100.1],
+    ["risk_score_increase", Number.NaN],
+    ["large_transfer", Number.POSITIVE_INFINITY],
+  ] as const)("refuses the %s threshold %d", (condition, threshold) => {
+    const result = effectiveThreshold(condition, threshold);
+    expect(result).toEqual({ ok: false, message: expect.stringMatching(new RegExp(`^must be .* for ${condition} alerts$`)) });
+  });
+});
