@@ -30,6 +30,10 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   // ioredis would print every reconnect error as an unhandled 'error' event.
   redis.on("error", (error) => logger.debug({ err: error }, "redis connection error"));
   const queues = createQueues(redis, config.queuePrefix);
+  // Likewise for the queues, which BullMQ would otherwise print to stderr on every failed write.
+  for (const queue of Object.values(queues)) {
+    queue.on("error", (error) => logger.debug({ err: error }, "queue connection error"));
+  }
   let closed = false;
   return {
     config,

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import { mintToken } from "../../src/http/mint-token.ts";
+import { whenReady } from "../../src/redis.ts";
+import { testEnv } from "../helpers/app.ts";
+import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
+import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+
+// The app reaches PostgreSQL and Redis through proxies that the tests cut and restore.
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let pgProxy: TcpProxy;
+let redisProxy: TcpProxy;
+let deps: Deps;
+let app: AppInstance;
+let token: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase("readiness");
+  pgProxy = await startTcpProxy(endpointOf(database.url, 5432));
+  redisProxy = await startTcpProxy(endpointOf(TEST_REDIS_URL, 6379));
+  const config = loadConfig(
+    testEnv({
+      DATABASE_URL: throughProxy(database.url, pgProxy),
+      REDIS_URL: throughProxy(TEST_REDIS_URL, redisProxy),
+      QUEUE_PREFIX: uniqueQueuePrefix("readiness"),
+    }),
+  );
+  deps = createDeps(config, { dbPoolSize: 2 });
+  if (!(await whenReady(deps.redis, 5_000))) throw new Error("Redis is needed by the tests");
+  app = await buildApp(deps);
+  await app.ready();
+  token = await mintToken(TEST_JWT_SECRET, { sub: "alice", scope: "wallets:read", ttlSeconds: 600 }, config.jwt);
+});
+afterAll(async () => {
+  await app?.close();
+  await deps?.close();
+  await pgProxy?.close();
+  await redisProxy?.close();
+  await database?.drop();
+});
+
+const readyz = () => app.inject({ url: "/readyz" });
+const listWallets = () => app.inject({ url: "/v1/wallets", headers: { authorization: `Bearer ${token}` } });
+// Polling for a state, not timing it: reconnection happens on the clients' own schedule.
+const eventually = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 20_000, interval: 100 });
+
+describe("readiness follows PostgreSQL and Redis", () => {
+  it("is ready, and /v1 answers, when both are reachable", async () => {
+    expect((await readyz()).statusCode).toBe(200);
+    expect((await listWallets()).statusCode).toBe(200);
+    expect((await app.inject({ url: "/healthz" })).statusCode).toBe(200);
+  });
+
+  it("answers /readyz 503 and /v1 503 problem+json while PostgreSQL is unreachable, and recovers", async () => {
+    pgProxy.cut();
+    try {
+      await eventually(async () => expect((await readyz()).statusCode).toBe(503));
+      const ready = await readyz();
+      expect(ready.headers["content-type"]).toContain("application/problem+json");
+      expect(ready.json()).toMatchObject({ code: "unavailable", detail: "PostgreSQL cannot be reached" });
+      const res = await listWallets();
+      expect(res.statusCode).toBe(503);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(res.headers["retry-after"]).toBeDefined();
+      expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
+      // Liveness is not readiness: the process itself is fine.
+      expect((await app.inject({ url: "/healthz" })).statusCode).toBe(200);
+    } finally {
+      pgProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
+    expect((await listWallets()).statusCode).toBe(200);
+  });
+
+  it("answers /readyz 503 and /v1 503 problem+json while Redis is unreachable, and recovers", async () => {
+    redisProxy.cut();
+    try {
+      await eventually(async () => expect((await readyz()).statusCode).toBe(503));
+      expect((await readyz()).json()).toMatchObject({ code: "unavailable", detail: "Redis cannot be reached" });
+      const res = await listWallets();
+      expect(res.statusCode).toBe(503);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
+    } finally {
+      redisProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
+    expect((await listWallets()).statusCode).toBe(200);
+  });
+
+  it("names both when both are unreachable", async () => {
+    pgProxy.cut();
+    redisProxy.cut();
+    try {
+      await eventually(async () =>
+        expect((await readyz()).json()).toMatchObject({ detail: "PostgreSQL and Redis cannot be reached" }),
+      );
+    } finally {
+      pgProxy.restore();
+      redisProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
+  });
+});
