@@ -1,9 +1,12 @@
 // Transactions: the batch insert of ingest and the per-address history.
 //
 // An address's history is the union of two index-ordered scans (transactions_from_newest_idx
-// and transactions_to_newest_idx), each cut at offset + limit rows and merged, so a page
-// costs O(offset + limit) whatever the address's total. A self-transfer (from = to) is
-// taken from the "from" side only, so it is listed and counted once.
+// and transactions_to_newest_idx), each cut at offset + limit rows and merged (Merge Append,
+// no sort), so a page costs O(offset + limit) whatever the address's total. A self-transfer
+// (from = to) is taken from the "from" side only, so it is listed once. The ORDER BY spells
+// out NULLS LAST because the indexes were built that way; plain DESC means NULLS FIRST and
+// would not match them. The total is counted with index-only scans: from-side + to-side −
+// self-transfers (a BitmapAnd of both indexes).
 import type { PendingQuery, Row } from "postgres";
 import type { Transaction, TransactionStatus, TransactionType } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
@@ -50,12 +53,12 @@ export async function listAddressTransactions(
            (${countQuery(sql, filter.address, where)}) as total
     from (
       (select * from transactions where from_address = ${filter.address} ${where}
-       order by block_time desc, slot desc, signature limit ${reach})
+       order by block_time desc nulls last, slot desc nulls last, signature limit ${reach})
       union all
       (select * from transactions where to_address = ${filter.address} and from_address <> ${filter.address} ${where}
-       order by block_time desc, slot desc, signature limit ${reach})
+       order by block_time desc nulls last, slot desc nulls last, signature limit ${reach})
     ) history
-    order by block_time desc, slot desc, signature
+    order by history.block_time desc nulls last, history.slot desc nulls last, history.signature
     limit ${page.limit} offset ${page.offset}`;
   if (rows.length > 0) return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]!.total };
   // An empty page (past the end, or nothing matches) carries no row to read the total from.
@@ -66,7 +69,8 @@ export async function listAddressTransactions(
 function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): PendingQuery<Row[]> {
   return sql`
     select ((select count(*) from transactions where from_address = ${address} ${where})
-          + (select count(*) from transactions where to_address = ${address} and from_address <> ${address} ${where}))::float8`;
+          + (select count(*) from transactions where to_address = ${address} ${where})
+          - (select count(*) from transactions where to_address = ${address} and from_address = ${address} ${where}))::float8`;
 }
 
 /**

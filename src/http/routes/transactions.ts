@@ -1,6 +1,91 @@
-import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+// A wallet's transaction history (interface 4.3): newest first, filtered by type and time.
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
+import { listAddressTransactions } from "../../db/queries/transactions.ts";
+import { findWalletAddress } from "../../db/queries/wallets.ts";
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from "../../domain/types.ts";
+import { MAX_UNIX_SECONDS } from "../../ingest/native.ts";
+import { invalid, notFound } from "../problem.ts";
+import { errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
-export function transactionRoutes(_deps: Deps): FastifyPluginAsyncTypebox {
-  return async () => {};
+const LIMIT = { min: 1, max: 500, default: 50 };
+const OFFSET = { min: 0, max: 100_000, default: 0 };
+/** Unix seconds: queryInteger's nine digits end in 2001, so the time bounds have their own pattern. */
+const TIME = { min: 0, max: MAX_UNIX_SECONDS, default: 0 };
+
+const queryTime = (description: string) =>
+  Type.Optional(
+    Type.String({
+      pattern: "^(0|[1-9][0-9]{0,11})$",
+      description: `${description}: Unix seconds, inclusive, a whole number from 0 to ${MAX_UNIX_SECONDS}`,
+    }),
+  );
+
+const QuerySchema = Type.Object(
+  {
+    walletId: idSchema("wal", "wallet"),
+    limit: queryInteger({ ...LIMIT, description: "number of transactions to return" }),
+    offset: queryInteger({ ...OFFSET, description: "number of transactions to skip" }),
+    type: Type.Optional(
+      Type.Enum(["all", ...TRANSACTION_TYPES], { description: "filter by type; all (or absent) means no filter; other is an extension" }),
+    ),
+    startTime: queryTime("oldest blockTime returned"),
+    endTime: queryTime("newest blockTime returned"),
+  },
+  { additionalProperties: false },
+);
+
+const TransactionSchema = Type.Object({
+  signature: Type.String(),
+  type: Type.Enum(TRANSACTION_TYPES),
+  amount: Type.Number({ description: "UI units of token" }),
+  token: Type.String({ description: "a symbol, or the mint when there is none" }),
+  from: Type.String(),
+  to: Type.String(),
+  blockTime: Type.Integer({ description: "Unix seconds" }),
+  slot: Type.Integer(),
+  fee: Type.Number({ description: "SOL" }),
+  status: Type.Enum(TRANSACTION_STATUSES),
+});
+
+const ResponseSchema = Type.Object({
+  transactions: Type.Array(TransactionSchema, { description: "newest first: blockTime desc, slot desc, signature" }),
+  total: Type.Integer({ description: "count of matching transactions" }),
+  hasMore: Type.Boolean({ description: "true when more results exist beyond this page" }),
+});
+
+export function transactionRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      "/transactions",
+      {
+        config: { scope: "transactions:read" },
+        schema: {
+          tags: ["transactions"],
+          summary: "Get a wallet's transactions",
+          querystring: QuerySchema,
+          response: { 200: ResponseSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { query } = request;
+        const limit = parseQueryInteger("limit", query.limit, LIMIT);
+        const offset = parseQueryInteger("offset", query.offset, OFFSET);
+        const startTime = query.startTime === undefined ? undefined : parseQueryInteger("startTime", query.startTime, TIME);
+        const endTime = query.endTime === undefined ? undefined : parseQueryInteger("endTime", query.endTime, TIME);
+        if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
+          throw invalid("query.startTime", "must not be after endTime");
+        }
+        const address = await findWalletAddress(deps.sql, request.caller.sub, query.walletId);
+        if (!address) throw notFound(`wallet ${query.walletId}`);
+        const type = query.type === "all" ? undefined : query.type;
+        const { rows, total } = await listAddressTransactions(
+          deps.sql,
+          { address, type, startTime, endTime },
+          { offset, limit },
+        );
+        return { transactions: rows, total, hasMore: offset + rows.length < total };
+      },
+    );
+  };
 }
