@@ -1,0 +1,163 @@
+// Notifications seen from the API: send a test through an alert's channel, rotate a
+// webhook secret, and read one notification with every delivery attempt. Scoped by the
+// caller: another caller's alert or notification is a 404.
+import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import {
+  findNotification,
+  findTestTarget,
+  insertNotification,
+  rotateWebhookSecret,
+  type TestTarget,
+} from "../../db/queries/notifications.ts";
+import type { Deps } from "../../deps.ts";
+import type { NotificationPayload } from "../../domain/types.ts";
+import { newId } from "../../ids.ts";
+import { walletName } from "../../notify/render.ts";
+import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
+import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { enqueueDeliveries } from "../../queue/deliveries.ts";
+import { ProblemError, invalid, notFound } from "../problem.ts";
+import { errorResponses, idSchema, isoDate } from "../schemas.ts";
+
+const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
+const NotificationIdParams = Type.Object({ notificationId: idSchema("ntf", "notification") }, { additionalProperties: false });
+
+const TestAccepted = Type.Object(
+  { notificationId: Type.String({ description: "the notification (for webhooks, its webhook-id header)" }) },
+  { description: "the test notification is queued; follow it at /v1/notifications/{notificationId}" },
+);
+const RotatedSecret = Type.Object({
+  webhookSecret: Type.String({ description: "the new whsec_ secret; shown this once only" }),
+  previousSecretExpiresAt: Type.String({ format: "date-time", description: "until then messages carry a signature with the old secret too" }),
+});
+const NotificationSchema = Type.Object({
+  notificationId: Type.String(),
+  alertId: Type.String(),
+  eventId: Type.Union([Type.String(), Type.Null()], { description: "null for a test notification" }),
+  channel: Type.String({ enum: ["email", "webhook", "sms"] }),
+  status: Type.String({ enum: ["pending", "retrying", "delivered", "failed"] }),
+  createdAt: Type.String({ format: "date-time" }),
+  deliveredAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  attempts: Type.Array(
+    Type.Object({
+      at: Type.String({ format: "date-time" }),
+      durationMs: Type.Integer(),
+      statusCode: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status (webhook, Twilio) or SMTP reply code" }),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+});
+
+const TAGS = ["notifications"];
+
+/** These POSTs take no body; one that carries fields is a mistake worth telling the caller about. */
+function assertNoBody(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body === "object" && Object.keys(body).length === 0) return;
+  throw invalid("body", "must be empty: this endpoint takes no fields");
+}
+
+export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      "/risk/alerts/:alertId/test",
+      {
+        config: { scope: "alerts:write" },
+        schema: {
+          tags: ["risk alerts"],
+          summary: "Send a risk_alert.test notification through the alert's channel now",
+          params: AlertIdParams,
+          response: { 202: TestAccepted, ...errorResponses(400, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        assertNoBody(request.body);
+        const target = await findTestTarget(deps.sql, request.caller.sub, request.params.alertId);
+        if (!target) throw notFound(`alert ${request.params.alertId}`);
+        const destination = target.notificationMethod === "webhook" ? target.webhookUrl : target.recipient;
+        if (!destination) throw new ProblemError("conflict", `alert ${target.alertId} has no ${target.notificationMethod} destination`);
+        const now = deps.now();
+        const notificationId = newId("ntf", now.getTime());
+        await insertNotification(deps.sql, {
+          id: notificationId,
+          alertId: target.alertId,
+          eventId: null,
+          channel: target.notificationMethod,
+          destination,
+          payload: testPayload(target, now),
+          createdAt: now,
+        });
+        await enqueueDeliveries(deps.queues, [{ notificationId, channel: target.notificationMethod }]);
+        reply.code(202).header("location", `/v1/notifications/${notificationId}`);
+        return { notificationId };
+      },
+    );
+
+    app.post(
+      "/risk/alerts/:alertId/rotate-secret",
+      {
+        config: { scope: "alerts:write" },
+        schema: {
+          tags: ["risk alerts"],
+          summary: "Replace a webhook alert's signing secret; the old one keeps signing for 24 hours",
+          params: AlertIdParams,
+          response: { 200: RotatedSecret, ...errorResponses(400, 404, 409) },
+        },
+      },
+      async (request) => {
+        assertNoBody(request.body);
+        const { alertId } = request.params;
+        const now = deps.now();
+        const webhookSecret = generateWebhookSecret();
+        const expiresAt = new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS);
+        const result = await rotateWebhookSecret(deps.sql, request.caller.sub, alertId, webhookSecret, expiresAt, now);
+        if (!result) throw notFound(`alert ${alertId}`);
+        if (!result.rotated) throw new ProblemError("conflict", `alert ${alertId} is not a webhook alert: it has no secret to rotate`);
+        return { webhookSecret, previousSecretExpiresAt: expiresAt.toISOString() };
+      },
+    );
+
+    app.get(
+      "/notifications/:notificationId",
+      {
+        config: { scope: "alerts:read" },
+        schema: {
+          tags: TAGS,
+          summary: "A notification's state and every delivery attempt, oldest first",
+          params: NotificationIdParams,
+          response: { 200: NotificationSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const row = await findNotification(deps.sql, request.caller.sub, request.params.notificationId);
+        if (!row) throw notFound(`notification ${request.params.notificationId}`);
+        return {
+          ...row,
+          createdAt: row.createdAt.toISOString(),
+          deliveredAt: isoDate(row.deliveredAt),
+          attempts: row.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })),
+        };
+      },
+    );
+  };
+}
+
+/** A test carries the alert's real settings and the wallet's current risk, and says it is a test. */
+function testPayload(target: TestTarget, now: Date): NotificationPayload {
+  return {
+    type: "risk_alert.test",
+    timestamp: now.toISOString(),
+    data: {
+      alertId: target.alertId,
+      walletId: target.walletId,
+      address: target.address,
+      alias: target.alias,
+      condition: target.condition,
+      threshold: target.threshold,
+      observed: null,
+      riskScore: target.riskScore,
+      riskFactors: target.riskFactors,
+      reason: `Test notification for your ${target.condition} alert on ${walletName(target)}.`,
+    },
+  };
+}

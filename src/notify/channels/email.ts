@@ -1,0 +1,102 @@
+// Email through nodemailer: a pooled SMTP transport to SMTP_URL, or — when SMTP_URL is not
+// set — a stream transport that writes each message as an .eml file under var/outbox/ and
+// counts it as delivered, so the demo shows real messages without a mail server.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import nodemailer from "nodemailer";
+import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
+import { renderEmail, type RenderedEmail } from "../render.ts";
+import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
+
+export type EmailChannelOptions = {
+  smtpUrl: string | undefined;
+  from: string;
+  timeoutMs: number;
+  outboxDir: string;
+};
+
+type SentInfo = { response?: string; message?: Buffer | string };
+
+export function createEmailChannel(
+  options: EmailChannelOptions,
+): EmailChannel & { describe: () => string; close: () => Promise<void> } {
+  const transport = options.smtpUrl
+    ? nodemailer.createTransport({
+        url: options.smtpUrl,
+        pool: true,
+        maxConnections: 5,
+        connectionTimeout: options.timeoutMs,
+        greetingTimeout: options.timeoutMs,
+        socketTimeout: options.timeoutMs,
+        // Nothing we send refers to files or URLs; refuse them outright.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      })
+    : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+  let outboxReady: Promise<unknown> | undefined;
+
+  const deliver = async (to: string, email: RenderedEmail, fileStem: string, messageId?: string): Promise<AttemptResult> => {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const info = (await transport.sendMail({
+        from: options.from,
+        to,
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        ...(messageId ? { messageId } : {}),
+      })) as SentInfo;
+      if (!options.smtpUrl) {
+        outboxReady ??= mkdir(options.outboxDir, { recursive: true });
+        await outboxReady;
+        await writeFile(join(options.outboxDir, `${fileStem}.eml`), info.message ?? "");
+        return { durationMs: elapsed(), responseBody: `written to ${options.outboxDir}/${fileStem}.eml` };
+      }
+      const reply = info.response ?? "";
+      const code = /^(\d{3})/.exec(reply)?.[1];
+      return { smtpResponseCode: code ? Number(code) : undefined, responseBody: reply.slice(0, 1000), durationMs: elapsed() };
+    } catch (error) {
+      return { ...describeSmtpError(error), durationMs: elapsed() };
+    }
+  };
+
+  return {
+    send: (message: OutboundMessage) =>
+      // The notification id in Message-ID lets a mail client thread retries and spot duplicates.
+      deliver(message.destination, renderEmail(message.payload), message.notificationId, `<${message.notificationId}@wallet-alerts>`),
+    sendMail: (to, email) => deliver(to, email, `notice-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
+    describe: () => (options.smtpUrl ? `SMTP ${redactUrl(options.smtpUrl)}` : `.eml files in ${options.outboxDir}/ (SMTP_URL not set)`),
+    close: async () => {
+      transport.close();
+    },
+  };
+}
+
+function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
+  const { code, responseCode, response, message } = (error ?? {}) as {
+    code?: unknown;
+    responseCode?: unknown;
+    response?: unknown;
+    message?: string;
+  };
+  const smtpResponseCode = typeof responseCode === "number" ? responseCode : undefined;
+  const text = typeof response === "string" && response !== "" ? response : (message ?? "sending failed");
+  let errorCode = typeof code === "string" ? code : "ESOCKET";
+  // A message or envelope refused before any server reply (no recipient, bad address) never improves.
+  if (smtpResponseCode === undefined && (errorCode === "EENVELOPE" || errorCode === "EMESSAGE")) {
+    errorCode = PERMANENT_ERROR_CODES.badMessage;
+  }
+  return {
+    errorCode,
+    smtpResponseCode,
+    error: `${smtpResponseCode ?? errorCode}: ${text}`.slice(0, 1000),
+  };
+}
+
+function redactUrl(raw: string): string {
+  const url = new URL(raw);
+  if (url.password) url.password = "***";
+  return url.toString();
+}

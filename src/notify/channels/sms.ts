@@ -1,0 +1,83 @@
+// SMS through the official twilio SDK, pointed at TWILIO_BASE_URL (tests and staging use a
+// stand-in). Without Twilio credentials the message is written to the log and counted as
+// delivered, so the demo runs with nothing configured.
+import { performance } from "node:perf_hooks";
+import twilio from "twilio";
+import type RequestClient from "twilio/lib/base/RequestClient.js";
+import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
+import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
+import { renderSms } from "../render.ts";
+import type { AttemptResult, Channel, OutboundMessage } from "./index.ts";
+
+const TWILIO_API = "https://api.twilio.com";
+
+export type SmsChannelOptions = {
+  twilio: Config["twilio"];
+  timeoutMs: number;
+  logger: Logger;
+};
+
+
+/**
+ * The SDK builds every URL on https://api.twilio.com; this client rewrites that origin to
+ * the configured base URL. The SDK's only extension point for this is a RequestClient
+ * subclass, hence a class here.
+ */
+export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio.RequestClient {
+  const base = baseUrl.replace(/\/+$/, "");
+  class BaseUrlRequestClient extends twilio.RequestClient {
+    override request<TData>(opts: RequestClient.RequestOptions<TData>) {
+      const uri = opts.uri.startsWith(TWILIO_API) ? base + opts.uri.slice(TWILIO_API.length) : opts.uri;
+      return super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? timeoutMs });
+    }
+  }
+  return new BaseUrlRequestClient({ timeout: timeoutMs, keepAlive: true, autoRetry: false });
+}
+
+export function createSmsChannel(options: SmsChannelOptions): Channel & { describe: () => string; close: () => Promise<void> } {
+  const { accountSid, authToken, from, baseUrl } = options.twilio;
+  const client =
+    accountSid && authToken && from
+      ? twilio(accountSid, authToken, { httpClient: baseUrlRequestClient(baseUrl, options.timeoutMs), autoRetry: false })
+      : undefined;
+
+  const send = async (message: OutboundMessage): Promise<AttemptResult> => {
+    const body = renderSms(message.payload);
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    if (!client || !from) {
+      options.logger.info({ notificationId: message.notificationId, to: message.destination, sms: body }, "sms (Twilio not configured; logged instead)");
+      return { durationMs: 0, responseBody: "written to the log (Twilio not configured)" };
+    }
+    try {
+      const sent = await client.messages.create({ to: message.destination, from, body });
+      return { statusCode: 201, responseBody: JSON.stringify({ sid: sent.sid, status: sent.status }), durationMs: elapsed() };
+    } catch (error) {
+      return { ...describeTwilioError(error), durationMs: elapsed() };
+    }
+  };
+
+  return {
+    send,
+    describe: () => (client ? `Twilio ${baseUrl}` : "the log (Twilio not configured)"),
+    close: async () => {},
+  };
+}
+
+/**
+ * Twilio's answer decides: its HTTP status (400 for 21211 invalid To, 21610 unsubscribed,
+ * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
+ * A transport error carries a code (retried); an error with neither is the SDK refusing
+ * the message before sending it, which no retry can fix.
+ */
+function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
+  const { status, code, message, moreInfo } = (error ?? {}) as { status?: unknown; code?: unknown; message?: string; moreInfo?: unknown };
+  if (typeof status === "number") {
+    const twilioCode = typeof code === "number" ? ` ${code}` : "";
+    const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
+    return { statusCode: status, error: `Twilio${twilioCode}: ${message ?? `HTTP ${status}`}${more}`.slice(0, 1000) };
+  }
+  if (typeof code === "string") return { errorCode: code, error: `${code}: ${message ?? "request failed"}` };
+  return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };
+}

@@ -1,0 +1,99 @@
+// The one HTTP client that webhooks go through: an undici Agent (pooled, keep-alive) whose
+// connector checks, on every new connection, every address the host resolves to with the
+// SSRF rules of ssrf.ts. Checking at connect time rather than only at alert creation is
+// what stops DNS rebinding: the name is resolved once, checked, and the socket goes to
+// exactly the address that was checked.
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { isIP } from "node:net";
+import { Agent, buildConnector, type Dispatcher } from "undici";
+import { PERMANENT_ERROR_CODES } from "./retry-policy.ts";
+import { refusedAddressKind } from "./ssrf.ts";
+
+/** Every address a host name resolves to (dns.lookup with all: true by default). */
+export type ResolveAll = (hostname: string) => Promise<string[]>;
+
+export type SafeDispatcherOptions = {
+  allowedCidrs: readonly string[];
+  /** Connect timeout; the request's own timeouts are set per request. */
+  connectTimeoutMs?: number;
+  /** Replaces DNS, for tests that need a name resolving to a chosen address. */
+  resolve?: ResolveAll;
+  /** Sockets per origin; webhooks to one busy receiver share these. */
+  connectionsPerOrigin?: number;
+};
+
+export class AddressRefusedError extends Error {
+  override name = "AddressRefusedError";
+  readonly code = PERMANENT_ERROR_CODES.addressRefused;
+}
+
+const systemResolve: ResolveAll = (hostname) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) =>
+      error ? reject(error) : resolve(addresses.map((entry) => entry.address)),
+    );
+  });
+
+function refusal(host: string, address: string, kind: string): AddressRefusedError {
+  const where = host === address ? address : `${host} (${address})`;
+  return new AddressRefusedError(`refused to connect to ${where}: ${kind}`);
+}
+
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A net.connect `lookup` that refuses the whole name when any of its addresses is refused. */
+function checkedLookup(resolveAll: ResolveAll, allowedCidrs: readonly string[]) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    // RFC 6761: localhost names are loopback whatever a resolver says (as at creation).
+    const name = hostname.toLowerCase().replace(/\.$/, "");
+    const answer = name === "localhost" || name.endsWith(".localhost") ? Promise.resolve(["127.0.0.1", "::1"]) : resolveAll(hostname);
+    answer.then(
+      (addresses) => {
+        if (addresses.length === 0) {
+          callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), []);
+          return;
+        }
+        for (const address of addresses) {
+          const kind = refusedAddressKind(address, allowedCidrs);
+          if (kind) {
+            callback(refusal(hostname, address, kind), []);
+            return;
+          }
+        }
+        const entries = addresses.map((address) => ({ address, family: isIP(address) }));
+        if (options.all) callback(null, entries);
+        else callback(null, entries[0]!.address, entries[0]!.family);
+      },
+      (error: Error) => callback(error, []),
+    );
+  };
+}
+
+export function createSafeDispatcher(options: SafeDispatcherOptions): Dispatcher {
+  const { allowedCidrs } = options;
+  const base = buildConnector({
+    timeout: options.connectTimeoutMs ?? 10_000,
+    lookup: checkedLookup(options.resolve ?? systemResolve, allowedCidrs),
+  } as buildConnector.BuildOptions);
+
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    // net.connect skips `lookup` for a literal address, so literals are judged here:
+    // 127.0.0.1, [::1], [::ffff:7f00:1] (WHATWG URL has already normalised 0x7f.1 and friends).
+    const host = connectOptions.hostname.replace(/^\[(.*)\]$/, "$1");
+    if (isIP(host) !== 0) {
+      const kind = refusedAddressKind(host, allowedCidrs);
+      if (kind) {
+        callback(refusal(host, host, kind), null);
+        return;
+      }
+    }
+    base(connectOptions, callback);
+  };
+
+  return new Agent({
+    connect,
+    connections: options.connectionsPerOrigin ?? 64,
+    keepAliveTimeout: 10_000,
+    // Redirects are never followed: no redirect interceptor is composed onto this agent.
+  });
+}

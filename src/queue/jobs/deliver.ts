@@ -1,0 +1,108 @@
+// The delivery job: load → send → record → reschedule. Postgres holds the schedule
+// (attempt_count, next_attempt_at, status), so the job is idempotent and can be re-created
+// from the row at any time: a finished notification is skipped, one whose next attempt is
+// not due yet goes back to sleep until then. Between attempts the same job (jobId =
+// notification id) waits in BullMQ's delayed set (moveToDelayed + DelayedError).
+import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import { loadForDelivery, recordAttempt, failWithoutAttempt, type DeliveryRow } from "../../db/queries/notifications.ts";
+import type { Deps } from "../../deps.ts";
+import type { NotificationMethod } from "../../domain/types.ts";
+import { recordPermanentFailure } from "../../notify/alert-health.ts";
+import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
+import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs } from "../../notify/retry-policy.ts";
+import { secretsInForce } from "../../notify/sign.ts";
+import type { DeliverJob } from "../names.ts";
+
+/** Jobs in flight per worker process: webhooks wait on the network, SMTP and Twilio have their own limits. */
+export const DELIVERY_CONCURRENCY: Readonly<Record<NotificationMethod, number>> = {
+  webhook: 100,
+  email: 10,
+  sms: 10,
+};
+
+/** A job woken this close to its due time just runs (timer skew between Redis and us). */
+const DUE_SLACK_MS = 50;
+const STORED_ERROR_LIMIT = 2_000;
+
+export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now"> & { channels: Channels; random?: () => number };
+
+export function makeDeliverProcessor(
+  deps: DeliverDeps,
+  channel: NotificationMethod,
+): (job: Job<DeliverJob>, token?: string) => Promise<void> {
+  const random = deps.random ?? Math.random;
+  return async (job, token) => {
+    const row = await loadForDelivery(deps.sql, job.data.notificationId);
+    if (!row || row.status === "delivered" || row.status === "failed") return; // gone (alert deleted) or finished
+
+    const now = deps.now();
+    if (row.nextAttemptAt && row.nextAttemptAt.getTime() > now.getTime() + DUE_SLACK_MS) {
+      await sleepUntil(job, row.nextAttemptAt, token);
+    }
+    // Already-created notifications of an alert that was disabled are not sent; a test
+    // notification is, so an owner can check the endpoint before re-enabling.
+    if (row.alertStatus === "disabled" && row.payload.type !== "risk_alert.test") {
+      await failWithoutAttempt(deps.sql, row.notificationId, now);
+      return;
+    }
+    if (row.channel !== channel) {
+      deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
+    }
+
+    const attemptAt = deps.now();
+    const result = await deps.channels[row.channel].send({
+      notificationId: row.notificationId,
+      destination: row.destination,
+      payload: row.payload,
+      secrets: row.channel === "webhook" ? secretsInForce(row, attemptAt) : [],
+      attemptAt,
+    });
+    const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
+
+    const recorded = await recordAttempt(deps.sql, {
+      notificationId: row.notificationId,
+      alertId: row.alertId,
+      at: attemptAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode ?? result.smtpResponseCode ?? null,
+      error: outcome.error?.slice(0, STORED_ERROR_LIMIT) ?? null,
+      responseBody: result.responseBody ?? null,
+      status: outcome.status,
+      nextAttemptAt: outcome.nextAttemptAt,
+    });
+    if (!recorded) return; // another run finished it meanwhile
+
+    if (outcome.status === "retrying" && outcome.nextAttemptAt) {
+      await sleepUntil(job, outcome.nextAttemptAt, token);
+    }
+    if (outcome.status === "failed") {
+      await recordPermanentFailure(
+        { sql: deps.sql, logger: deps.logger, email: deps.channels.email },
+        { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
+      );
+      // The job fails too, so Bull Board shows it with the reason; BullMQ does not retry it.
+      throw new UnrecoverableError(outcome.error ?? "delivery failed");
+    }
+  };
+}
+
+type Decision = { status: "delivered" | "retrying" | "failed"; nextAttemptAt: Date | null; error: string | undefined };
+
+function decide(row: DeliveryRow, result: AttemptResult, scheduleMs: readonly number[], random: () => number, now: Date): Decision {
+  const verdict = classifyOutcome(result);
+  if (verdict === "delivered") return { status: "delivered", nextAttemptAt: null, error: undefined };
+  const error = result.error ?? "not delivered";
+  if (verdict === "permanent") return { status: "failed", nextAttemptAt: null, error };
+  const attemptsMade = row.attemptCount + 1;
+  const delay = nextDelayMs(attemptsMade, scheduleMs, random, parseRetryAfterMs(result.retryAfter, now.getTime()));
+  if (delay === null) {
+    return { status: "failed", nextAttemptAt: null, error: `${error} (gave up after ${attemptsMade} attempts)` };
+  }
+  return { status: "retrying", nextAttemptAt: new Date(now.getTime() + delay), error };
+}
+
+/** Parks the job in BullMQ's delayed set until `at`; the worker must not complete or fail it. */
+async function sleepUntil(job: Job<DeliverJob>, at: Date, token: string | undefined): Promise<never> {
+  await job.moveToDelayed(at.getTime(), token);
+  throw new DelayedError();
+}

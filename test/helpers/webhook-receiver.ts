@@ -1,0 +1,127 @@
+// A real webhook receiver on loopback (after svix's TestReceiver): a node:http server that
+// answers each path with the responses it is told to, in order (200 once they run out),
+// records every request, and checks every signature with the standardwebhooks package.
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+
+export type ScriptedResponse =
+  | { status: number; headers?: Record<string, string>; body?: string }
+  /** Never answer: the request hangs until the client gives up or the receiver closes. */
+  | { hang: true };
+
+export type ReceivedRequest = {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+  /** The route's secrets that this request's signature verifies with. */
+  verifiedWith: string[];
+};
+
+export type Route = {
+  path: string;
+  url: string;
+  /** Responses for the next requests, in order; 200 "ok" once they are used up. */
+  respond: (...responses: ScriptedResponse[]) => Route;
+  /** Secrets to verify signatures with (the alert's, and the previous one after a rotation). */
+  verifyWith: (...secrets: string[]) => Route;
+  requests: ReceivedRequest[];
+};
+
+export type WebhookReceiver = {
+  origin: string;
+  port: number;
+  route: (path: string) => Route;
+  /** Every request, on any path (a path nobody set up answers 404). */
+  all: ReceivedRequest[];
+  close: () => Promise<void>;
+};
+
+export async function startWebhookReceiver(options: { host?: string } = {}): Promise<WebhookReceiver> {
+  const routes = new Map<string, Route & { queue: ScriptedResponse[]; secrets: string[] }>();
+  const all: ReceivedRequest[] = [];
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const path = (req.url ?? "/").split("?")[0]!;
+      const route = routes.get(path);
+      const record: ReceivedRequest = {
+        method: req.method ?? "",
+        path,
+        headers: req.headers,
+        body,
+        receivedAt: Date.now(),
+        verifiedWith: route ? verifiedSecrets(route.secrets, body, req.headers) : [],
+      };
+      all.push(record);
+      if (!route) return answer(res, { status: 404, body: "no such route" });
+      route.requests.push(record);
+      const next = route.queue.shift() ?? { status: 200, body: "ok" };
+      if ("hang" in next) return; // leave the socket open
+      answer(res, next);
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  server.listen(0, options.host ?? "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
+
+  return {
+    origin,
+    port,
+    all,
+    route: (path) => {
+      const existing = routes.get(path);
+      if (existing) return existing;
+      const route: Route & { queue: ScriptedResponse[]; secrets: string[] } = {
+        path,
+        url: `${origin}${path}`,
+        queue: [],
+        secrets: [],
+        requests: [],
+        respond: (...responses) => {
+          route.queue.push(...responses);
+          return route;
+        },
+        verifyWith: (...secrets) => {
+          route.secrets.push(...secrets);
+          return route;
+        },
+      };
+      routes.set(path, route);
+      return route;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function answer(res: ServerResponse, response: { status: number; headers?: Record<string, string>; body?: string }): void {
+  res.writeHead(response.status, { "content-type": "text/plain", ...response.headers });
+  res.end(response.body ?? "");
+}
+
+function verifiedSecrets(secrets: string[], body: string, headers: IncomingHttpHeaders): string[] {
+  const plain = {
+    "webhook-id": String(headers["webhook-id"] ?? ""),
+    "webhook-timestamp": String(headers["webhook-timestamp"] ?? ""),
+    "webhook-signature": String(headers["webhook-signature"] ?? ""),
+  };
+  return secrets.filter((secret) => {
+    try {
+      new Webhook(secret).verify(body, plain);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}

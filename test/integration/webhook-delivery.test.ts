@@ -1,0 +1,253 @@
+import type { Queue } from "bullmq";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alerts, notifications } from "../../src/db/schema.ts";
+import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
+import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
+import { DELIVERY_QUEUE, type DeliverJob } from "../../src/queue/names.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import {
+  alertRow,
+  attemptsOf,
+  isFinished,
+  seedAlert,
+  seedNotification,
+  startDeliveryWorkers,
+  waitForNotification,
+  type DeliveryWorkers,
+} from "../helpers/delivery.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+let t: TestApp;
+let receiver: WebhookReceiver;
+let workers: DeliveryWorkers;
+let path = 0;
+
+beforeAll(async () => {
+  t = await startTestApp("webhook-delivery", { RETRY_SCHEDULE: "100ms,200ms" });
+  receiver = await startWebhookReceiver();
+  workers = startDeliveryWorkers(t, { webhookTimeoutMs: 500 });
+});
+afterAll(async () => {
+  await workers?.close();
+  await receiver?.close();
+  await t?.close();
+});
+
+/** A fresh receiver path and a webhook alert pointing at it, verified with the alert's secret. */
+async function webhookAlert() {
+  const route = receiver.route(`/hook-${++path}`);
+  const alert = await seedAlert(t, { method: "webhook", webhookUrl: route.url });
+  route.verifyWith(alert.secret!);
+  return { route, alert };
+}
+
+describe("webhook delivery", () => {
+  it("retries a 503 and delivers on the next attempt with the same webhook-id", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 503, body: "busy" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    expect(row.attemptCount).toBe(2);
+    expect(row.deliveredAt).not.toBeNull();
+
+    expect(route.requests).toHaveLength(2);
+    expect(route.requests.map((r) => r.headers["webhook-id"])).toEqual([id, id]);
+    for (const request of route.requests) {
+      expect(request.verifiedWith).toEqual([alert.secret]);
+      expect(request.headers["user-agent"]).toBe("wallet-alerts/1.0");
+      expect(request.headers["content-type"]).toBe("application/json");
+      expect(JSON.parse(request.body)).toMatchObject({ type: "risk_alert.triggered", data: { alertId: alert.alertId } });
+    }
+
+    const attempts = await attemptsOf(t, id);
+    expect(attempts.map((a) => [a.statusCode, a.error])).toEqual([
+      [503, "HTTP 503"],
+      [200, null],
+    ]);
+    expect(attempts[0]!.responseBody).toBe("busy");
+  });
+
+  it("gives up after exactly one attempt on a 400", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 400, body: "bad payload" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("failed");
+    expect(row.attemptCount).toBe(1);
+    expect(route.requests).toHaveLength(1);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt).toMatchObject({ statusCode: 400, error: "HTTP 400", responseBody: "bad payload" });
+    // A single permanent failure starts the alert's failure run but does not disable it.
+    const alertState = await alertRow(t, alert.alertId);
+    expect(alertState.status).toBe("active");
+    expect(alertState.failingSince).not.toBeNull();
+  });
+
+  it("waits at least as long as a 429's Retry-After before trying again", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 429, headers: { "retry-after": "1" } });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const retrying = await waitForNotification(t, id, (row) => row.status === "retrying");
+    const [first] = await attemptsOf(t, id);
+    // The schedule says ~100 ms; the receiver asked for 1 s and gets at least that.
+    expect(retrying.nextAttemptAt!.getTime() - first!.at.getTime()).toBeGreaterThanOrEqual(1_000);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    expect(route.requests).toHaveLength(2);
+  });
+
+  it("times out on a receiver that never answers and retries", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ hang: true });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    const attempts = await attemptsOf(t, id);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]!.statusCode).toBeNull();
+    expect(attempts[0]!.error).toContain("no complete answer within 500 ms");
+  });
+
+  it("does not follow a redirect and fails the notification", async () => {
+    const { route, alert } = await webhookAlert();
+    const target = receiver.route(`/redirect-target-${path}`);
+    route.respond({ status: 302, headers: { location: target.url } });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("failed");
+    expect(target.requests).toHaveLength(0);
+    const attempts = await attemptsOf(t, id);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!.statusCode).toBe(302);
+    expect(attempts[0]!.error).toContain("redirects are not followed");
+  });
+
+  it("fails after the schedule is exhausted: one attempt plus one per scheduled delay", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 500 }, { status: 502 }, { status: 503 }, { status: 200 });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("failed");
+    expect(row.attemptCount).toBe(3);
+    expect(route.requests).toHaveLength(3);
+    const attempts = await attemptsOf(t, id);
+    expect(attempts[2]!.error).toBe("HTTP 503 (gave up after 3 attempts)");
+  });
+
+  it("disables the alert when the receiver answers 410 Gone", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 410 });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    const alertState = await alertRow(t, alert.alertId);
+    expect(alertState.status).toBe("disabled");
+    expect(alertState.disabledReason).toBe("the webhook endpoint answered 410 Gone");
+  });
+
+  it("disables an alert whose notifications have failed for 24 hours straight", async () => {
+    const { route, alert } = await webhookAlert();
+    const dayAndAnHourAgo = new Date(Date.now() - 25 * 3_600_000);
+    await t.deps.db.update(alerts).set({ failingSince: dayAndAnHourAgo }).where(eq(alerts.id, alert.alertId));
+    route.respond({ status: 400 });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    const alertState = await alertRow(t, alert.alertId);
+    expect(alertState.status).toBe("disabled");
+    expect(alertState.disabledReason).toMatch(/^every notification since .* failed \(24 hours of failures\)$/);
+  });
+
+  it("clears the alert's failure run on a delivery", async () => {
+    const { route, alert } = await webhookAlert();
+    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("delivered");
+    expect((await alertRow(t, alert.alertId)).failingSince).toBeNull();
+  });
+
+  it("does not send a disabled alert's pending notifications, but still sends its test notifications", async () => {
+    const { route, alert } = await webhookAlert();
+    await t.deps.db.update(alerts).set({ status: "disabled", disabledReason: "test" }).where(eq(alerts.id, alert.alertId));
+    const triggered = await seedNotification(t, alert, "webhook", route.url);
+    const test = await seedNotification(t, alert, "webhook", route.url, { type: "risk_alert.test" });
+
+    expect((await waitForNotification(t, triggered, isFinished)).status).toBe("failed");
+    expect((await waitForNotification(t, test, isFinished)).status).toBe("delivered");
+    expect(await attemptsOf(t, triggered)).toHaveLength(0);
+    expect(route.requests.map((r) => r.headers["webhook-id"])).toEqual([test]);
+  });
+
+  it("keeps only the first 64 KiB of a large response body", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 400, body: "x".repeat(200 * 1024) });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    await waitForNotification(t, id, isFinished);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt!.responseBody).toHaveLength(64 * 1024);
+  });
+
+  it("signs with the old and the new secret for 24 hours after a rotation", async () => {
+    const { route, alert } = await webhookAlert();
+    const token = await t.token(alert.owner);
+    const res = await t.app.inject({
+      method: "POST",
+      url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.statusCode).toBe(200);
+    const { webhookSecret } = res.json<{ webhookSecret: string }>();
+    route.verifyWith(webhookSecret);
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("delivered");
+    const [request] = route.requests;
+    expect(String(request!.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    expect(request!.verifiedWith.sort()).toEqual([alert.secret, webhookSecret].sort());
+  });
+
+  it("skips a notification that is already delivered when its job runs again", async () => {
+    const { route, alert } = await webhookAlert();
+    const id = await seedNotification(t, alert, "webhook", route.url);
+    await waitForNotification(t, id, isFinished);
+    expect(route.requests).toHaveLength(1);
+
+    const processor = makeDeliverProcessor({ ...t.deps, channels: workers.channels }, "webhook");
+    await processor({ data: { notificationId: id } } as never);
+    expect(route.requests).toHaveLength(1);
+    expect((await attemptsOf(t, id)).length).toBe(1);
+  });
+
+  it("puts a re-created job back to sleep until the notification's next attempt is due", async () => {
+    const { route, alert } = await webhookAlert();
+    const id = await seedNotification(t, alert, "webhook", route.url, { enqueue: false });
+    const due = new Date(Date.now() + 3_600_000);
+    await t.deps.db.update(notifications).set({ status: "retrying", attemptCount: 1, nextAttemptAt: due }).where(eq(notifications.id, id));
+    // As the reconciler would after a Redis flush: a fresh job for an open notification.
+    await enqueueDeliveries(t.deps.queues, [{ notificationId: id, channel: "webhook" }]);
+
+    const queue = t.deps.queues[DELIVERY_QUEUE.webhook] as Queue<DeliverJob>;
+    const deadline = Date.now() + 10_000;
+    let state = await queue.getJobState(id);
+    while (state !== "delayed" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      state = await queue.getJobState(id);
+    }
+    expect(state).toBe("delayed");
+    const job = await queue.getJob(id);
+    expect(Math.abs(job!.timestamp + job!.delay - due.getTime())).toBeLessThan(5_000);
+    expect(route.requests).toHaveLength(0);
+    await job!.remove();
+  });
+});
