@@ -79,6 +79,19 @@ describe("POST /v1/wallets", () => {
     expect(bobs.address).toBe(address);
   });
 
+  it("answers one of two simultaneous requests for the same address with 201 and the other with 409", async () => {
+    const address = randomAddress();
+    const answers = await Promise.all([1, 2].map(() => request("POST", "/v1/wallets", alice, { address })));
+    expect(answers.map((res) => res.statusCode).sort()).toEqual([201, 409]);
+  });
+
+  it("shows the activity an address had before it was tracked", async () => {
+    const address = randomAddress();
+    await ingestTransactions(t, ingestor, [makeTransaction({ from: address, blockTime: 1_600_000_000 })]);
+    const wallet = await trackWallet(t, alice, { address });
+    expect(wallet.lastActivity).toBe("2020-09-13T12:26:40.000Z");
+  });
+
   const invalidBodies: [string, string, Record<string, unknown>][] = [
     ["an address with characters outside base58", "body.address", { address: "0OIl".repeat(10) }],
     ["an address that decodes to 31 bytes", "body.address", { address: base58Encode(randomBytes(31)) }],
