@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Two stages: the first installs the production dependencies from the lock file (tsx among
+# them: every process runs its TypeScript through it, as in development and the tests, so
+# there is no separate build output to drift from the source); the second is the runtime,
+# with no npm cache or build tools, running as the unprivileged "node" user.
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json tsconfig.json ./
+COPY drizzle ./drizzle
+COPY src ./src
+# var/ is where the worker writes emails when no SMTP server is configured.
+RUN mkdir -p var && chown node:node var
+USER node
+EXPOSE 3000 9464
+# node runs as PID 1 and handles SIGTERM itself (graceful drain, see src/signals.ts).
+CMD ["node", "--import", "tsx", "src/bin/api.ts"]

@@ -1,0 +1,157 @@
+// No Docker engine here: the compose file and the Dockerfile are checked by parsing them,
+// and every service's environment is run through the real loadConfig.
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { loadConfig, loadJwtConfig } from "../../src/config.ts";
+
+type Healthcheck = { test: string[] | string; interval?: string; retries?: number };
+type Service = {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: Healthcheck;
+  restart?: string;
+};
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
+
+/** Compose's `${NAME:-default}` and `${NAME}` with nothing set: what a fresh checkout gets. */
+function interpolate(text: string): string {
+  return text.replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_, _name: string, fallback?: string) => fallback ?? "");
+}
+
+const compose = parse(interpolate(read("docker-compose.yml")), { merge: true }) as { services: Record<string, Service> };
+const services = compose.services;
+const service = (name: string): Service => {
+  const found = services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service ${name}`);
+  return found;
+};
+const containerPorts = (s: Service) => (s.ports ?? []).map((p) => Number(p.split(":").at(-1)));
+const healthcheckText = (s: Service) => [s.healthcheck?.test ?? []].flat().join(" ");
+const scriptOf = (s: Service) => s.command?.find((part) => part.startsWith("src/bin/"));
+
+// Every variable loadConfig reads, from its source: the list cannot drift from the code.
+const CONFIG_VARIABLES = new Set([...read("src/config.ts").matchAll(/\b(?:read|optional)\("([A-Z0-9_]+)"/g)].map((m) => m[1]!));
+const ENV_EXAMPLE = read(".env.example");
+
+const LONG_RUNNING = ["postgres", "redis", "mailpit", "api", "worker", "feed"];
+const APP_SERVICES = ["migrate", "api", "worker", "feed"];
+
+describe("docker-compose.yml", () => {
+  it("has exactly the services postgres, redis, mailpit, migrate, api, worker and feed", () => {
+    expect(Object.keys(services).sort()).toEqual(["api", "feed", "mailpit", "migrate", "postgres", "redis", "worker"]);
+  });
+
+  it("runs Redis with the append-only file on and the noeviction policy", () => {
+    const command = service("redis").command!.join(" ");
+    expect(command).toMatch(/--appendonly yes\b/);
+    expect(command).toMatch(/--maxmemory-policy noeviction\b/);
+  });
+
+  it("gives mailpit SMTP on 1025 and its web UI on 8025, and the worker sends to it", () => {
+    expect(containerPorts(service("mailpit")).sort()).toEqual([1025, 8025]);
+    expect(service("worker").environment?.SMTP_URL).toBe("smtp://mailpit:1025");
+  });
+
+  it("runs migrate once, and starts api and worker only after it completed", () => {
+    const migrate = service("migrate");
+    expect(migrate.restart).toBe("no");
+    expect(scriptOf(migrate)).toBe("src/bin/migrate.ts");
+    expect(migrate.depends_on?.postgres?.condition).toBe("service_healthy");
+    for (const name of ["api", "worker"]) {
+      expect(service(name).depends_on?.migrate?.condition, name).toBe("service_completed_successfully");
+      expect(service(name).depends_on?.redis?.condition, name).toBe("service_healthy");
+    }
+    expect(service("feed").depends_on?.api?.condition).toBe("service_healthy");
+  });
+
+  it("gives every long-running service a healthcheck and a restart policy", () => {
+    for (const name of LONG_RUNNING) {
+      const s = service(name);
+      expect(healthcheckText(s).length, name).toBeGreaterThan(0);
+      expect(s.restart, name).toBe("unless-stopped");
+    }
+    expect(healthcheckText(service("postgres"))).toContain("pg_isready");
+    expect(healthcheckText(service("redis"))).toContain("ping");
+  });
+
+  it("publishes the API and the worker's metrics on the ports their configuration and healthchecks use", () => {
+    const api = service("api");
+    expect(containerPorts(api)).toEqual([Number(api.environment?.PORT)]);
+    expect(healthcheckText(api)).toContain(`http://127.0.0.1:${api.environment?.PORT}/readyz`);
+    const worker = service("worker");
+    expect(containerPorts(worker)).toEqual([Number(worker.environment?.WORKER_METRICS_PORT)]);
+    expect(healthcheckText(worker)).toContain(`http://127.0.0.1:${worker.environment?.WORKER_METRICS_PORT}/metrics`);
+    // Published on loopback only: a user's machine does not expose the stack to its network.
+    for (const name of Object.keys(services)) {
+      for (const port of service(name).ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it("points the feed at the api service", () => {
+    const feed = service("feed");
+    expect(scriptOf(feed)).toBe("src/bin/simulate.ts");
+    const url = feed.command![feed.command!.indexOf("--url") + 1];
+    expect(url).toBe(`http://api:${service("api").environment?.PORT}`);
+  });
+
+  it("runs existing entry points of the image built from this repository", () => {
+    for (const name of APP_SERVICES) {
+      const s = service(name);
+      expect(s.build, name).toBe(".");
+      const script = scriptOf(s);
+      expect(script, name).toBeDefined();
+      expect(existsSync(new URL(`../../${script}`, import.meta.url)), `${name}: ${script}`).toBe(true);
+    }
+  });
+
+  it("sets only variables that loadConfig reads and .env.example documents", () => {
+    for (const name of APP_SERVICES) {
+      for (const variable of Object.keys(service(name).environment ?? {})) {
+        expect(CONFIG_VARIABLES.has(variable), `${name}: ${variable} is not read by loadConfig`).toBe(true);
+        expect(ENV_EXAMPLE, `${name}: ${variable} is missing from .env.example`).toMatch(new RegExp(`^#? ?${variable}=`, "m"));
+      }
+    }
+  });
+
+  it("gives api and worker an environment that loadConfig accepts, with the admin surfaces on", () => {
+    const api = loadConfig(service("api").environment);
+    expect(api.port).toBe(3000);
+    expect(api.admin.user).toBeTruthy();
+    expect(api.smtpUrl).toBe("smtp://mailpit:1025");
+    const worker = loadConfig(service("worker").environment);
+    expect(worker.workerMetricsPort).toBe(9464);
+    expect(worker.databaseUrl).toBe(api.databaseUrl);
+    expect(worker.redisUrl).toBe(api.redisUrl);
+    expect(loadJwtConfig(service("feed").environment).secret).toBe(api.jwt.secret);
+  });
+});
+
+describe("Dockerfile", () => {
+  const dockerfile = read("Dockerfile");
+  const dockerignore = read(".dockerignore").split("\n").map((line) => line.trim());
+
+  it("is multi-stage: dependencies from the lock file, then a runtime stage as a non-root user", () => {
+    const stages = [...dockerfile.matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1]);
+    expect(stages).toEqual(["deps", "runtime"]);
+    expect(dockerfile).toMatch(/RUN npm ci\b/);
+    expect(dockerfile).toMatch(/COPY --from=deps /);
+    const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1];
+    expect(user).toBeDefined();
+    expect(["root", "0"]).not.toContain(user);
+  });
+
+  it("copies only paths that exist and that .dockerignore lets through", () => {
+    const sources = [...dockerfile.matchAll(/^COPY\s+(?!--from)(.+)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).slice(0, -1));
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect(existsSync(new URL(`../../${source}`, import.meta.url)), source).toBe(true);
+      expect(dockerignore, source).not.toContain(source);
+    }
+  });
+});
