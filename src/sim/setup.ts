@@ -29,8 +29,10 @@ export async function prepareSimulation(options: SetupOptions): Promise<{ create
       const outcome = await client.trackWallet({ address: wallets[index]!, alias: `sim-${index + 1}`, tags: ["simulated"] });
       if (outcome === "created") created++;
       else existing++;
-      if ((created + existing) / wallets.length >= nextProgress && created + existing < wallets.length) {
-        report(`tracking wallets: ${created + existing}/${wallets.length}`);
+      const done = created + existing;
+      // Progress only where it takes a while (many wallets, or waiting out the rate limit).
+      if (wallets.length >= 500 && done / wallets.length >= nextProgress && done < wallets.length) {
+        report(`tracking wallets: ${done}/${wallets.length}`);
         nextProgress += 0.25;
       }
     }
