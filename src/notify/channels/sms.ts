@@ -71,12 +71,19 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
  * A transport error carries a code (retried); an error with neither is the SDK refusing
  * the message before sending it, which no retry can fix.
  */
-function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
-  const { status, code, message, moreInfo } = (error ?? {}) as { status?: unknown; code?: unknown; message?: string; moreInfo?: unknown };
+export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
+  const { status, code, message, detail, moreInfo } = (error ?? {}) as {
+    status?: unknown;
+    code?: unknown;
+    message?: string;
+    detail?: unknown;
+    moreInfo?: unknown;
+  };
   if (typeof status === "number") {
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
+    const text = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
-    return { statusCode: status, error: `Twilio${twilioCode}: ${message ?? `HTTP ${status}`}${more}`.slice(0, 1000) };
+    return { statusCode: status, error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000) };
   }
   if (typeof code === "string") return { errorCode: code, error: `${code}: ${message ?? "request failed"}` };
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };

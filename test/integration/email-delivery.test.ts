@@ -1,0 +1,159 @@
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alerts } from "../../src/db/schema.ts";
+import { createChannels } from "../../src/notify/channels/index.ts";
+import { classifyOutcome } from "../../src/notify/retry-policy.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import {
+  alertRow,
+  attemptsOf,
+  isFinished,
+  samplePayload,
+  seedAlert,
+  seedNotification,
+  startDeliveryWorkers,
+  waitForNotification,
+  type DeliveryWorkers,
+} from "../helpers/delivery.ts";
+import { parseMessage, startSmtpPeer, type SmtpPeer } from "../helpers/smtp-peer.ts";
+
+let t: TestApp;
+let smtp: SmtpPeer;
+let workers: DeliveryWorkers;
+let n = 0;
+
+beforeAll(async () => {
+  smtp = await startSmtpPeer();
+  t = await startTestApp("email-delivery", { SMTP_URL: smtp.url, EMAIL_FROM: "Wallet Alerts <alerts@wallet-alerts.test>", RETRY_SCHEDULE: "100ms,200ms" });
+  workers = startDeliveryWorkers(t, { smtpTimeoutMs: 2_000 });
+});
+afterAll(async () => {
+  await workers?.close();
+  await smtp?.close();
+  await t?.close();
+});
+
+const recipient = () => `owner-${++n}@example.com`;
+const mailsTo = (address: string) => smtp.messages.filter((mail) => mail.to.includes(address));
+
+describe("email delivery", () => {
+  it("sends the alert to its recipient with the subject and both text and HTML parts", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const id = await seedNotification(t, alert, "email", to);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    const [mail] = mailsTo(to);
+    expect(mail!.from).toBe("alerts@wallet-alerts.test");
+    const parsed = parseMessage(mail!.raw);
+    expect(parsed.subject).toBe("[Risk alert] large_transfer on Treasury");
+    expect(parsed.headers.get("to")).toBe(to);
+    expect(parsed.headers.get("message-id")).toBe(`<${id}@wallet-alerts>`);
+    expect(parsed.text).toContain("Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).");
+    expect(parsed.text).toContain(alert.address);
+    expect(parsed.html).toContain("<strong>Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).</strong>");
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt!.statusCode).toBe(250);
+  });
+
+  it("marks a test notification in the subject", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const id = await seedNotification(t, alert, "email", to, { type: "risk_alert.test" });
+    await waitForNotification(t, id, isFinished);
+    expect(parseMessage(mailsTo(to)[0]!.raw).subject).toBe("[Risk alert test] large_transfer on Treasury");
+  });
+
+  it("retries after a 451 and delivers on the next attempt", async () => {
+    const to = recipient();
+    smtp.rejectRecipient(to, 451);
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const id = await seedNotification(t, alert, "email", to);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    const attempts = await attemptsOf(t, id);
+    expect(attempts.map((a) => a.statusCode)).toEqual([451, 250]);
+    expect(attempts[0]!.error).toContain("451");
+    expect(mailsTo(to)).toHaveLength(1);
+  });
+
+  it("fails at once on a 550", async () => {
+    const to = recipient();
+    smtp.rejectRecipient(to, 550);
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const id = await seedNotification(t, alert, "email", to);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("failed");
+    const attempts = await attemptsOf(t, id);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!.statusCode).toBe(550);
+    expect(mailsTo(to)).toHaveLength(0);
+  });
+
+  it("emails the owner of an email alert when it is disabled after 24 hours of failures", async () => {
+    const to = recipient();
+    smtp.rejectRecipient(to, 550);
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(t, alert, "email", to);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    expect((await alertRow(t, alert.alertId)).status).toBe("disabled");
+    const [notice] = mailsTo(to);
+    const parsed = parseMessage(notice!.raw);
+    expect(parsed.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
+    expect(parsed.text).toContain(alert.alertId);
+  });
+
+  it("retries when the SMTP server cannot be reached", async () => {
+    const closed = await startSmtpPeer();
+    await closed.close();
+    const channels = createChannels({ ...t.config, smtpUrl: closed.url }, t.deps.logger, { smtpTimeoutMs: 1_000 });
+    try {
+      const alert = await seedAlert(t, { method: "email", recipient: "x@example.com" });
+      const result = await channels.email.send({
+        notificationId: "ntf_unreachable",
+        destination: "x@example.com",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(result.smtpResponseCode).toBeUndefined();
+      expect(result.errorCode).toMatch(/^E[A-Z]+$/);
+      expect(classifyOutcome(result)).toBe("retry");
+    } finally {
+      await channels.close();
+    }
+  });
+
+  it("writes .eml files to the outbox and counts them delivered when SMTP_URL is not set", async () => {
+    const outboxDir = await mkdtemp(join(tmpdir(), "wa-outbox-"));
+    const channels = createChannels({ ...t.config, smtpUrl: undefined }, t.deps.logger, { outboxDir });
+    try {
+      const alert = await seedAlert(t, { method: "email", recipient: "demo@example.com" });
+      const result = await channels.email.send({
+        notificationId: "ntf_outbox",
+        destination: "demo@example.com",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(classifyOutcome(result)).toBe("delivered");
+      expect(await readdir(outboxDir)).toEqual(["ntf_outbox.eml"]);
+      const parsed = parseMessage(await readFile(join(outboxDir, "ntf_outbox.eml"), "utf8"));
+      expect(parsed.subject).toBe("[Risk alert] large_transfer on Treasury");
+      expect(parsed.headers.get("to")).toBe("demo@example.com");
+      expect(parsed.text).toContain("Sent 25,000 USDC");
+      expect(parsed.html).toContain("<table");
+    } finally {
+      await channels.close();
+      await rm(outboxDir, { recursive: true, force: true });
+    }
+  });
+});

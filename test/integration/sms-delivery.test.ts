@@ -1,0 +1,154 @@
+import { Writable } from "node:stream";
+import twilio from "twilio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/logger.ts";
+import { createChannels } from "../../src/notify/channels/index.ts";
+import { baseUrlRequestClient, describeTwilioError } from "../../src/notify/channels/sms.ts";
+import { classifyOutcome } from "../../src/notify/retry-policy.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import {
+  attemptsOf,
+  isFinished,
+  samplePayload,
+  seedAlert,
+  seedNotification,
+  startDeliveryWorkers,
+  waitForNotification,
+  type DeliveryWorkers,
+} from "../helpers/delivery.ts";
+import { TEST_TWILIO, startTwilioStandin, type TwilioStandin } from "../helpers/twilio-standin.ts";
+
+let t: TestApp;
+let standin: TwilioStandin;
+let workers: DeliveryWorkers;
+
+beforeAll(async () => {
+  standin = await startTwilioStandin();
+  t = await startTestApp("sms-delivery", {
+    TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
+    TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
+    TWILIO_FROM: TEST_TWILIO.from,
+    TWILIO_BASE_URL: standin.baseUrl,
+    RETRY_SCHEDULE: "100ms",
+  });
+  workers = startDeliveryWorkers(t, { smsTimeoutMs: 5_000 });
+});
+afterAll(async () => {
+  await workers?.close();
+  await standin?.close();
+  await t?.close();
+});
+
+const MESSAGES_PATH = `/2010-04-01/Accounts/${TEST_TWILIO.accountSid}/Messages.json`;
+
+describe("SMS delivery through the Twilio SDK", () => {
+  it("sends a valid message that Twilio's contract accepts (201) and counts it delivered", async () => {
+    const alert = await seedAlert(t, { method: "sms", recipient: "+15551230001" });
+    const id = await seedNotification(t, alert, "sms", "+15551230001");
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt!.statusCode).toBe(201);
+    expect(JSON.parse(attempt!.responseBody!)).toMatchObject({ sid: expect.stringMatching(/^SM/) });
+    // The SDK reached the stand-in (not api.twilio.com), and the request passed validation.
+    const log = standin.log();
+    expect(log).toContain(`post ${MESSAGES_PATH}`);
+    expect(log).toContain("The request passed the validation rules");
+  });
+
+  it("treats a message the API rejects as malformed (422 from Twilio's contract) as permanent", async () => {
+    // The SDK refuses to build a message without To, so the malformed request is sent
+    // through the same client and turned into the SDK's exception the way the SDK does.
+    const client = twilio(TEST_TWILIO.accountSid, TEST_TWILIO.authToken, {
+      httpClient: baseUrlRequestClient(standin.baseUrl, 5_000),
+    });
+    const response = await client.request({
+      method: "post",
+      uri: `https://api.twilio.com${MESSAGES_PATH}`,
+      data: { From: TEST_TWILIO.from, Body: "no recipient" },
+    });
+    expect(response.statusCode).toBe(422);
+    expect(standin.log()).toContain("Request body must have required property 'To'");
+
+    let thrown: unknown;
+    try {
+      // Version.throwException is what every SDK resource call runs on a 4xx/5xx (private in the typings).
+      (client.api.v2010 as unknown as { throwException: (r: unknown) => never }).throwException(response);
+    } catch (error) {
+      thrown = error;
+    }
+    const result = describeTwilioError(thrown);
+    expect(result.statusCode).toBe(422);
+    expect(classifyOutcome(result)).toBe("permanent");
+  });
+
+  it("refuses a message without a recipient before sending, permanently", async () => {
+    const alert = await seedAlert(t, { method: "sms", recipient: "+15551230002" });
+    const result = await workers.channels.sms.send({
+      notificationId: "ntf_no_to",
+      destination: undefined as never,
+      payload: samplePayload(alert),
+      secrets: [],
+      attemptAt: new Date(),
+    });
+    expect(result.errorCode).toBe("BAD_MESSAGE");
+    expect(classifyOutcome(result)).toBe("permanent");
+  });
+
+  it("retries when Twilio cannot be reached, then fails once the schedule is used up", async () => {
+    const unreachable = createChannels(
+      { ...t.config, twilio: { ...t.config.twilio, baseUrl: "http://127.0.0.1:9" } },
+      t.deps.logger,
+      { smsTimeoutMs: 2_000 },
+    );
+    try {
+      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230003" });
+      const result = await unreachable.sms.send({
+        notificationId: "ntf_unreachable",
+        destination: "+15551230003",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(result.errorCode).toBe("ECONNREFUSED");
+      expect(classifyOutcome(result)).toBe("retry");
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it("maps Twilio's 4xx error codes to permanent and 429/5xx to retry", () => {
+    const invalidTo = describeTwilioError({ status: 400, code: 21211, message: "The 'To' number is not a valid phone number." });
+    expect(invalidTo.error).toBe("Twilio 21211: The 'To' number is not a valid phone number.");
+    expect(classifyOutcome(invalidTo)).toBe("permanent");
+    expect(classifyOutcome(describeTwilioError({ status: 400, code: 21610, message: "unsubscribed" }))).toBe("permanent");
+    expect(classifyOutcome(describeTwilioError({ status: 400, code: 21614, message: "not a mobile number" }))).toBe("permanent");
+    expect(classifyOutcome(describeTwilioError({ status: 429, code: 20429, message: "Too Many Requests" }))).toBe("retry");
+    expect(classifyOutcome(describeTwilioError({ status: 503, message: "Service Unavailable" }))).toBe("retry");
+  });
+
+  it("writes the SMS to the log and counts it delivered when Twilio is not configured", async () => {
+    const lines: string[] = [];
+    const logger = createLogger("info", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const unconfigured = createChannels(
+      { ...t.config, twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com" } },
+      logger,
+    );
+    try {
+      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230004" });
+      const result = await unconfigured.sms.send({
+        notificationId: "ntf_logged",
+        destination: "+15551230004",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(classifyOutcome(result)).toBe("delivered");
+      const entry = JSON.parse(lines.find((line) => line.includes("ntf_logged"))!);
+      expect(entry).toMatchObject({ to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury\./) });
+    } finally {
+      await unconfigured.close();
+    }
+  });
+});
