@@ -4,6 +4,7 @@ import type { Deps } from "../../deps.ts";
 import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
+import { notificationRoutes } from "./notifications.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { walletRoutes } from "./wallets.ts";
 
@@ -13,6 +14,7 @@ export function v1Routes(deps: Deps): FastifyPluginAsyncTypebox {
     await app.register(transactionRoutes(deps));
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));
+    await app.register(notificationRoutes(deps));
     await app.register(heliusRoutes(deps));
   };
 }
