@@ -1,28 +1,24 @@
 // A TCP proxy on loopback in front of a real service, that a test can cut (every open
-// connection dropped, new ones refused) and restore: a dependency outage without stopping
-// the machine's PostgreSQL or Redis, which other test files are using.
+// connection dropped, the port closed so new ones are refused, as when the service is down)
+// and restore (listening again on the same port): a dependency outage without stopping the
+// machine's PostgreSQL or Redis, which other test files are using.
 import { createConnection, createServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 
 export type TcpProxy = {
   port: number;
-  cut: () => void;
-  restore: () => void;
+  cut: () => Promise<void>;
+  restore: () => Promise<void>;
   close: () => Promise<void>;
 };
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>();
-  let down = false;
   const track = (socket: Socket) => {
     open.add(socket);
     socket.once("close", () => open.delete(socket));
   };
   const server = createServer((client) => {
-    if (down) {
-      client.destroy();
-      return;
-    }
     const upstream = createConnection(target);
     track(client);
     track(upstream);
@@ -32,21 +28,30 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  const dropAll = () => {
+    for (const socket of open) socket.destroy();
+  };
+  await listen(0);
+  const port = (server.address() as AddressInfo).port;
   return {
-    port: (server.address() as AddressInfo).port,
-    cut: () => {
-      down = true;
-      for (const socket of open) socket.destroy();
+    port,
+    cut: async () => {
+      dropAll();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-    restore: () => {
-      down = false;
+    restore: () => listen(port),
+    close: async () => {
+      dropAll();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of open) socket.destroy();
-        server.close(() => resolve());
-      }),
   };
 }
 

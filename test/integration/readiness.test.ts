@@ -55,7 +55,7 @@ describe("readiness follows PostgreSQL and Redis", () => {
   });
 
   it("answers /readyz 503 and /v1 503 problem+json while PostgreSQL is unreachable, and recovers", async () => {
-    pgProxy.cut();
+    await pgProxy.cut();
     try {
       await eventually(async () => expect((await readyz()).statusCode).toBe(503));
       const ready = await readyz();
@@ -69,14 +69,14 @@ describe("readiness follows PostgreSQL and Redis", () => {
       // Liveness is not readiness: the process itself is fine.
       expect((await app.inject({ url: "/healthz" })).statusCode).toBe(200);
     } finally {
-      pgProxy.restore();
+      await pgProxy.restore();
     }
     await eventually(async () => expect((await readyz()).statusCode).toBe(200));
     expect((await listWallets()).statusCode).toBe(200);
   });
 
   it("answers /readyz 503 and /v1 503 problem+json while Redis is unreachable, and recovers", async () => {
-    redisProxy.cut();
+    await redisProxy.cut();
     try {
       await eventually(async () => expect((await readyz()).statusCode).toBe(503));
       expect((await readyz()).json()).toMatchObject({ code: "unavailable", detail: "Redis cannot be reached" });
@@ -85,22 +85,22 @@ describe("readiness follows PostgreSQL and Redis", () => {
       expect(res.headers["content-type"]).toContain("application/problem+json");
       expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
     } finally {
-      redisProxy.restore();
+      await redisProxy.restore();
     }
     await eventually(async () => expect((await readyz()).statusCode).toBe(200));
     expect((await listWallets()).statusCode).toBe(200);
   });
 
   it("names both when both are unreachable", async () => {
-    pgProxy.cut();
-    redisProxy.cut();
+    await pgProxy.cut();
+    await redisProxy.cut();
     try {
       await eventually(async () =>
         expect((await readyz()).json()).toMatchObject({ detail: "PostgreSQL and Redis cannot be reached" }),
       );
     } finally {
-      pgProxy.restore();
-      redisProxy.restore();
+      await pgProxy.restore();
+      await redisProxy.restore();
     }
     await eventually(async () => expect((await readyz()).statusCode).toBe(200));
   });
