@@ -5,6 +5,7 @@ import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { notificationRoutes } from "./notifications.ts";
+import { riskLabelRoutes } from "./risk-labels.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { walletRoutes } from "./wallets.ts";
 
@@ -16,5 +17,6 @@ export function v1Routes(deps: Deps): FastifyPluginAsyncTypebox {
     await app.register(ingestRoutes(deps));
     await app.register(notificationRoutes(deps));
     await app.register(heliusRoutes(deps));
+    await app.register(riskLabelRoutes(deps));
   };
 }

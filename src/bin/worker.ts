@@ -1,0 +1,59 @@
+// npm run start:worker — evaluation, risk scoring, the reconciler and delivery, for the
+// queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
+import { loadConfig } from "../config.ts";
+import { createDeps } from "../deps.ts";
+import { createJobMetrics, createMetricsRegistry, startMetricsServer, type MetricsServer } from "../metrics/index.ts";
+import { createChannels } from "../notify/channels/index.ts";
+import { keepReconcileScheduled, upsertReconcileSchedule } from "../pipeline/reconcile-schedule.ts";
+import { chosenQueues, runWorkers } from "../queue/run-workers.ts";
+import { whenReady } from "../redis.ts";
+import { onStopSignal } from "../signals.ts";
+
+const config = loadConfigOrExit();
+const deps = createDeps(config);
+const queues = queuesOrExit();
+const channels = createChannels(config, deps.logger);
+const registry = createMetricsRegistry();
+const running = runWorkers({ ...deps, channels }, { queues, metrics: createJobMetrics(registry) });
+let metricsServer: MetricsServer | undefined;
+if (config.workerMetricsPort !== undefined) {
+  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host);
+}
+
+// The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
+// so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
+const keeper = keepReconcileScheduled(deps);
+await whenReady(deps.redis, 5_000);
+await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
+  deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
+);
+deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
+
+onStopSignal(
+  async () => {
+    keeper.stop();
+    // Active jobs get a bounded time to finish; the rest are taken over by other workers.
+    await running.close();
+    await Promise.all([channels.close(), metricsServer?.close()]);
+    await deps.close();
+  },
+  (message) => deps.logger.info(message),
+);
+
+function loadConfigOrExit() {
+  try {
+    return loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}
+
+function queuesOrExit() {
+  try {
+    return chosenQueues(config.workerQueues);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}

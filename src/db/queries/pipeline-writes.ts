@@ -1,0 +1,169 @@
+// What the detection pipeline writes, all inside the one Postgres transaction that records an
+// evaluation (events, notifications, scores and the "evaluated" marks commit together or not
+// at all). Rows go in as column arrays through unnest: one statement per table per batch.
+// Rows are locked in a fixed order (by key) so that concurrent evaluations cannot deadlock.
+// The drizzle driver turns postgres.js's timestamp and numeric-array codecs into pass-through
+// ones on the shared client, so dates go in as ISO text, come out as epoch milliseconds, and
+// numeric arrays go in as text arrays cast per element.
+import type { TransactionSql } from "postgres";
+import type { Condition, NotificationMethod, RiskFactor } from "../../domain/types.ts";
+
+type Tx = TransactionSql;
+
+/** Locks the batch row; undefined when the batch does not exist. */
+export async function lockBatch(tx: Tx, batchId: string): Promise<{ evaluated: boolean } | undefined> {
+  const [row] = await tx<{ evaluated: boolean }[]>`
+    select evaluated_at is not null as evaluated from ingest_batches where id = ${batchId} for update`;
+  return row;
+}
+
+export async function markBatchEvaluated(tx: Tx, batchId: string, now: Date): Promise<void> {
+  await tx`update ingest_batches set evaluated_at = ${now.toISOString()}::timestamptz where id = ${batchId}`;
+}
+
+export type LockedScore = { address: string; riskScore: number; riskFactors: RiskFactor[] };
+
+export async function lockAddressScores(tx: Tx, addresses: readonly string[]): Promise<LockedScore[]> {
+  if (addresses.length === 0) return [];
+  return tx<LockedScore[]>`
+    select address, risk_score as "riskScore", risk_factors as "riskFactors"
+    from address_state where address = any(${addresses as string[]}::text[])
+    order by address for update`;
+}
+
+export type NewScore = { address: string; score: number; factors: readonly RiskFactor[] };
+
+/** Sets score and factors (creating the row of an address never stored before). */
+export async function writeScores(tx: Tx, rows: readonly NewScore[]): Promise<void> {
+  if (rows.length === 0) return;
+  const sorted = [...rows].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  await tx`
+    insert into address_state (address, risk_score, risk_factors, updated_at)
+    select address, score, string_to_array(factors, ','), now()
+    from unnest(${sorted.map((r) => r.address)}::text[], ${sorted.map((r) => r.score)}::smallint[],
+                ${sorted.map((r) => r.factors.join(","))}::text[]) as u(address, score, factors)
+    on conflict (address) do update
+      set risk_score = excluded.risk_score, risk_factors = excluded.risk_factors, updated_at = now()`;
+}
+
+export type NewHistory = { address: string; previousScore: number; score: number; factors: readonly RiskFactor[] };
+
+/** Appends score changes; returns their ids by address. `evaluatedAt` null = the risk job owes them an evaluation. */
+export async function insertScoreHistory(
+  tx: Tx,
+  rows: readonly NewHistory[],
+  cause: string,
+  evaluatedAt: Date | null,
+): Promise<Map<string, number>> {
+  if (rows.length === 0) return new Map();
+  const inserted = await tx<{ id: number; address: string }[]>`
+    insert into risk_score_history (address, previous_score, score, factors, cause, evaluated_at)
+    select address, previous_score, score, string_to_array(factors, ','), ${cause}, ${evaluatedAt?.toISOString() ?? null}::timestamptz
+    from unnest(${rows.map((r) => r.address)}::text[], ${rows.map((r) => r.previousScore)}::smallint[],
+                ${rows.map((r) => r.score)}::smallint[], ${rows.map((r) => r.factors.join(","))}::text[])
+         as u(address, previous_score, score, factors)
+    returning id::float8 as id, address`;
+  return new Map(inserted.map((row) => [row.address, row.id]));
+}
+
+export async function markScoreChangesEvaluated(tx: Tx, ids: readonly number[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await tx`update risk_score_history set evaluated_at = ${now.toISOString()}::timestamptz where id = any(${ids as number[]}::bigint[])`;
+}
+
+/** Locks score-change rows still owed an evaluation, in id order; evaluated ones are left out. */
+export async function lockUnevaluatedScoreChanges(tx: Tx, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx<{ id: number }[]>`
+    select id::float8 as id from risk_score_history
+    where id = any(${ids as number[]}::bigint[]) and evaluated_at is null
+    order by id for update`;
+  return rows.map((row) => row.id);
+}
+
+export type LockedAlert = {
+  id: string;
+  status: string;
+  lastNotifiedAt: Date | null;
+  baselineScore: number | null;
+  cooldownSeconds: number;
+};
+
+/** The alerts about to fire, locked: their status, cooldown and baseline as of now. */
+export async function lockAlerts(tx: Tx, ids: readonly string[]): Promise<LockedAlert[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx<Array<Omit<LockedAlert, "lastNotifiedAt"> & { lastNotifiedMs: number | null }>>`
+    select id, status, (extract(epoch from last_notified_at) * 1000)::float8 as "lastNotifiedMs",
+           baseline_score as "baselineScore", cooldown_seconds as "cooldownSeconds"
+    from alerts where id = any(${ids as string[]}::text[])
+    order by id for update`;
+  return rows.map(({ lastNotifiedMs, ...row }) => ({
+    ...row,
+    lastNotifiedAt: lastNotifiedMs === null ? null : new Date(lastNotifiedMs),
+  }));
+}
+
+export type NewEvent = {
+  id: string;
+  alertId: string;
+  dedupeKey: string;
+  condition: Condition;
+  observed: number;
+  suppressed: boolean;
+  transactionSignature: string | null;
+  reason: string;
+};
+
+/** Inserts events; one already recorded for (alert, dedupe key) is skipped. Returns the ids inserted. */
+export async function insertEvents(tx: Tx, rows: readonly NewEvent[], now: Date): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const col = <T>(pick: (row: NewEvent) => T) => rows.map(pick);
+  const inserted = await tx<{ id: string }[]>`
+    insert into alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at)
+    select id, alert_id, dedupe_key, condition, observed::numeric, suppressed = 1, transaction_signature, reason,
+           ${now.toISOString()}::timestamptz
+    from unnest(${col((r) => r.id)}::text[], ${col((r) => r.alertId)}::text[], ${col((r) => r.dedupeKey)}::text[],
+                ${col((r) => r.condition)}::text[], ${col((r) => String(r.observed))}::text[],
+                ${col((r) => (r.suppressed ? 1 : 0))}::int[], ${col((r) => r.transactionSignature)}::text[],
+                ${col((r) => r.reason)}::text[])
+         as u(id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason)
+    on conflict (alert_id, dedupe_key) do nothing
+    returning id`;
+  return new Set(inserted.map((row) => row.id));
+}
+
+export type NewNotification = {
+  id: string;
+  alertId: string;
+  eventId: string;
+  channel: NotificationMethod;
+  destination: string;
+  /** The NotificationPayload as JSON text. */
+  payload: string;
+};
+
+export async function insertNotifications(tx: Tx, rows: readonly NewNotification[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <T>(pick: (row: NewNotification) => T) => rows.map(pick);
+  await tx`
+    insert into notifications (id, alert_id, event_id, channel, destination, payload, status, created_at, updated_at)
+    select id, alert_id, event_id, channel, destination, payload::jsonb, 'pending', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+    from unnest(${col((r) => r.id)}::text[], ${col((r) => r.alertId)}::text[], ${col((r) => r.eventId)}::text[],
+                ${col((r) => r.channel)}::text[], ${col((r) => r.destination)}::text[], ${col((r) => r.payload)}::text[])
+         as u(id, alert_id, event_id, channel, destination, payload)`;
+}
+
+export type AlertFired = { id: string; lastNotifiedAt: Date | null; baselineScore: number | null };
+
+/** Records each fired alert's last notification and (risk_score_increase) its new baseline. */
+export async function updateFiredAlerts(tx: Tx, rows: readonly AlertFired[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    update alerts a
+    set last_notified_at = coalesce(u.notified::timestamptz, a.last_notified_at),
+        baseline_score = coalesce(u.baseline, a.baseline_score)
+    from unnest(${rows.map((r) => r.id)}::text[],
+                ${rows.map((r) => r.lastNotifiedAt?.toISOString() ?? null)}::text[],
+                ${rows.map((r) => r.baselineScore)}::smallint[]) as u(id, notified, baseline)
+    where a.id = u.id`;
+}

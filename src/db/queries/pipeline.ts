@@ -1,0 +1,98 @@
+// What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
+// batch costs a handful of statements whatever its size, never one per transaction.
+import type { Condition, LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+
+export type BatchRow = { id: string; evaluated: boolean };
+
+export async function findBatch(sql: Sql, batchId: string): Promise<BatchRow | undefined> {
+  const [row] = await sql<BatchRow[]>`
+    select id, evaluated_at is not null as evaluated from ingest_batches where id = ${batchId}`;
+  return row;
+}
+
+/** The batch's transactions in chain order (block time, slot, signature), numbers as JS numbers. */
+export async function loadBatchTransactions(sql: Sql, batchId: string): Promise<Transaction[]> {
+  return sql<Transaction[]>`
+    select signature, type, amount::float8 as amount, token, mint, from_address as "from", to_address as "to",
+           block_time::float8 as "blockTime", slot::float8 as slot, fee::float8 as fee, status
+    from transactions where batch_id = ${batchId}
+    order by block_time, slot, signature`;
+}
+
+/** An active alert on one of the addresses, with what its notification needs. */
+export type ActiveAlertRow = {
+  alertId: string;
+  walletId: string;
+  address: string;
+  alias: string | null;
+  condition: Condition;
+  threshold: number;
+  token: string | null;
+  baselineScore: number | null;
+  channel: NotificationMethod;
+  webhookUrl: string | null;
+  recipient: string | null;
+};
+
+/** Active alerts (all callers) of the tracked wallets at these addresses; paused and disabled ones never fire. */
+export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
+  if (addresses.length === 0) return [];
+  return sql<ActiveAlertRow[]>`
+    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
+           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+    from tracked_wallets w
+    join alerts a on a.wallet_id = w.id
+    where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
+    order by a.id`;
+}
+
+/** Active risk_score_increase alerts of these addresses (the score-change path). */
+export async function loadScoreAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
+  if (addresses.length === 0) return [];
+  return sql<ActiveAlertRow[]>`
+    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
+           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+    from tracked_wallets w
+    join alerts a on a.wallet_id = w.id
+    where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
+      and a.condition = 'risk_score_increase'
+    order by a.id`;
+}
+
+export type LabelRow = { address: string; category: LabelCategory; score: number };
+
+export async function loadLabels(sql: Sql, addresses: readonly string[]): Promise<LabelRow[]> {
+  if (addresses.length === 0) return [];
+  return sql<LabelRow[]>`
+    select address, category, score from risk_labels where address = any(${addresses as string[]}::text[])`;
+}
+
+export type AddressStateRow = { address: string; balance: number; riskScore: number; riskFactors: RiskFactor[] };
+
+export async function loadAddressStates(sql: Sql, addresses: readonly string[]): Promise<AddressStateRow[]> {
+  if (addresses.length === 0) return [];
+  return sql<AddressStateRow[]>`
+    select address, balance::float8 as balance, risk_score as "riskScore", risk_factors as "riskFactors"
+    from address_state where address = any(${addresses as string[]}::text[])`;
+}
+
+export type ScoreChangeRow = {
+  id: number;
+  address: string;
+  previousScore: number;
+  score: number;
+  factors: RiskFactor[];
+  evaluated: boolean;
+};
+
+export async function loadScoreChanges(sql: Sql, ids: readonly number[]): Promise<ScoreChangeRow[]> {
+  if (ids.length === 0) return [];
+  return sql<ScoreChangeRow[]>`
+    select id::float8 as id, address, previous_score as "previousScore", score, factors,
+           evaluated_at is not null as evaluated
+    from risk_score_history where id = any(${ids as number[]}::bigint[])
+    order by id`;
+}

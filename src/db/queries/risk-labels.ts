@@ -1,0 +1,59 @@
+// Counterparty labels (PUT /v1/risk/labels) and the history queries that find who a label
+// change concerns: the addresses that ever dealt with a relabelled address.
+import type { TransactionSql } from "postgres";
+import type { LabelCategory } from "../../domain/types.ts";
+
+type Tx = TransactionSql;
+
+export type LabelInput = { address: string; category: LabelCategory; score: number; source: string | null };
+
+/** Upserts the labels (each address once); returns the addresses whose category or score changed, new ones included. */
+export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promise<string[]> {
+  if (labels.length === 0) return [];
+  const sorted = [...labels].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  const addresses = sorted.map((l) => l.address);
+  const before = await tx<{ address: string; category: string; score: number }[]>`
+    select address, category, score from risk_labels where address = any(${addresses}::text[])
+    order by address for update`;
+  const previous = new Map(before.map((row) => [row.address, row]));
+  await tx`
+    insert into risk_labels (address, category, score, source, updated_at)
+    select address, category, score, source, now()
+    from unnest(${addresses}::text[], ${sorted.map((l) => l.category)}::text[], ${sorted.map((l) => l.score)}::smallint[],
+                ${sorted.map((l) => l.source)}::text[]) as u(address, category, score, source)
+    on conflict (address) do update
+      set category = excluded.category, score = excluded.score, source = excluded.source, updated_at = now()`;
+  return sorted
+    .filter((l) => {
+      const old = previous.get(l.address);
+      return !old || old.category !== l.category || old.score !== l.score;
+    })
+    .map((l) => l.address);
+}
+
+/** Every address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
+export async function counterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
+  if (addresses.length === 0) return [];
+  const rows = await tx<{ address: string }[]>`
+    select from_address as address from transactions where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+    union
+    select to_address from transactions where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address`;
+  return rows.map((row) => row.address);
+}
+
+export type Exposure = { address: string; category: LabelCategory; score: number };
+
+/** The labels of every counterparty each address ever dealt with (its label exposure, from the whole history). */
+export async function labelExposure(tx: Tx, addresses: readonly string[]): Promise<Exposure[]> {
+  if (addresses.length === 0) return [];
+  return tx<Exposure[]>`
+    select distinct cp.address, l.category, l.score
+    from (
+      select from_address as address, to_address as counterparty from transactions
+      where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+      union
+      select to_address, from_address from transactions
+      where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+    ) cp
+    join risk_labels l on l.address = cp.counterparty`;
+}

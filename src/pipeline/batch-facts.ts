@@ -1,0 +1,85 @@
+// The facts of a batch, arranged per address: each address's events for the activity
+// counters, the labelled counterparties it dealt with, and what is known of every
+// counterparty. Pure: the rows come in, maps go out.
+import type { AddressStateRow, LabelRow } from "../db/queries/pipeline.ts";
+import { counterpartyOf, type CounterpartyRisk } from "../domain/conditions/index.ts";
+import type { Transaction } from "../domain/types.ts";
+import type { AddressEvents } from "./activity.ts";
+
+const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
+
+export const isSol = (tx: Transaction): boolean =>
+  tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL_MINT;
+
+/** Every address on either side, each once. */
+export function touchedAddresses(txs: readonly Transaction[]): string[] {
+  const seen = new Set<string>();
+  for (const tx of txs) {
+    seen.add(tx.from);
+    seen.add(tx.to);
+  }
+  return [...seen];
+}
+
+/** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
+export type AddressSides = { events: AddressEvents; txIndexes: number[] };
+
+export function sidesByAddress(txs: readonly Transaction[], needWindows: ReadonlySet<string>): Map<string, AddressSides> {
+  const sides = new Map<string, AddressSides>();
+  txs.forEach((tx, index) => {
+    for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
+      let entry = sides.get(address);
+      if (!entry) {
+        entry = { events: { address, needWindows: needWindows.has(address), events: [] }, txIndexes: [] };
+        sides.set(address, entry);
+      }
+      const sent = tx.from === address && tx.to !== address;
+      entry.events.events.push({
+        blockTime: tx.blockTime,
+        failedSent: sent && tx.status === "failed",
+        solSent: sent && tx.status === "success" && isSol(tx) ? tx.amount : 0,
+        counterparty: counterpartyOf(address, tx),
+      });
+      entry.txIndexes.push(index);
+    }
+  });
+  return sides;
+}
+
+/** Per address, the labels of the counterparties it dealt with in the batch. */
+export function labelledCounterparties(
+  txs: readonly Transaction[],
+  labels: ReadonlyMap<string, LabelRow>,
+): Map<string, LabelRow[]> {
+  const byAddress = new Map<string, LabelRow[]>();
+  if (labels.size === 0) return byAddress;
+  const add = (address: string, counterparty: string) => {
+    const label = labels.get(counterparty);
+    if (!label) return;
+    const list = byAddress.get(address);
+    if (list) list.push(label);
+    else byAddress.set(address, [label]);
+  };
+  for (const tx of txs) {
+    if (tx.from === tx.to) continue;
+    add(tx.from, tx.to);
+    add(tx.to, tx.from);
+  }
+  return byAddress;
+}
+
+/** What is known of an address as a counterparty: its label, and its score when the service has one. */
+export function counterpartyRisk(
+  address: string,
+  labels: ReadonlyMap<string, LabelRow>,
+  states: ReadonlyMap<string, AddressStateRow>,
+): CounterpartyRisk {
+  const label = labels.get(address);
+  const state = states.get(address);
+  return {
+    address,
+    labelScore: label?.score ?? null,
+    labelCategory: label?.category ?? null,
+    riskScore: state ? state.riskScore : null,
+  };
+}

@@ -1,0 +1,43 @@
+// The notification a fired, unsuppressed event owes its alert's channel.
+import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
+import type { Firing } from "../domain/conditions/index.ts";
+import type { NotificationPayload, RiskFactor, Transaction } from "../domain/types.ts";
+
+export type WalletRisk = { score: number; factors: readonly RiskFactor[] };
+
+/** The webhook URL, or the email address / phone number; null when the alert has none. */
+export function destinationOf(alert: ActiveAlertRow): string | null {
+  return alert.channel === "webhook" ? alert.webhookUrl : alert.recipient;
+}
+
+/** The transaction as the interface shows it (mint only when there is one). */
+function publicTransaction(tx: Transaction): Transaction {
+  const { mint, ...rest } = tx;
+  return mint ? { ...rest, mint } : rest;
+}
+
+export function triggeredPayload(
+  alert: ActiveAlertRow,
+  firing: Firing,
+  risk: WalletRisk,
+  transaction: Transaction | undefined,
+  now: Date,
+): NotificationPayload {
+  return {
+    type: "risk_alert.triggered",
+    timestamp: now.toISOString(),
+    data: {
+      alertId: alert.alertId,
+      walletId: alert.walletId,
+      address: alert.address,
+      alias: alert.alias,
+      condition: alert.condition,
+      threshold: alert.threshold,
+      observed: firing.observed,
+      riskScore: risk.score,
+      riskFactors: [...risk.factors],
+      ...(transaction ? { transaction: publicTransaction(transaction) } : {}),
+      reason: firing.reason,
+    },
+  };
+}

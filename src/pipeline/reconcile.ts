@@ -1,0 +1,129 @@
+// The reconciler (the outbox sweep): Postgres says what work is owed, Redis may have lost the
+// jobs for it (a flush, a new Redis, an enqueue that failed after a commit). Each sweep
+// re-enqueues with the same jobIds as the first enqueue, so work whose job is alive is left
+// alone (BullMQ ignores an add with an existing jobId) and nothing runs twice at once.
+import type { Queue } from "bullmq";
+import type { Deps } from "../deps.ts";
+import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type OpenNotification } from "../db/queries/reconcile.ts";
+import { enqueueDeliveries } from "../queue/deliveries.ts";
+import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
+import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
+
+export type ReconcileOptions = {
+  /** Work younger than this is left to its first enqueue (which normally follows the commit at once). */
+  graceMs: number;
+  /** Rows read per page. */
+  pageSize: number;
+  /** Pages per kind per sweep (a bound on one sweep's work); the next sweep continues. */
+  maxPages: number;
+  /** An open notification whose job completed is re-run once its row has not moved for this long. */
+  stuckMs: number;
+};
+
+export const RECONCILE_DEFAULTS: ReconcileOptions = { graceMs: 5_000, pageSize: 1_000, maxPages: 50, stuckMs: 10 * 60_000 };
+
+export type ReconcileResult = { batches: number; scoreChanges: number; notifications: number };
+
+export type ReconcileDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now">;
+
+export async function runReconcileOnce(
+  deps: ReconcileDeps,
+  options: Partial<ReconcileOptions> = {},
+): Promise<ReconcileResult> {
+  const settings = { ...RECONCILE_DEFAULTS, ...options };
+  const now = deps.now();
+  const before = new Date(now.getTime() - settings.graceMs);
+  const result: ReconcileResult = { batches: 0, scoreChanges: 0, notifications: 0 };
+
+  const batchQueue = deps.queues[QUEUES.transactions];
+  await forEachPage(settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
+    const states = await jobStates(deps, batchQueue, ids);
+    const data = (batchId: string): EvaluateBatchJob => ({ batchId });
+    const missing = ids.filter((id) => states.get(id) === "missing");
+    await batchQueue.addBulk(missing.map((batchId) => ({ name: "evaluate", data: data(batchId), opts: { jobId: batchId } })));
+    result.batches += missing.length;
+    for (const batchId of ids) {
+      // A job that failed (Postgres down through its attempt) or ended without recording runs again.
+      const state = states.get(batchId);
+      if (state === "failed") await (await batchQueue.getJob(batchId))?.retry("failed");
+      if (state === "completed") {
+        await batchQueue.remove(batchId);
+        await batchQueue.add("evaluate", data(batchId), { jobId: batchId });
+      }
+      if (state === "failed" || state === "completed") result.batches++;
+    }
+  });
+
+  const changeIds = await unevaluatedScoreChanges(deps.sql, before, settings.pageSize * settings.maxPages);
+  await enqueueScoreEvaluation(deps.queues, changeIds);
+  result.scoreChanges = changeIds.length;
+
+  await forEachPage(
+    settings,
+    (after) => openNotifications(deps.sql, before, after, settings.pageSize),
+    (n) => n.id,
+    async (page) => {
+      const owed: OpenNotification[] = [];
+      for (const channel of ["webhook", "email", "sms"] as const) {
+        const rows = page.filter((n) => n.channel === channel);
+        if (rows.length === 0) continue;
+        const queue = deps.queues[DELIVERY_QUEUE[channel]];
+        const states = await jobStates(deps, queue, rows.map((n) => n.id));
+        for (const row of rows) {
+          const state = states.get(row.id);
+          const stuck = now.getTime() - row.updatedAtMs > settings.stuckMs;
+          if (state === "live" || (state === "completed" && !stuck)) continue;
+          // Failed (its infrastructure attempts ran out) or ended while the row stayed open: afresh.
+          if (state !== "missing") await queue.remove(row.id);
+          owed.push(row);
+        }
+      }
+      await enqueueDeliveries(deps.queues, owed.map((n) => ({ notificationId: n.id, channel: n.channel })));
+      result.notifications += owed.length;
+    },
+  );
+
+  if (result.batches + result.scoreChanges + result.notifications > 0) {
+    deps.logger.info(result, "reconciler re-enqueued owed work");
+  }
+  return result;
+}
+
+async function forEachPage<T>(
+  settings: ReconcileOptions,
+  read: (after: string) => Promise<T[]>,
+  idOf: (row: T) => string,
+  handle: (rows: T[]) => Promise<void>,
+): Promise<void> {
+  let after = "";
+  for (let page = 0; page < settings.maxPages; page++) {
+    const rows = await read(after);
+    if (rows.length === 0) return;
+    await handle(rows);
+    if (rows.length < settings.pageSize) return;
+    after = idOf(rows.at(-1)!);
+  }
+}
+
+type JobState = "missing" | "failed" | "completed" | "live";
+
+/** Each job's state as far as the sweep cares, in one pipelined round trip. */
+async function jobStates(deps: ReconcileDeps, queue: Queue, ids: readonly string[]): Promise<Map<string, JobState>> {
+  const pipeline = deps.redis.pipeline();
+  for (const id of ids) {
+    pipeline.exists(queue.toKey(id));
+    pipeline.zscore(queue.keys.failed!, id);
+    pipeline.zscore(queue.keys.completed!, id);
+  }
+  const answers = (await pipeline.exec()) ?? [];
+  const states = new Map<string, JobState>();
+  ids.forEach((id, i) => {
+    const [exists, failed, completed] = [0, 1, 2].map((k) => {
+      const [error, value] = answers[i * 3 + k] ?? [null, null];
+      if (error) throw error;
+      return value;
+    });
+    states.set(id, exists !== 1 ? "missing" : failed !== null ? "failed" : completed !== null ? "completed" : "live");
+  });
+  return states;
+}

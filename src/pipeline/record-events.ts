@@ -1,0 +1,116 @@
+// Turns firings into alert_events and notifications inside the evaluation's transaction.
+// The alerts about to fire are locked and re-read, so their status (a paused alert never
+// fires), cooldown and risk baseline are those of the moment of commit, not of the moment
+// the batch was loaded. An event already recorded for (alert, dedupe key) is skipped by
+// the unique index, so a replay never fires twice and never notifies twice.
+import type { TransactionSql } from "postgres";
+import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
+import {
+  insertEvents,
+  insertNotifications,
+  lockAlerts,
+  updateFiredAlerts,
+  type AlertFired,
+  type LockedAlert,
+  type NewEvent,
+  type NewNotification,
+} from "../db/queries/pipeline-writes.ts";
+import { evaluateRiskScoreIncrease, isSuppressedByCooldown, type Firing, type ScoreChange } from "../domain/conditions/index.ts";
+import type { NotificationMethod, Transaction } from "../domain/types.ts";
+import { newId } from "../ids.ts";
+import { destinationOf, triggeredPayload, type WalletRisk } from "./notification.ts";
+import { toRule, type TxFiring } from "./transaction-firings.ts";
+
+export type DeliveryItem = { notificationId: string; channel: NotificationMethod };
+
+export type EventsInput = {
+  now: Date;
+  txFirings: readonly TxFiring[];
+  /** Score changes to evaluate against risk_score_increase alerts, oldest first. */
+  changes: readonly ScoreChange[];
+  /** Active risk_score_increase alerts by address (as loaded; re-checked under lock). */
+  scoreAlerts: ReadonlyMap<string, readonly ActiveAlertRow[]>;
+  /** An address's score and factors as of this evaluation (for the payloads). */
+  risk: (address: string) => WalletRisk;
+};
+
+type Candidate = { alert: ActiveAlertRow; firing: Firing; transaction?: Transaction; baselineAfter?: number };
+
+export type RecordedEvents = { events: number; deliveries: DeliveryItem[] };
+
+export async function recordEvents(tx: TransactionSql, input: EventsInput): Promise<RecordedEvents> {
+  const scoreAlertIds = input.changes.flatMap((c) => (input.scoreAlerts.get(c.address) ?? []).map((a) => a.alertId));
+  const alertIds = [...new Set([...input.txFirings.map((f) => f.alert.alertId), ...scoreAlertIds])];
+  if (alertIds.length === 0) return { events: 0, deliveries: [] };
+  const locked = new Map((await lockAlerts(tx, alertIds)).map((row) => [row.id, row]));
+  const isActive = (alertId: string) => locked.get(alertId)?.status === "active";
+
+  const candidates: Candidate[] = input.txFirings
+    .filter((f) => isActive(f.alert.alertId))
+    .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction }));
+  const baselines = new Map<string, number | null>();
+  for (const change of input.changes) {
+    for (const alert of input.scoreAlerts.get(change.address) ?? []) {
+      if (!isActive(alert.alertId)) continue;
+      const baseline = baselines.has(alert.alertId) ? baselines.get(alert.alertId)! : locked.get(alert.alertId)!.baselineScore;
+      const firing = evaluateRiskScoreIncrease({ ...toRule(alert), baselineScore: baseline }, change);
+      if (firing) {
+        candidates.push({ alert, firing, baselineAfter: change.score });
+        baselines.set(alert.alertId, change.score);
+      } else if (baseline === null || change.score < baseline) {
+        // The baseline follows a falling score down, so the next rise is measured from the low.
+        baselines.set(alert.alertId, change.score);
+      }
+    }
+  }
+
+  const events = withCooldown(candidates, locked, input.now);
+  const inserted = await insertEvents(tx, events.map((e) => e.row), input.now);
+  const notifications: NewNotification[] = [];
+  const fired = new Map<string, AlertFired>();
+  for (const [alertId, baseline] of baselines) fired.set(alertId, { id: alertId, lastNotifiedAt: null, baselineScore: baseline });
+  for (const { row, candidate } of events) {
+    if (!inserted.has(row.id) || row.suppressed) continue;
+    const destination = destinationOf(candidate.alert);
+    fired.set(row.alertId, { ...(fired.get(row.alertId) ?? { id: row.alertId, baselineScore: null }), lastNotifiedAt: input.now });
+    if (destination === null) continue;
+    const payload = triggeredPayload(candidate.alert, candidate.firing, input.risk(candidate.alert.address), candidate.transaction, input.now);
+    notifications.push({
+      id: newId("ntf", input.now.getTime()),
+      alertId: row.alertId,
+      eventId: row.id,
+      channel: candidate.alert.channel,
+      destination,
+      payload: JSON.stringify(payload),
+    });
+  }
+  await insertNotifications(tx, notifications, input.now);
+  await updateFiredAlerts(tx, [...fired.values()]);
+  return { events: inserted.size, deliveries: notifications.map((n) => ({ notificationId: n.id, channel: n.channel })) };
+}
+
+/** Events in firing order; within an alert's cooldown after a notification, an event is suppressed. */
+function withCooldown(
+  candidates: readonly Candidate[],
+  locked: ReadonlyMap<string, LockedAlert>,
+  now: Date,
+): Array<{ row: NewEvent; candidate: Candidate }> {
+  const lastNotified = new Map<string, Date | null>();
+  return candidates.map((candidate) => {
+    const alert = locked.get(candidate.alert.alertId)!;
+    const last = lastNotified.has(alert.id) ? lastNotified.get(alert.id)! : alert.lastNotifiedAt;
+    const suppressed = isSuppressedByCooldown(last, alert.cooldownSeconds, now);
+    if (!suppressed) lastNotified.set(alert.id, now);
+    const row: NewEvent = {
+      id: newId("evt", now.getTime()),
+      alertId: alert.id,
+      dedupeKey: candidate.firing.dedupeKey,
+      condition: candidate.alert.condition,
+      observed: candidate.firing.observed,
+      suppressed,
+      transactionSignature: candidate.firing.transactionSignature ?? null,
+      reason: candidate.firing.reason,
+    };
+    return { row, candidate };
+  });
+}

@@ -1,0 +1,65 @@
+// A label change (PUT /v1/risk/labels): the labels, the new scores of every address that ever
+// dealt with a relabelled address, and the score changes owed an evaluation are committed in
+// one Postgres transaction; the evaluation itself is a `risk` job. Should the job be lost,
+// the reconciler finds the unevaluated changes in risk_score_history and enqueues them again.
+import type { TransactionSql } from "postgres";
+import type { Deps } from "../deps.ts";
+import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
+import { counterpartiesOf, labelExposure, upsertLabels, type LabelInput } from "../db/queries/risk-labels.ts";
+import { riskScore } from "../domain/risk/index.ts";
+import { RISK_FACTORS, type RiskFactor } from "../domain/types.ts";
+import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
+import { retryTransaction } from "./retry.ts";
+import { isLabelFactor, labelFactorsOf, sameFactors } from "./scoring.ts";
+
+/** Addresses rescored per round trip. */
+const RESCORE_CHUNK = 5_000;
+export const LABELS_CAUSE = "labels";
+
+export type RelabelResult = { upserted: number; rescored: number; scoreChangeIds: number[] };
+
+export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: readonly LabelInput[]): Promise<RelabelResult> {
+  // The last of several labels for one address wins, as if they had been sent one by one.
+  const byAddress = new Map(labels.map((label) => [label.address, label]));
+  const result = await retryTransaction(() =>
+    deps.sql.begin(async (tx) => {
+      const changed = await upsertLabels(tx, [...byAddress.values()]);
+      const affected = await counterpartiesOf(tx, changed);
+      let rescored = 0;
+      const ids: number[] = [];
+      for (let start = 0; start < affected.length; start += RESCORE_CHUNK) {
+        const written = await rescore(tx, affected.slice(start, start + RESCORE_CHUNK));
+        rescored += written.rescored;
+        ids.push(...written.ids);
+      }
+      return { upserted: byAddress.size, rescored, scoreChangeIds: ids.sort((a, b) => a - b) };
+    }),
+  );
+  await enqueueScoreEvaluation(deps.queues, result.scoreChangeIds);
+  return result;
+}
+
+/** Label factors from the whole history; behavioural factors as stored (they follow the address's own transactions). */
+async function rescore(tx: TransactionSql, addresses: readonly string[]): Promise<{ rescored: number; ids: number[] }> {
+  const exposure = new Map<string, RiskFactor[]>();
+  for (const row of await labelExposure(tx, addresses)) {
+    const list = exposure.get(row.address) ?? [];
+    list.push(...labelFactorsOf([row]));
+    exposure.set(row.address, list);
+  }
+  const stored = new Map((await lockAddressScores(tx, addresses)).map((row) => [row.address, row]));
+  const writes: NewScore[] = [];
+  const history: NewHistory[] = [];
+  for (const address of addresses) {
+    const current = stored.get(address) ?? { riskScore: 0, riskFactors: [] as RiskFactor[] };
+    const present = new Set([...current.riskFactors.filter((f) => !isLabelFactor(f)), ...(exposure.get(address) ?? [])]);
+    const factors = RISK_FACTORS.filter((factor) => present.has(factor));
+    const score = riskScore(factors);
+    if (score === current.riskScore && sameFactors(factors, current.riskFactors)) continue;
+    writes.push({ address, score, factors });
+    if (score !== current.riskScore) history.push({ address, previousScore: current.riskScore, score, factors });
+  }
+  await writeScores(tx, writes);
+  const ids = await insertScoreHistory(tx, history, LABELS_CAUSE, null);
+  return { rescored: writes.length, ids: [...ids.values()] };
+}

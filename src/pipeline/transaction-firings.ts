@@ -1,0 +1,76 @@
+// Evaluates every transaction of a batch against the rules of each tracked address on it:
+// a transaction between two tracked wallets is evaluated for both, and an address tracked
+// by several callers fires every caller's alerts. Pure: everything is looked up beforehand.
+import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
+import {
+  counterpartyOf,
+  evaluateTransaction,
+  type ActivityWindow,
+  type AlertRule,
+  type CounterpartyRisk,
+  type Firing,
+} from "../domain/conditions/index.ts";
+import type { Transaction } from "../domain/types.ts";
+import type { AddressActivity } from "./activity.ts";
+import type { AddressSides } from "./batch-facts.ts";
+
+export type TxFiring = { firing: Firing; alert: ActiveAlertRow; transaction: Transaction };
+
+export function toRule(alert: ActiveAlertRow): AlertRule {
+  return {
+    alertId: alert.alertId,
+    walletId: alert.walletId,
+    address: alert.address,
+    condition: alert.condition,
+    threshold: alert.threshold,
+    token: alert.token,
+    baselineScore: alert.baselineScore,
+  };
+}
+
+export function groupByAddress(alerts: readonly ActiveAlertRow[]): Map<string, ActiveAlertRow[]> {
+  const byAddress = new Map<string, ActiveAlertRow[]>();
+  for (const alert of alerts) {
+    const list = byAddress.get(alert.address);
+    if (list) list.push(alert);
+    else byAddress.set(alert.address, [alert]);
+  }
+  return byAddress;
+}
+
+export type FiringLookups = {
+  sides: ReadonlyMap<string, AddressSides>;
+  activity: ReadonlyMap<string, AddressActivity>;
+  counterparty: (address: string) => CounterpartyRisk;
+};
+
+/** The firings of the batch, in chain order (then alert id). */
+export function evaluateTransactions(
+  txs: readonly Transaction[],
+  alertsByAddress: ReadonlyMap<string, ActiveAlertRow[]>,
+  lookups: FiringLookups,
+): TxFiring[] {
+  const found: Array<TxFiring & { order: number }> = [];
+  for (const [address, alerts] of alertsByAddress) {
+    const sides = lookups.sides.get(address);
+    if (!sides) continue;
+    const rules = alerts.map(toRule);
+    const byId = new Map(alerts.map((alert) => [alert.alertId, alert]));
+    const activity = lookups.activity.get(address);
+    sides.txIndexes.forEach((txIndex, k) => {
+      const tx = txs[txIndex]!;
+      const other = counterpartyOf(address, tx);
+      const countAfter = activity?.countAfter?.[k];
+      const window: ActivityWindow | null =
+        activity && countAfter !== undefined
+          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount: activity.previous7DaysCount }
+          : null;
+      const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window };
+      for (const firing of evaluateTransaction(rules, tx, context)) {
+        found.push({ firing, alert: byId.get(firing.alertId)!, transaction: tx, order: txIndex });
+      }
+    });
+  }
+  found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
+  return found.map(({ order: _order, ...rest }) => rest);
+}

@@ -1,0 +1,123 @@
+// Starts one BullMQ Worker per chosen queue (WORKER_QUEUES), each on its own blocking Redis
+// connection, and stops them within a bound: active jobs get `closeTimeoutMs` to finish,
+// then the workers are closed by force and whatever was still running is picked up again
+// by another worker when its lock expires (a stalled job), or by the reconciler.
+import { Worker, type Processor } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Deps } from "../deps.ts";
+import { WORKER_METRICS_OPTIONS, type JobMetrics } from "../metrics/index.ts";
+import type { Channels } from "../notify/channels/index.ts";
+import { createWorkerRedis } from "../redis.ts";
+import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
+import { makeEvaluateBatchProcessor } from "./jobs/evaluate-batch.ts";
+import { makeEvaluateRiskProcessor } from "./jobs/evaluate-risk.ts";
+import { makeReconcileProcessor } from "./jobs/reconcile.ts";
+import { ALL_QUEUES, QUEUES, type QueueName } from "./names.ts";
+
+export type WorkerDeps = Deps & { channels: Channels };
+
+/**
+ * A job's lock lasts 15 s and is renewed every 7.5 s while it runs; a worker checks for
+ * expired locks every 5 s. So a job whose process died (kill -9) runs again within ~20 s,
+ * and a live job is never taken for dead unless its process stalls for 15 s.
+ */
+export const LOCK_DURATION_MS = 15_000;
+export const STALLED_INTERVAL_MS = 5_000;
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
+/**
+ * Jobs in flight per process. Evaluation is CPU work between database round trips: two at
+ * a time keep one core busy while the other job waits on Postgres or Redis.
+ */
+const CONCURRENCY: Readonly<Record<QueueName, number>> = {
+  [QUEUES.transactions]: 2,
+  [QUEUES.risk]: 2,
+  [QUEUES.maintenance]: 1,
+  [QUEUES.deliverWebhook]: DELIVERY_CONCURRENCY.webhook,
+  [QUEUES.deliverEmail]: DELIVERY_CONCURRENCY.email,
+  [QUEUES.deliverSms]: DELIVERY_CONCURRENCY.sms,
+};
+
+export type RunningWorkers = {
+  queues: readonly QueueName[];
+  workers: readonly Worker[];
+  /** Waits up to timeoutMs for active jobs, then closes by force. */
+  close: (timeoutMs?: number) => Promise<void>;
+};
+
+/** The queues a process serves: WORKER_QUEUES, or all of them. */
+export function chosenQueues(setting: readonly string[] | "all"): QueueName[] {
+  if (setting === "all") return [...ALL_QUEUES];
+  const unknown = setting.filter((name) => !(ALL_QUEUES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new Error(`WORKER_QUEUES: unknown queue ${unknown.join(", ")}; the queues are ${ALL_QUEUES.join(", ")}`);
+  }
+  return [...new Set(setting)] as QueueName[];
+}
+
+function processorFor(deps: WorkerDeps, name: QueueName): Processor {
+  switch (name) {
+    case QUEUES.transactions:
+      return makeEvaluateBatchProcessor(deps) as Processor;
+    case QUEUES.risk:
+      return makeEvaluateRiskProcessor(deps) as Processor;
+    case QUEUES.maintenance:
+      return makeReconcileProcessor(deps) as Processor;
+    case QUEUES.deliverWebhook:
+      return makeDeliverProcessor(deps, "webhook") as Processor;
+    case QUEUES.deliverEmail:
+      return makeDeliverProcessor(deps, "email") as Processor;
+    case QUEUES.deliverSms:
+      return makeDeliverProcessor(deps, "sms") as Processor;
+  }
+}
+
+export function runWorkers(
+  deps: WorkerDeps,
+  options: { queues?: readonly QueueName[]; metrics?: JobMetrics } = {},
+): RunningWorkers {
+  const names = options.queues ?? chosenQueues(deps.config.workerQueues);
+  const connections: Redis[] = [];
+  const workers = names.map((name) => {
+    const connection = createWorkerRedis(deps.config.redisUrl);
+    connections.push(connection);
+    const worker = new Worker(name, processorFor(deps, name), {
+      connection,
+      prefix: deps.config.queuePrefix,
+      concurrency: CONCURRENCY[name],
+      lockDuration: LOCK_DURATION_MS,
+      stalledInterval: STALLED_INTERVAL_MS,
+      ...WORKER_METRICS_OPTIONS,
+    });
+    // Without a listener an 'error' event would end the process; Redis trouble is retried.
+    worker.on("error", (error) => deps.logger.warn({ err: error, queue: name }, "worker error"));
+    worker.on("failed", (job, error) =>
+      deps.logger.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: error }, "job failed"),
+    );
+    options.metrics?.watch(worker);
+    return worker;
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    queues: names,
+    workers,
+    close: (timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) => {
+      closing ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const graceful = Promise.all(workers.map((worker) => worker.close())).then(() => true);
+        const deadline = new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        });
+        const finished = await Promise.race([graceful, deadline]);
+        clearTimeout(timer);
+        if (!finished) {
+          deps.logger.warn({ timeoutMs }, "active jobs did not finish in time; closing workers by force");
+          await Promise.all(workers.map((worker) => worker.close(true)));
+        }
+        for (const connection of connections) connection.disconnect();
+      })();
+      return closing;
+    },
+  };
+}

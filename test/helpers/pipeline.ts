@@ -1,0 +1,128 @@
+// Detection-pipeline test kit: wallets and alerts made through the public API, real BullMQ
+// workers (in this process, or as separate worker processes), and polling of Postgres until
+// the pipeline has done its work.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Redis } from "ioredis";
+import type { Transaction } from "../../src/domain/types.ts";
+import { createChannels } from "../../src/notify/channels/index.ts";
+import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
+import type { QueueName } from "../../src/queue/names.ts";
+import { testEnv, type TestApp } from "./app.ts";
+import { bearer, makeTransaction } from "./seed.ts";
+import { randomAddress } from "./chain.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export type AlertBody = {
+  walletId: string;
+  condition: string;
+  threshold?: number;
+  token?: string;
+  cooldownSeconds?: number;
+  notificationMethod?: "webhook" | "email" | "sms";
+};
+
+/** POST /v1/wallets; returns walletId and address. */
+export async function track(t: TestApp, token: string, address = randomAddress(), alias: string | null = null) {
+  const res = await t.app.inject({ method: "POST", url: "/v1/wallets", headers: bearer(token), payload: { address, ...(alias ? { alias } : {}) } });
+  if (res.statusCode !== 201) throw new Error(`POST /v1/wallets answered ${res.statusCode}: ${res.body}`);
+  return res.json() as { walletId: string; address: string };
+}
+
+/** POST /v1/risk/alerts with a webhook to a closed loopback port (delivery is not under test here). */
+export async function createAlert(t: TestApp, token: string, body: AlertBody): Promise<string> {
+  const method = body.notificationMethod ?? "webhook";
+  const payload = {
+    ...body,
+    notificationMethod: method,
+    ...(method === "webhook" ? { webhookUrl: "http://127.0.0.1:9/hook" } : {}),
+    ...(method === "email" ? { recipient: "ops@example.com" } : {}),
+  };
+  const res = await t.app.inject({ method: "POST", url: "/v1/risk/alerts", headers: bearer(token), payload });
+  if (res.statusCode !== 201) throw new Error(`POST /v1/risk/alerts answered ${res.statusCode}: ${res.body}`);
+  return (res.json() as { alertId: string }).alertId;
+}
+
+export async function putLabels(
+  t: TestApp,
+  token: string,
+  labels: Array<{ address: string; category: string; score: number; source?: string }>,
+) {
+  return t.app.inject({ method: "PUT", url: "/v1/risk/labels", headers: bearer(token), payload: { labels } });
+}
+
+/** A transaction of `from` → `to`, at `blockTime`, otherwise makeTransaction's defaults. */
+export const tx = (overrides: Partial<Transaction>): Transaction => makeTransaction(overrides);
+
+/** Real workers on the test app's queue prefix, in this process. */
+export function startWorkers(t: TestApp, queues: QueueName[] = ["transactions", "risk"]): RunningWorkers {
+  return runWorkers({ ...t.deps, channels: createChannels(t.config, t.deps.logger) }, { queues });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves once every stored batch is evaluated and no score change is left unevaluated. */
+export async function settled(t: TestApp, timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    "the pipeline to evaluate every batch and score change",
+    async () => {
+      const [row] = await t.deps.sql<{ open: number }[]>`
+        select ((select count(*) from ingest_batches where evaluated_at is null)
+              + (select count(*) from risk_score_history where evaluated_at is null))::int as open`;
+      return row!.open === 0;
+    },
+    timeoutMs,
+  );
+}
+
+export type EventRow = { alertId: string; dedupeKey: string; condition: string; observed: number; suppressed: boolean };
+
+export async function eventsOf(t: TestApp, alertId: string): Promise<EventRow[]> {
+  return t.deps.sql<EventRow[]>`
+    select alert_id as "alertId", dedupe_key as "dedupeKey", condition, observed::float8 as observed, suppressed
+    from alert_events where alert_id = ${alertId} order by created_at, id`;
+}
+
+/** A worker process (`src/bin/worker.ts`) on the test app's database and queue prefix. */
+export function spawnWorker(t: TestApp, env: Record<string, string> = {}): ChildProcess & { output: () => string } {
+  let output = "";
+  const child = spawn(process.execPath, ["--import", "tsx", "src/bin/worker.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...testEnv({ DATABASE_URL: t.config.databaseUrl, QUEUE_PREFIX: t.config.queuePrefix, LOG_LEVEL: "warn", ...env }),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return Object.assign(child, { output: () => output });
+}
+
+export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** Deletes every key under the prefix with SCAN + DEL (never FLUSHALL: the Redis is shared). */
+export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<number> {
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.del(...keys);
+  } while (cursor !== "0");
+  return deleted;
+}

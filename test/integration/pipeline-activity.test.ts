@@ -1,0 +1,132 @@
+// The activity counters' Lua script against real Redis, checked against a plain recount of
+// every event (the definition the running sums must agree with).
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyBatchActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
+import { randomAddress } from "../helpers/chain.ts";
+import { uniqueQueuePrefix } from "../helpers/db.ts";
+import { TEST_REDIS_URL } from "../helpers/env.ts";
+
+let redis: Redis;
+const prefix = uniqueQueuePrefix("pipeline-activity");
+
+beforeAll(() => {
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+const minute = (t: number) => Math.floor(t / 60);
+const hour = (t: number) => Math.floor(t / 3600);
+
+/** What the script must report after `all` (every event so far, in arrival order) for a batch of the last `batchSize`. */
+function recount(all: readonly ActivityEvent[], batchSize: number) {
+  const last = Math.max(...all.map((e) => e.blockTime));
+  const M = minute(last);
+  const H = hour(last);
+  const inHours = (e: ActivityEvent, from: number, to: number) => hour(e.blockTime) >= from && hour(e.blockTime) <= to;
+  const firstSeen = new Map<string, number>();
+  for (const e of all) {
+    if (e.counterparty === null) continue;
+    const key = e.counterparty.slice(0, 12);
+    firstSeen.set(key, Math.min(firstSeen.get(key) ?? Infinity, e.blockTime));
+  }
+  const start = all.length - batchSize;
+  return {
+    transactionsLastHour: all.filter((e) => minute(e.blockTime) >= M - 59).length,
+    previous7DaysCount: all.filter((e) => inHours(e, H - 169, H - 2)).length,
+    transactions24h: all.filter((e) => inHours(e, H - 23, H)).length,
+    failed24h: all.filter((e) => e.failedSent && inHours(e, H - 23, H)).length,
+    solOutflow24h: all.filter((e) => inHours(e, H - 23, H)).reduce((sum, e) => sum + e.solSent, 0),
+    newCounterpartiesLastHour: [...firstSeen.values()].filter((t) => t > last - 3600).length,
+    countAfter: all.slice(start).map((e, i) => {
+      const m = minute(e.blockTime);
+      return all.slice(0, start + i + 1).filter((x) => minute(x.blockTime) >= m - 59 && minute(x.blockTime) <= m).length;
+    }),
+  };
+}
+
+function randomBatch(from: number, spread: number, size: number, counterparties: string[]): ActivityEvent[] {
+  const times = Array.from({ length: size }, () => from + Math.floor(Math.random() * spread)).sort((a, b) => a - b);
+  return times.map((blockTime) => ({
+    blockTime,
+    failedSent: Math.random() < 0.2,
+    solSent: Math.random() < 0.3 ? Math.round(Math.random() * 1000) / 10 : 0,
+    counterparty: Math.random() < 0.1 ? null : counterparties[Math.floor(Math.random() * counterparties.length)]!,
+  }));
+}
+
+let batchCounter = 0;
+const run = (inputs: AddressEvents[]) => applyBatchActivity(redis, prefix, `bat_test${batchCounter++}`, inputs);
+
+describe("activity counters", () => {
+  // Each case: a sequence of batches as (seconds after the previous batch's start, spread, size).
+  const cases: Array<{ name: string; steps: Array<[number, number, number]> }> = [
+    { name: "a burst within one minute", steps: [[0, 30, 5], [10, 20, 7], [5, 10, 3]] },
+    { name: "batches minutes apart, across the hour's window edge", steps: [[0, 600, 20], [1800, 900, 15], [1500, 120, 10], [3700, 60, 4]] },
+    { name: "days of activity (the 7-day baseline and the 24-hour sums)", steps: [[0, 7200, 30], [86_400, 7200, 25], [3 * 86_400, 3600, 20], [4 * 86_400, 600, 10], [3600, 300, 5]] },
+    { name: "a batch spanning more than an hour", steps: [[0, 300, 10], [200, 2 * 3600, 40], [60, 60, 3]] },
+    { name: "a gap longer than the 7-day baseline", steps: [[0, 3600, 12], [9 * 86_400, 120, 6], [30, 30, 2]] },
+  ];
+
+  for (const { name, steps } of cases) {
+    it(`matches a full recount: ${name}`, async () => {
+      const address = randomAddress();
+      const counterparties = Array.from({ length: 15 }, randomAddress);
+      const all: ActivityEvent[] = [];
+      let start = 1_717_000_000;
+      for (const [after, spread, size] of steps) {
+        start += after;
+        const events = randomBatch(Math.max(start, all.at(-1)?.blockTime ?? 0), spread, size, counterparties);
+        all.push(...events);
+        const result = (await run([{ address, needWindows: true, events }])).get(address)!;
+        const expected = recount(all, events.length);
+        expect({ ...result, solOutflow24h: Math.round(result.solOutflow24h * 10) / 10 }).toMatchObject({
+          ...expected,
+          solOutflow24h: Math.round(expected.solOutflow24h * 10) / 10,
+        });
+      }
+    });
+  }
+
+  it("counts a batch once when it is applied again (a re-run after a crash) and answers the same", async () => {
+    const address = randomAddress();
+    const events = randomBatch(1_717_000_000, 120, 8, [randomAddress(), randomAddress()]);
+    const batchId = `bat_rerun${batchCounter++}`;
+    const first = await applyBatchActivity(redis, prefix, batchId, [{ address, needWindows: true, events }]);
+    const again = await applyBatchActivity(redis, prefix, batchId, [{ address, needWindows: true, events }]);
+    expect(again.get(address)).toEqual(first.get(address));
+    expect(first.get(address)!.transactionsLastHour).toBe(8);
+  });
+
+  it("keeps separate counts per address and sets an expiry on every key", async () => {
+    const [a, b] = [randomAddress(), randomAddress()];
+    const t = 1_717_100_000;
+    const result = await run([
+      { address: a, needWindows: false, events: randomBatch(t, 60, 3, [b]) },
+      { address: b, needWindows: false, events: randomBatch(t, 60, 6, [a]) },
+    ]);
+    expect(result.get(a)!.transactionsLastHour).toBe(3);
+    expect(result.get(b)!.transactionsLastHour).toBe(6);
+    expect(result.get(a)!.countAfter).toBeNull();
+    for (const address of [a, b]) {
+      expect(await redis.ttl(`${prefix}:activity:${address}`)).toBeGreaterThan(7 * 86_400);
+    }
+  });
+
+  it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
+    const address = randomAddress();
+    const event = (blockTime: number): ActivityEvent => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const t0 = 1_700_000_000;
+    const wake = t0 + 100 * 86_400;
+    const gap = async (blockTime: number) =>
+      (await run([{ address, needWindows: false, events: [event(blockTime)] }])).get(address)!.dormantGapSeconds;
+    expect(await gap(t0)).toBeNull();
+    expect(await gap(wake)).toBe(100 * 86_400);
+    expect(await gap(wake + 3600)).toBe(100 * 86_400);
+    expect(await gap(wake + 2 * 86_400)).toBe(2 * 86_400 - 3600);
+  });
+});
