@@ -1,0 +1,115 @@
+// The reconciler against real Postgres and Redis: owed work whose job is gone comes back
+// with the same jobId; live jobs and young work are left alone; the schedule heals itself.
+import { Worker } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeTransactionBatch } from "../../src/ingest/store.ts";
+import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
+import { keepReconcileScheduled, RECONCILE_SCHEDULER_ID, upsertReconcileSchedule } from "../../src/pipeline/reconcile-schedule.ts";
+import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
+import { QUEUES } from "../../src/queue/names.ts";
+import { createWorkerRedis } from "../../src/redis.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomAddress } from "../helpers/chain.ts";
+import { createAlert, deletePrefixKeys, track, tx, waitFor } from "../helpers/pipeline.ts";
+
+let t: TestApp;
+let token: string;
+const now = Math.floor(Date.now() / 1000);
+
+beforeAll(async () => {
+  t = await startTestApp("pipeline-reconcile");
+  token = await t.token("alice");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const batches = () => t.deps.queues[QUEUES.transactions];
+const sweep = () => runReconcileOnce(t.deps, { graceMs: 0 });
+
+async function storedBatch(): Promise<string> {
+  const { batchId } = await storeTransactionBatch(t.deps, [tx({ from: randomAddress(), to: randomAddress(), blockTime: now })]);
+  return batchId!;
+}
+
+describe("runReconcileOnce", () => {
+  it("re-enqueues an unevaluated batch whose job is gone, under the same jobId", async () => {
+    const batchId = await storedBatch();
+    await batches().remove(batchId);
+    expect(await batches().getJobState(batchId)).toBe("unknown");
+    expect((await sweep()).batches).toBeGreaterThanOrEqual(1);
+    expect(await batches().getJobState(batchId)).toBe("waiting");
+    // A second sweep finds the job alive and adds nothing.
+    const waitingBefore = await batches().getWaitingCount();
+    await sweep();
+    expect(await batches().getWaitingCount()).toBe(waitingBefore);
+  });
+
+  it("leaves work younger than the grace period to its first enqueue", async () => {
+    const batchId = await storedBatch();
+    await batches().remove(batchId);
+    await runReconcileOnce(t.deps, { graceMs: 60_000 });
+    expect(await batches().getJobState(batchId)).toBe("unknown");
+    await sweep();
+  });
+
+  it("runs a failed batch job again", async () => {
+    const batchId = await storedBatch();
+    await batches().obliterate({ force: true });
+    await batches().add("evaluate", { batchId }, { jobId: batchId });
+    const connection = createWorkerRedis(t.config.redisUrl);
+    const failing = new Worker(QUEUES.transactions, async () => {
+      throw new Error("Postgres is down");
+    }, { connection, prefix: t.config.queuePrefix });
+    await waitFor("the job to fail", async () => (await batches().getJobState(batchId)) === "failed");
+    await failing.close();
+    connection.disconnect();
+    await sweep();
+    expect(await batches().getJobState(batchId)).toBe("waiting");
+  });
+
+  it("re-enqueues an open notification whose delivery job is gone, and not a delivered one", async () => {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 1 });
+    const { batchId } = await storeTransactionBatch(t.deps, [
+      tx({ from: wallet.address, to: randomAddress(), amount: 5, blockTime: now }),
+      tx({ from: wallet.address, to: randomAddress(), amount: 6, blockTime: now + 1 }),
+    ]);
+    await evaluateBatch(t.deps, batchId!);
+    const ids = (await t.deps.sql<{ id: string }[]>`select id from notifications where alert_id = ${alertId} order by id`).map((r) => r.id);
+    expect(ids).toHaveLength(2);
+    const deliveries = t.deps.queues[QUEUES.deliverWebhook];
+    for (const id of ids) await deliveries.remove(id);
+    await t.deps.sql`update notifications set status = 'delivered' where id = ${ids[1]!}`;
+    await sweep();
+    expect(await deliveries.getJobState(ids[0]!)).toBe("waiting");
+    expect(await deliveries.getJobState(ids[1]!)).toBe("unknown");
+  });
+
+  it("enqueues score changes that no job evaluated", async () => {
+    const [{ id }] = await t.deps.sql<{ id: number }[]>`
+      insert into risk_score_history (address, previous_score, score, factors, cause)
+      values (${randomAddress()}, 0, 60, '{mixer_interaction}', 'labels') returning id::float8 as id`;
+    expect((await sweep()).scoreChanges).toBeGreaterThanOrEqual(1);
+    const jobs = await t.deps.queues[QUEUES.risk].getWaiting();
+    expect(jobs.some((job) => (job.data as { scoreChangeIds: number[] }).scoreChangeIds.includes(id!))).toBe(true);
+  });
+});
+
+describe("the reconciler's schedule", () => {
+  it("comes back on the keeper's timer after its Redis keys vanish", async () => {
+    const maintenance = t.deps.queues[QUEUES.maintenance];
+    await upsertReconcileSchedule(t.deps.queues);
+    expect(await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeTruthy();
+    const keeper = keepReconcileScheduled(t.deps, 100);
+    try {
+      await deletePrefixKeys(t.deps.redis, t.config.queuePrefix);
+      expect(await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeFalsy();
+      await waitFor("the schedule to be re-created", async () => maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID), 5_000);
+      // BullMQ runs a fresh `every` schedule at once: the sweep is queued, not 30 s away.
+      expect(await maintenance.count()).toBeGreaterThanOrEqual(1);
+    } finally {
+      keeper.stop();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+// PUT /v1/risk/labels: strict input, upserts, and the rescoring a changed label causes
+// (history, then the `risk` job's evaluation of risk_score_increase alerts).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomAddress } from "../helpers/chain.ts";
+import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { bearer, errorPaths, expectProblem, ingestTransactions } from "../helpers/seed.ts";
+
+let t: TestApp;
+let workers: RunningWorkers;
+let token: string;
+const now = Math.floor(Date.now() / 1000);
+
+beforeAll(async () => {
+  t = await startTestApp("risk-labels");
+  workers = startWorkers(t);
+  token = await t.token("operator");
+});
+afterAll(async () => {
+  await workers.close();
+  await t.close();
+});
+
+const put = (payload: unknown, auth = token) =>
+  t.app.inject({ method: "PUT", url: "/v1/risk/labels", headers: bearer(auth), payload: payload as object });
+
+describe("PUT /v1/risk/labels input", () => {
+  const address = randomAddress();
+  const cases: Array<{ name: string; body: unknown; path: string }> = [
+    { name: "an empty list", body: { labels: [] }, path: "body.labels" },
+    { name: "a category outside the list", body: { labels: [{ address, category: "whale", score: 50 }] }, path: "body.labels.0.category" },
+    { name: "a score above 100", body: { labels: [{ address, category: "scam", score: 101 }] }, path: "body.labels.0.score" },
+    { name: "a fractional score", body: { labels: [{ address, category: "scam", score: 50.5 }] }, path: "body.labels.0.score" },
+    { name: "a score given as a string", body: { labels: [{ address, category: "scam", score: "50" }] }, path: "body.labels.0.score" },
+    { name: "an unknown field", body: { labels: [{ address, category: "scam", score: 50, note: "x" }] }, path: "body.labels.0" },
+    { name: "an address of the wrong length", body: { labels: [{ address: "2".repeat(32), category: "scam", score: 50 }] }, path: "body.labels.0.address" },
+    {
+      name: "the same address twice",
+      body: { labels: [{ address, category: "scam", score: 50 }, { address, category: "mixer", score: 60 }] },
+      path: "body.labels.1.address",
+    },
+  ];
+  for (const c of cases) {
+    it(`rejects ${c.name} with 400 naming ${c.path}`, async () => {
+      const body = expectProblem(await put(c.body), 400, "validation_failed");
+      expect(errorPaths(body).some((p) => p.startsWith(c.path))).toBe(true);
+    });
+  }
+
+  it("rejects more than 10,000 labels with 400", async () => {
+    const labels = Array.from({ length: 10_001 }, () => ({ address, category: "scam", score: 50 }));
+    expectProblem(await put({ labels }), 400, "validation_failed");
+  });
+
+  it("answers 401 without a token and 403 without the risk:write scope", async () => {
+    const res = await t.app.inject({ method: "PUT", url: "/v1/risk/labels", payload: { labels: [] } });
+    expectProblem(res, 401, "unauthorized");
+    const readOnly = await t.token("operator", "alerts:read");
+    expectProblem(await put({ labels: [{ address, category: "scam", score: 50 }] }, readOnly), 403, "forbidden");
+  });
+});
+
+describe("PUT /v1/risk/labels effects", () => {
+  it("creates and replaces labels, one per address", async () => {
+    const [a, b] = [randomAddress(), randomAddress()];
+    const first = await put({ labels: [{ address: a, category: "exchange", score: 5, source: "vendor-x" }, { address: b, category: "scam", score: 80 }] });
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual({ upserted: 2 });
+    expect((await put({ labels: [{ address: a, category: "hack", score: 90 }] })).json()).toEqual({ upserted: 1 });
+    const rows = await t.deps.sql<{ address: string; category: string; score: number; source: string | null }[]>`
+      select address, category, score, source from risk_labels where address in (${a}, ${b}) order by score`;
+    expect(rows).toEqual([
+      { address: b, category: "scam", score: 80, source: null },
+      { address: a, category: "hack", score: 90, source: null },
+    ]);
+  });
+
+  it("rescores the wallets that dealt with a relabelled address and fires their risk_score_increase alerts", async () => {
+    const wallet = await track(t, token);
+    const counterparty = randomAddress();
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
+    await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
+    await settled(t);
+
+    expect((await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] })).statusCode).toBe(200);
+    await settled(t);
+    const [state] = await t.deps.sql<{ score: number; factors: string[] }[]>`
+      select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;
+    expect(state).toEqual({ score: 90, factors: ["sanctioned_counterparty"] });
+    const history = await t.deps.sql<{ previous: number; score: number; cause: string; evaluated: boolean }[]>`
+      select previous_score as previous, score, cause, evaluated_at is not null as evaluated
+      from risk_score_history where address = ${wallet.address} order by id`;
+    expect(history).toEqual([{ previous: 0, score: 90, cause: "labels", evaluated: true }]);
+    const events = await eventsOf(t, alertId);
+    expect(events).toMatchObject([{ condition: "risk_score_increase", observed: 90, suppressed: false }]);
+
+    // The same labels again change nothing: no history, no event.
+    expect((await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] })).json()).toEqual({ upserted: 1 });
+    await settled(t);
+    expect(await eventsOf(t, alertId)).toHaveLength(1);
+
+    // A downgraded label takes the exposure away, and the alert's baseline follows the score down.
+    await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
+    await settled(t);
+    const [after] = await t.deps.sql<{ score: number; factors: string[] }[]>`
+      select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;
+    expect(after).toEqual({ score: 0, factors: [] });
+    const [alert] = await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`;
+    expect(alert!.baseline).toBe(0);
+  });
+});
