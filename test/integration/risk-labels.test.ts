@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
 import { bearer, errorPaths, expectProblem, ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
