@@ -1,7 +1,7 @@
 // The only reader of process.env. Every variable is parsed and checked once, at start,
 // so a typo stops the process with a line that names the variable instead of failing
 // later on the first request that needs it.
-import { parseDurationList } from "./duration.ts";
+import { parseDuration, parseDurationList } from "./duration.ts";
 
 export type Config = Readonly<{
   databaseUrl: string;
@@ -32,6 +32,8 @@ export type Config = Readonly<{
   /** Where a worker process serves its own /metrics (job durations); off when unset. */
   workerMetricsPort: number | undefined;
   rateLimitPerMinute: number;
+  /** How long a GET /v1/wallets page may be served from this process's memory (0: never). */
+  walletListCacheMs: number;
   logLevel: string;
   queuePrefix: string;
 }>;
@@ -94,6 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
+    walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
     queuePrefix: read("QUEUE_PREFIX", (v) => v, "{wallet-alerts}"),
   };

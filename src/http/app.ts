@@ -11,6 +11,7 @@ import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type
 import { registerErrorHandling, sendProblem } from "./error-handler.ts";
 import { ProblemError } from "./problem.ts";
 import { ProblemSchema } from "./schemas.ts";
+import { createReadCache } from "./read-cache.ts";
 import { adminPlugin } from "./admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { v1Routes } from "./routes/index.ts";
@@ -129,7 +130,13 @@ export async function buildApp(deps: Deps) {
 
   await app.register(adminPlugin(deps));
   await app.register(healthRoutes(deps));
-  await app.register(v1Routes(deps), { prefix: "/v1" });
+  // Hot list pages are served from memory for walletListCacheMs; any successful write made
+  // through this process clears them, so a caller always reads its own writes.
+  const readCache = createReadCache(deps.config.walletListCacheMs);
+  app.addHook("onResponse", async (request, reply) => {
+    if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
+  });
+  await app.register(v1Routes(deps, readCache), { prefix: "/v1" });
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -2,6 +2,7 @@
 // scopes come from a space-separated `scope` claim or an `scp` array.
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Config } from "../config.ts";
+import { createTtlCache } from "../ttl-cache.ts";
 import { ProblemError } from "./problem.ts";
 
 export const SCOPES = [
@@ -26,16 +27,24 @@ export type Caller = {
 export type TokenVerifier = (token: string) => Promise<Caller>;
 
 const CLOCK_TOLERANCE_SECONDS = 30;
+// Verified tokens are remembered (by their exact text) for a while, so a busy caller does
+// not pay a signature check per request. An entry never outlives the token's own exp
+// (plus the tolerance), nor 5 minutes — so a key withdrawn from the JWKS stops working soon.
+const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+const VERIFIED_TOKEN_MAX_AGE_MS = 5 * 60_000;
 
-export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
+export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date.now): TokenVerifier {
   // One key source, one algorithm family: a token can never switch from RS256 to HS256
   // (or to `none`) to be checked against the wrong key.
   const key: Uint8Array | JWTVerifyGetKey = jwt.jwksUrl
     ? createRemoteJWKSet(new URL(jwt.jwksUrl))
     : new TextEncoder().encode(jwt.secret);
   const algorithms = jwt.jwksUrl ? ["RS256", "ES256"] : ["HS256"];
+  const verified = createTtlCache<string, Caller>(VERIFIED_TOKEN_CACHE_SIZE, now);
 
   return async (token) => {
+    const known = verified.get(token);
+    if (known) return known;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, key as Uint8Array, {
@@ -44,17 +53,21 @@ export function createTokenVerifier(jwt: Config["jwt"]): TokenVerifier {
         audience: jwt.audience,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ["exp", "sub"],
+        currentDate: new Date(now()),
       }));
     } catch (error) {
       throw invalidToken(describeJoseError(error));
     }
     if (typeof payload.sub !== "string" || payload.sub === "") throw invalidToken("the token has no subject");
-    return {
+    const caller: Caller = {
       sub: payload.sub,
       scopes: readScopes(payload),
       email: typeof payload.email === "string" ? payload.email : undefined,
       phone: typeof payload.phone_number === "string" ? payload.phone_number : undefined,
     };
+    const expiresAt = Math.min((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000, now() + VERIFIED_TOKEN_MAX_AGE_MS);
+    verified.set(token, caller, expiresAt);
+    return caller;
   };
 }
 

@@ -28,6 +28,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     WEBHOOK_ALLOW_HTTP: "true",
     WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
     RETRY_SCHEDULE: "200ms,400ms,800ms",
+    // Tests write to the database directly between reads; the list cache has its own test.
+    WALLET_LIST_CACHE_TTL: "0ms",
     ...overrides,
   };
 }

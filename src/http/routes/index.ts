@@ -1,6 +1,7 @@
 // Every /v1 route family, each in its own file with its schemas.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
+import type { ReadCache } from "../read-cache.ts";
 import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
@@ -9,9 +10,9 @@ import { riskLabelRoutes } from "./risk-labels.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { walletRoutes } from "./wallets.ts";
 
-export function v1Routes(deps: Deps): FastifyPluginAsyncTypebox {
+export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
   return async (app) => {
-    await app.register(walletRoutes(deps));
+    await app.register(walletRoutes(deps, readCache));
     await app.register(transactionRoutes(deps));
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));

@@ -1,5 +1,5 @@
 // Tracked wallets (interface 4.2 and 4.4, plus how a wallet becomes tracked and stops being).
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import {
   WALLET_SORT_KEYS,
@@ -11,6 +11,7 @@ import {
   type WalletDetailRow,
 } from "../../db/queries/wallets.ts";
 import { newId } from "../../ids.ts";
+import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
@@ -108,6 +109,8 @@ const ListResponseSchema = Type.Object({
   limit: Type.Integer(),
 });
 
+type WalletPage = Static<typeof ListResponseSchema>;
+
 const unixToIso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
 const toDetail = (row: WalletDetailRow) => ({
@@ -116,7 +119,7 @@ const toDetail = (row: WalletDetailRow) => ({
   lastActivity: unixToIso(row.lastActivity),
 });
 
-export function walletRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     const tags = ["wallets"];
 
@@ -134,14 +137,14 @@ export function walletRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       async (request) => {
         const page = parseQueryInteger("page", request.query.page, PAGE);
         const limit = parseQueryInteger("limit", request.query.limit, LIMIT);
-        const { rows, total } = await listWallets(deps.sql, request.caller.sub, {
-          offset: (page - 1) * limit,
-          limit,
-          sortBy: request.query.sortBy ?? "lastActivity",
-          order: request.query.order ?? "desc",
-        });
+        const sortBy = request.query.sortBy ?? "lastActivity";
+        const order = request.query.order ?? "desc";
+        const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}`;
+        const cached = readCache.get<WalletPage>(key);
+        if (cached) return cached;
+        const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
         const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
-        return { wallets, total, page, limit };
+        return readCache.set<WalletPage>(key, { wallets, total, page, limit });
       },
     );
 
