@@ -1,93 +1,16 @@
-// Notifications and their delivery attempts. The delivery path is two round trips per
-// attempt (load, record); recording is one statement, so the attempt, the notification's
-// new state and the alert's health never disagree.
-import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
+// Notifications as the API sees them: created for a test, read with their attempts, and the
+// webhook secret rotation. The delivery hot path is in deliveries.ts.
+import type { NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
 /**
  * drizzle's postgres-js driver makes the shared client hand timestamps back as text
  * ("2026-03-01 12:00:00.123+00"); the rows here promise Dates.
  */
-function asDate<T extends Date | string | null>(value: T): T extends null ? null : Date;
-function asDate(value: Date | string | null): Date | null {
+export function asDate<T extends Date | string | null>(value: T): T extends null ? null : Date;
+export function asDate(value: Date | string | null): Date | null {
   if (value === null || value instanceof Date) return value;
   return new Date(value);
-}
-
-export type DeliveryRow = {
-  notificationId: string;
-  alertId: string;
-  channel: NotificationMethod;
-  destination: string;
-  payload: NotificationPayload;
-  status: NotificationStatus;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  alertStatus: AlertStatus;
-  alertOwner: string;
-  alertMethod: NotificationMethod;
-  alertRecipient: string | null;
-  webhookSecret: string | null;
-  previousWebhookSecret: string | null;
-  previousSecretExpiresAt: Date | null;
-};
-
-export async function loadForDelivery(sql: Sql, notificationId: string): Promise<DeliveryRow | undefined> {
-  const [row] = await sql<DeliveryRow[]>`
-    select n.id as "notificationId", n.alert_id as "alertId", n.channel, n.destination, n.payload, n.status,
-           n.attempt_count as "attemptCount", n.next_attempt_at as "nextAttemptAt",
-           a.status as "alertStatus", a.owner as "alertOwner", a.notification_method as "alertMethod",
-           a.recipient as "alertRecipient", a.webhook_secret as "webhookSecret",
-           a.previous_webhook_secret as "previousWebhookSecret", a.previous_secret_expires_at as "previousSecretExpiresAt"
-    from notifications n join alerts a on a.id = n.alert_id
-    where n.id = ${notificationId}`;
-  if (!row) return undefined;
-  // A payload written as a JSON string rather than a jsonb object still renders.
-  if (typeof row.payload === "string") row.payload = JSON.parse(row.payload) as NotificationPayload;
-  row.nextAttemptAt = asDate(row.nextAttemptAt);
-  row.previousSecretExpiresAt = asDate(row.previousSecretExpiresAt);
-  return row;
-}
-
-export type AttemptRecord = {
-  notificationId: string;
-  alertId: string;
-  at: Date;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  responseBody: string | null;
-  /** The notification's state after this attempt. */
-  status: Exclude<NotificationStatus, "pending">;
-  nextAttemptAt: Date | null;
-};
-
-/**
- * Records one attempt and moves the notification on, if it is still open (a concurrent
- * run that already finished it wins). A delivery also ends the alert's run of failures.
- * Returns false when the notification was no longer open.
- */
-export async function recordAttempt(sql: Sql, attempt: AttemptRecord): Promise<boolean> {
-  const at = attempt.at.toISOString();
-  const delivered = attempt.status === "delivered";
-  const clearFailing = delivered
-    ? sql`, healthy as (
-        update alerts set failing_since = null, updated_at = ${at}::timestamptz
-        where id = ${attempt.alertId} and failing_since is not null)`
-    : sql``;
-  const rows = await sql<{ id: string }[]>`
-    with attempt as (
-      insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
-      values (${attempt.notificationId}, ${at}::timestamptz, ${attempt.durationMs}::int, ${attempt.statusCode}::int,
-              ${attempt.error}::text, ${attempt.responseBody}::text)
-    )${clearFailing}
-    update notifications
-    set status = ${attempt.status}, attempt_count = attempt_count + 1,
-        next_attempt_at = ${attempt.nextAttemptAt?.toISOString() ?? null}::timestamptz,
-        delivered_at = ${delivered ? at : null}::timestamptz, updated_at = ${at}::timestamptz
-    where id = ${attempt.notificationId} and status in ('pending', 'retrying')
-    returning id`;
-  return rows.length > 0;
 }
 
 /** Closes a notification without an attempt (its alert was disabled before it went out). */

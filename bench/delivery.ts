@@ -1,0 +1,272 @@
+// npm run bench:delivery [-- N]: webhook delivery throughput and latency (DESIGN.md section 9:
+// ≥ 3,000 webhooks/s to a local receiver). Real PostgreSQL (a scratch database), real Redis
+// (a scratch queue prefix), the production processor with one pooled dispatcher, and a
+// receiver in its own process that verifies every signature with standardwebhooks.
+//
+// Two phases:
+//   burst  N notifications written (1,000 per multi-row insert, as the pipeline writes them)
+//          and enqueued as fast as possible; delivered/s = N / (last receipt − first write).
+//   paced  1,000 notifications/s for 5 s; latency from row creation to receipt, without the
+//          queueing delay that a burst adds by construction.
+// Output: one JSON document, then a short table. Not a test.
+import { fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Worker } from "bullmq";
+import postgres from "postgres";
+import { loadConfig } from "../src/config.ts";
+import { runMigrations } from "../src/db/migrate.ts";
+import { createDeps } from "../src/deps.ts";
+import { newId } from "../src/ids.ts";
+import { createLogger } from "../src/logger.ts";
+import { createChannels } from "../src/notify/channels/index.ts";
+import { generateWebhookSecret } from "../src/notify/webhook-secret.ts";
+import { enqueueDeliveries } from "../src/queue/deliveries.ts";
+import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/deliver.ts";
+import { DELIVERY_QUEUE } from "../src/queue/names.ts";
+import { createWorkerRedis } from "../src/redis.ts";
+
+const N = Number(process.argv[2] ?? process.env.N ?? 20_000);
+const ALERTS = 100;
+const INSERT_BATCH = 1_000;
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? DELIVERY_CONCURRENCY.webhook);
+const PACED_RATE = 1_000;
+const PACED_SECONDS = 5;
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const WAIT_LIMIT_MS = 300_000;
+
+type Report = { received: number; failedVerification: number; duplicates: number; lastReceivedAt: number; latencies: number[] };
+
+const database = `wa_bench_delivery_${process.pid}`;
+const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+await admin.unsafe(`drop database if exists ${database} with (force)`);
+await admin.unsafe(`create database ${database}`);
+const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${database}` }).toString();
+await runMigrations(databaseUrl);
+
+const config = loadConfig({
+  DATABASE_URL: databaseUrl,
+  REDIS_URL,
+  JWT_SECRET: randomBytes(32).toString("hex"),
+  LOG_LEVEL: "warn",
+  WEBHOOK_ALLOW_HTTP: "true",
+  WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8",
+  QUEUE_PREFIX: `{wa-bench-${process.pid}}`,
+});
+const logger = createLogger(config.logLevel);
+const deps = createDeps(config, { logger, dbPoolSize: 20 });
+
+// The receiver process.
+const receiver = fork(fileURLToPath(new URL("./delivery-receiver.ts", import.meta.url)), [], {
+  execArgv: ["--import", "tsx"],
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+});
+const ask = <T>(message: object): Promise<T> =>
+  new Promise((resolve) => {
+    receiver.once("message", (answer) => resolve(answer as T));
+    receiver.send(message);
+  });
+const { port } = await new Promise<{ port: number }>((resolve) => receiver.once("message", (m) => resolve(m as { port: number })));
+
+// Alerts: one wallet and one webhook alert each, every alert with its own secret.
+const secrets: Record<string, string> = {};
+const alertIds: string[] = [];
+const walletOf = new Map<string, { walletId: string; address: string }>();
+for (let i = 0; i < ALERTS; i++) {
+  const walletId = newId("wal");
+  const alertId = newId("alr");
+  const address = randomBytes(16).toString("hex");
+  const secret = generateWebhookSecret();
+  await deps.sql`insert into tracked_wallets (id, owner, address, alias) values (${walletId}, 'bench', ${address}, ${`Wallet ${i}`})`;
+  await deps.sql`
+    insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url, webhook_secret)
+    values (${alertId}, 'bench', ${walletId}, 'large_transfer', 10000, 'webhook', ${`http://127.0.0.1:${port}/hook/${alertId}`}, ${secret})`;
+  secrets[alertId] = secret;
+  alertIds.push(alertId);
+  walletOf.set(alertId, { walletId, address });
+}
+await ask({ secrets });
+
+const channels = createChannels(config, logger);
+const worker = new Worker(DELIVERY_QUEUE.webhook, makeDeliverProcessor({ ...deps, channels }, "webhook"), {
+  connection: createWorkerRedis(config.redisUrl),
+  prefix: config.queuePrefix,
+  concurrency: CONCURRENCY,
+});
+worker.on("error", (error) => logger.warn({ err: error }, "worker error"));
+
+/** Writes `count` pending notifications in multi-row inserts and enqueues them, as the pipeline does. */
+async function createNotifications(count: number): Promise<void> {
+  for (let done = 0; done < count; done += INSERT_BATCH) {
+    const size = Math.min(INSERT_BATCH, count - done);
+    const now = new Date();
+    const rows = Array.from({ length: size }, (_, i) => {
+      const alertId = alertIds[(done + i) % ALERTS]!;
+      const wallet = walletOf.get(alertId)!;
+      const payload = {
+        type: "risk_alert.triggered",
+        timestamp: now.toISOString(),
+        data: {
+          alertId,
+          walletId: wallet.walletId,
+          address: wallet.address,
+          alias: null,
+          condition: "large_transfer",
+          threshold: 10_000,
+          observed: 25_000,
+          riskScore: 40,
+          riskFactors: ["large_outflow"],
+          reason: "Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).",
+        },
+      };
+      return { id: newId("ntf", now.getTime()), alertId, url: `http://127.0.0.1:${port}/hook/${alertId}`, payload: JSON.stringify(payload) };
+    });
+    await deps.sql`
+      insert into notifications (id, alert_id, channel, destination, payload, status, created_at, updated_at)
+      select id, alert_id, 'webhook', destination, payload::jsonb, 'pending', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+      from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.alertId)}::text[],
+                  ${rows.map((r) => r.url)}::text[], ${rows.map((r) => r.payload)}::text[]) as t(id, alert_id, destination, payload)`;
+    await enqueueDeliveries(deps.queues, rows.map((r) => ({ notificationId: r.id, channel: "webhook" as const })));
+  }
+}
+
+async function waitForReceipts(target: number): Promise<void> {
+  const deadline = Date.now() + WAIT_LIMIT_MS;
+  for (;;) {
+    const { received, failedVerification } = await ask<{ received: number; failedVerification: number }>({ count: true });
+    if (received + failedVerification >= target) return;
+    if (Date.now() > deadline) throw new Error(`only ${received} of ${target} webhooks arrived within ${WAIT_LIMIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function percentiles(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.at(-1) ?? 0 };
+}
+
+// Warm-up: connections, prepared statements, JIT.
+await createNotifications(1_000);
+await waitForReceipts(1_000);
+await ask<Report>({ report: true, reset: true });
+
+// CPU seconds spent per component during the burst (Redis is shared with whatever else runs).
+const TICKS_PER_SECOND = 100;
+function procCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+async function backendPids(): Promise<number[]> {
+  const rows = await deps.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database}`;
+  return rows.map((row) => row.pid);
+}
+function redisPids(): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "redis-server";
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+async function cpuSnapshot() {
+  const sum = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0);
+  const usage = process.cpuUsage();
+  return {
+    worker: (usage.user + usage.system) / 1e6,
+    receiver: procCpuSeconds(receiver.pid!),
+    postgres: sum(await backendPids()),
+    redis: sum(redisPids()),
+  };
+}
+
+// Burst.
+const cpuBefore = await cpuSnapshot();
+const burstStart = Date.now();
+await createNotifications(N);
+const burstWritten = Date.now();
+await waitForReceipts(N);
+const burst = await ask<Report>({ report: true, reset: true });
+const cpuAfter = await cpuSnapshot();
+const cpuMsPerWebhook = Object.fromEntries(
+  Object.entries(cpuAfter).map(([name, seconds]) => [name, Number((((seconds - cpuBefore[name as keyof typeof cpuBefore]) * 1000) / N).toFixed(3))]),
+);
+const burstSeconds = (burst.lastReceivedAt - burstStart) / 1000;
+
+// Paced.
+const pacedTotal = PACED_RATE * PACED_SECONDS;
+const tick = 50;
+const perTick = (PACED_RATE * tick) / 1000;
+const pacedStart = Date.now();
+for (let sent = 0; sent < pacedTotal; sent += perTick) {
+  await createNotifications(perTick);
+  const next = pacedStart + ((sent + perTick) / PACED_RATE) * 1000;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+}
+await waitForReceipts(pacedTotal);
+const paced = await ask<Report>({ report: true, reset: true });
+
+const [states] = await deps.sql<{ delivered: number; open: number; failed: number; attempts: number }[]>`
+  select count(*) filter (where status = 'delivered')::int as delivered,
+         count(*) filter (where status in ('pending', 'retrying'))::int as open,
+         count(*) filter (where status = 'failed')::int as failed,
+         (select count(*)::int from delivery_attempts) as attempts
+  from notifications`;
+
+const result = {
+  benchmark: "delivery",
+  target: { webhooksPerSecond: 3_000 },
+  settings: { notifications: N, alerts: ALERTS, concurrency: CONCURRENCY, insertBatch: INSERT_BATCH, workerProcesses: 1, receiverProcesses: 1 },
+  burst: {
+    webhooksPerSecond: Math.round(N / burstSeconds),
+    seconds: Number(burstSeconds.toFixed(2)),
+    writeSeconds: Number(((burstWritten - burstStart) / 1000).toFixed(2)),
+    latencyMs: percentiles(burst.latencies),
+    verified: burst.received,
+    failedVerification: burst.failedVerification,
+    duplicates: burst.duplicates,
+    /** CPU milliseconds per webhook, per process (the worker also writes the rows; Redis is shared). */
+    cpuMsPerWebhook,
+  },
+  paced: {
+    ratePerSecond: PACED_RATE,
+    notifications: pacedTotal,
+    latencyMs: percentiles(paced.latencies),
+    verified: paced.received,
+    failedVerification: paced.failedVerification,
+  },
+  database: states,
+  meetsTarget: N / burstSeconds >= 3_000,
+  machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+};
+
+console.log(JSON.stringify(result, null, 2));
+console.log(
+  [
+    "",
+    "phase   webhooks/s   p50 ms   p99 ms   max ms   verified",
+    `burst   ${String(result.burst.webhooksPerSecond).padStart(10)}   ${String(result.burst.latencyMs.p50).padStart(6)}   ${String(result.burst.latencyMs.p99).padStart(6)}   ${String(result.burst.latencyMs.max).padStart(6)}   ${result.burst.verified}/${N}`,
+    `paced   ${String(PACED_RATE).padStart(10)}   ${String(result.paced.latencyMs.p50).padStart(6)}   ${String(result.paced.latencyMs.p99).padStart(6)}   ${String(result.paced.latencyMs.max).padStart(6)}   ${result.paced.verified}/${pacedTotal}`,
+    "",
+  ].join("\n"),
+);
+
+await worker.close();
+await channels.close();
+await deps.queues[DELIVERY_QUEUE.webhook].obliterate({ force: true });
+await deps.close();
+receiver.kill();
+await admin.unsafe(`drop database if exists ${database} with (force)`);
+await admin.end();
+process.exit(0);

@@ -1,0 +1,145 @@
+// The delivery hot path: load a notification with what its channel needs, and record an
+// attempt's outcome. Each is one statement for many notifications: concurrent jobs of a
+// worker share a statement (createDeliveryStore gathers the calls made in the same tick),
+// so a busy worker makes a few round trips per batch rather than two per webhook.
+// Recording is one statement, so the attempt, the notification's new state and the
+// alert's health never disagree.
+import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+import { asDate } from "./notifications.ts";
+
+export type DeliveryRow = {
+  notificationId: string;
+  alertId: string;
+  channel: NotificationMethod;
+  destination: string;
+  payload: NotificationPayload;
+  status: NotificationStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  alertStatus: AlertStatus;
+  webhookSecret: string | null;
+  previousWebhookSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+};
+
+export async function loadForDelivery(sql: Sql, notificationIds: readonly string[]): Promise<Map<string, DeliveryRow>> {
+  const rows = await sql<DeliveryRow[]>`
+    select n.id as "notificationId", n.alert_id as "alertId", n.channel, n.destination, n.payload, n.status,
+           n.attempt_count as "attemptCount", n.next_attempt_at as "nextAttemptAt", a.status as "alertStatus",
+           a.webhook_secret as "webhookSecret", a.previous_webhook_secret as "previousWebhookSecret",
+           a.previous_secret_expires_at as "previousSecretExpiresAt"
+    from notifications n join alerts a on a.id = n.alert_id
+    where n.id = any(${notificationIds as string[]}::text[])`;
+  const byId = new Map<string, DeliveryRow>();
+  for (const row of rows) {
+    // A payload written as a JSON string rather than a jsonb object still renders.
+    if (typeof row.payload === "string") row.payload = JSON.parse(row.payload) as NotificationPayload;
+    row.nextAttemptAt = asDate(row.nextAttemptAt);
+    row.previousSecretExpiresAt = asDate(row.previousSecretExpiresAt);
+    byId.set(row.notificationId, row);
+  }
+  return byId;
+}
+
+export type AttemptRecord = {
+  notificationId: string;
+  alertId: string;
+  at: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  /** The notification's state after this attempt. */
+  status: Exclude<NotificationStatus, "pending">;
+  nextAttemptAt: Date | null;
+};
+
+/**
+ * Records the attempts and moves each notification on if it is still open (a concurrent
+ * run that already finished it wins). A delivery also ends its alert's run of failures.
+ * Returns the ids of the notifications that moved.
+ */
+export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<Set<string>> {
+  // One jsonb parameter carries the rows: simpler and safer than nine parallel arrays.
+  const input = JSON.stringify(
+    attempts.map((a) => ({
+      notification_id: a.notificationId,
+      alert_id: a.alertId,
+      at: a.at.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error: withoutNul(a.error),
+      response_body: withoutNul(a.responseBody),
+      status: a.status,
+      next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+    })),
+  );
+  const rows = await sql<{ id: string }[]>`
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as t(
+        notification_id text, alert_id text, at timestamptz, duration_ms int, status_code int, error text,
+        response_body text, status text, next_attempt_at timestamptz)
+    ), attempt as (
+      insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
+      select notification_id, at, duration_ms, status_code, error, response_body from input
+    ), healthy as (
+      update alerts a set failing_since = null, updated_at = d.at
+      from (select alert_id, max(at) as at from input where status = 'delivered' group by alert_id) d
+      where a.id = d.alert_id and a.failing_since is not null
+    )
+    update notifications n
+    set status = i.status, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
+        delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at
+    from input i
+    where n.id = i.notification_id and n.status in ('pending', 'retrying')
+    returning n.id`;
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Neither jsonb nor text can hold U+0000; a peer's answer may. */
+const withoutNul = (text: string | null) => (text === null ? null : text.replaceAll("\u0000", ""));
+
+export type DeliveryStore = {
+  load: (notificationId: string) => Promise<DeliveryRow | undefined>;
+  /** False when the notification was no longer open. */
+  record: (attempt: AttemptRecord) => Promise<boolean>;
+};
+
+/** At most this many notifications per statement. */
+const BATCH_LIMIT = 200;
+
+export function createDeliveryStore(sql: Sql): DeliveryStore {
+  const load = gather<string, DeliveryRow | undefined>(async (ids) => {
+    const rows = await loadForDelivery(sql, [...new Set(ids)]);
+    return ids.map((id) => rows.get(id));
+  });
+  const record = gather<AttemptRecord, boolean>(async (attempts) => {
+    const moved = await recordAttempts(sql, attempts);
+    return attempts.map((attempt) => moved.has(attempt.notificationId));
+  });
+  return { load, record };
+}
+
+/**
+ * Turns a function of many inputs into a function of one: the calls made until the event
+ * loop turns (or BATCH_LIMIT) share one run. A failed run fails every call in it.
+ */
+function gather<I, O>(run: (inputs: I[]) => Promise<O[]>): (input: I) => Promise<O> {
+  let pending: Array<{ input: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return; // already flushed at BATCH_LIMIT
+    run(batch.map((item) => item.input)).then(
+      (outputs) => batch.forEach((item, i) => item.resolve(outputs[i]!)),
+      (error: unknown) => batch.forEach((item) => item.reject(error)),
+    );
+  };
+  return (input) =>
+    new Promise<O>((resolve, reject) => {
+      pending.push({ input, resolve, reject });
+      if (pending.length === 1) setImmediate(flush);
+      else if (pending.length >= BATCH_LIMIT) flush();
+    });
+}
