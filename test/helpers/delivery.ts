@@ -103,6 +103,8 @@ export function startDeliveryWorkers(t: TestApp, channelOptions: ChannelOptions 
     close: async () => {
       await Promise.all(workers.map((worker) => worker.close()));
       await channels.close();
+      // Failed jobs are kept for a week by design; a test's queues are not worth keeping.
+      await Promise.all(Object.values(DELIVERY_QUEUE).map((name) => t.deps.queues[name].obliterate({ force: true })));
     },
   };
 }
