@@ -2,6 +2,10 @@
 // migrates, seeds a demo caller, starts the API and the worker as separate processes, a
 // webhook sink that verifies signatures, and a synthetic Solana feed in which every alert
 // condition fires within the first minute on every channel. Ctrl-C stops it all.
+//
+// With DEMO_API_URL set it attaches to an API and worker that already run (docker compose
+// does this): no migration, no child processes; the sink listens on DEMO_SINK_LISTEN
+// (host:port) and is announced to the API as DEMO_SINK_URL.
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { createDb } from "../db/client.ts";
@@ -39,7 +43,11 @@ const env = {
   WEBHOOK_ALLOW_HTTP: "true",
   WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
 };
-const apiUrl = `http://127.0.0.1:${env.PORT}`;
+const attachTo = process.env.DEMO_API_URL;
+const apiUrl = attachTo ?? `http://127.0.0.1:${env.PORT}`;
+/** Where a person reaches the API (in compose: the published port, not the service name). */
+const publicUrl = process.env.DEMO_PUBLIC_URL ?? apiUrl;
+const [sinkHost, sinkPort] = (process.env.DEMO_SINK_LISTEN ?? "127.0.0.1:0").split(":");
 const say = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)}  ${line}`);
 
 const children: Child[] = [];
@@ -48,8 +56,10 @@ const stops: Array<() => void> = [];
 let stopping = false;
 
 async function main(): Promise<void> {
-  await ensureDatabase(env.DATABASE_URL);
-  await runMigrations(env.DATABASE_URL);
+  if (!attachTo) {
+    await ensureDatabase(env.DATABASE_URL);
+    await runMigrations(env.DATABASE_URL);
+  }
   const { sql } = createDb(env.DATABASE_URL, { max: 2 });
   stops.push(() => void sql.end({ timeout: 2 }));
   // A fresh demo caller each run; chain data from earlier runs stays (it is history).
@@ -58,13 +68,15 @@ async function main(): Promise<void> {
   sink = await startWebhookSink((delivery) => {
     const mark = delivery.verified ? "signature verified" : "SIGNATURE NOT VERIFIED";
     say(`webhook delivered → sink (${mark}, webhook-id ${delivery.webhookId})  [${delivery.payload.data?.condition}] ${delivery.payload.data?.reason ?? delivery.payload.type}`);
-  });
+  }, { host: sinkHost ?? "127.0.0.1", port: Number(sinkPort ?? 0), publicUrl: process.env.DEMO_SINK_URL });
 
-  const childEnv = { ...process.env, ...env };
-  const childLog = (name: string) => (line: string) => say(`[${name}] ${line}`);
-  children.push(startChild("api", "src/bin/api.ts", childEnv, childLog("api")));
-  children.push(startChild("worker", "src/bin/worker.ts", childEnv, childLog("worker")));
-  await waitForReady(`${apiUrl}/readyz`, 30_000);
+  if (!attachTo) {
+    const childEnv = { ...process.env, ...env };
+    const childLog = (name: string) => (line: string) => say(`[${name}] ${line}`);
+    children.push(startChild("api", "src/bin/api.ts", childEnv, childLog("api")));
+    children.push(startChild("worker", "src/bin/worker.ts", childEnv, childLog("worker")));
+  }
+  await waitForReady(`${apiUrl}/readyz`, attachTo ? 120_000 : 30_000);
 
   const token = await mintToken(env.JWT_SECRET, {
     sub: DEMO_CALLER,
@@ -121,16 +133,16 @@ function printBanner(token: string, wallets: number): void {
   const lines = [
     "",
     "wallet-alerts demo is running",
-    `  API            ${apiUrl}/v1  (${wallets} tracked wallets for caller "${DEMO_CALLER}")`,
-    `  API docs       ${apiUrl}/docs`,
-    `  Bull Board     ${apiUrl}/admin/queues   (user ${env.ADMIN_USER}, password ${env.ADMIN_PASSWORD})`,
-    `  Metrics        ${apiUrl}/metrics        (same credentials)`,
+    `  API            ${publicUrl}/v1  (${wallets} tracked wallets for caller "${DEMO_CALLER}")`,
+    `  API docs       ${publicUrl}/docs`,
+    `  Bull Board     ${publicUrl}/admin/queues   (user ${env.ADMIN_USER}, password ${env.ADMIN_PASSWORD})`,
+    `  Metrics        ${publicUrl}/metrics        (same credentials)`,
     `  Webhook sink   ${sink?.url}`,
     `  Email          ${process.env.SMTP_URL ? `through ${redactUrl(process.env.SMTP_URL)}` : "written to var/outbox/*.eml (set SMTP_URL to send)"}`,
     `  SMS            ${process.env.TWILIO_ACCOUNT_SID ? "through Twilio" : "written to the worker's log (set TWILIO_* to send)"}`,
     "",
     "  Try it:",
-    `    curl -H "Authorization: Bearer $TOKEN" ${apiUrl}/v1/wallets`,
+    `    curl -H "Authorization: Bearer $TOKEN" ${publicUrl}/v1/wallets`,
     "  with",
     `    TOKEN=${token}`,
     "",

@@ -16,7 +16,9 @@ export type WebhookSink = {
   close: () => Promise<void>;
 };
 
-export async function startWebhookSink(onDelivery: (delivery: SinkDelivery) => void, port = 0): Promise<WebhookSink> {
+export type SinkOptions = { host?: string; port?: number; /** The URL the API should call, when it differs (containers). */ publicUrl?: string | undefined };
+
+export async function startWebhookSink(onDelivery: (delivery: SinkDelivery) => void, options: SinkOptions = {}): Promise<WebhookSink> {
   const secrets = new Map<string, string>();
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -45,11 +47,12 @@ export async function startWebhookSink(onDelivery: (delivery: SinkDelivery) => v
       response.writeHead(verified ? 204 : 401).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const address = server.address();
-  const boundPort = typeof address === "object" && address ? address.port : port;
+  const boundPort = typeof address === "object" && address ? address.port : options.port;
   return {
-    url: `http://127.0.0.1:${boundPort}/hooks/risk-alerts`,
+    url: options.publicUrl ?? `http://${host}:${boundPort}/hooks/risk-alerts`,
     trust: (alertId, secret) => secrets.set(alertId, secret),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
