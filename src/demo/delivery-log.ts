@@ -12,7 +12,8 @@ export function watchDeliveries(sql: Sql, print: (line: string) => void, interva
     if (running) return;
     running = true;
     try {
-      const checkFrom = new Date(since.getTime() - 5000);
+      // An ISO string, not a Date: drizzle replaces postgres.js's date serializer on this pool.
+      const checkFrom = new Date(since.getTime() - 5000).toISOString();
       since = new Date();
       const rows = await sql<Row[]>`
         select id, channel, destination, status,
