@@ -5,6 +5,7 @@ import { buildApp } from "../http/app.ts";
 import { onStopSignal } from "../signals.ts";
 import { whenReady } from "../redis.ts";
 
+const DRAIN_BOUND_MS = 20_000;
 const config = loadConfigOrExit();
 const deps = createDeps(config);
 // Start even when Redis is late: requests answer 503 until it is back, /readyz says why.
@@ -14,8 +15,18 @@ await app.listen({ port: config.port, host: config.host });
 
 onStopSignal(
   async () => {
-    // close() stops accepting, waits for in-flight requests, then the connections go.
-    await app.close();
+    // close() stops accepting and waits for in-flight requests. A keep-alive connection
+    // whose request finished after that is idle but still open, and would hold the close
+    // for the whole keep-alive timeout: sweep idle connections until done, and after
+    // DRAIN_BOUND_MS close whatever is left.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    const bound = setTimeout(() => app.server.closeAllConnections(), DRAIN_BOUND_MS);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(sweep);
+      clearTimeout(bound);
+    }
     await deps.close();
   },
   (message) => deps.logger.info(message),
