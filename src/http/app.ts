@@ -3,14 +3,13 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import rateLimit from "@fastify/rate-limit";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import addFormats from "ajv-formats";
 import type { Deps } from "../deps.ts";
 import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
 import { registerErrorHandling, sendProblem } from "./error-handler.ts";
-import { ProblemError } from "./problem.ts";
 import { ProblemSchema } from "./schemas.ts";
+import { registerRateLimit } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
 import { adminPlugin } from "./admin.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -94,22 +93,7 @@ export async function buildApp(deps: Deps) {
     }
   });
 
-  await app.register(rateLimit, {
-    global: true,
-    max: deps.config.rateLimitPerMinute,
-    timeWindow: 60_000,
-    hook: "onRequest",
-    redis: deps.redis,
-    nameSpace: `${deps.config.queuePrefix}:rate-limit:`,
-    skipOnError: false,
-    enableDraftSpec: true,
-    allowList: (request) => !request.url.startsWith("/v1/") || request.caller === undefined,
-    keyGenerator: (request) => request.caller?.sub ?? request.ip,
-    errorResponseBuilder: (_request, context) =>
-      new ProblemError("rate_limited", `more than ${context.max} requests in a minute; retry after ${context.after}`, {
-        headers: { "retry-after": String(Math.ceil(context.ttl / 1000)) },
-      }),
-  });
+  registerRateLimit(app, deps);
 
   await app.register(swagger, {
     openapi: {

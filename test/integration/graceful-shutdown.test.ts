@@ -63,8 +63,8 @@ describe("graceful shutdown under load", () => {
 
     const address = randomAddress();
     const route = receiver.route("/hooks/shutdown");
-    const wallet = await (await call(base, "POST", "/v1/wallets", { address })).json();
-    const alert = await (
+    const wallet = (await (await call(base, "POST", "/v1/wallets", { address })).json()) as { walletId: string };
+    const alert = (await (
       await call(base, "POST", "/v1/risk/alerts", {
         walletId: wallet.walletId,
         condition: "large_transfer",
@@ -72,7 +72,7 @@ describe("graceful shutdown under load", () => {
         notificationMethod: "webhook",
         webhookUrl: route.url,
       })
-    ).json();
+    ).json()) as { webhookSecret: string };
     route.verifyWith(alert.webhookSecret);
 
     // Load: batches of large transfers posted back to back; SIGTERM both processes mid-way.
@@ -86,7 +86,7 @@ describe("graceful shutdown under load", () => {
         );
         try {
           const response = await call(base, "POST", "/v1/ingest/transactions", { transactions: txs });
-          if (response.status === 202) accepted += (await response.json()).accepted;
+          if (response.status === 202) accepted += ((await response.json()) as { accepted: number }).accepted;
           batches++;
         } catch {
           refusedAfterStop = true; // the API has closed its port
