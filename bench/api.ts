@@ -64,7 +64,15 @@ async function seed(): Promise<{ walletIds: string[] }> {
                1700000000 + i * 3, 250000000 + i * 7, 0.000005,
                case when i % 40 = 0 then 'failed' else 'success' end, 'bat_bench'
         from generate_series(1, ${TRANSACTIONS}::int) as i`;
-      // Index-only scans (the history counts) need the visibility map that VACUUM builds.
+      // The history totals that ingest keeps per address (see drizzle/0001_*.sql).
+      await sql`
+        update address_state s set transaction_count = c.n
+        from (select address, count(*) as n from (
+                select from_address as address from transactions
+                union all select to_address from transactions where to_address <> from_address) t
+              group by address) c
+        where c.address = s.address`;
+      // Index-only scans (filtered history counts) need the visibility map that VACUUM builds.
       await sql`vacuum analyze`;
     }
     const rows = await sql<{ id: string }[]>`select id from tracked_wallets where owner = 'bench' order by id`;

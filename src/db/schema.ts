@@ -48,6 +48,8 @@ export const addressState = pgTable("address_state", {
   riskFactors: text("risk_factors").array().notNull().default(sql`'{}'::text[]`),
   /** blockTime (Unix seconds) of the newest transaction seen for the address. */
   lastActivity: bigint("last_activity", { mode: "number" }),
+  /** Stored transactions the address is from or to (a self-transfer once): the unfiltered history total. */
+  transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
   updatedAt: updatedAt(),
 });
 

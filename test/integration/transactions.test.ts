@@ -141,6 +141,14 @@ describe("GET /v1/transactions", () => {
     );
   });
 
+  it("keeps the unfiltered total equal to the filtered count after a batch is ingested again", async () => {
+    await ingestTransactions(t, ingestor, history.slice(0, 10));
+    const unfiltered = await page("");
+    const counted = await page(`&startTime=0&endTime=${T0 + 10_000}`);
+    expect(unfiltered.total).toBe(60);
+    expect(counted.total).toBe(60);
+  });
+
   it("answers an empty page with total 0 for a wallet without transactions", async () => {
     const quiet = await trackWallet(t, alice);
     const res = await get(`walletId=${quiet.walletId}`);

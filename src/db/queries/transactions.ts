@@ -5,8 +5,9 @@
 // no sort), so a page costs O(offset + limit) whatever the address's total. A self-transfer
 // (from = to) is taken from the "from" side only, so it is listed once. The ORDER BY spells
 // out NULLS LAST because the indexes were built that way; plain DESC means NULLS FIRST and
-// would not match them. The total is counted with index-only scans: from-side + to-side −
-// self-transfers (a BitmapAnd of both indexes).
+// would not match them. The unfiltered total is address_state.transaction_count, kept by
+// ingest in the same statement that stores the rows; a filtered total is counted with
+// index-only scans: from-side + to-side − self-transfers (a BitmapAnd of both indexes).
 import type { PendingQuery, Row } from "postgres";
 import type { Transaction, TransactionStatus, TransactionType } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
@@ -47,10 +48,15 @@ export async function listAddressTransactions(
 ): Promise<{ rows: TransactionRow[]; total: number }> {
   const where = filters(sql, filter);
   const reach = page.offset + page.limit;
+  // Unfiltered, the total is the counter that ingest keeps on address_state; filtered, it is counted.
+  const unfiltered = filter.type === undefined && filter.startTime === undefined && filter.endTime === undefined;
+  const total = unfiltered
+    ? sql`select coalesce((select transaction_count::float8 from address_state where address = ${filter.address}), 0)`
+    : countQuery(sql, filter.address, where);
   const rows = await sql<(TransactionRow & { total: number })[]>`
     select signature, type, amount::float8 as amount, token, from_address as "from", to_address as "to",
            block_time::float8 as "blockTime", slot::float8 as slot, fee::float8 as fee, status,
-           (${countQuery(sql, filter.address, where)}) as total
+           (${total}) as total
     from (
       (select * from transactions where from_address = ${filter.address} ${where}
        order by block_time desc nulls last, slot desc nulls last, signature limit ${reach})
@@ -62,7 +68,7 @@ export async function listAddressTransactions(
     limit ${page.limit} offset ${page.offset}`;
   if (rows.length > 0) return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]!.total };
   // An empty page (past the end, or nothing matches) carries no row to read the total from.
-  const [count] = await sql<{ total: number }[]>`select (${countQuery(sql, filter.address, where)}) as total`;
+  const [count] = await sql<{ total: number }[]>`select (${total}) as total`;
   return { rows: [], total: count?.total ?? 0 };
 }
 
@@ -106,16 +112,18 @@ export async function insertTransactionBatch(sql: Sql, batchId: string, txs: rea
       select ${batchId}, count(*) from inserted having count(*) > 0
     ),
     activity as (
-      insert into address_state (address, last_activity)
-      select address, max(block_time) from (
+      insert into address_state (address, last_activity, transaction_count)
+      select address, max(block_time), count(*) from (
         select from_address as address, block_time from inserted
         union all
-        select to_address, block_time from inserted
+        select to_address, block_time from inserted where to_address <> from_address
       ) seen
       group by address
       order by address
       on conflict (address) do update
-        set last_activity = greatest(address_state.last_activity, excluded.last_activity), updated_at = now()
+        set last_activity = greatest(address_state.last_activity, excluded.last_activity),
+            transaction_count = address_state.transaction_count + excluded.transaction_count,
+            updated_at = now()
     )
     select count(*)::int as accepted from inserted`;
   return result?.accepted ?? 0;
