@@ -9,7 +9,7 @@ import type { Deps } from "../deps.ts";
 import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
 import { registerErrorHandling, sendProblem } from "./error-handler.ts";
 import { ProblemSchema } from "./schemas.ts";
-import { registerRateLimit } from "./rate-limit/index.ts";
+import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
 import { adminPlugin } from "./admin.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -61,39 +61,50 @@ export async function buildApp(deps: Deps) {
   registerErrorHandling(app);
   app.decorateRequest("caller");
 
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header("x-request-id", request.id);
-  });
-  app.addHook("onResponse", async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url.split("?")[0],
-        route: request.routeOptions.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        caller: request.caller?.sub,
-      },
-      "request",
-    );
-  });
-
-  // Authentication comes before parsing and validation, so a request without a valid
-  // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too.
+  // One hook admits every request, in this order: request id, authentication, scope, rate
+  // limit. Authentication comes before parsing and validation, so a request without a valid
+  // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too. It is
+  // a callback hook, and a known token is checked without waiting: this runs on every request.
   const verify = createTokenVerifier(deps.config.jwt);
-  app.addHook("onRequest", async (request) => {
-    if (!request.url.startsWith("/v1/")) return;
-    if (request.routeOptions.config?.public) return;
+  const rateLimit = createRateLimiter(app, deps);
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    if (!request.url.startsWith("/v1/")) return done();
+    const config = request.routeOptions.config;
+    if (config?.public) return done();
     const token = bearerToken(request.headers.authorization);
-    if (!token) throw missingToken();
-    request.caller = await verify(token);
-    const scope = request.routeOptions.config?.scope;
-    if (scope && !request.caller.scopes.has(scope) && !request.caller.scopes.has("admin")) {
-      throw insufficientScope(scope);
-    }
+    if (!token) return done(missingToken());
+    const admit = (caller: Caller) => {
+      request.caller = caller;
+      const scope = config?.scope;
+      if (scope && !caller.scopes.has(scope) && !caller.scopes.has("admin")) return done(insufficientScope(scope));
+      done(rateLimit(caller.sub, reply));
+    };
+    const known = verify.known(token);
+    if (known) return admit(known);
+    verify(token).then(admit, done);
   });
 
-  registerRateLimit(app, deps);
+  // Hot list pages are served from memory for walletListCacheMs; any successful write made
+  // through this process clears them, so a caller always reads its own writes.
+  const readCache = createReadCache(deps.config.walletListCacheMs);
+  app.addHook("onResponse", (request, reply, done) => {
+    if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
+    if (deps.logger.isLevelEnabled("info")) {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url.split("?")[0],
+          route: request.routeOptions.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          caller: request.caller?.sub,
+        },
+        "request",
+      );
+    }
+    done();
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -115,12 +126,6 @@ export async function buildApp(deps: Deps) {
 
   await app.register(adminPlugin(deps));
   await app.register(healthRoutes(deps));
-  // Hot list pages are served from memory for walletListCacheMs; any successful write made
-  // through this process clears them, so a caller always reads its own writes.
-  const readCache = createReadCache(deps.config.walletListCacheMs);
-  app.addHook("onResponse", async (request, reply) => {
-    if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
-  });
   await app.register(v1Routes(deps, readCache), { prefix: "/v1" });
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 

@@ -14,7 +14,7 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry): v
     buckets: BUCKETS_SECONDS,
     registers: [registry],
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     histogram.observe(
       {
         method: request.method,
@@ -24,5 +24,6 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry): v
       },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }

@@ -1,6 +1,6 @@
 // Per-caller rate limit for /v1 (RATE_LIMIT_PER_MINUTE), shared by every API process through
 // Redis, with the RateLimit-* headers of the IETF draft and Retry-After on a 429.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Deps } from "../../deps.ts";
 import { ProblemError } from "../problem.ts";
 import { startRateLimitSync } from "./redis-sync.ts";
@@ -8,7 +8,10 @@ import { createWindowCounter } from "./window-counter.ts";
 
 export const RATE_LIMIT_SYNC_MS = 100;
 
-export function registerRateLimit(app: FastifyInstance, deps: Deps): void {
+/** Admits a caller's request or says why not; sets the RateLimit-* headers on the reply. */
+export type RateLimiter = (caller: string, reply: FastifyReply) => ProblemError | undefined;
+
+export function createRateLimiter(app: FastifyInstance, deps: Deps): RateLimiter {
   const counter = createWindowCounter(deps.config.rateLimitPerMinute);
   const now = () => deps.now().getTime();
   const sync = startRateLimitSync(deps.redis, counter, {
@@ -19,22 +22,20 @@ export function registerRateLimit(app: FastifyInstance, deps: Deps): void {
   });
   app.addHook("onClose", async () => sync.stop());
 
-  // Runs after authentication (hooks run in the order they were added): the key is the caller.
-  app.addHook("onRequest", async (request, reply) => {
-    if (request.caller === undefined) return;
-    if (deps.redis.status !== "ready" || !sync.healthy()) {
-      throw new ProblemError("unavailable", "a backing service is unavailable; retry shortly", {
+  return (caller, reply) => {
+    // Redis down means 503 for every /v1 request (DESIGN.md section 3), cheaply known here.
+    if (deps.redis.status !== "ready") {
+      return new ProblemError("unavailable", "a backing service is unavailable; retry shortly", {
         headers: { "retry-after": "5" },
       });
     }
-    const decision = counter.take(request.caller.sub, now());
+    const decision = counter.take(caller, now());
     reply.header("ratelimit-limit", decision.limit);
     reply.header("ratelimit-remaining", decision.remaining);
     reply.header("ratelimit-reset", decision.resetSeconds);
-    if (!decision.allowed) {
-      throw new ProblemError("rate_limited", `more than ${decision.limit} requests in a minute; retry in ${decision.resetSeconds} s`, {
-        headers: { "retry-after": String(decision.resetSeconds) },
-      });
-    }
-  });
+    if (decision.allowed) return undefined;
+    return new ProblemError("rate_limited", `more than ${decision.limit} requests in a minute; retry in ${decision.resetSeconds} s`, {
+      headers: { "retry-after": String(decision.resetSeconds) },
+    });
+  };
 }

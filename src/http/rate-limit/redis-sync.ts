@@ -3,18 +3,13 @@
 import type { Redis } from "ioredis";
 import { WINDOW_MS, type WindowCounter } from "./window-counter.ts";
 
-export type RateLimitSync = {
-  /** False after a failed sync until one succeeds: the API then answers 503. */
-  healthy: () => boolean;
-  stop: () => Promise<void>;
-};
+export type RateLimitSync = { stop: () => Promise<void> };
 
 export function startRateLimitSync(
   redis: Redis,
   counter: WindowCounter,
   options: { keyPrefix: string; intervalMs: number; now: () => number; onError: (error: unknown) => void },
 ): RateLimitSync {
-  let healthy = true;
   let running: Promise<void> = Promise.resolve();
 
   const syncOnce = async () => {
@@ -32,10 +27,9 @@ export function startRateLimitSync(
         if (error) throw error;
         counter.learn(caller, window, Number(total));
       });
-      healthy = true;
     } catch (error) {
+      // Kept and sent with the next sync; meanwhile this process still enforces what it knows.
       counter.restore(pending);
-      healthy = false;
       options.onError(error);
     }
   };
@@ -46,7 +40,6 @@ export function startRateLimitSync(
   timer.unref();
 
   return {
-    healthy: () => healthy,
     stop: async () => {
       clearInterval(timer);
       await running;

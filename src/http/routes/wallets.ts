@@ -1,5 +1,6 @@
 // Tracked wallets (interface 4.2 and 4.4, plus how a wallet becomes tracked and stops being).
 import { Type, type FastifyPluginAsyncTypebox, type Static } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import type { Deps } from "../../deps.ts";
 import {
   WALLET_SORT_KEYS,
@@ -134,17 +135,22 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           response: { 200: ListResponseSchema, ...errorResponses(400) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const page = parseQueryInteger("page", request.query.page, PAGE);
         const limit = parseQueryInteger("limit", request.query.limit, LIMIT);
         const sortBy = request.query.sortBy ?? "lastActivity";
         const order = request.query.order ?? "desc";
+        // The page is kept serialized: a hit costs neither the query nor the serializer.
         const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}`;
-        const cached = readCache.get<WalletPage>(key);
-        if (cached) return cached;
-        const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
-        const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
-        return readCache.set<WalletPage>(key, { wallets, total, page, limit });
+        let body = readCache.get<string>(key);
+        if (body === undefined) {
+          const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
+          const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
+          const result: WalletPage = { wallets, total, page, limit };
+          body = readCache.set(key, (reply as FastifyReply).serializeInput(result, "200") as string);
+        }
+        // A string with its content type is sent as it is (the schema already shaped it).
+        return (reply as FastifyReply).type("application/json; charset=utf-8").send(body);
       },
     );
 
