@@ -1,17 +1,18 @@
 // Activity counters in Redis: how busy each address has been, by the transactions' block time.
 //
 // Per address, one hash `<prefix>:activity:<address>` holds
-//   m<minute>  transactions in that minute, kept for the trailing 60 minutes;
-//   c<hour>    transactions in that hour, kept for 170 hours (the 7-day baseline);
-//   f<hour>, o<hour>  failed transactions sent, SOL sent (successful), kept for 24 hours;
+//   m<minute>, n<minute>  transactions, and counterparties seen for the first time, in that
+//                         minute; kept for the trailing 60 minutes;
+//   c<hour>               transactions in that hour, kept for 170 hours (the 7-day baseline);
+//   f<hour>, o<hour>      failed transactions sent, SOL sent (successful), kept for 24 hours;
+//   p<counterparty>       when each counterparty was first seen (the latest 500–1,000);
 //   running sums (trailing 60 minutes, previous 7 days, last 24 hours) so that a batch reads
-//   a few fields per address instead of 228 buckets;
-// and one sorted set `<prefix>:activity-cp:<address>` of its counterparties by first-seen
-// time (the 2,000 most recent), for "new counterparties in the last hour".
+//   and writes a few fields per address instead of summing 228 buckets.
 //
 // One Lua script per batch (in chunks of addresses) adds the batch and reads the results
-// atomically; a marker per batch and chunk makes a re-run after a crash read without adding
-// again. Keys expire 8 days after an address was last active.
+// atomically, with one HMGET and one HSET per address; a marker per batch and chunk makes a
+// re-run after a crash read without adding again. A key expires 8 days after its address
+// was last active.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";

@@ -87,12 +87,12 @@ describe("runReconcileOnce", () => {
   });
 
   it("enqueues score changes that no job evaluated", async () => {
-    const [{ id }] = await t.deps.sql<{ id: number }[]>`
+    const [row] = await t.deps.sql<{ id: number }[]>`
       insert into risk_score_history (address, previous_score, score, factors, cause)
       values (${randomAddress()}, 0, 60, '{mixer_interaction}', 'labels') returning id::float8 as id`;
     expect((await sweep()).scoreChanges).toBeGreaterThanOrEqual(1);
     const jobs = await t.deps.queues[QUEUES.risk].getWaiting();
-    expect(jobs.some((job) => (job.data as { scoreChangeIds: number[] }).scoreChangeIds.includes(id!))).toBe(true);
+    expect(jobs.some((job) => (job.data as { scoreChangeIds: number[] }).scoreChangeIds.includes(row!.id))).toBe(true);
   });
 });
 

@@ -50,8 +50,9 @@ describe("replays", () => {
       tx({ from: randomAddress(), to: wallet.address, amount: 700, blockTime: now + 1 }),
     ]);
     await settled(t);
-    const [{ batchId }] = await t.deps.sql<{ batchId: string }[]>`
+    const [batch] = await t.deps.sql<{ batchId: string }[]>`
       select batch_id as "batchId" from transactions where from_address = ${wallet.address}`;
+    const batchId = batch!.batchId;
     // The job itself sees the batch done and does nothing…
     expect(await evaluateBatch(t.deps, batchId)).toEqual({ status: "already-evaluated" });
     // …and even with the mark taken away, the unique (alert, dedupe key) keeps events single.
