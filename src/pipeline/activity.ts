@@ -1,18 +1,23 @@
 // Activity counters in Redis: how busy each address has been, by the transactions' block time.
 //
-// Per address, one hash `<prefix>:activity:<address>` holds
-//   m<minute>, n<minute>  transactions, and counterparties seen for the first time, in that
-//                         minute; kept for the trailing 60 minutes;
-//   c<hour>               transactions in that hour, kept for 170 hours (the 7-day baseline);
-//   f<hour>, o<hour>      failed transactions sent, SOL sent (successful), kept for 24 hours;
-//   p<counterparty>       when each counterparty was first seen (the latest 500–1,000);
-//   running sums (trailing 60 minutes, previous 7 days, last 24 hours) so that a batch reads
-//   and writes a few fields per address instead of summing 228 buckets.
+// Per address, three keys:
+//   <prefix>:activity:<address>     the hot state, a msgpack array: the newest block time, the
+//                                   current hour's counts (transactions, failed sent, SOL sent),
+//                                   cached sums (previous 7 days, last 23 hours), the dormancy
+//                                   record, and the trailing 60 minutes as (minute, transactions,
+//                                   new counterparties) buckets;
+//   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 170 h),
+//                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);
+//   <prefix>:activity-cp:<address>  a set of its counterparties (by a 12-character prefix), at
+//                                   most 1,000 (trimmed to 500 at random, once an hour).
+// A batch reads every hot state of a chunk with one MGET and writes each back with one SET;
+// the hour hash is touched when an hour finishes (and for late transactions), the set once
+// per batch when the address has counterparties. The cached sums are recomputed from the
+// hour hash once an hour per address.
 //
-// One Lua script per batch (in chunks of addresses) adds the batch and reads the results
-// atomically, with one HMGET and one HSET per address; a marker per batch and chunk makes a
-// re-run after a crash read without adding again. A key expires 8 days after its address
-// was last active.
+// One Lua script per batch (in chunks of 2,000 addresses) adds the batch and reads the results
+// atomically; a marker per batch and chunk makes a re-run after a crash read without adding
+// again. Keys expire 8 days after their address was last active.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
