@@ -6,12 +6,12 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { base58Encode } from "../src/domain/base58.ts";
 import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
+import { freePort } from "./lib/ports.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -80,15 +80,6 @@ async function seed(): Promise<{ walletIds: string[] }> {
   } finally {
     await sql.end();
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function startApi(): Promise<{ url: string; child: ChildProcess }> {
