@@ -72,8 +72,8 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   for (const { row, candidate } of events) {
     if (!inserted.has(row.id) || row.suppressed) continue;
     const destination = destinationOf(candidate.alert);
+    if (destination === null) continue; // nowhere to send it: recorded, and the cooldown does not start
     fired.set(row.alertId, { ...(fired.get(row.alertId) ?? { id: row.alertId, baselineScore: null }), lastNotifiedAt: input.now });
-    if (destination === null) continue;
     const payload = triggeredPayload(candidate.alert, candidate.firing, input.risk(candidate.alert.address), candidate.transaction, input.now);
     notifications.push({
       id: newId("ntf", input.now.getTime()),
