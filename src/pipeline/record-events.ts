@@ -57,8 +57,9 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
       if (firing) {
         candidates.push({ alert, firing, baselineAfter: change.score });
         baselines.set(alert.alertId, change.score);
-      } else if (baseline === null || change.score < baseline) {
-        // The baseline follows a falling score down, so the next rise is measured from the low.
+      } else if (baseline === null) {
+        // No baseline yet (an alert made before the service knew its address): start here.
+        // Otherwise the baseline only moves when the alert fires (DESIGN.md section 4).
         baselines.set(alert.alertId, change.score);
       }
     }

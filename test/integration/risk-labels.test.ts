@@ -100,13 +100,17 @@ describe("PUT /v1/risk/labels effects", () => {
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 
-    // A downgraded label takes the exposure away, and the alert's baseline follows the score down.
+    // A downgraded label takes the exposure away; the baseline stays where the alert last fired.
     await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
     await settled(t);
     const [after] = await t.deps.sql<{ score: number; factors: string[] }[]>`
       select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;
     expect(after).toEqual({ score: 0, factors: [] });
     const [alert] = await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`;
-    expect(alert!.baseline).toBe(0);
+    expect(alert!.baseline).toBe(90);
+    // Relabelled sanctioned again: back to 90, no rise above the baseline of 90, no event.
+    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
+    await settled(t);
+    expect(await eventsOf(t, alertId)).toHaveLength(1);
   });
 });
