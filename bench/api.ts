@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { base58Encode } from "../src/domain/base58.ts";
 import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
-import { freePort } from "./lib/ports.ts";
+import { freePort } from "../test/helpers/ports.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

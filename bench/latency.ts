@@ -3,7 +3,6 @@
 //   received, p99 ≤ 100 ms at 1,000 tx/s; and the worker's RSS with 100,000 active alerts
 //   (≤ 300 MB). The API and the worker run as their own processes, as in production.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,8 +14,9 @@ import type { Transaction } from "../src/domain/types.ts";
 import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
 import { generateWebhookSecret } from "../src/notify/webhook-secret.ts";
-import { freePort } from "./lib/ports.ts";
+import { freePort } from "../test/helpers/ports.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { rssMb } from "./pipeline-cpu.ts";
 
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -32,16 +32,6 @@ const JWT_SECRET = randomBytes(32).toString("base64url");
 const SECRET = generateWebhookSecret();
 const address = () => base58Encode(randomBytes(32));
 const signature = () => base58Encode(randomBytes(64));
-
-/** Resident set size of a process in MB (VmRSS), 0 once it has gone. */
-function rssMb(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Math.round(Number(match[1]) / 1024) : 0;
-  } catch {
-    return 0;
-  }
-}
 
 const databaseUrl = (() => {
   const url = new URL(ADMIN_URL);

@@ -1,5 +1,5 @@
 // npm run start:api — the HTTP interface. Run as many as you like behind a load balancer.
-import { loadConfig } from "../config.ts";
+import { loadConfigOrExit } from "./config-or-exit.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp } from "../http/app.ts";
 import { onStopSignal } from "../signals.ts";
@@ -31,12 +31,3 @@ onStopSignal(
   },
   (message) => deps.logger.info(message),
 );
-
-function loadConfigOrExit() {
-  try {
-    return loadConfig();
-  } catch (error) {
-    console.error((error as Error).message);
-    process.exit(1);
-  }
-}

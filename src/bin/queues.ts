@@ -2,7 +2,7 @@
 // read from the Redis and queue prefix of the configuration. Exits non-zero when Redis
 // cannot be reached, so it also serves as a check in scripts.
 import type { Redis } from "ioredis";
-import { loadConfig } from "../config.ts";
+import { loadConfigOrExit } from "./config-or-exit.ts";
 import { formatQueueTable, readQueueCounts } from "../metrics/queue-counts.ts";
 import { closeQueues, createQueues } from "../queue/producers.ts";
 import { createCommandRedis } from "../redis.ts";
@@ -28,15 +28,6 @@ try {
   process.exitCode = 1;
 } finally {
   redis.disconnect();
-}
-
-function loadConfigOrExit() {
-  try {
-    return loadConfig();
-  } catch (error) {
-    console.error((error as Error).message);
-    process.exit(1);
-  }
 }
 
 function connected(connection: Redis): Promise<boolean> {

@@ -1,6 +1,6 @@
 // npm run start:worker — evaluation, risk scoring, the reconciler and delivery, for the
 // queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
-import { loadConfig } from "../config.ts";
+import { loadConfigOrExit } from "./config-or-exit.ts";
 import { createDeps } from "../deps.ts";
 import { createJobMetrics, createMetricsRegistry, startMetricsServer, type MetricsServer } from "../metrics/index.ts";
 import { createChannels } from "../notify/channels/index.ts";
@@ -39,15 +39,6 @@ onStopSignal(
   },
   (message) => deps.logger.info(message),
 );
-
-function loadConfigOrExit() {
-  try {
-    return loadConfig();
-  } catch (error) {
-    console.error((error as Error).message);
-    process.exit(1);
-  }
-}
 
 function queuesOrExit() {
   try {

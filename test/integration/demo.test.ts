@@ -1,10 +1,10 @@
 // npm run demo as a newcomer runs it: a real process that starts the API and the worker as
 // children. Every condition must be delivered on every channel, and Ctrl-C stops it all.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { freePort } from "../helpers/ports.ts";
 
 const CONDITIONS = ["large_transfer", "suspicious_counterparty", "risk_score_increase", "unusual_activity"];
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -15,14 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await database.drop();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe("npm run demo", () => {
   it("delivers every condition by webhook (signature verified), email and SMS, then stops cleanly on SIGINT", async () => {

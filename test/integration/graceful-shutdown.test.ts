@@ -2,12 +2,12 @@
 // as real processes under load: both exit 0 after draining; after a restart every ingested
 // transaction is evaluated and every owed webhook delivered, each under one webhook-id.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
 import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { exited, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { freePort } from "../helpers/ports.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let t: TestApp;
@@ -23,14 +23,6 @@ afterAll(async () => {
   await receiver.close();
   await t.close();
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 function spawnApi(port: number): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", "src/bin/api.ts"], {
