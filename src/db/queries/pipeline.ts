@@ -36,7 +36,7 @@ export type ActiveAlertRow = {
 };
 
 /** Active alerts (all callers) of the tracked wallets at these addresses; paused and disabled ones never fire. */
-export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
+export async function loadActiveAlerts(sql: Sql, addresses: readonly string[], condition?: Condition): Promise<ActiveAlertRow[]> {
   if (addresses.length === 0) return [];
   return sql<ActiveAlertRow[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
@@ -45,22 +45,13 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
     where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
+      ${condition ? sql`and a.condition = ${condition}` : sql``}
     order by a.id`;
 }
 
 /** Active risk_score_increase alerts of these addresses (the score-change path). */
-export async function loadScoreAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
-  if (addresses.length === 0) return [];
-  return sql<ActiveAlertRow[]>`
-    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
-           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
-    from tracked_wallets w
-    join alerts a on a.wallet_id = w.id
-    where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
-      and a.condition = 'risk_score_increase'
-    order by a.id`;
-}
+export const loadScoreAlerts = (sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> =>
+  loadActiveAlerts(sql, addresses, "risk_score_increase");
 
 export type LabelRow = { address: string; category: LabelCategory; score: number };
 
