@@ -7,7 +7,10 @@
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The lock file is written by npm 11 (as in development); the npm 10 that node:20 ships
+# reads its optional platform packages differently and refuses it.
+RUN npm install -g npm@11 --no-audit --no-fund \
+ && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
