@@ -57,6 +57,28 @@ export function isUnavailableError(error: unknown): boolean {
   return false;
 }
 
+// Values that passed validation but that PostgreSQL cannot store (a NUL character in text,
+// a number outside a column's range): the caller's input, so a 400, never a 500.
+const POSTGRES_INPUT_ERRORS: Record<string, string> = {
+  "22021": "a text value contains a character that cannot be stored (such as NUL)",
+  "22P05": "a text value contains a character that cannot be stored (such as NUL)",
+  "22001": "a text value is longer than can be stored",
+  "22003": "a number is out of the range that can be stored",
+  "22008": "a date or time is out of range",
+};
+
+function postgresInputError(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    const { code } = current as { code?: unknown };
+    if (typeof code === "string" && POSTGRES_INPUT_ERRORS[code]) return POSTGRES_INPUT_ERRORS[code];
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 export function sendProblem(
   reply: FastifyReply,
   code: ProblemCode,
@@ -104,6 +126,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error.statusCode === 429) {
       return sendProblem(reply, "rate_limited", error.message);
     }
+    const inputError = postgresInputError(error);
+    if (inputError) return sendProblem(reply, "validation_failed", inputError);
     if (isUnavailableError(error)) {
       request.log.warn({ err: error }, "dependency unavailable");
       return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
