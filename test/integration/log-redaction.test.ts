@@ -1,0 +1,68 @@
+// Secrets never reach a log: with every log line captured at the most verbose level, the
+// bearer token, a webhook secret (created and rotated) and Basic credentials never appear.
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import { mintToken } from "../../src/http/mint-token.ts";
+import { createLogger } from "../../src/logger.ts";
+import { whenReady } from "../../src/redis.ts";
+import { testEnv } from "../helpers/app.ts";
+import { randomAddress } from "../helpers/chain.ts";
+import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { TEST_JWT_SECRET } from "../helpers/env.ts";
+
+const lines: string[] = [];
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let deps: Deps;
+let app: AppInstance;
+
+beforeAll(async () => {
+  database = await createTestDatabase("log-redaction");
+  const config = loadConfig(
+    testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix("log-redaction"), ADMIN_USER: "ops", ADMIN_PASSWORD: "correct-horse-battery" }),
+  );
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  deps = createDeps(config, { logger: createLogger("trace", sink) });
+  await whenReady(deps.redis, 5_000);
+  app = await buildApp(deps);
+});
+afterAll(async () => {
+  await app.close();
+  await deps.close();
+  await database.drop();
+});
+
+describe("log redaction", () => {
+  it("logs requests, but never the token, the webhook secrets or the admin password", async () => {
+    const token = await mintToken(TEST_JWT_SECRET, { sub: "alice", scope: "wallets:write alerts:write alerts:read", ttlSeconds: 600 });
+    const headers = { authorization: `Bearer ${token}` };
+    const wallet = (await app.inject({ method: "POST", url: "/v1/wallets", headers, payload: { address: randomAddress() } })).json();
+    const alert = (
+      await app.inject({
+        method: "POST",
+        url: "/v1/risk/alerts",
+        headers,
+        payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+      })
+    ).json();
+    const rotated = (await app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`, headers })).json();
+    await app.inject({ url: "/v1/wallets", headers: { authorization: `Bearer ${token}x` } }); // a bad token is logged as a 401
+    const basic = `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}`;
+    await app.inject({ url: "/metrics", headers: { authorization: basic } });
+
+    const log = lines.join("");
+    expect(log).toContain('"msg":"request"');
+    expect(log).toContain('"status":401');
+    for (const secret of [token, token.split(".")[2]!, alert.webhookSecret, rotated.webhookSecret, "correct-horse-battery", basic]) {
+      expect(typeof secret).toBe("string");
+      expect(log).not.toContain(secret);
+    }
+  });
+});
