@@ -26,6 +26,7 @@ import { generateWebhookSecret } from "../src/notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../src/queue/deliveries.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/deliver.ts";
 import { DELIVERY_QUEUE } from "../src/queue/names.ts";
+import { samplePayload } from "../test/helpers/delivery.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { createWorkerRedis } from "../src/redis.ts";
 
@@ -107,22 +108,7 @@ async function createNotifications(count: number): Promise<void> {
     const rows = Array.from({ length: size }, (_, i) => {
       const alertId = alertIds[(done + i) % ALERTS]!;
       const wallet = walletOf.get(alertId)!;
-      const payload = {
-        type: "risk_alert.triggered",
-        timestamp: now.toISOString(),
-        data: {
-          alertId,
-          walletId: wallet.walletId,
-          address: wallet.address,
-          alias: null,
-          condition: "large_transfer",
-          threshold: 10_000,
-          observed: 25_000,
-          riskScore: 40,
-          riskFactors: ["large_outflow"],
-          reason: "Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).",
-        },
-      };
+      const payload = samplePayload({ alertId, walletId: wallet.walletId, address: wallet.address });
       return { id: newId("ntf", now.getTime()), alertId, url: `http://127.0.0.1:${port}/hook/${alertId}`, payload: JSON.stringify(payload) };
     });
     await deps.sql`

@@ -42,7 +42,7 @@ export async function seedAlert(
   return { alertId, walletId, address, owner, secret };
 }
 
-export function samplePayload(alert: SeededAlert, type: NotificationPayload["type"] = "risk_alert.triggered"): NotificationPayload {
+export function samplePayload(alert: Pick<SeededAlert, "alertId" | "walletId" | "address">, type: NotificationPayload["type"] = "risk_alert.triggered"): NotificationPayload {
   return {
     type,
     timestamp: new Date().toISOString(),
