@@ -16,13 +16,16 @@ export function base58Encode(bytes: Uint8Array): string {
       carry = (carry / 58) | 0;
     }
   }
-  let out = "";
+  // Built as an array and joined: the result is one flat string. A string grown by `+=` is a
+  // rope that V8 flattens again on its first comparison or hashing, which made sorting and
+  // de-duplicating a batch of generated signatures ten times slower than parsed ones.
+  const chars: string[] = [];
   for (const byte of bytes) {
     if (byte !== 0) break;
-    out += "1";
+    chars.push("1");
   }
-  for (let i = digits.length - 1; i >= 0; i--) out += ALPHABET[digits[i]!];
-  return out;
+  for (let i = digits.length - 1; i >= 0; i--) chars.push(ALPHABET[digits[i]!]!);
+  return chars.join("");
 }
 
 /** The decoded bytes, or undefined when the text is not base58. */
