@@ -1,18 +1,21 @@
--- Activity counters of one ingest batch, applied at most once per batch and read back in the
--- same atomic step (see activity.ts for the layout and the semantics). The hot state of an
+-- Activity counters of an evaluation (one or more ingest batches), each batch's events applied
+-- at most once and read back in the same atomic step (see activity.ts for the layout and the
+-- semantics). The hot state of an
 -- address is one small msgpack string (read for all addresses with one MGET, written back
 -- with one SET each), so a batch costs about two Redis calls per address; the hour buckets
 -- and the counterparty set are touched once per address per hour of activity.
 --
--- KEYS[1]  the batch's "applied" marker; if it exists the counters already hold this batch
---          (a re-run after a crash) and only the reads happen.
+-- KEYS     the "applied" markers of (batch, address bucket) pairs; an event whose marker
+--          exists already is in the counters (a re-run after a crash) and is only read.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  JSON: [[address, needWindows, t, failedOut, solOut, counterparty, t, ...], ...]
---          one entry per address, its events sorted by block time (oldest first)
+-- ARGV[2]  JSON: [[address, needWindows, t, failedOut, solOut, counterparty, marker, t, ...], ...]
+--          one entry per address, its events sorted by block time (oldest first); marker is
+--          the index in KEYS of the event's batch marker
 -- ARGV[3]  marker TTL in seconds
 -- Returns JSON: per address [lastHour, previous7Days, tx24h, failed24h, solOut24h,
 --          newCounterparties, dormantGap (-1 = none), countAfter of each event if needWindows]
-local fresh = redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[3])) ~= false
+local fresh = {}
+for k = 1, #KEYS do fresh[k] = redis.call('SET', KEYS[k], '1', 'NX', 'EX', tonumber(ARGV[3])) ~= false end
 local prefix = ARGV[1]
 local input = cjson.decode(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
@@ -51,8 +54,16 @@ for i = 1, #input do
   local address, needWindows = item[1], item[2] == 1
   local hourKey = prefix .. ':activity-h:' .. address
   local cpKey = prefix .. ':activity-cp:' .. address
-  local count = (#item - 2) / 4
-  local firstT, lastT = item[3], item[3 + (count - 1) * 4]
+  local count = (#item - 2) / 5
+  -- The events to add: those whose batch marker was set just now, oldest first.
+  local adds = {}
+  for e = 0, count - 1 do
+    local b = 3 + e * 5
+    if fresh[item[b + 4]] then adds[#adds + 1] = b end
+  end
+  local adding = #adds > 0
+  local firstT, lastT
+  if adding then firstT, lastT = item[adds[1]], item[adds[#adds]] end
 
   -- The state: sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags, then the minute buckets.
   local st = states[i] and cmsgpack.unpack(states[i]) or nil
@@ -73,7 +84,7 @@ for i = 1, #input do
   end
   local hourAdds = {} -- field -> amount, for hours other than the current one
 
-  if fresh then
+  if adding then
     -- Hours only move forward: the newest hour is the current one, kept in the state.
     local H = floor(lastT / HOUR)
     if ch ~= nil and ch < H then
@@ -85,8 +96,7 @@ for i = 1, #input do
     end
     local current = max(H, ch or H)
     local cpList, cpSeen = {}, {}
-    for e = 0, count - 1 do
-      local b = 3 + e * 4
+    for _, b in ipairs(adds) do
       local t, failed, out, cp = item[b], item[b + 1], item[b + 2], item[b + 3]
       local m, h = floor(t / 60), floor(t / HOUR)
       mc[m] = (mc[m] or 0) + 1
@@ -181,7 +191,9 @@ for i = 1, #input do
     end
     ch = current
   elseif last == nil then
-    last, ch = lastT, floor(lastT / HOUR)
+    -- Counted before, but the state is gone: answer from the events themselves.
+    last = item[3 + (count - 1) * 5]
+    ch = floor(last / HOUR)
   end
 
   -- The trailing 60 minutes at the newest minute seen; older minutes are dropped.
@@ -199,7 +211,7 @@ for i = 1, #input do
     if m >= M - 59 then sn = sn + c end
   end
 
-  if fresh then
+  if adding then
     local out = { M, s, sn, last, gt or NONE, gs or NONE, ch, c7, c23, f23, o23, cH, fH, oH, flags }
     for _, m in ipairs(minutes) do
       out[#out + 1] = m
@@ -220,7 +232,7 @@ for i = 1, #input do
     local laterSameMinute = {}
     local counts = {}
     for e = count - 1, 0, -1 do
-      local m = floor(item[3 + e * 4] / 60)
+      local m = floor(item[3 + e * 5] / 60)
       if windowAt[m] == nil then
         local sum = 0
         for x, c in pairs(mc) do

@@ -15,9 +15,12 @@
 // per batch when the address has counterparties. The cached sums are recomputed from the
 // hour hash once an hour per address.
 //
-// One Lua script per batch (in chunks of 2,000 addresses) adds the batch and reads the results
-// atomically; a marker per batch and chunk makes a re-run after a crash read without adding
-// again. Keys expire 8 days after their address was last active.
+// One Lua script per evaluation (in chunks of about 2,000 addresses) adds the events and reads
+// the results atomically. An evaluation may cover several ingest batches, and a re-run after a
+// crash may group them differently; so addresses fall into fixed buckets (a hash of the
+// address), a chunk always holds whole buckets, and a marker per (batch, bucket) records that
+// those events are counted: a re-run reads them without adding them again, however the
+// batches are grouped. Keys expire 8 days after their address was last active.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -31,8 +34,12 @@ const CHUNK_ADDRESSES = 2_000;
 const MARKER_TTL_SECONDS = 24 * 3600;
 /** Counterparties are stored by this prefix of their address: plenty to tell them apart. */
 const COUNTERPARTY_KEY_LENGTH = 12;
+/** Address buckets: the unit of the "already counted" markers. Changing it re-counts in-flight batches. */
+const BUCKETS = 16;
 
 export type ActivityEvent = {
+  /** The ingest batch the transaction came in: with the address's bucket, its "counted" marker. */
+  batchId: string;
   blockTime: number;
   /** The address sent this transaction and it failed. */
   failedSent: boolean;
@@ -67,27 +74,57 @@ export type AddressActivity = {
 
 type ScriptRow = number[];
 
-/** Adds the batch's events (once per batch id) and returns each address's activity. */
+/** Adds the events not counted yet (each batch's once) and returns each address's activity. */
 export async function applyBatchActivity(
   redis: Redis,
   prefix: string,
-  batchId: string,
   inputs: readonly AddressEvents[],
 ): Promise<Map<string, AddressActivity>> {
   const result = new Map<string, AddressActivity>();
-  const ordered = [...inputs].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-  for (let start = 0, chunk = 0; start < ordered.length; start += CHUNK_ADDRESSES, chunk++) {
-    const part = ordered.slice(start, start + CHUNK_ADDRESSES);
-    const marker = `${prefix}:activity-batch:${batchId}:${chunk}`;
-    const rows = JSON.parse(await runScript(redis, marker, prefix, encode(part))) as ScriptRow[];
-    part.forEach((input, i) => result.set(input.address, decode(input, rows[i]!)));
+  for (const chunk of chunksOfBuckets(inputs)) {
+    const markers = new Map<string, number>();
+    const markerOf = (batchId: string, bucket: number) => {
+      const key = `${prefix}:activity-batch:${batchId}:${bucket}`;
+      let index = markers.get(key);
+      if (index === undefined) markers.set(key, (index = markers.size + 1));
+      return index;
+    };
+    const payload = encode(chunk, markerOf);
+    const rows = JSON.parse(await runScript(redis, [...markers.keys()], prefix, payload)) as ScriptRow[];
+    chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
   }
   return result;
 }
 
-function encode(part: readonly AddressEvents[]): string {
+/** FNV-1a of the address, folded to a bucket: the same in every process and every run. */
+export function bucketOf(address: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < address.length; i++) hash = Math.imul(hash ^ address.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % BUCKETS;
+}
+
+type Bucketed = { input: AddressEvents; bucket: number };
+
+/** The inputs in script calls of whole buckets, each of about CHUNK_ADDRESSES addresses or fewer. */
+function chunksOfBuckets(inputs: readonly AddressEvents[]): Bucketed[][] {
+  const buckets: Bucketed[][] = Array.from({ length: BUCKETS }, () => []);
+  for (const input of inputs) {
+    const bucket = bucketOf(input.address);
+    buckets[bucket]!.push({ input, bucket });
+  }
+  const chunks: Bucketed[][] = [];
+  for (const members of buckets) {
+    if (members.length === 0) continue;
+    const last = chunks.at(-1);
+    if (last && last.length + members.length <= CHUNK_ADDRESSES) last.push(...members);
+    else chunks.push(members);
+  }
+  return chunks;
+}
+
+function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: number) => number): string {
   return JSON.stringify(
-    part.map(({ address, needWindows, events }) => {
+    chunk.map(({ input: { address, needWindows, events }, bucket }) => {
       const item: Array<string | number> = [address, needWindows ? 1 : 0];
       for (const e of events) {
         item.push(
@@ -95,6 +132,7 @@ function encode(part: readonly AddressEvents[]): string {
           e.failedSent ? 1 : 0,
           e.solSent,
           e.counterparty === null ? "" : e.counterparty.slice(0, COUNTERPARTY_KEY_LENGTH),
+          markerOf(e.batchId, bucket),
         );
       }
       return item;
@@ -116,13 +154,13 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
   };
 }
 
-async function runScript(redis: Redis, marker: string, prefix: string, payload: string): Promise<string> {
-  const args = [marker, prefix, payload, String(MARKER_TTL_SECONDS)];
+async function runScript(redis: Redis, markers: readonly string[], prefix: string, payload: string): Promise<string> {
+  const args = [...markers, prefix, payload, String(MARKER_TTL_SECONDS)];
   try {
-    return (await redis.evalsha(SCRIPT_SHA, 1, ...args)) as string;
+    return (await redis.evalsha(SCRIPT_SHA, markers.length, ...args)) as string;
   } catch (error) {
     // A Redis that has not seen the script yet (new, restarted, flushed) gets it once.
     if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-    return (await redis.eval(SCRIPT, 1, ...args)) as string;
+    return (await redis.eval(SCRIPT, markers.length, ...args)) as string;
   }
 }

@@ -1,7 +1,7 @@
 // The facts of a batch, arranged per address: each address's events for the activity
 // counters, the labelled counterparties it dealt with, and what is known of every
 // counterparty. Pure: the rows come in, maps go out.
-import type { AddressStateRow, LabelRow } from "../db/queries/pipeline.ts";
+import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import { counterpartyOf, type CounterpartyRisk } from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
 import type { AddressEvents } from "./activity.ts";
@@ -24,7 +24,7 @@ export function touchedAddresses(txs: readonly Transaction[]): string[] {
 /** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
 export type AddressSides = { events: AddressEvents; txIndexes: number[] };
 
-export function sidesByAddress(txs: readonly Transaction[], needWindows: ReadonlySet<string>): Map<string, AddressSides> {
+export function sidesByAddress(txs: readonly BatchTransaction[], needWindows: ReadonlySet<string>): Map<string, AddressSides> {
   const sides = new Map<string, AddressSides>();
   txs.forEach((tx, index) => {
     for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
@@ -35,6 +35,7 @@ export function sidesByAddress(txs: readonly Transaction[], needWindows: Readonl
       }
       const sent = tx.from === address && tx.to !== address;
       entry.events.events.push({
+        batchId: tx.batchId,
         blockTime: tx.blockTime,
         failedSent: sent && tx.status === "failed",
         solSent: sent && tx.status === "success" && isSol(tx) ? tx.amount : 0,

@@ -1,16 +1,14 @@
-// Evaluates one ingest batch: a handful of set-based reads, one Lua call for the activity
-// counters, pure evaluation in memory, then ONE Postgres transaction that records scores,
-// events, notifications and the batch's "evaluated" mark together. Deliveries are enqueued
-// after the commit; if that fails, the reconciler enqueues the pending notifications later.
+// Evaluates ingest batches: the batch a job names and, when a backlog has built up, the oldest
+// other open batches with it (claimBatchGroup), as one group. A group costs a handful of
+// set-based reads, a few Lua calls for the activity counters and pure evaluation in memory,
+// then the writes: scores, events, notifications and the batches' "evaluated" marks commit
+// together, in the transaction that holds the claim. Grouping is what keeps up with a backlog:
+// per transaction, a larger group touches fewer distinct addresses to look up, count and
+// score. Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
+// pending notifications later.
 import type { Deps } from "../deps.ts";
-import {
-  findBatch,
-  loadActiveAlerts,
-  loadAddressStates,
-  loadBatchTransactions,
-  loadLabels,
-} from "../db/queries/pipeline.ts";
-import { lockBatch, markBatchEvaluated } from "../db/queries/pipeline-writes.ts";
+import { findBatch, loadActiveAlerts, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
+import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity } from "./activity.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
@@ -24,9 +22,24 @@ export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "n
   config: Pick<Deps["config"], "queuePrefix">;
 };
 
+/**
+ * Transactions an evaluation takes on at most (plus the rest of the batch that crosses it).
+ * Past ~10,000 the distinct addresses per transaction fall more slowly, while the memory and
+ * the length of each Redis call keep growing.
+ */
+export const MAX_GROUP_TRANSACTIONS = 10_000;
+
 export type BatchOutcome =
-  | { status: "missing" | "already-evaluated" }
-  | { status: "evaluated"; transactions: number; events: number; notifications: number; scoreChanges: number };
+  | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
+  | {
+      status: "evaluated";
+      /** The batches evaluated together (the one asked for first). */
+      batches: number;
+      transactions: number;
+      events: number;
+      notifications: number;
+      scoreChanges: number;
+    };
 
 export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promise<BatchOutcome> {
   const { sql } = deps;
@@ -37,39 +50,41 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
   }
   if (batch.evaluated) return { status: "already-evaluated" };
 
-  const txs = await loadBatchTransactions(sql, batchId);
-  const addresses = touchedAddresses(txs);
-  const [alerts, labelRows, stateRows] = await Promise.all([
-    loadActiveAlerts(sql, addresses),
-    loadLabels(sql, addresses),
-    loadAddressStates(sql, addresses),
-  ]);
-  const labels = new Map(labelRows.map((row) => [row.address, row]));
-  const states = new Map(stateRows.map((row) => [row.address, row]));
-  const alertsByAddress = groupByAddress(alerts);
-  const needWindows = new Set(alerts.filter((a) => a.condition === "unusual_activity").map((a) => a.address));
-
-  const sides = sidesByAddress(txs, needWindows);
-  const activity = await applyBatchActivity(
-    deps.redis,
-    deps.config.queuePrefix,
-    batchId,
-    [...sides.values()].map((s) => s.events),
-  );
-  const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels));
-  const txFirings = evaluateTransactions(txs, alertsByAddress, {
-    sides,
-    activity,
-    counterparty: (address) => counterpartyRisk(address, labels, states),
-  });
-  const scoreAlerts = groupByAddress(alerts.filter((a) => a.condition === "risk_score_increase"));
-
   const now = deps.now();
   const recorded = await retryTransaction(() =>
     sql.begin(async (tx) => {
-      const locked = await lockBatch(tx, batchId);
-      if (!locked || locked.evaluated) return null;
-      const written = await recordScores(tx, pendingScores, `batch:${batchId}`, now);
+      const group = await claimBatchGroup(tx, batchId, MAX_GROUP_TRANSACTIONS);
+      if (group.length === 0) return null;
+      const batchIds = group.map((claimed) => claimed.id);
+
+      // Reads go through the pool, beside the claiming transaction: all of it is committed data.
+      const txs = await loadBatchTransactions(sql, batchIds);
+      const addresses = touchedAddresses(txs);
+      const [alerts, labelRows, stateRows] = await Promise.all([
+        loadActiveAlerts(sql, addresses),
+        loadLabels(sql, addresses),
+        loadAddressStates(sql, addresses),
+      ]);
+      const labels = new Map(labelRows.map((row) => [row.address, row]));
+      const states = new Map(stateRows.map((row) => [row.address, row]));
+      const alertsByAddress = groupByAddress(alerts);
+      const needWindows = new Set(alerts.filter((a) => a.condition === "unusual_activity").map((a) => a.address));
+
+      const sides = sidesByAddress(txs, needWindows);
+      const activity = await applyBatchActivity(
+        deps.redis,
+        deps.config.queuePrefix,
+        [...sides.values()].map((s) => s.events),
+      );
+      const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels));
+      const txFirings = evaluateTransactions(txs, alertsByAddress, {
+        sides,
+        activity,
+        counterparty: (address) => counterpartyRisk(address, labels, states),
+      });
+      const scoreAlerts = groupByAddress(alerts.filter((a) => a.condition === "risk_score_increase"));
+
+      const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
       const recordedEvents = await recordEvents(tx, {
         now,
         txFirings,
@@ -80,15 +95,16 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
           return written.scores.get(address) ?? { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };
         },
       });
-      await markBatchEvaluated(tx, batchId, now);
-      return { ...recordedEvents, scoreChanges: written.changes.length };
+      await markBatchesEvaluated(tx, batchIds, now);
+      return { ...recordedEvents, batches: group.length, transactions: txs.length, scoreChanges: written.changes.length };
     }),
   );
-  if (!recorded) return { status: "already-evaluated" };
+  if (!recorded) return { status: "claimed-elsewhere" };
   await enqueueDeliveries(deps.queues, recorded.deliveries);
   return {
     status: "evaluated",
-    transactions: txs.length,
+    batches: recorded.batches,
+    transactions: recorded.transactions,
     events: recorded.events,
     notifications: recorded.deliveries.length,
     scoreChanges: recorded.scoreChanges,

@@ -30,7 +30,7 @@ export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
  * a time keep one core busy while the other job waits on Postgres or Redis.
  */
 const CONCURRENCY: Readonly<Record<QueueName, number>> = {
-  [QUEUES.transactions]: 2,
+  [QUEUES.transactions]: 1,
   [QUEUES.risk]: 2,
   [QUEUES.maintenance]: 1,
   [QUEUES.deliverWebhook]: DELIVERY_CONCURRENCY.webhook,

@@ -22,14 +22,16 @@ afterAll(async () => {
 const minute = (t: number) => Math.floor(t / 60);
 const hour = (t: number) => Math.floor(t / 3600);
 
+type Event = Omit<ActivityEvent, "batchId">;
+
 /** What the script must report after `batches` (every batch so far, in arrival order) for the last one. */
-function recount(batches: readonly ActivityEvent[][]) {
+function recount(batches: readonly Event[][]) {
   const all = batches.flat();
   const batchSize = batches.at(-1)!.length;
   const last = Math.max(...all.map((e) => e.blockTime));
   const M = minute(last);
   const H = hour(last);
-  const inHours = (e: ActivityEvent, from: number, to: number) => hour(e.blockTime) >= from && hour(e.blockTime) <= to;
+  const inHours = (e: Event, from: number, to: number) => hour(e.blockTime) >= from && hour(e.blockTime) <= to;
   // A counterparty first seen in a batch counts at the newest transaction of that batch.
   const firstSeen = new Map<string, number>();
   for (const batch of batches) {
@@ -53,7 +55,7 @@ function recount(batches: readonly ActivityEvent[][]) {
   };
 }
 
-function randomBatch(from: number, spread: number, size: number, counterparties: string[]): ActivityEvent[] {
+function randomBatch(from: number, spread: number, size: number, counterparties: string[]): Event[] {
   const times = Array.from({ length: size }, () => from + Math.floor(Math.random() * spread)).sort((a, b) => a - b);
   return times.map((blockTime) => ({
     blockTime,
@@ -64,7 +66,11 @@ function randomBatch(from: number, spread: number, size: number, counterparties:
 }
 
 let batchCounter = 0;
-const run = (inputs: AddressEvents[]) => applyBatchActivity(redis, prefix, `bat_test${batchCounter++}`, inputs);
+type Input = Omit<AddressEvents, "events"> & { events: Event[] };
+const inBatch = (batchId: string, inputs: readonly Input[]): AddressEvents[] =>
+  inputs.map((input) => ({ ...input, events: input.events.map((e) => ({ ...e, batchId })) }));
+/** Applies the inputs as one new batch. */
+const run = (inputs: Input[]) => applyBatchActivity(redis, prefix, inBatch(`bat_test${batchCounter++}`, inputs));
 
 describe("activity counters", () => {
   // Each case: a sequence of batches as (seconds after the previous batch's start, spread, size).
@@ -80,7 +86,7 @@ describe("activity counters", () => {
     it(`matches a full recount: ${name}`, async () => {
       const address = randomAddress();
       const counterparties = Array.from({ length: 15 }, randomAddress);
-      const batches: ActivityEvent[][] = [];
+      const batches: Event[][] = [];
       let start = 1_717_000_000;
       for (const [after, spread, size] of steps) {
         start += after;
@@ -100,10 +106,36 @@ describe("activity counters", () => {
     const address = randomAddress();
     const events = randomBatch(1_717_000_000, 120, 8, [randomAddress(), randomAddress()]);
     const batchId = `bat_rerun${batchCounter++}`;
-    const first = await applyBatchActivity(redis, prefix, batchId, [{ address, needWindows: true, events }]);
-    const again = await applyBatchActivity(redis, prefix, batchId, [{ address, needWindows: true, events }]);
+    const first = await applyBatchActivity(redis, prefix, inBatch(batchId, [{ address, needWindows: true, events }]));
+    const again = await applyBatchActivity(redis, prefix, inBatch(batchId, [{ address, needWindows: true, events }]));
     expect(again.get(address)).toEqual(first.get(address));
     expect(first.get(address)!.transactionsLastHour).toBe(8);
+  });
+
+  it("counts each batch once when a re-run groups it with other batches and packs the calls differently", async () => {
+    // 2,500 addresses need two script calls; adding 600 more addresses moves where the calls split.
+    const t = 1_717_200_000;
+    const first = Array.from({ length: 2_500 }, () => randomAddress());
+    const more = Array.from({ length: 600 }, () => randomAddress());
+    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const [x, y] = [`bat_group_x${batchCounter++}`, `bat_group_y${batchCounter++}`];
+    await applyBatchActivity(redis, prefix, inBatch(x, first.map((address) => ({ address, needWindows: false, events: [one(t)] }))));
+    // The group: batch x again (already counted) and batch y, with one more event on the first addresses.
+    const group: AddressEvents[] = [
+      ...first.map((address) => ({
+        address,
+        needWindows: true,
+        events: [{ ...one(t), batchId: x }, { ...one(t + 30), batchId: y }],
+      })),
+      ...more.map((address) => ({ address, needWindows: true, events: [{ ...one(t + 30), batchId: y }] })),
+    ];
+    const result = await applyBatchActivity(redis, prefix, group);
+    expect(new Set(first.map((a) => result.get(a)!.transactionsLastHour))).toEqual(new Set([2]));
+    expect(new Set(first.map((a) => result.get(a)!.countAfter!.join()))).toEqual(new Set(["1,2"]));
+    expect(new Set(more.map((a) => result.get(a)!.transactionsLastHour))).toEqual(new Set([1]));
+    // And once more, in the other grouping: nothing is added.
+    const again = await applyBatchActivity(redis, prefix, group.slice(0, 100));
+    expect(new Set(first.slice(0, 100).map((a) => again.get(a)!.transactionsLastHour))).toEqual(new Set([2]));
   });
 
   it("keeps separate counts per address and sets an expiry on every key", async () => {
@@ -125,7 +157,7 @@ describe("activity counters", () => {
 
   it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): ActivityEvent => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     const gap = async (blockTime: number) =>

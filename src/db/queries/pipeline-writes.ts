@@ -10,15 +10,51 @@ import type { Condition, NotificationMethod, RiskFactor } from "../../domain/typ
 
 type Tx = TransactionSql;
 
-/** Locks the batch row; undefined when the batch does not exist. */
-export async function lockBatch(tx: Tx, batchId: string): Promise<{ evaluated: boolean } | undefined> {
-  const [row] = await tx<{ evaluated: boolean }[]>`
-    select evaluated_at is not null as evaluated from ingest_batches where id = ${batchId} for update`;
-  return row;
+export type ClaimedBatch = { id: string; transactionCount: number };
+
+/** The advisory-lock namespace of batch claims (the second key is a hash of the batch id). */
+const BATCH_CLAIM_LOCKS = 0x62617463; // "batc"
+
+/**
+ * Claims `batchId` and, behind it, the oldest other batches not evaluated yet, up to about
+ * `maxTransactions` in all (the batch that crosses the limit is still taken), with advisory
+ * locks held until the transaction ends; batches another evaluation holds are skipped. So a
+ * backlog is evaluated in large groups (fewer addresses to look up per transaction), while a
+ * quiet system evaluates each batch alone as soon as it arrives. Empty when `batchId` and
+ * every other open batch are evaluated or held elsewhere.
+ *
+ * Advisory locks rather than FOR UPDATE: a row lock gives the transaction an xid for its whole
+ * length, which holds back the pruning of every row updated meanwhile (address_state, on every
+ * batch); an advisory lock does not.
+ */
+export async function claimBatchGroup(tx: Tx, batchId: string, maxTransactions: number): Promise<ClaimedBatch[]> {
+  const locked = await tx<ClaimedBatch[]>`
+    with open as materialized (
+      select id, transaction_count, created_at, id = ${batchId} as asked,
+             sum(transaction_count) over (order by id = ${batchId} desc, created_at, id) as running
+      from ingest_batches
+      where evaluated_at is null
+      order by id = ${batchId} desc, created_at, id
+      limit 64
+    ), wanted as materialized (
+      select * from open where running - transaction_count < ${maxTransactions}
+    )
+    select id, transaction_count as "transactionCount" from wanted
+    where pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(id))
+    order by asked desc, created_at, id`;
+  if (locked.length === 0) return [];
+  // Another evaluation may have committed one of them between our read and our lock.
+  const stillOpen = new Set(
+    (await tx<{ id: string }[]>`
+      select id from ingest_batches where id = any(${locked.map((b) => b.id)}::text[]) and evaluated_at is null`).map((row) => row.id),
+  );
+  return locked.filter((batch) => stillOpen.has(batch.id));
 }
 
-export async function markBatchEvaluated(tx: Tx, batchId: string, now: Date): Promise<void> {
-  await tx`update ingest_batches set evaluated_at = ${now.toISOString()}::timestamptz where id = ${batchId}`;
+export async function markBatchesEvaluated(tx: Tx, batchIds: readonly string[], now: Date): Promise<void> {
+  await tx`
+    update ingest_batches set evaluated_at = ${now.toISOString()}::timestamptz
+    where id = any(${batchIds as string[]}::text[])`;
 }
 
 export type LockedScore = { address: string; riskScore: number; riskFactors: RiskFactor[] };
