@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "./config.ts";
 import { createDb, type Database, type Sql } from "./db/client.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { createAlertRules, type AlertRules } from "./pipeline/alert-rules.ts";
 import { closeQueues, createQueues, type Queues } from "./queue/producers.ts";
 import { createCommandRedis } from "./redis.ts";
 
@@ -16,6 +17,8 @@ export type Deps = {
   /** Fail-fast command connection (rate limits, counters, producers). */
   redis: Redis;
   queues: Queues;
+  /** The active alerts as the evaluation workers keep them (loaded on first use). */
+  alertRules: AlertRules;
   now: Clock;
   close: () => Promise<void>;
 };
@@ -42,6 +45,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     sql,
     redis,
     queues,
+    alertRules: createAlertRules(sql),
     now: overrides.now ?? (() => new Date()),
     close: async () => {
       if (closed) return;

@@ -173,6 +173,17 @@ export const alerts = pgTable(
   (t) => [index("alerts_owner_created_idx").on(t.owner, t.createdAt), index("alerts_wallet_idx").on(t.walletId)],
 );
 
+/**
+ * One row: a counter that triggers (migration 0002) move forward in the same transaction as any
+ * change to what evaluation reads of alerts and tracked wallets (not the pipeline's own writes
+ * of last_notified_at and baseline_score). Workers keep the active alerts in memory and reload
+ * them when it moves.
+ */
+export const alertRulesVersion = pgTable("alert_rules_version", {
+  id: smallint("id").primaryKey().default(1),
+  version: bigint("version", { mode: "number" }).notNull().default(0),
+});
+
 export const alertEvents = pgTable(
   "alert_events",
   {

@@ -7,7 +7,7 @@
 // score. Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
 // pending notifications later.
 import type { Deps } from "../deps.ts";
-import { findBatch, loadActiveAlerts, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
+import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
 import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity } from "./activity.ts";
@@ -18,7 +18,7 @@ import { retryTransaction } from "./retry.ts";
 import { scoreTouchedAddresses } from "./scoring.ts";
 import { evaluateTransactions, groupByAddress } from "./transaction-firings.ts";
 
-export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now"> & {
+export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
   config: Pick<Deps["config"], "queuePrefix">;
 };
 
@@ -61,7 +61,7 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       const txs = await loadBatchTransactions(sql, batchIds);
       const addresses = touchedAddresses(txs);
       const [alerts, labelRows, stateRows] = await Promise.all([
-        loadActiveAlerts(sql, addresses),
+        deps.alertRules.forAddresses(addresses),
         loadLabels(sql, addresses),
         loadAddressStates(sql, addresses),
       ]);

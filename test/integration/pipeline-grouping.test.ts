@@ -1,11 +1,13 @@
-// Evaluation groups, against real Postgres and Redis: a job takes the open batches behind its
-// own as one group and skips those another evaluation holds.
+// Evaluation groups and the workers' in-memory alerts, against real Postgres and Redis: a job
+// takes the open batches behind its own as one group and skips those another evaluation
+// holds; an alert created, edited, paused or deleted counts from the next evaluation on.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createAlert, eventsOf, track, tx } from "../helpers/pipeline.ts";
+import { bearer } from "../helpers/seed.ts";
 
 let t: TestApp;
 let token: string;
@@ -76,5 +78,64 @@ describe("evaluation groups", () => {
     await other;
     expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
     expect((await eventsOf(t, alertId)).map((e) => e.observed).sort()).toEqual([500, 600]);
+  });
+});
+
+describe("the workers' in-memory alerts", () => {
+  const patch = (alertId: string, body: Record<string, unknown>) =>
+    t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: body });
+
+  it("uses a new threshold from the next batch on", async () => {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });
+    await evaluateBatch(t.deps, await store(wallet.address, [50]));
+    expect(await eventsOf(t, alertId)).toHaveLength(0);
+
+    expect((await patch(alertId, { threshold: 40 })).statusCode).toBe(200);
+    await evaluateBatch(t.deps, await store(wallet.address, [50]));
+    expect((await eventsOf(t, alertId)).map((e) => e.observed)).toEqual([50]);
+  });
+
+  it("fires an alert created after the alerts were loaded, and stops firing a deleted one", async () => {
+    const wallet = await track(t, token);
+    const before = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+    await evaluateBatch(t.deps, await store(wallet.address, [20]));
+    const after = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+    const deleted = await t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${before}`, headers: bearer(token) });
+    expect(deleted.statusCode).toBe(204);
+
+    await evaluateBatch(t.deps, await store(wallet.address, [30]));
+    expect((await eventsOf(t, after)).map((e) => e.observed)).toEqual([30]);
+  });
+
+  it("picks up a wallet's new alias for the notification payload", async () => {
+    const wallet = await track(t, token, randomAddress(), "old name");
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+    await evaluateBatch(t.deps, await store(wallet.address, [20]));
+    const renamed = await t.app.inject({
+      method: "PATCH",
+      url: `/v1/wallets/${wallet.walletId}`,
+      headers: bearer(token),
+      payload: { alias: "new name" },
+    });
+    expect(renamed.statusCode).toBe(200);
+    await evaluateBatch(t.deps, await store(wallet.address, [30]));
+    const aliases = await t.deps.sql<{ alias: string }[]>`
+      select payload->'data'->>'alias' as alias from notifications where alert_id = ${alertId} order by id`;
+    expect(aliases.map((row) => row.alias)).toEqual(["old name", "new name"]);
+  });
+
+  it("moves the version only for changes that evaluation reads, not for the pipeline's own bookkeeping", async () => {
+    const version = async () => (await t.deps.sql<{ v: number }[]>`select version::float8 as v from alert_rules_version`)[0]!.v;
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+
+    const start = await version();
+    await t.deps.sql`update alerts set last_notified_at = now(), baseline_score = 5, failing_since = now() where id = ${alertId}`;
+    await t.deps.sql`update tracked_wallets set tags = '{a}' where id = ${wallet.walletId}`;
+    expect(await version()).toBe(start);
+
+    expect((await patch(alertId, { status: "paused" })).statusCode).toBe(200);
+    expect(await version()).toBe(start + 1);
   });
 });

@@ -52,6 +52,28 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[], c
     order by a.id`;
 }
 
+/** The version that the alert_rules_version triggers move forward on every relevant change. */
+export async function alertRulesVersion(sql: Sql): Promise<number> {
+  const [row] = await sql<{ version: number }[]>`select version::float8 as version from alert_rules_version`;
+  return row?.version ?? 0;
+}
+
+/** Every active alert with its version, read in one snapshot so that the two agree. */
+export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; alerts: ActiveAlertRow[] }> {
+  return sql.begin("isolation level repeatable read read only", async (tx) => {
+    const [row] = await tx<{ version: number }[]>`select version::float8 as version from alert_rules_version`;
+    const alerts = await tx<ActiveAlertRow[]>`
+      select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
+             a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+             a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+      from tracked_wallets w
+      join alerts a on a.wallet_id = w.id
+      where a.status = 'active'
+      order by a.id`;
+    return { version: row?.version ?? 0, alerts: [...alerts] };
+  });
+}
+
 /** Active risk_score_increase alerts of these addresses (the score-change path). */
 export const loadScoreAlerts = (sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> =>
   loadActiveAlerts(sql, addresses, "risk_score_increase");
