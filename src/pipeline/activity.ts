@@ -81,16 +81,24 @@ export async function applyBatchActivity(
   inputs: readonly AddressEvents[],
 ): Promise<Map<string, AddressActivity>> {
   const result = new Map<string, AddressActivity>();
+  const batchOrdinals = new Map<string, number>();
   for (const chunk of chunksOfBuckets(inputs)) {
-    const markers = new Map<string, number>();
+    // Marker keys by (batch ordinal, bucket) number: one string built per marker, not per event.
+    const markers = new Map<number, number>();
+    const keys: string[] = [];
     const markerOf = (batchId: string, bucket: number) => {
-      const key = `${prefix}:activity-batch:${batchId}:${bucket}`;
-      let index = markers.get(key);
-      if (index === undefined) markers.set(key, (index = markers.size + 1));
+      let ordinal = batchOrdinals.get(batchId);
+      if (ordinal === undefined) batchOrdinals.set(batchId, (ordinal = batchOrdinals.size));
+      const code = ordinal * BUCKETS + bucket;
+      let index = markers.get(code);
+      if (index === undefined) {
+        keys.push(`${prefix}:activity-batch:${batchId}:${bucket}`);
+        markers.set(code, (index = keys.length));
+      }
       return index;
     };
     const payload = encode(chunk, markerOf);
-    const rows = JSON.parse(await runScript(redis, [...markers.keys()], prefix, payload)) as ScriptRow[];
+    const rows = JSON.parse(await runScript(redis, keys, prefix, payload)) as ScriptRow[];
     chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
   }
   return result;

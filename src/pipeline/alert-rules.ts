@@ -10,8 +10,8 @@ import { alertRulesVersion, loadAllActiveAlerts, type ActiveAlertRow } from "../
 import { groupByAddress } from "./transaction-firings.ts";
 
 export type AlertRules = {
-  /** The active alerts of these addresses (all callers'), current as of this call. */
-  forAddresses: (addresses: Iterable<string>) => Promise<ActiveAlertRow[]>;
+  /** The active alerts (all callers') of those of these addresses that have any, current as of this call. */
+  forAddresses: (addresses: Iterable<string>) => Promise<Map<string, readonly ActiveAlertRow[]>>;
 };
 
 export function createAlertRules(sql: Sql): AlertRules {
@@ -29,10 +29,10 @@ export function createAlertRules(sql: Sql): AlertRules {
       // A load already under way may predate this version; it is then followed by another.
       let rules = cached?.version === version ? cached : await load();
       if (rules.version < version) rules = await load();
-      const found: ActiveAlertRow[] = [];
+      const found = new Map<string, readonly ActiveAlertRow[]>();
       for (const address of addresses) {
         const list = rules.byAddress.get(address);
-        if (list) for (const alert of list) found.push(alert);
+        if (list) found.set(address, list);
       }
       return found;
     },

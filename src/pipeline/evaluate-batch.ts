@@ -7,7 +7,14 @@
 // score. Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
 // pending notifications later.
 import type { Deps } from "../deps.ts";
-import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
+import {
+  findBatch,
+  loadAddressStates,
+  loadBatchTransactions,
+  loadLabels,
+  type ActiveAlertRow,
+} from "../db/queries/pipeline.ts";
+import type { Condition } from "../domain/types.ts";
 import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity } from "./activity.ts";
@@ -16,7 +23,7 @@ import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
 import { scoreTouchedAddresses } from "./scoring.ts";
-import { evaluateTransactions, groupByAddress } from "./transaction-firings.ts";
+import { evaluateTransactions } from "./transaction-firings.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
   config: Pick<Deps["config"], "queuePrefix">;
@@ -60,15 +67,14 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       // Reads go through the pool, beside the claiming transaction: all of it is committed data.
       const txs = await loadBatchTransactions(sql, batchIds);
       const addresses = touchedAddresses(txs);
-      const [alerts, labelRows, stateRows] = await Promise.all([
+      const [alertsByAddress, labelRows, stateRows] = await Promise.all([
         deps.alertRules.forAddresses(addresses),
         loadLabels(sql, addresses),
         loadAddressStates(sql, addresses),
       ]);
-      const labels = new Map(labelRows.map((row) => [row.address, row]));
-      const states = new Map(stateRows.map((row) => [row.address, row]));
-      const alertsByAddress = groupByAddress(alerts);
-      const needWindows = new Set(alerts.filter((a) => a.condition === "unusual_activity").map((a) => a.address));
+      const labels = byAddress(labelRows);
+      const states = byAddress(stateRows);
+      const needWindows = addressesWith(alertsByAddress, "unusual_activity");
 
       const sides = sidesByAddress(txs, needWindows);
       const activity = await applyBatchActivity(
@@ -82,7 +88,7 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
         activity,
         counterparty: (address) => counterpartyRisk(address, labels, states),
       });
-      const scoreAlerts = groupByAddress(alerts.filter((a) => a.condition === "risk_score_increase"));
+      const scoreAlerts = alertsOf(alertsByAddress, "risk_score_increase");
 
       const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
       const recordedEvents = await recordEvents(tx, {
@@ -109,4 +115,25 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
     notifications: recorded.deliveries.length,
     scoreChanges: recorded.scoreChanges,
   };
+}
+
+function byAddress<Row extends { address: string }>(rows: readonly Row[]): Map<string, Row> {
+  const map = new Map<string, Row>();
+  for (const row of rows) map.set(row.address, row);
+  return map;
+}
+
+function addressesWith(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>, condition: Condition): Set<string> {
+  const found = new Set<string>();
+  for (const [address, list] of alerts) if (list.some((alert) => alert.condition === condition)) found.add(address);
+  return found;
+}
+
+function alertsOf(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>, condition: Condition): Map<string, ActiveAlertRow[]> {
+  const found = new Map<string, ActiveAlertRow[]>();
+  for (const [address, list] of alerts) {
+    const matching = list.filter((alert) => alert.condition === condition);
+    if (matching.length > 0) found.set(address, matching);
+  }
+  return found;
 }

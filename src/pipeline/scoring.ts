@@ -75,6 +75,8 @@ export type ScoreUpdate = {
   recompute: (storedFactors: readonly RiskFactor[]) => ScoreResult;
 };
 
+const NO_LABELS: readonly LabelRow[] = [];
+
 /** Scores every touched address; returns those whose score or factors change. */
 export function scoreTouchedAddresses(
   activity: ReadonlyMap<string, AddressActivity>,
@@ -85,10 +87,12 @@ export function scoreTouchedAddresses(
   for (const [address, counts] of activity) {
     const state = states.get(address);
     const basedOn = { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };
-    const labels = batchLabels.get(address) ?? [];
-    const recompute = (stored: readonly RiskFactor[]) => scoreFromActivity(stored, labels, counts, state?.balance ?? 0);
-    const next = recompute(basedOn.factors);
+    const labels = batchLabels.get(address) ?? NO_LABELS;
+    const balance = state?.balance ?? 0;
+    const next = scoreFromActivity(basedOn.factors, labels, counts, balance);
     if (next.score !== basedOn.score || !sameFactors(next.factors, basedOn.factors)) {
+      // The closure only for the few that change: most touched addresses keep their score.
+      const recompute = (stored: readonly RiskFactor[]) => scoreFromActivity(stored, labels, counts, balance);
       updates.push({ address, basedOn, next, recompute });
     }
   }

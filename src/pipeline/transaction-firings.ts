@@ -47,19 +47,22 @@ export type FiringLookups = {
 /** The firings of the batch, in chain order (then alert id). */
 export function evaluateTransactions(
   txs: readonly Transaction[],
-  alertsByAddress: ReadonlyMap<string, ActiveAlertRow[]>,
+  alertsByAddress: ReadonlyMap<string, readonly ActiveAlertRow[]>,
   lookups: FiringLookups,
 ): TxFiring[] {
   const found: Array<TxFiring & { order: number }> = [];
   for (const [address, alerts] of alertsByAddress) {
     const sides = lookups.sides.get(address);
     if (!sides) continue;
-    const rules = alerts.map(toRule);
-    const byId = new Map(alerts.map((alert) => [alert.alertId, alert]));
+    // An alert row carries every field of its rule, so it serves as one (no copy per batch).
+    const rules: readonly AlertRule[] = alerts;
+    const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const activity = lookups.activity.get(address);
-    sides.txIndexes.forEach((txIndex, k) => {
+    const { txIndexes } = sides;
+    for (let k = 0; k < txIndexes.length; k++) {
+      const txIndex = txIndexes[k]!;
       const tx = txs[txIndex]!;
-      const other = counterpartyOf(address, tx);
+      const other = needsCounterparty ? counterpartyOf(address, tx) : null;
       const countAfter = activity?.countAfter?.[k];
       const window: ActivityWindow | null =
         activity && countAfter !== undefined
@@ -67,9 +70,10 @@ export function evaluateTransactions(
           : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window };
       for (const firing of evaluateTransaction(rules, tx, context)) {
-        found.push({ firing, alert: byId.get(firing.alertId)!, transaction: tx, order: txIndex });
+        const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
+        found.push({ firing, alert, transaction: tx, order: txIndex });
       }
-    });
+    }
   }
   found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
   return found.map(({ order: _order, ...rest }) => rest);
