@@ -7,7 +7,9 @@
 // path (storeTransactionBatch: one unnest insert and one job per batch) from this process,
 // two batches at a time, and are evaluated by real worker processes (src/bin/worker.ts,
 // WORKER_QUEUES=transactions,risk). Timed from the first store to the last batch evaluated.
-// In the same run: the machine's ceilings (bench/pipeline-ceilings.ts) and where the CPU went.
+// In the same run: the machine's ceilings (bench/pipeline-ceilings.ts), where the CPU went, and
+// each half alone: storing with no worker running, and evaluating a backlog stored while the
+// queue was paused (which the workers then take in groups).
 //
 // Settings (environment): BENCH_TRANSACTIONS (300000), BENCH_BATCH (2500), BENCH_WORKERS (2),
 // BENCH_INGESTERS (2), BENCH_CPU_PROFILE (a directory: the workers write V8 CPU profiles there).
@@ -37,6 +39,8 @@ const INGESTERS = Number(process.env.BENCH_INGESTERS ?? 2);
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 /** Transactions stored with no worker running: the ingest path's own cost, for comparison. */
 const STORE_ONLY = Math.min(50_000, TRANSACTIONS);
+/** Transactions stored while the workers are paused, then evaluated: evaluation's own rate. */
+const BACKLOG = Math.min(100_000, TRANSACTIONS);
 const TARGET_TPS = 40_000;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PREFIX = `{wa-bench-pipeline-${randomBytes(3).toString("hex")}}`;
@@ -72,6 +76,7 @@ const startTime = Math.floor(Date.now() / 1000) - 3600;
 const warmup = generateTraffic(population, 5_000, startTime - 600, 4_000);
 const traffic = generateTraffic(population, TRANSACTIONS, startTime, 4_000);
 const storeOnlyTraffic = generateTraffic(population, STORE_ONLY, startTime - 1_200, 4_000);
+const backlogTraffic = generateTraffic(population, BACKLOG, startTime + Math.ceil(TRANSACTIONS / 4_000) + 60, 4_000);
 
 const config = loadConfig(env);
 const deps = createDeps(config, { logger: createLogger("warn"), dbPoolSize: INGESTERS + 2 });
@@ -145,7 +150,6 @@ const ingestSeconds = (performance.now() - started) / 1000;
 await allEvaluated();
 const seconds = (performance.now() - started) / 1000;
 const cpu = cpuBetween(cpuBefore, sampleCpu(workerPids));
-clearInterval(rssTimer);
 
 const [counts] = await sql<{ events: number; suppressed: number; notifications: number; scoreChanges: number; batches: number }[]>`
   select (select count(*)::int from alert_events) - ${eventsBefore!.n}::int as events,
@@ -155,6 +159,18 @@ const [counts] = await sql<{ events: number; suppressed: number; notifications: 
          (select count(*)::int from ingest_batches) as batches`;
 const byCondition = await sql<{ condition: string; n: number }[]>`
   select condition, count(*)::int as n from alert_events group by condition order by condition`;
+
+// Evaluation alone: a backlog stored while the queue is paused, then evaluated (in groups).
+console.error(`evaluating a stored backlog of ${BACKLOG.toLocaleString()} transactions…`);
+await deps.queues.transactions.pause();
+await ingest(backlogTraffic);
+const backlogCpuBefore = sampleCpu(workerPids);
+const backlogStarted = performance.now();
+await deps.queues.transactions.resume();
+await allEvaluated();
+const backlogSeconds = (performance.now() - backlogStarted) / 1000;
+const backlogCpu = cpuBetween(backlogCpuBefore, sampleCpu(workerPids));
+clearInterval(rssTimer);
 
 for (const worker of workers) worker.kill("SIGTERM");
 await Promise.all(workers.map((w) => new Promise((resolve) => w.once("exit", resolve))));
@@ -179,6 +195,13 @@ const result = {
     notifications: counts!.notifications,
     scoreChanges: counts!.scoreChanges,
     workerRssMb: rssPeak,
+  },
+  evaluateOnly: {
+    transactions: BACKLOG,
+    transactionsPerSecond: Math.round(BACKLOG / backlogSeconds),
+    cpuMicrosecondsPerTransaction: Object.fromEntries(
+      Object.entries(backlogCpu.seconds).map(([component, value]) => [component, Math.round((value * 1e6) / BACKLOG)]),
+    ),
   },
   storeOnly: {
     transactions: STORE_ONLY,
@@ -207,6 +230,7 @@ const rows: Row[] = [
   { measure: "pipeline (ingest+store+evaluate)", value: tps, unit: "tx/s", target: "≥ 40,000 tx/s", ratio: result.ratios.toTarget },
   { measure: "store, while evaluating", value: result.pipeline.storedPerSecond, unit: "tx/s" },
   { measure: "store only (no worker running)", value: result.storeOnly.transactionsPerSecond, unit: "tx/s" },
+  { measure: `evaluate only (stored backlog of ${BACKLOG.toLocaleString()})`, value: result.evaluateOnly.transactionsPerSecond, unit: "tx/s" },
   { measure: "events", value: result.pipeline.eventsPerSecond, unit: "events/s" },
   { measure: "worker RSS (peak, largest)", value: Math.max(...rssPeak), unit: "MB" },
   { measure: "Postgres unnest insert (ceiling)", value: ceilings.postgresUnnestRowsPerSecond, unit: "rows/s", ratio: result.ratios.toPostgresUnnestInsert },
