@@ -27,6 +27,12 @@ export type Config = Readonly<{
   /** Delays in milliseconds before the 2nd, 3rd, … delivery attempt. */
   retryScheduleMs: readonly number[];
   workerQueues: readonly string[] | "all";
+  /**
+   * How many transactions one evaluation takes on at most when batches are waiting: larger
+   * groups evaluate a backlog faster (fewer distinct addresses per transaction) and hold more
+   * in a worker's memory.
+   */
+  evaluationGroupTransactions: number;
   heliusAuthHeader: string | undefined;
   admin: Readonly<{ user: string | undefined; password: string | undefined }>;
   /** Where a worker process serves its own /metrics (job durations); off when unset. */
@@ -89,6 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
     workerQueues: read("WORKER_QUEUES", (v) => (v.trim() === "all" ? "all" : commaList((q) => q)(v)), "all" as const),
+    evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 20_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
     admin: {
       user: optional("ADMIN_USER", (v) => v),

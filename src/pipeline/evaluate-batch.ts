@@ -26,15 +26,8 @@ import { scoreTouchedAddresses } from "./scoring.ts";
 import { evaluateTransactions } from "./transaction-firings.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
-  config: Pick<Deps["config"], "queuePrefix">;
+  config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions">;
 };
-
-/**
- * Transactions an evaluation takes on at most (plus the rest of the batch that crosses it).
- * Past ~10,000 the distinct addresses per transaction fall more slowly, while the memory and
- * the length of each Redis call keep growing.
- */
-export const MAX_GROUP_TRANSACTIONS = 10_000;
 
 export type BatchOutcome =
   | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
@@ -60,7 +53,8 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
   const now = deps.now();
   const recorded = await retryTransaction(() =>
     sql.begin(async (tx) => {
-      const group = await claimBatchGroup(tx, batchId, MAX_GROUP_TRANSACTIONS);
+      // Up to EVALUATION_GROUP_TRANSACTIONS (plus the rest of the batch that crosses it).
+      const group = await claimBatchGroup(tx, batchId, deps.config.evaluationGroupTransactions);
       if (group.length === 0) return null;
       const batchIds = group.map((claimed) => claimed.id);
 

@@ -52,6 +52,15 @@ describe("evaluation groups", () => {
     for (const batchId of [first, third]) expect(await evaluateBatch(t.deps, batchId)).toEqual({ status: "already-evaluated" });
   });
 
+  it("stops adding batches once EVALUATION_GROUP_TRANSACTIONS is reached (the batch that crosses it still comes along)", async () => {
+    const wallet = await track(t, token);
+    const [a, b, c] = [await store(wallet.address, [1, 2]), await store(wallet.address, [3, 4]), await store(wallet.address, [5, 6])];
+    const small = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: 3 } };
+    expect(await evaluateBatch(small, a)).toMatchObject({ status: "evaluated", batches: 2, transactions: 4 });
+    expect(await openBatches()).toEqual([c]);
+    expect(await evaluateBatch(small, b)).toEqual({ status: "already-evaluated" });
+  });
+
   it("skips a batch that another evaluation holds, and evaluates it once that one gives it up", async () => {
     const wallet = await track(t, token);
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });

@@ -1,0 +1,82 @@
+// loadConfig: the only reader of the environment. Defaults, parsed values, and one clear
+// message per bad variable (all of them at once, so an operator fixes them in one go).
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+const REQUIRED = {
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
+  REDIS_URL: "redis://127.0.0.1:6379",
+  JWT_SECRET: "a".repeat(32),
+};
+
+const problemsOf = (env: Record<string, string>): string => {
+  try {
+    loadConfig({ ...REQUIRED, ...env });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+};
+
+describe("loadConfig", () => {
+  it("fills in the documented defaults", () => {
+    const config = loadConfig(REQUIRED);
+    expect(config).toMatchObject({
+      port: 3000,
+      host: "0.0.0.0",
+      rateLimitPerMinute: 600,
+      walletListCacheMs: 1_000,
+      workerQueues: "all",
+      evaluationGroupTransactions: 20_000,
+      queuePrefix: "{wallet-alerts}",
+      logLevel: "info",
+      webhookAllowHttp: false,
+    });
+    expect(config.retryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("parses the values it is given", () => {
+    const config = loadConfig({
+      ...REQUIRED,
+      PORT: "8080",
+      WORKER_QUEUES: "transactions, risk",
+      EVALUATION_GROUP_TRANSACTIONS: "5000",
+      RETRY_SCHEDULE: "500ms,2s,1m",
+      WEBHOOK_ALLOW_HTTP: "true",
+      WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
+      WALLET_LIST_CACHE_TTL: "0ms",
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      workerQueues: ["transactions", "risk"],
+      evaluationGroupTransactions: 5_000,
+      retryScheduleMs: [500, 2_000, 60_000],
+      webhookAllowHttp: true,
+      webhookAllowedCidrs: ["127.0.0.0/8", "::1/128"],
+      walletListCacheMs: 0,
+    });
+  });
+
+  it.each([
+    ["EVALUATION_GROUP_TRANSACTIONS", "0", "EVALUATION_GROUP_TRANSACTIONS: expected a whole number from 1 to 1000000"],
+    ["EVALUATION_GROUP_TRANSACTIONS", "1e4", "EVALUATION_GROUP_TRANSACTIONS: expected a whole number from 1 to 1000000"],
+    ["PORT", "65536", "PORT: expected a whole number from 0 to 65535"],
+    ["RATE_LIMIT_PER_MINUTE", "-1", "RATE_LIMIT_PER_MINUTE: expected a whole number"],
+    ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],
+    ["JWT_SECRET", "short", "JWT_SECRET: expected at least 32 characters"],
+    ["LOG_LEVEL", "loud", "LOG_LEVEL: expected one of"],
+    ["WEBHOOK_ALLOW_HTTP", "yes", "WEBHOOK_ALLOW_HTTP: expected true or false"],
+    ["WEBHOOK_ALLOWED_CIDRS", "localhost", "is not a CIDR range"],
+  ])("rejects %s=%s with a message naming it", (name, value, message) => {
+    expect(problemsOf({ [name]: value })).toContain(message);
+  });
+
+  it("names every bad and missing variable in one error", () => {
+    const message = problemsOf({ DATABASE_URL: "", PORT: "x", EVALUATION_GROUP_TRANSACTIONS: "-5" });
+    expect(message).toContain("DATABASE_URL is required");
+    expect(message).toContain("PORT:");
+    expect(message).toContain("EVALUATION_GROUP_TRANSACTIONS:");
+  });
+});
