@@ -5,17 +5,20 @@
 -- with one SET each), so a batch costs about two Redis calls per address; the hour buckets
 -- and the counterparty set are touched once per address per hour of activity.
 --
--- KEYS     the "applied" markers of (batch, address bucket) pairs; an event whose marker
---          exists already is in the counters (a re-run after a crash) and is only read.
+-- KEYS     the "counted" markers of the batches: one bit per address bucket. An event whose
+--          (batch, bucket) bit is set already is in the counters (a re-run after a crash) and
+--          is only read.
 -- ARGV[1]  key prefix of the per-address keys
 -- ARGV[2]  JSON: [[address, needWindows, t, failedOut, solOut, counterparty, marker, t, ...], ...]
 --          one entry per address, its events sorted by block time (oldest first); marker is
---          the index in KEYS of the event's batch marker
+--          an index into ARGV[4]
 -- ARGV[3]  marker TTL in seconds
+-- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
 -- Returns JSON: per address [lastHour, previous7Days, tx24h, failed24h, solOut24h,
 --          newCounterparties, dormantGap (-1 = none), countAfter of each event if needWindows]
 local fresh = {}
-for k = 1, #KEYS do fresh[k] = redis.call('SET', KEYS[k], '1', 'NX', 'EX', tonumber(ARGV[3])) ~= false end
+for k, pair in ipairs(cjson.decode(ARGV[4])) do fresh[k] = redis.call('SETBIT', KEYS[pair[1]], pair[2], 1) == 0 end
+for k = 1, #KEYS do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
 local prefix = ARGV[1]
 local input = cjson.decode(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max

@@ -18,9 +18,11 @@
 // One Lua script per evaluation (in chunks of about 2,000 addresses) adds the events and reads
 // the results atomically. An evaluation may cover several ingest batches, and a re-run after a
 // crash may group them differently; so addresses fall into fixed buckets (a hash of the
-// address), a chunk always holds whole buckets, and a marker per (batch, bucket) records that
-// those events are counted: a re-run reads them without adding them again, however the
-// batches are grouped. Keys expire 8 days after their address was last active.
+// address), a chunk always holds whole buckets, and a bit per (batch, bucket) in the batch's
+// marker records that those events are counted: a re-run reads them without adding them
+// again, however the batches are grouped. The markers are deleted once the evaluation has
+// committed (a batch marked evaluated is never evaluated again), and expire after a day if
+// that deletion is lost. Keys expire 8 days after their address was last active.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -30,7 +32,7 @@ const SCRIPT_SHA = createHash("sha1").update(SCRIPT).digest("hex");
 
 /** Addresses per script call: long enough to be cheap, short enough not to hold Redis for long. */
 const CHUNK_ADDRESSES = 2_000;
-/** How long a batch's "already counted" marker lives: far beyond any crash-recovery delay. */
+/** How long a batch's "already counted" marker lives unless deleted: far beyond any crash-recovery delay. */
 const MARKER_TTL_SECONDS = 24 * 3600;
 /** Counterparties are stored by this prefix of their address: plenty to tell them apart. */
 const COUNTERPARTY_KEY_LENGTH = 12;
@@ -81,27 +83,41 @@ export async function applyBatchActivity(
   inputs: readonly AddressEvents[],
 ): Promise<Map<string, AddressActivity>> {
   const result = new Map<string, AddressActivity>();
-  const batchOrdinals = new Map<string, number>();
   for (const chunk of chunksOfBuckets(inputs)) {
-    // Marker keys by (batch ordinal, bucket) number: one string built per marker, not per event.
-    const markers = new Map<number, number>();
+    // Per call: the batches' marker keys, and the (batch, bucket) pairs the events point at.
+    const keyIndexes = new Map<string, number>();
     const keys: string[] = [];
+    const pairIndexes = new Map<number, number>();
+    const pairs: Array<[number, number]> = [];
     const markerOf = (batchId: string, bucket: number) => {
-      let ordinal = batchOrdinals.get(batchId);
-      if (ordinal === undefined) batchOrdinals.set(batchId, (ordinal = batchOrdinals.size));
-      const code = ordinal * BUCKETS + bucket;
-      let index = markers.get(code);
-      if (index === undefined) {
-        keys.push(`${prefix}:activity-batch:${batchId}:${bucket}`);
-        markers.set(code, (index = keys.length));
+      let key = keyIndexes.get(batchId);
+      if (key === undefined) {
+        keys.push(countedMarkerKey(prefix, batchId));
+        keyIndexes.set(batchId, (key = keys.length));
       }
-      return index;
+      const code = key * BUCKETS + bucket;
+      let pair = pairIndexes.get(code);
+      if (pair === undefined) {
+        pairs.push([key, bucket]);
+        pairIndexes.set(code, (pair = pairs.length));
+      }
+      return pair;
     };
     const payload = encode(chunk, markerOf);
-    const rows = JSON.parse(await runScript(redis, keys, prefix, payload)) as ScriptRow[];
+    const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[];
     chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
   }
   return result;
+}
+
+const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activity-batch:${batchId}`;
+
+/**
+ * Forgets which of these batches' events are counted: only once their evaluation has
+ * committed, when nothing will evaluate them again. Losing this call costs memory for a day.
+ */
+export async function forgetCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
+  if (batchIds.length > 0) await redis.unlink(...batchIds.map((batchId) => countedMarkerKey(prefix, batchId)));
 }
 
 /** FNV-1a of the address, folded to a bucket: the same in every process and every run. */
@@ -162,13 +178,12 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
   };
 }
 
-async function runScript(redis: Redis, markers: readonly string[], prefix: string, payload: string): Promise<string> {
-  const args = [...markers, prefix, payload, String(MARKER_TTL_SECONDS)];
+async function runScript(redis: Redis, keys: readonly string[], args: readonly string[]): Promise<string> {
   try {
-    return (await redis.evalsha(SCRIPT_SHA, markers.length, ...args)) as string;
+    return (await redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args)) as string;
   } catch (error) {
     // A Redis that has not seen the script yet (new, restarted, flushed) gets it once.
     if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-    return (await redis.eval(SCRIPT, markers.length, ...args)) as string;
+    return (await redis.eval(SCRIPT, keys.length, ...keys, ...args)) as string;
   }
 }

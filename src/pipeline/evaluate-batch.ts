@@ -17,7 +17,7 @@ import {
 import type { Condition } from "../domain/types.ts";
 import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
-import { applyBatchActivity } from "./activity.ts";
+import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
@@ -96,14 +96,17 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
         },
       });
       await markBatchesEvaluated(tx, batchIds, now);
-      return { ...recordedEvents, batches: group.length, transactions: txs.length, scoreChanges: written.changes.length };
+      return { ...recordedEvents, batchIds, transactions: txs.length, scoreChanges: written.changes.length };
     }),
   );
   if (!recorded) return { status: "claimed-elsewhere" };
   await enqueueDeliveries(deps.queues, recorded.deliveries);
+  await forgetCountedBatches(deps.redis, deps.config.queuePrefix, recorded.batchIds).catch((error: unknown) =>
+    deps.logger.warn({ err: error }, "evaluate: could not delete the activity markers (they expire in a day)"),
+  );
   return {
     status: "evaluated",
-    batches: recorded.batches,
+    batches: recorded.batchIds.length,
     transactions: recorded.transactions,
     events: recorded.events,
     notifications: recorded.deliveries.length,

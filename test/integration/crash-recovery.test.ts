@@ -12,7 +12,8 @@ import { deletePrefixKeys, exited, settled, spawnWorker, tx, waitFor } from "../
 
 let t: TestApp;
 const wallets: Array<{ address: string; alertId: string }> = [];
-const WORKER_ENV = { WORKER_QUEUES: "transactions,risk,maintenance" };
+// Groups of two 1,500-transaction batches: several evaluations, so one can be cut off mid-way.
+const WORKER_ENV = { WORKER_QUEUES: "transactions,risk,maintenance", EVALUATION_GROUP_TRANSACTIONS: "3000" };
 
 beforeAll(async () => {
   t = await startTestApp("crash-recovery");
@@ -69,7 +70,7 @@ describe("crash recovery with real worker processes", () => {
   it("records every event exactly once after a worker is killed with -9 mid-batch", async () => {
     const expected = await ingestBatches(12, 1500, 1_717_000_000);
     const first = spawnWorker(t, WORKER_ENV);
-    // Kill it while it holds a batch: some done, one active, the rest waiting.
+    // Kill it while it holds a group: some done, one active, the rest waiting.
     await waitFor(
       "the first worker to be in the middle of the batches",
       async () => (await unevaluated()) < 12 && (await t.deps.queues[QUEUES.transactions].getActiveCount()) > 0,

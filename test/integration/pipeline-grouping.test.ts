@@ -50,6 +50,8 @@ describe("evaluation groups", () => {
     expect(await openBatches()).toEqual([]);
     expect((await eventsOf(t, alertId)).map((e) => e.observed).sort()).toEqual([500, 600, 700]);
     for (const batchId of [first, third]) expect(await evaluateBatch(t.deps, batchId)).toEqual({ status: "already-evaluated" });
+    // The "already counted" markers go once the evaluation has committed.
+    expect(await t.deps.redis.keys(`${t.deps.config.queuePrefix}:activity-batch:*`)).toEqual([]);
   });
 
   it("stops adding batches once EVALUATION_GROUP_TRANSACTIONS is reached (the batch that crosses it still comes along)", async () => {
