@@ -95,7 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
     workerQueues: read("WORKER_QUEUES", (v) => (v.trim() === "all" ? "all" : commaList((q) => q)(v)), "all" as const),
-    evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 20_000),
+    evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 10_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
     admin: {
       user: optional("ADMIN_USER", (v) => v),

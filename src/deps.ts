@@ -45,7 +45,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     sql,
     redis,
     queues,
-    alertRules: createAlertRules(sql),
+    alertRules: createAlertRules(sql, logger),
     now: overrides.now ?? (() => new Date()),
     close: async () => {
       if (closed) return;

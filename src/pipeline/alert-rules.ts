@@ -1,40 +1,72 @@
 // The active alerts, kept in the worker's memory: every batch needs those of a few thousand
 // addresses, and joining them out of Postgres each time cost more than any other read of the
 // evaluation. Each use reads one counter (alert_rules_version, moved forward by triggers in
-// the same transaction as any change that evaluation reads) and reloads everything when it
-// moved, so a new, paused or edited alert counts from the first batch evaluated after its
-// commit. Alerts about to fire are still locked and re-read at commit (record-events.ts):
-// the status, cooldown and baseline that decide a firing never come from here.
+// the same transaction as any change that evaluation reads) and uses the memory only when
+// it was loaded at that very version; otherwise that batch's alerts are queried directly, as
+// before the cache, and a reload starts in the background. So a new, paused or edited alert
+// counts from the first batch evaluated after its commit, and a steady stream of alert
+// changes (a caller importing thousands, one by one) costs the direct query per batch plus a
+// full reload at most every few seconds (backing off to 30 s), never a reload per batch. The
+// alerts about to fire are still locked and re-read at commit (record-events.ts): the status,
+// cooldown and baseline that decide a firing never come from here.
 import type { Sql } from "../db/client.ts";
-import { alertRulesVersion, loadAllActiveAlerts, type ActiveAlertRow } from "../db/queries/pipeline.ts";
+import { alertRulesVersion, loadActiveAlerts, loadAllActiveAlerts, type ActiveAlertRow } from "../db/queries/pipeline.ts";
+import type { Logger } from "../logger.ts";
 import { groupByAddress } from "./transaction-firings.ts";
 
 export type AlertRules = {
   /** The active alerts (all callers') of those of these addresses that have any, current as of this call. */
-  forAddresses: (addresses: Iterable<string>) => Promise<Map<string, readonly ActiveAlertRow[]>>;
+  forAddresses: (addresses: readonly string[]) => Promise<Map<string, readonly ActiveAlertRow[]>>;
+  /** Batches served from memory, batches queried directly, and full loads started. */
+  stats: () => { fromMemory: number; queried: number; loads: number };
 };
 
-export function createAlertRules(sql: Sql): AlertRules {
-  let cached: { version: number; byAddress: Map<string, ActiveAlertRow[]> } | undefined;
-  let loading: Promise<NonNullable<typeof cached>> | undefined;
+const FIRST_RETRY_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
 
-  const load = () =>
-    (loading ??= loadAllActiveAlerts(sql)
-      .then(({ version, alerts }) => (cached = { version, byAddress: groupByAddress(alerts) }))
-      .finally(() => (loading = undefined)));
+export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertRules {
+  let cached: { version: number; byAddress: Map<string, ActiveAlertRow[]> } | undefined;
+  let loading = false;
+  let nextLoadAt = 0;
+  let backoffMs = 0;
+  const stats = { fromMemory: 0, queried: 0, loads: 0 };
+
+  const reloadInBackground = () => {
+    const now = Date.now();
+    if (loading || now < nextLoadAt) return;
+    loading = true;
+    stats.loads++;
+    // Each load that the next change overtakes makes the next one wait longer.
+    backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(FIRST_RETRY_MS, backoffMs * 2));
+    nextLoadAt = now + backoffMs;
+    loadAllActiveAlerts(sql)
+      .then(({ version, alerts }) => {
+        cached = { version, byAddress: groupByAddress(alerts) };
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "alert rules: reload failed; batches query their alerts meanwhile"))
+      .finally(() => {
+        loading = false;
+      });
+  };
 
   return {
     forAddresses: async (addresses) => {
       const version = await alertRulesVersion(sql);
-      // A load already under way may predate this version; it is then followed by another.
-      let rules = cached?.version === version ? cached : await load();
-      if (rules.version < version) rules = await load();
-      const found = new Map<string, readonly ActiveAlertRow[]>();
-      for (const address of addresses) {
-        const list = rules.byAddress.get(address);
-        if (list) found.set(address, list);
+      if (cached?.version === version) {
+        stats.fromMemory++;
+        backoffMs = 0;
+        nextLoadAt = 0;
+        const found = new Map<string, readonly ActiveAlertRow[]>();
+        for (const address of addresses) {
+          const list = cached.byAddress.get(address);
+          if (list) found.set(address, list);
+        }
+        return found;
       }
-      return found;
+      reloadInBackground();
+      stats.queried++;
+      return groupByAddress(await loadActiveAlerts(sql, addresses));
     },
+    stats: () => ({ ...stats }),
   };
 }

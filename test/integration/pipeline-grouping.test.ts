@@ -6,7 +6,7 @@ import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, track, tx } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, track, tx, waitFor } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -134,6 +134,27 @@ describe("the workers' in-memory alerts", () => {
     const aliases = await t.deps.sql<{ alias: string }[]>`
       select payload->'data'->>'alias' as alias from notifications where alert_id = ${alertId} order by id`;
     expect(aliases.map((row) => row.alias)).toEqual(["old name", "new name"]);
+  });
+
+  it("serves alerts from memory once loaded at the current version, and queries them right after a change", async () => {
+    const rules = t.deps.alertRules;
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+    const thresholdOf = async () => (await rules.forAddresses([wallet.address])).get(wallet.address)?.map((a) => a.threshold);
+
+    // Right after the change the alerts are queried; once the background load is in, memory serves.
+    const queried = rules.stats().queried;
+    expect(await thresholdOf()).toEqual([10]);
+    expect(rules.stats().queried).toBe(queried + 1);
+    await waitFor("the alerts to be served from memory", async () => {
+      const before = rules.stats().fromMemory;
+      return (await thresholdOf())?.[0] === 10 && rules.stats().fromMemory === before + 1;
+    });
+
+    expect((await patch(alertId, { threshold: 20 })).statusCode).toBe(200);
+    const queriedBefore = rules.stats().queried;
+    expect(await thresholdOf()).toEqual([20]);
+    expect(rules.stats().queried).toBe(queriedBefore + 1);
   });
 
   it("moves the version only for changes that evaluation reads, not for the pipeline's own bookkeeping", async () => {

@@ -28,7 +28,7 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 600,
       walletListCacheMs: 1_000,
       workerQueues: "all",
-      evaluationGroupTransactions: 20_000,
+      evaluationGroupTransactions: 10_000,
       queuePrefix: "{wallet-alerts}",
       logLevel: "info",
       webhookAllowHttp: false,
