@@ -26,8 +26,9 @@ export const STALLED_INTERVAL_MS = 5_000;
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
 /**
- * Jobs in flight per process. Evaluation is CPU work between database round trips: two at
- * a time keep one core busy while the other job waits on Postgres or Redis.
+ * Jobs in flight per process. Evaluation takes one group at a time: batches that arrive
+ * meanwhile wait and join the next group (two at a time measured the same on two cores,
+ * with smaller groups). Risk-change jobs are small: two keep a core busy between round trips.
  */
 const CONCURRENCY: Readonly<Record<QueueName, number>> = {
   [QUEUES.transactions]: 1,
