@@ -2,7 +2,13 @@
 // queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { createDeps } from "../deps.ts";
-import { createJobMetrics, createMetricsRegistry, startMetricsServer, type MetricsServer } from "../metrics/index.ts";
+import {
+  createEvaluationMetrics,
+  createJobMetrics,
+  createMetricsRegistry,
+  startMetricsServer,
+  type MetricsServer,
+} from "../metrics/index.ts";
 import { createChannels } from "../notify/channels/index.ts";
 import { keepReconcileScheduled, upsertReconcileSchedule } from "../pipeline/reconcile-schedule.ts";
 import { chosenQueues, runWorkers } from "../queue/run-workers.ts";
@@ -14,7 +20,8 @@ const deps = createDeps(config);
 const queues = queuesOrExit();
 const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
-const running = runWorkers({ ...deps, channels }, { queues, metrics: createJobMetrics(registry) });
+const metrics = [createJobMetrics(registry), createEvaluationMetrics(registry, deps.alertRules)];
+const running = runWorkers({ ...deps, channels }, { queues, metrics });
 let metricsServer: MetricsServer | undefined;
 if (config.workerMetricsPort !== undefined) {
   metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host);

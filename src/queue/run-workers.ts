@@ -5,7 +5,7 @@
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Deps } from "../deps.ts";
-import { WORKER_METRICS_OPTIONS, type JobMetrics } from "../metrics/index.ts";
+import { WORKER_METRICS_OPTIONS } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
@@ -75,7 +75,7 @@ function processorFor(deps: WorkerDeps, name: QueueName): Processor {
 
 export function runWorkers(
   deps: WorkerDeps,
-  options: { queues?: readonly QueueName[]; metrics?: JobMetrics } = {},
+  options: { queues?: readonly QueueName[]; metrics?: ReadonlyArray<{ watch: (worker: Worker) => void }> } = {},
 ): RunningWorkers {
   const names = options.queues ?? chosenQueues(deps.config.workerQueues);
   const connections: Redis[] = [];
@@ -95,7 +95,7 @@ export function runWorkers(
     worker.on("failed", (job, error) =>
       deps.logger.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: error }, "job failed"),
     );
-    options.metrics?.watch(worker);
+    for (const metrics of options.metrics ?? []) metrics.watch(worker);
     return worker;
   });
 

@@ -1,8 +1,12 @@
 // Evaluation groups and the workers' in-memory alerts, against real Postgres and Redis: a job
 // takes the open batches behind its own as one group and skips those another evaluation
 // holds; an alert created, edited, paused or deleted counts from the next evaluation on.
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
+import { createEvaluationMetrics } from "../../src/metrics/index.ts";
+import { createChannels } from "../../src/notify/channels/index.ts";
+import { runWorkers } from "../../src/queue/run-workers.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -169,5 +173,36 @@ describe("the workers' in-memory alerts", () => {
 
     expect((await patch(alertId, { status: "paused" })).statusCode).toBe(200);
     expect(await version()).toBe(start + 1);
+  });
+});
+
+describe("evaluation metrics", () => {
+  it("counts group sizes from the worker's jobs, and where the alerts came from", async () => {
+    const registry = new Registry();
+    const metrics = createEvaluationMetrics(registry, t.deps.alertRules);
+    const wallet = await track(t, token);
+    await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 10 });
+    const before = t.deps.alertRules.stats();
+    const workers = runWorkers(
+      { ...t.deps, channels: createChannels(t.config, t.deps.logger) },
+      { queues: ["transactions"], metrics: [metrics] },
+    );
+    try {
+      await store(wallet.address, [1, 2, 3]);
+      await waitFor("the batch to be evaluated", async () => (await openBatches()).length === 0);
+      await waitFor("the group to be observed", async () =>
+        (await registry.metrics()).includes("wallet_alerts_evaluation_group_transactions_count 1"),
+      );
+    } finally {
+      await workers.close();
+    }
+    const text = await registry.metrics();
+    expect(text).toMatch(/^wallet_alerts_evaluation_group_transactions_sum 3$/m);
+    expect(text).toMatch(/^wallet_alerts_evaluation_group_transactions_bucket\{le="10"\} 1$/m);
+    const after = t.deps.alertRules.stats();
+    expect(text).toContain(`wallet_alerts_alert_rules_lookups_total{source="memory"} ${after.fromMemory}`);
+    expect(text).toContain(`wallet_alerts_alert_rules_lookups_total{source="query"} ${after.queried}`);
+    expect(after.fromMemory + after.queried).toBe(before.fromMemory + before.queried + 1);
+    expect(text).toContain(`wallet_alerts_alert_rules_loads_total ${after.loads}`);
   });
 });
