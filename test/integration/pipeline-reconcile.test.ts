@@ -102,10 +102,12 @@ describe("the reconciler's schedule", () => {
     const maintenance = t.deps.queues[QUEUES.maintenance];
     await upsertReconcileSchedule(t.deps.queues);
     expect(await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeTruthy();
+    await deletePrefixKeys(t.deps.redis, t.config.queuePrefix);
+    expect(await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeFalsy();
+    // The keeper starts after the deletion: started before, its 100 ms timer could put the
+    // schedule back between the deletion and the check above.
     const keeper = keepReconcileScheduled(t.deps, 100);
     try {
-      await deletePrefixKeys(t.deps.redis, t.config.queuePrefix);
-      expect(await maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeFalsy();
       await waitFor("the schedule to be re-created", async () => maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID), 5_000);
       // BullMQ runs a fresh `every` schedule at once: the sweep is queued, not 30 s away.
       expect(await maintenance.count()).toBeGreaterThanOrEqual(1);
