@@ -33,7 +33,7 @@ export type BatchOutcome =
   | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
   | {
       status: "evaluated";
-      /** The batches evaluated together (the one asked for first). */
+      /** How many batches were evaluated together: the one asked for, unless another evaluation held it, and those behind it. */
       batches: number;
       transactions: number;
       events: number;
