@@ -150,13 +150,20 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
   return JSON.stringify(
     chunk.map(({ input: { address, needWindows, events }, bucket }) => {
       const item: Array<string | number> = [address, needWindows ? 1 : 0];
+      // An address's events mostly come from one batch: look its marker up once per run.
+      let lastBatch: string | undefined;
+      let marker = 0;
       for (const e of events) {
+        if (e.batchId !== lastBatch) {
+          lastBatch = e.batchId;
+          marker = markerOf(e.batchId, bucket);
+        }
         item.push(
           e.blockTime,
           e.failedSent ? 1 : 0,
           e.solSent,
           e.counterparty === null ? "" : e.counterparty.slice(0, COUNTERPARTY_KEY_LENGTH),
-          markerOf(e.batchId, bucket),
+          marker,
         );
       }
       return item;

@@ -14,7 +14,6 @@ import {
   loadLabels,
   type ActiveAlertRow,
 } from "../db/queries/pipeline.ts";
-import type { Condition } from "../domain/types.ts";
 import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
@@ -68,7 +67,7 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       ]);
       const labels = byAddress(labelRows);
       const states = byAddress(stateRows);
-      const needWindows = addressesWith(alertsByAddress, "unusual_activity");
+      const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
 
       const sides = sidesByAddress(txs, needWindows);
       const activity = await applyBatchActivity(
@@ -82,7 +81,6 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
         activity,
         counterparty: (address) => counterpartyRisk(address, labels, states),
       });
-      const scoreAlerts = alertsOf(alertsByAddress, "risk_score_increase");
 
       const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
       const recordedEvents = await recordEvents(tx, {
@@ -120,17 +118,25 @@ function byAddress<Row extends { address: string }>(rows: readonly Row[]): Map<s
   return map;
 }
 
-function addressesWith(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>, condition: Condition): Set<string> {
-  const found = new Set<string>();
-  for (const [address, list] of alerts) if (list.some((alert) => alert.condition === condition)) found.add(address);
-  return found;
-}
-
-function alertsOf(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>, condition: Condition): Map<string, ActiveAlertRow[]> {
-  const found = new Map<string, ActiveAlertRow[]>();
+/**
+ * In one pass over the batch's alerts: the addresses with an unusual_activity alert (they need
+ * per-event window counts) and the risk_score_increase alerts by address.
+ */
+function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>): {
+  needWindows: Set<string>;
+  scoreAlerts: Map<string, ActiveAlertRow[]>;
+} {
+  const needWindows = new Set<string>();
+  const scoreAlerts = new Map<string, ActiveAlertRow[]>();
   for (const [address, list] of alerts) {
-    const matching = list.filter((alert) => alert.condition === condition);
-    if (matching.length > 0) found.set(address, matching);
+    for (const alert of list) {
+      if (alert.condition === "unusual_activity") needWindows.add(address);
+      else if (alert.condition === "risk_score_increase") {
+        const found = scoreAlerts.get(address);
+        if (found) found.push(alert);
+        else scoreAlerts.set(address, [alert]);
+      }
+    }
   }
-  return found;
+  return { needWindows, scoreAlerts };
 }
