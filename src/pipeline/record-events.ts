@@ -19,7 +19,7 @@ import { evaluateRiskScoreIncrease, isSuppressedByCooldown, type Firing, type Sc
 import type { NotificationMethod, Transaction } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import { destinationOf, triggeredPayload, type WalletRisk } from "./notification.ts";
-import { toRule, type TxFiring } from "./transaction-firings.ts";
+import type { TxFiring } from "./transaction-firings.ts";
 
 export type DeliveryItem = { notificationId: string; channel: NotificationMethod };
 
@@ -53,7 +53,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
     for (const alert of input.scoreAlerts.get(change.address) ?? []) {
       if (!isActive(alert.alertId)) continue;
       const baseline = baselines.has(alert.alertId) ? baselines.get(alert.alertId)! : locked.get(alert.alertId)!.baselineScore;
-      const firing = evaluateRiskScoreIncrease({ ...toRule(alert), baselineScore: baseline }, change);
+      const firing = evaluateRiskScoreIncrease({ ...alert, baselineScore: baseline }, change);
       if (firing) {
         candidates.push({ alert, firing, baselineAfter: change.score });
         baselines.set(alert.alertId, change.score);

@@ -6,7 +6,6 @@ import {
   counterpartyOf,
   evaluateTransaction,
   type ActivityWindow,
-  type AlertRule,
   type CounterpartyRisk,
   type Firing,
 } from "../domain/conditions/index.ts";
@@ -15,18 +14,6 @@ import type { AddressActivity } from "./activity.ts";
 import type { AddressSides } from "./batch-facts.ts";
 
 export type TxFiring = { firing: Firing; alert: ActiveAlertRow; transaction: Transaction };
-
-export function toRule(alert: ActiveAlertRow): AlertRule {
-  return {
-    alertId: alert.alertId,
-    walletId: alert.walletId,
-    address: alert.address,
-    condition: alert.condition,
-    threshold: alert.threshold,
-    token: alert.token,
-    baselineScore: alert.baselineScore,
-  };
-}
 
 export function groupByAddress(alerts: readonly ActiveAlertRow[]): Map<string, ActiveAlertRow[]> {
   const byAddress = new Map<string, ActiveAlertRow[]>();
@@ -54,8 +41,6 @@ export function evaluateTransactions(
   for (const [address, alerts] of alertsByAddress) {
     const sides = lookups.sides.get(address);
     if (!sides) continue;
-    // An alert row carries every field of its rule, so it serves as one (no copy per batch).
-    const rules: readonly AlertRule[] = alerts;
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const activity = lookups.activity.get(address);
     const { txIndexes } = sides;
@@ -69,7 +54,7 @@ export function evaluateTransactions(
           ? { countBefore: countAfter - 1, countAfter, previous7DaysCount: activity.previous7DaysCount }
           : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window };
-      for (const firing of evaluateTransaction(rules, tx, context)) {
+      for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
         found.push({ firing, alert, transaction: tx, order: txIndex });
       }

@@ -1,6 +1,7 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
 import type { Condition, LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
+import type { AlertRule } from "../../domain/conditions/index.ts";
 import type { Sql } from "../client.ts";
 
 export type BatchRow = { id: string; evaluated: boolean };
@@ -23,16 +24,9 @@ export async function loadBatchTransactions(sql: Sql, batchIds: readonly string[
     order by block_time, slot, signature`;
 }
 
-/** An active alert on one of the addresses, with what its notification needs. */
-export type ActiveAlertRow = {
-  alertId: string;
-  walletId: string;
-  address: string;
+/** An active alert on one of the addresses: its rule, and what its notification needs. */
+export type ActiveAlertRow = AlertRule & {
   alias: string | null;
-  condition: Condition;
-  threshold: number;
-  token: string | null;
-  baselineScore: number | null;
   channel: NotificationMethod;
   webhookUrl: string | null;
   recipient: string | null;

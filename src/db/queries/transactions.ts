@@ -9,21 +9,11 @@
 // ingest in the same statement that stores the rows; a filtered total is counted with
 // index-only scans: from-side + to-side − self-transfers (a BitmapAnd of both indexes).
 import type { PendingQuery, Row } from "postgres";
-import type { Transaction, TransactionStatus, TransactionType } from "../../domain/types.ts";
+import type { Transaction, TransactionType } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
-export type TransactionRow = {
-  signature: string;
-  type: TransactionType;
-  amount: number;
-  token: string;
-  from: string;
-  to: string;
-  blockTime: number;
-  slot: number;
-  fee: number;
-  status: TransactionStatus;
-};
+/** A stored transaction as the history lists it (the mint is not part of the interface's shape). */
+export type TransactionRow = Omit<Transaction, "mint">;
 
 export type HistoryFilter = {
   address: string;
