@@ -70,3 +70,26 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
     stats: () => ({ ...stats }),
   };
 }
+
+/**
+ * In one pass over a batch's alerts: the addresses with an unusual_activity alert (they need
+ * per-event window counts) and the risk_score_increase alerts by address.
+ */
+export function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>): {
+  needWindows: Set<string>;
+  scoreAlerts: Map<string, ActiveAlertRow[]>;
+} {
+  const needWindows = new Set<string>();
+  const scoreAlerts = new Map<string, ActiveAlertRow[]>();
+  for (const [address, list] of alerts) {
+    for (const alert of list) {
+      if (alert.condition === "unusual_activity") needWindows.add(address);
+      else if (alert.condition === "risk_score_increase") {
+        const found = scoreAlerts.get(address);
+        if (found) found.push(alert);
+        else scoreAlerts.set(address, [alert]);
+      }
+    }
+  }
+  return { needWindows, scoreAlerts };
+}

@@ -7,16 +7,11 @@
 // score. Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
 // pending notifications later.
 import type { Deps } from "../deps.ts";
-import {
-  findBatch,
-  loadAddressStates,
-  loadBatchTransactions,
-  loadLabels,
-  type ActiveAlertRow,
-} from "../db/queries/pipeline.ts";
+import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
 import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
+import { alertsByNeed } from "./alert-rules.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
@@ -116,27 +111,4 @@ function byAddress<Row extends { address: string }>(rows: readonly Row[]): Map<s
   const map = new Map<string, Row>();
   for (const row of rows) map.set(row.address, row);
   return map;
-}
-
-/**
- * In one pass over the batch's alerts: the addresses with an unusual_activity alert (they need
- * per-event window counts) and the risk_score_increase alerts by address.
- */
-function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>): {
-  needWindows: Set<string>;
-  scoreAlerts: Map<string, ActiveAlertRow[]>;
-} {
-  const needWindows = new Set<string>();
-  const scoreAlerts = new Map<string, ActiveAlertRow[]>();
-  for (const [address, list] of alerts) {
-    for (const alert of list) {
-      if (alert.condition === "unusual_activity") needWindows.add(address);
-      else if (alert.condition === "risk_score_increase") {
-        const found = scoreAlerts.get(address);
-        if (found) found.push(alert);
-        else scoreAlerts.set(address, [alert]);
-      }
-    }
-  }
-  return { needWindows, scoreAlerts };
 }

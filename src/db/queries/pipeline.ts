@@ -1,6 +1,6 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
-import type { Condition, LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
+import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
 import type { AlertRule } from "../../domain/conditions/index.ts";
 import type { Sql } from "../client.ts";
 
@@ -33,7 +33,7 @@ export type ActiveAlertRow = AlertRule & {
 };
 
 /** Active alerts (all callers) of the tracked wallets at these addresses; paused and disabled ones never fire. */
-export async function loadActiveAlerts(sql: Sql, addresses: readonly string[], condition?: Condition): Promise<ActiveAlertRow[]> {
+export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
   if (addresses.length === 0) return [];
   return sql<ActiveAlertRow[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
@@ -42,7 +42,6 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[], c
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
     where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
-      ${condition ? sql`and a.condition = ${condition}` : sql``}
     order by a.id`;
 }
 
@@ -67,10 +66,6 @@ export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; 
     return { version: row?.version ?? 0, alerts: [...alerts] };
   });
 }
-
-/** Active risk_score_increase alerts of these addresses (the score-change path). */
-export const loadScoreAlerts = (sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> =>
-  loadActiveAlerts(sql, addresses, "risk_score_increase");
 
 export type LabelRow = { address: string; category: LabelCategory; score: number };
 
