@@ -11,26 +11,17 @@ const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
 export const isSol = (tx: Transaction): boolean =>
   tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL_MINT;
 
-/** Every address on either side, each once. */
-export function touchedAddresses(txs: readonly Transaction[]): string[] {
-  const seen = new Set<string>();
-  for (const tx of txs) {
-    seen.add(tx.from);
-    seen.add(tx.to);
-  }
-  return [...seen];
-}
-
 /** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
 export type AddressSides = { events: AddressEvents; txIndexes: number[] };
 
-export function sidesByAddress(txs: readonly BatchTransaction[], needWindows: ReadonlySet<string>): Map<string, AddressSides> {
+/** Every address on either side, each once, with its events (needWindows off: the caller turns it on). */
+export function sidesByAddress(txs: readonly BatchTransaction[]): Map<string, AddressSides> {
   const sides = new Map<string, AddressSides>();
   txs.forEach((tx, index) => {
     for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
       let entry = sides.get(address);
       if (!entry) {
-        entry = { events: { address, needWindows: needWindows.has(address), events: [] }, txIndexes: [] };
+        entry = { events: { address, needWindows: false, events: [] }, txIndexes: [] };
         sides.set(address, entry);
       }
       const sent = tx.from === address && tx.to !== address;

@@ -12,7 +12,7 @@ import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-wr
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
-import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
+import { counterpartyRisk, labelledCounterparties, sidesByAddress } from "./batch-facts.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
@@ -54,7 +54,8 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
 
       // Reads go through the pool, beside the claiming transaction: all of it is committed data.
       const txs = await loadBatchTransactions(sql, batchIds);
-      const addresses = touchedAddresses(txs);
+      const sides = sidesByAddress(txs);
+      const addresses = [...sides.keys()];
       const [alertsByAddress, labelRows, stateRows] = await Promise.all([
         deps.alertRules.forAddresses(addresses),
         loadLabels(sql, addresses),
@@ -64,7 +65,8 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       const states = byAddress(stateRows);
       const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
 
-      const sides = sidesByAddress(txs, needWindows);
+      // Per-event window counts only where an unusual_activity alert will read them.
+      for (const address of needWindows) sides.get(address)!.events.needWindows = true;
       const activity = await applyBatchActivity(
         deps.redis,
         deps.config.queuePrefix,
