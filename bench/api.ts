@@ -49,9 +49,9 @@ async function seed(): Promise<{ walletIds: string[] }> {
         select id, 'bench', address, 'wallet ' || ord, '{bench}'
         from unnest(${ids}::text[], ${addresses}::text[]) with ordinality as t(id, address, ord)`;
       await sql`
-        insert into address_state (address, balance, token_account_count, nft_count, risk_score, risk_factors, last_activity)
+        insert into address_state (address, balance, token_account_count, nft_count, risk_score, risk_factors)
         select address, (ord * 13 % 5000)::numeric + 0.5, ord % 7, ord % 3, (ord * 7 % 101)::smallint,
-               case when ord % 5 = 0 then '{high_velocity}'::text[] else '{}'::text[] end, 1700000000 + ord * 600
+               case when ord % 5 = 0 then '{high_velocity}'::text[] else '{}'::text[] end
         from unnest(${addresses}::text[]) with ordinality as t(address, ord)`;
       await sql`insert into ingest_batches (id, transaction_count, evaluated_at) values ('bat_bench', ${TRANSACTIONS}, now())`;
       await sql`
@@ -64,14 +64,13 @@ async function seed(): Promise<{ walletIds: string[] }> {
                1700000000 + i * 3, 250000000 + i * 7, 0.000005,
                case when i % 40 = 0 then 'failed' else 'success' end, 'bat_bench'
         from generate_series(1, ${TRANSACTIONS}::int) as i`;
-      // The history totals that ingest keeps per address (see drizzle/0001_*.sql).
+      // What ingest keeps per address: the history totals and the newest activity.
       await sql`
-        update address_state s set transaction_count = c.n
-        from (select address, count(*) as n from (
-                select from_address as address from transactions
-                union all select to_address from transactions where to_address <> from_address) t
-              group by address) c
-        where c.address = s.address`;
+        insert into address_activity (address, last_activity, transaction_count)
+        select address, max(block_time), count(*) from (
+          select from_address as address, block_time from transactions
+          union all select to_address, block_time from transactions where to_address <> from_address) t
+        group by address`;
       // Index-only scans (filtered history counts) need the visibility map that VACUUM builds.
       await sql`vacuum analyze`;
     }

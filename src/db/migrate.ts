@@ -4,11 +4,11 @@ import { createDb } from "./client.ts";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
-/** Applies every committed migration in drizzle/ that the database has not seen yet. */
-export async function runMigrations(databaseUrl: string): Promise<void> {
+/** Applies every committed migration in drizzle/ (or `migrationsFolder`) that the database has not seen yet. */
+export async function runMigrations(databaseUrl: string, migrationsFolder = MIGRATIONS_FOLDER): Promise<void> {
   const { db, sql } = createDb(databaseUrl, { max: 1 });
   try {
-    await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    await migrate(db, { migrationsFolder });
   } finally {
     await sql.end({ timeout: 5 });
   }

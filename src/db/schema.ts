@@ -56,11 +56,21 @@ export const addressState = pgTable("address_state", {
   nftCount: integer("nft_count").notNull().default(0),
   riskScore: smallint("risk_score").notNull().default(0),
   riskFactors: text("risk_factors").array().notNull().default(sql`'{}'::text[]`),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * What ingest counts per address, in the statement that stores the transactions. Apart from
+ * address_state on purpose: ingest moves these on every batch, the evaluation writes scores
+ * into address_state, and sharing rows made each wait on the other's row locks and left the
+ * evaluation's reads walking the versions that ingest kept adding.
+ */
+export const addressActivity = pgTable("address_activity", {
+  address: identifier("address").primaryKey(),
   /** blockTime (Unix seconds) of the newest transaction seen for the address. */
   lastActivity: bigint("last_activity", { mode: "number" }),
   /** Stored transactions the address is from or to (a self-transfer once): the unfiltered history total. */
   transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
-  updatedAt: updatedAt(),
 });
 
 export const tokenAccounts = pgTable(

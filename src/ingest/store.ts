@@ -52,9 +52,9 @@ const DEADLOCK = "40P01";
 const SERIALIZATION_FAILURE = "40001";
 const ATTEMPTS = 3;
 
-// Our own statements take their locks in a fixed order, but address_state rows are also
-// written by the risk workers; Postgres then aborts one side, and trying again is safe
-// because the statement was rolled back whole.
+// Our own statements take their locks in a fixed order (signatures, then addresses), so two
+// batches should never deadlock; should Postgres still abort one side (snapshots lock
+// address_state rows too), trying again is safe because the statement was rolled back whole.
 async function retryOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -72,7 +72,8 @@ describe("POST /v1/ingest/accounts", () => {
 
   it("keeps the address's risk score and last activity when a snapshot arrives", async () => {
     const wallet = await trackWallet(t, alice);
-    await t.deps.sql`update address_state set risk_score = 33, last_activity = 1700000000 where address = ${wallet.address}`;
+    await t.deps.sql`update address_state set risk_score = 33 where address = ${wallet.address}`;
+    await t.deps.sql`insert into address_activity (address, last_activity) values (${wallet.address}, 1700000000)`;
     await ingestAccounts(t, ingestor, [snapshot(wallet.address)]);
     expect(await detail(wallet.walletId)).toMatchObject({ riskScore: 33, lastActivity: "2023-11-14T22:13:20.000Z" });
   });

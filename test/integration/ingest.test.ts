@@ -114,7 +114,7 @@ describe("POST /v1/ingest/transactions", () => {
     ]);
     await ingestTransactions(t, token, [makeTransaction({ from: a, to: b, blockTime: 1_600_000_000 })]);
     const rows = await t.deps.sql`
-      select address, last_activity::float8 as last from address_state where address in (${a}, ${b}) order by last_activity`;
+      select address, last_activity::float8 as last from address_activity where address in (${a}, ${b}) order by last_activity`;
     expect(rows.map((row) => row.last)).toEqual([1_700_000_200, 1_700_000_200]);
   });
 

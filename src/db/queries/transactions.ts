@@ -5,7 +5,7 @@
 // no sort), so a page costs O(offset + limit) whatever the address's total. A self-transfer
 // (from = to) is taken from the "from" side only, so it is listed once. The ORDER BY spells
 // out NULLS LAST because the indexes were built that way; plain DESC means NULLS FIRST and
-// would not match them. The unfiltered total is address_state.transaction_count, kept by
+// would not match them. The unfiltered total is address_activity.transaction_count, kept by
 // ingest in the same statement that stores the rows; a filtered total is counted with
 // index-only scans: from-side + to-side − self-transfers (a BitmapAnd of both indexes).
 import type { PendingQuery, Row } from "postgres";
@@ -38,10 +38,10 @@ export async function listAddressTransactions(
 ): Promise<{ rows: TransactionRow[]; total: number }> {
   const where = filters(sql, filter);
   const reach = page.offset + page.limit;
-  // Unfiltered, the total is the counter that ingest keeps on address_state; filtered, it is counted.
+  // Unfiltered, the total is the counter that ingest keeps in address_activity; filtered, it is counted.
   const unfiltered = filter.type === undefined && filter.startTime === undefined && filter.endTime === undefined;
   const total = unfiltered
-    ? sql`select coalesce((select transaction_count::float8 from address_state where address = ${filter.address}), 0)`
+    ? sql`select coalesce((select transaction_count::float8 from address_activity where address = ${filter.address}), 0)`
     : countQuery(sql, filter.address, where);
   const rows = await sql<(TransactionRow & { total: number })[]>`
     select signature, type, amount::float8 as amount, token, from_address as "from", to_address as "to",
@@ -102,7 +102,7 @@ export async function insertTransactionBatch(sql: Sql, batchId: string, txs: rea
       select ${batchId}, count(*) from inserted having count(*) > 0
     ),
     activity as (
-      insert into address_state (address, last_activity, transaction_count)
+      insert into address_activity (address, last_activity, transaction_count)
       select address, max(block_time), count(*) from (
         select from_address as address, block_time from inserted
         union all
@@ -111,9 +111,8 @@ export async function insertTransactionBatch(sql: Sql, batchId: string, txs: rea
       group by address
       order by address
       on conflict (address) do update
-        set last_activity = greatest(address_state.last_activity, excluded.last_activity),
-            transaction_count = address_state.transaction_count + excluded.transaction_count,
-            updated_at = now()
+        set last_activity = greatest(address_activity.last_activity, excluded.last_activity),
+            transaction_count = address_activity.transaction_count + excluded.transaction_count
     )
     select count(*)::int as accepted from inserted`;
   return result?.accepted ?? 0;

@@ -40,7 +40,7 @@ export type WalletDetailRow = {
 const SORT_COLUMNS: Record<WalletSortKey, string> = {
   balance: "coalesce(s.balance, 0)",
   riskScore: "coalesce(s.risk_score, 0)",
-  lastActivity: "s.last_activity",
+  lastActivity: "act.last_activity",
   trackedAt: "w.tracked_at",
 };
 
@@ -57,10 +57,11 @@ export async function listWallets(
            coalesce(s.token_account_count, 0) as "tokenAccounts",
            coalesce(s.nft_count, 0) as "nftCount",
            coalesce(s.risk_score, 0)::int as "riskScore",
-           s.last_activity::float8 as "lastActivity",
+           act.last_activity::float8 as "lastActivity",
            count(*) over ()::int as total
     from tracked_wallets w
     left join address_state s on s.address = w.address
+    left join address_activity act on act.address = w.address
     where w.owner = ${owner}
     order by ${orderBy}
     limit ${page.limit} offset ${page.offset}`;
@@ -88,9 +89,10 @@ export async function getWallet(sql: Sql, owner: string, walletId: string): Prom
            coalesce(s.risk_factors, '{}'::text[]) as "riskFactors",
            w.tags,
            extract(epoch from w.tracked_at)::float8 as "trackedAt",
-           s.last_activity::float8 as "lastActivity"
+           act.last_activity::float8 as "lastActivity"
     from tracked_wallets w
     left join address_state s on s.address = w.address
+    left join address_activity act on act.address = w.address
     where w.id = ${walletId} and w.owner = ${owner}`;
   return row;
 }
