@@ -9,7 +9,8 @@
 // WORKER_QUEUES=transactions,risk). Timed from the first store to the last batch evaluated.
 // In the same run: the machine's ceilings (bench/pipeline-ceilings.ts), where the CPU went, and
 // each half alone: storing with no worker running, and evaluating a backlog stored while the
-// queue was paused (which the workers then take in groups).
+// queue was paused (which the workers then take in groups). When the server runs with
+// autovacuum off, bench/lib/stand-in-autovacuum.ts does its work (the JSON says which).
 //
 // Settings (environment): BENCH_TRANSACTIONS (300000), BENCH_BATCH (2500), BENCH_WORKERS (2),
 // BENCH_INGESTERS (2), BENCH_CPU_PROFILE (a directory: the workers write V8 CPU profiles there).
@@ -25,6 +26,7 @@ import type { Transaction } from "../src/domain/types.ts";
 import { storeTransactionBatch } from "../src/ingest/store.ts";
 import { createLogger } from "../src/logger.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { standInForAutovacuum } from "./lib/stand-in-autovacuum.ts";
 import { measureCeilings } from "./pipeline-ceilings.ts";
 import { cpuBetween, rssMb, sampleCpu } from "./pipeline-cpu.ts";
 import { ALERTS, WALLETS, generateTraffic, seedPopulation } from "./pipeline-data.ts";
@@ -80,6 +82,9 @@ const backlogTraffic = generateTraffic(population, BACKLOG, startTime + Math.cei
 
 const config = loadConfig(env);
 const deps = createDeps(config, { logger: createLogger("warn"), dbPoolSize: INGESTERS + 2 });
+
+// From here on, what Postgres does for the pipeline is measured: with autovacuum, as deployed.
+const vacuum = await standInForAutovacuum(databaseUrl);
 
 console.error("measuring the ceilings…");
 const ceilings = await measureCeilings(sql, REDIS_URL, PREFIX);
@@ -171,6 +176,7 @@ await allEvaluated();
 const backlogSeconds = (performance.now() - backlogStarted) / 1000;
 const backlogCpu = cpuBetween(backlogCpuBefore, sampleCpu(workerPids));
 clearInterval(rssTimer);
+const vacuumReport = await vacuum.stop();
 
 for (const worker of workers) worker.kill("SIGTERM");
 await Promise.all(workers.map((w) => new Promise((resolve) => w.once("exit", resolve))));
@@ -213,6 +219,7 @@ const result = {
     },
   },
   ceilings,
+  postgres: vacuumReport,
   ratios: {
     toTarget: Math.round((tps / TARGET_TPS) * 100) / 100,
     toPostgresUnnestInsert: Math.round((tps / ceilings.postgresUnnestRowsPerSecond) * 100) / 100,
@@ -243,6 +250,9 @@ const rows: Row[] = [
     unit: "µs",
   })),
 ];
+if (vacuumReport.autovacuum === "off") {
+  console.error(`Postgres runs with autovacuum off: a stand-in vacuumed ${vacuumReport.standIn.vacuums} and analyzed ${vacuumReport.standIn.analyzes} times`);
+}
 await writeReport("pipeline", result, rows);
 
 /** The benchmark's queue keys, counters and jobs (SCAN + DEL under its own prefix only). */
