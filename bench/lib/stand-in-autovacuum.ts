@@ -2,9 +2,9 @@
 // on some test machines). The pipeline updates address_state rows on every batch; with no
 // vacuum they bloat, and the benchmark would measure a Postgres that no deployment runs (on
 // one machine here: 119 µs of Postgres CPU per transaction with autovacuum off, 93 with it
-// on). The same trigger rule as autovacuum, with the server's own thresholds, checked every
-// few seconds, one table at a time, on its own connection to the benchmark's database: so
-// its CPU counts as Postgres's, as autovacuum's would.
+// on). The same trigger rule as autovacuum, with the server's own thresholds, checked as
+// often as autovacuum would (every autovacuum_naptime), one table at a time, on its own
+// connection to the benchmark's database: so its CPU counts as Postgres's, as autovacuum's would.
 import postgres from "postgres";
 
 export type StandInReport = { autovacuum: "on" } | { autovacuum: "off"; standIn: { vacuums: number; analyzes: number } };
@@ -12,9 +12,12 @@ export type StandInReport = { autovacuum: "on" } | { autovacuum: "off"; standIn:
 type TableStats = { table: string; vacuum: boolean; analyze: boolean };
 
 /** Starts the stand-in when the server's autovacuum is off; stop() ends it and reports what it did. */
-export async function standInForAutovacuum(databaseUrl: string, intervalMs = 5_000): Promise<{ stop: () => Promise<StandInReport> }> {
+export async function standInForAutovacuum(databaseUrl: string): Promise<{ stop: () => Promise<StandInReport> }> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  const [setting] = await sql<{ on: boolean }[]>`select current_setting('autovacuum')::boolean as on`;
+  const [setting] = await sql<{ on: boolean; naptimeSeconds: number }[]>`
+    select current_setting('autovacuum')::boolean as on,
+           extract(epoch from current_setting('autovacuum_naptime')::interval)::float8 as "naptimeSeconds"`;
+  const intervalMs = (setting?.naptimeSeconds ?? 60) * 1000;
   if (setting?.on) {
     await sql.end();
     return { stop: async () => ({ autovacuum: "on" }) };
