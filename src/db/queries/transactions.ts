@@ -71,8 +71,9 @@ function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): Pend
 
 /**
  * Inserts the batch in one statement (so in one Postgres transaction): new rows tagged with
- * batchId, the ingest_batches row when at least one row is new, and each address's
- * last_activity moved forward. Rows whose signature is already stored are left alone.
+ * batchId, the ingest_batches row when at least one row is new, and each address's counters
+ * (address_activity: last_activity moved forward, transaction_count added to). Rows whose
+ * signature is already stored are left alone.
  * Returns how many rows were new.
  */
 // Amounts travel as text[]: drizzle, sharing this postgres.js client, replaces its numeric[]
