@@ -11,7 +11,6 @@
 // Output: one JSON document, then a short table. Not a test.
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "bullmq";
@@ -28,6 +27,7 @@ import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/de
 import { DELIVERY_QUEUE } from "../src/queue/names.ts";
 import { samplePayload } from "../test/helpers/delivery.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { pidsNamed, processCpu } from "./pipeline-cpu.ts";
 import { createWorkerRedis } from "../src/redis.ts";
 
 const N = Number(process.argv[2] ?? process.env.N ?? 20_000);
@@ -142,39 +142,18 @@ await waitForReceipts(1_000);
 await ask<Report>({ report: true, reset: true });
 
 // CPU seconds spent per component during the burst (Redis is shared with whatever else runs).
-const TICKS_PER_SECOND = 100;
-function procCpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
 async function backendPids(): Promise<number[]> {
   const rows = await deps.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database}`;
   return rows.map((row) => row.pid);
 }
-function redisPids(): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "redis-server";
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 async function cpuSnapshot() {
-  const sum = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0);
+  const sum = (pids: number[]) => pids.reduce((total, pid) => total + processCpu(pid), 0);
   const usage = process.cpuUsage();
   return {
     worker: (usage.user + usage.system) / 1e6,
-    receiver: procCpuSeconds(receiver.pid!),
+    receiver: processCpu(receiver.pid!),
     postgres: sum(await backendPids()),
-    redis: sum(redisPids()),
+    redis: sum(pidsNamed("redis-server")),
   };
 }
 

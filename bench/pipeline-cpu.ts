@@ -5,7 +5,8 @@ import { readFileSync, readdirSync } from "node:fs";
 
 const TICKS_PER_SECOND = 100;
 
-function processCpu(pid: number): number {
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+export function processCpu(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
@@ -14,7 +15,8 @@ function processCpu(pid: number): number {
   }
 }
 
-function pidsNamed(name: string): number[] {
+/** The processes whose command name is `name`. */
+export function pidsNamed(name: string): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map(Number)
