@@ -2,6 +2,7 @@
 // batch costs a handful of statements whatever its size, never one per transaction.
 import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
 import type { AlertRule } from "../../domain/conditions/index.ts";
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
 
 export type BatchRow = { id: string; evaluated: boolean };
@@ -35,13 +36,18 @@ export type ActiveAlertRow = AlertRule & {
 /** Active alerts (all callers) of the tracked wallets at these addresses; paused and disabled ones never fire. */
 export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
   if (addresses.length === 0) return [];
+  return selectActiveAlerts(sql, addresses);
+}
+
+/** The active alerts of `addresses`, or of every address when none are given. */
+function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[]) {
   return sql<ActiveAlertRow[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
            a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
            a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
-    where w.address = any(${addresses as string[]}::text[]) and a.status = 'active'
+    where a.status = 'active' ${addresses ? sql`and w.address = any(${addresses as string[]}::text[])` : sql``}
     order by a.id`;
 }
 
@@ -55,14 +61,7 @@ export async function alertRulesVersion(sql: Sql): Promise<number> {
 export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; alerts: ActiveAlertRow[] }> {
   return sql.begin("isolation level repeatable read read only", async (tx) => {
     const [row] = await tx<{ version: number }[]>`select version::float8 as version from alert_rules_version`;
-    const alerts = await tx<ActiveAlertRow[]>`
-      select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-             a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
-             a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
-      from tracked_wallets w
-      join alerts a on a.wallet_id = w.id
-      where a.status = 'active'
-      order by a.id`;
+    const alerts = await selectActiveAlerts(tx);
     return { version: row?.version ?? 0, alerts: [...alerts] };
   });
 }
