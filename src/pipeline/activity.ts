@@ -83,31 +83,47 @@ export async function applyBatchActivity(
   inputs: readonly AddressEvents[],
 ): Promise<Map<string, AddressActivity>> {
   const result = new Map<string, AddressActivity>();
+  // Two calls in flight: the next chunk is encoded and sent while Redis runs the one before
+  // (not all at once: a long queue of scripts would hold every other Redis client back).
+  let previous: Promise<void> | undefined;
   for (const chunk of chunksOfBuckets(inputs)) {
-    // Per call: the batches' marker keys, and the (batch, bucket) pairs the events point at.
-    const keyIndexes = new Map<string, number>();
-    const keys: string[] = [];
-    const pairIndexes = new Map<number, number>();
-    const pairs: Array<[number, number]> = [];
-    const markerOf = (batchId: string, bucket: number) => {
-      let key = keyIndexes.get(batchId);
-      if (key === undefined) {
-        keys.push(countedMarkerKey(prefix, batchId));
-        keyIndexes.set(batchId, (key = keys.length));
-      }
-      const code = key * BUCKETS + bucket;
-      let pair = pairIndexes.get(code);
-      if (pair === undefined) {
-        pairs.push([key, bucket]);
-        pairIndexes.set(code, (pair = pairs.length));
-      }
-      return pair;
-    };
-    const payload = encode(chunk, markerOf);
-    const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[];
-    chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
+    const call = applyChunk(redis, prefix, chunk, result);
+    if (previous) await previous;
+    previous = call;
   }
+  await previous;
   return result;
+}
+
+/** One script call: encodes the chunk, sends it, and puts each address's activity in `result`. */
+async function applyChunk(
+  redis: Redis,
+  prefix: string,
+  chunk: readonly Bucketed[],
+  result: Map<string, AddressActivity>,
+): Promise<void> {
+  // Per call: the batches' marker keys, and the (batch, bucket) pairs the events point at.
+  const keyIndexes = new Map<string, number>();
+  const keys: string[] = [];
+  const pairIndexes = new Map<number, number>();
+  const pairs: Array<[number, number]> = [];
+  const markerOf = (batchId: string, bucket: number) => {
+    let key = keyIndexes.get(batchId);
+    if (key === undefined) {
+      keys.push(countedMarkerKey(prefix, batchId));
+      keyIndexes.set(batchId, (key = keys.length));
+    }
+    const code = key * BUCKETS + bucket;
+    let pair = pairIndexes.get(code);
+    if (pair === undefined) {
+      pairs.push([key, bucket]);
+      pairIndexes.set(code, (pair = pairs.length));
+    }
+    return pair;
+  };
+  const payload = encode(chunk, markerOf);
+  const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[];
+  chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
 }
 
 const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activity-batch:${batchId}`;

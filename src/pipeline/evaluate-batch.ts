@@ -56,22 +56,18 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       const txs = await loadBatchTransactions(sql, batchIds);
       const sides = sidesByAddress(txs);
       const addresses = [...sides.keys()];
-      const [alertsByAddress, labelRows, stateRows] = await Promise.all([
-        deps.alertRules.forAddresses(addresses),
+      const alertsByAddress = await deps.alertRules.forAddresses(addresses);
+      const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
+      // Per-event window counts only where an unusual_activity alert will read them.
+      for (const address of needWindows) sides.get(address)!.events.needWindows = true;
+      // Redis counts while Postgres looks up: the two largest waits of a group overlap.
+      const [activity, labelRows, stateRows] = await Promise.all([
+        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events)),
         loadLabels(sql, addresses),
         loadAddressStates(sql, addresses),
       ]);
       const labels = byAddress(labelRows);
       const states = byAddress(stateRows);
-      const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
-
-      // Per-event window counts only where an unusual_activity alert will read them.
-      for (const address of needWindows) sides.get(address)!.events.needWindows = true;
-      const activity = await applyBatchActivity(
-        deps.redis,
-        deps.config.queuePrefix,
-        [...sides.values()].map((s) => s.events),
-      );
       const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels));
       const txFirings = evaluateTransactions(txs, alertsByAddress, {
         sides,

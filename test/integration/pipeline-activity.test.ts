@@ -138,6 +138,17 @@ describe("activity counters", () => {
     expect(new Set(first.slice(0, 100).map((a) => again.get(a)!.transactionsLastHour))).toEqual(new Set([2]));
   });
 
+  it("answers every address of an evaluation that takes more than two script calls", async () => {
+    // 7,000 addresses: four calls, two in flight at a time; each address has its own count.
+    const t = 1_717_300_000;
+    const addresses = Array.from({ length: 7_000 }, () => randomAddress());
+    const events = (n: number): Event[] =>
+      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, counterparty: null }));
+    const result = await run(addresses.map((address, i) => ({ address, needWindows: false, events: events((i % 5) + 1) })));
+    expect(result.size).toBe(addresses.length);
+    expect(addresses.filter((address, i) => result.get(address)?.transactionsLastHour !== (i % 5) + 1)).toEqual([]);
+  });
+
   it("keeps separate counts per address and sets an expiry on every key", async () => {
     const [a, b] = [randomAddress(), randomAddress()];
     const t = 1_717_100_000;
