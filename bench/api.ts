@@ -13,8 +13,8 @@ import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
 import { freePort } from "../test/helpers/ports.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { freshScratchDatabase, scratchDatabaseExists, scratchDatabaseUrl } from "./lib/scratch-db.ts";
 
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DB_NAME = "wallet_alerts_bench_api";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 1_000_000);
@@ -24,24 +24,29 @@ const CONNECTIONS = 10;
 const JWT_SECRET = randomBytes(32).toString("base64url");
 const TSX_CLI = createRequire(import.meta.url).resolve("tsx/cli");
 
-const databaseUrl = (() => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${DB_NAME}`;
-  return url.toString();
-})();
+const databaseUrl = scratchDatabaseUrl(DB_NAME);
 
-async function seed(): Promise<{ walletIds: string[] }> {
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  const [exists] = await admin`select 1 from pg_database where datname = ${DB_NAME}`;
-  if (!exists) await admin.unsafe(`create database ${DB_NAME}`);
-  await admin.end();
+/** Whether an earlier run left the database seeded with as many transactions (migrated to now). */
+async function seededBefore(): Promise<boolean> {
+  if (!(await scratchDatabaseExists(DB_NAME))) return false;
   await runMigrations(databaseUrl);
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const [{ count }] = await sql<[{ count: string }]>`select count(*) from transactions`;
-    if (Number(count) !== TRANSACTIONS) {
+    return Number(count) === TRANSACTIONS;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Seeds a fresh database, unless an earlier run's can be reused: 1,000,000 rows take a while to write. */
+async function seed(): Promise<{ walletIds: string[] }> {
+  const reuse = await seededBefore();
+  if (!reuse) await freshScratchDatabase(DB_NAME);
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    if (!reuse) {
       console.error(`seeding ${WALLETS} wallets and ${TRANSACTIONS.toLocaleString()} transactions…`);
-      await sql`truncate tracked_wallets, address_state, transactions, ingest_batches cascade`;
       const addresses = Array.from({ length: WALLETS }, () => base58Encode(randomBytes(32)));
       const ids = addresses.map((_, i) => `wal_bench${String(i).padStart(17, "0")}`);
       await sql`

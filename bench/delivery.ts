@@ -14,9 +14,7 @@ import { randomBytes } from "node:crypto";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "bullmq";
-import postgres from "postgres";
 import { loadConfig } from "../src/config.ts";
-import { runMigrations } from "../src/db/migrate.ts";
 import { createDeps } from "../src/deps.ts";
 import { newId } from "../src/ids.ts";
 import { createLogger } from "../src/logger.ts";
@@ -27,6 +25,7 @@ import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/de
 import { DELIVERY_QUEUE } from "../src/queue/names.ts";
 import { samplePayload } from "../test/helpers/delivery.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { dropScratchDatabase, freshScratchDatabase } from "./lib/scratch-db.ts";
 import { pidsNamed, processCpu } from "./pipeline-cpu.ts";
 import { createWorkerRedis } from "../src/redis.ts";
 
@@ -36,18 +35,13 @@ const INSERT_BATCH = 1_000;
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? DELIVERY_CONCURRENCY.webhook);
 const PACED_RATE = 1_000;
 const PACED_SECONDS = 5;
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const WAIT_LIMIT_MS = 300_000;
 
 type Report = { received: number; failedVerification: number; duplicates: number; lastReceivedAt: number; latencies: number[] };
 
 const database = `wa_bench_delivery_${process.pid}`;
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`drop database if exists ${database} with (force)`);
-await admin.unsafe(`create database ${database}`);
-const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${database}` }).toString();
-await runMigrations(databaseUrl);
+const databaseUrl = await freshScratchDatabase(database);
 
 const config = loadConfig({
   DATABASE_URL: databaseUrl,
@@ -232,6 +226,5 @@ await channels.close();
 await deps.queues[DELIVERY_QUEUE.webhook].obliterate({ force: true });
 await deps.close();
 receiver.kill();
-await admin.unsafe(`drop database if exists ${database} with (force)`);
-await admin.end();
+await dropScratchDatabase(database);
 process.exit(0);

@@ -11,14 +11,13 @@ import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
 import { base58Encode } from "../src/domain/base58.ts";
 import type { Transaction } from "../src/domain/types.ts";
-import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
 import { generateWebhookSecret } from "../src/notify/webhook-secret.ts";
 import { freePort } from "../test/helpers/ports.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { freshScratchDatabase } from "./lib/scratch-db.ts";
 import { rssMb } from "./pipeline-cpu.ts";
 
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const DB_NAME = "wallet_alerts_bench_latency";
 const WALLETS = 10_000;
@@ -33,11 +32,6 @@ const SECRET = generateWebhookSecret();
 const address = () => base58Encode(randomBytes(32));
 const signature = () => base58Encode(randomBytes(64));
 
-const databaseUrl = (() => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${DB_NAME}`;
-  return url.toString();
-})();
 
 // The customer's endpoint: verifies every delivery and notes when each transaction's arrived.
 const sentAt = new Map<string, number>();
@@ -66,11 +60,7 @@ const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ho
 
 // A fresh database: 10,000 wallets, 100,000 alerts. One large_transfer webhook alert per
 // wallet fires; the other nine (every condition) are active and evaluated but never reached.
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`drop database if exists ${DB_NAME} with (force)`);
-await admin.unsafe(`create database ${DB_NAME}`);
-await admin.end();
-await runMigrations(databaseUrl);
+const databaseUrl = await freshScratchDatabase(DB_NAME);
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
 const wallets = Array.from({ length: WALLETS }, address);
 const walletIds = wallets.map((_, i) => `wal_latency${String(i).padStart(15, "0")}`);

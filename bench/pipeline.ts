@@ -2,7 +2,7 @@
 // transactions/s ingested, stored and evaluated, with 10,000 tracked wallets and 20,000
 // alerts, on 2 cores). Not a test.
 //
-// A scratch database (wallet_alerts_bench) and queue prefix; the population and traffic of
+// A fresh scratch database (wallet_alerts_bench) and queue prefix; the population and traffic of
 // bench/pipeline-data.ts generated beforehand; the transactions go through the real storing
 // path (storeTransactionBatch: one unnest insert and one job per batch) from this process,
 // two batches at a time, and are evaluated by real worker processes (src/bin/worker.ts,
@@ -20,18 +20,17 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { loadConfig } from "../src/config.ts";
-import { runMigrations } from "../src/db/migrate.ts";
 import { createDeps } from "../src/deps.ts";
 import type { Transaction } from "../src/domain/types.ts";
 import { storeTransactionBatch } from "../src/ingest/store.ts";
 import { createLogger } from "../src/logger.ts";
 import { writeReport, type Row } from "./lib/report.ts";
+import { freshScratchDatabase } from "./lib/scratch-db.ts";
 import { standInForAutovacuum } from "./lib/stand-in-autovacuum.ts";
 import { measureCeilings } from "./pipeline-ceilings.ts";
 import { cpuBetween, rssMb, sampleCpu } from "./pipeline-cpu.ts";
 import { ALERTS, WALLETS, generateTraffic, seedPopulation } from "./pipeline-data.ts";
 
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const DB_NAME = "wallet_alerts_bench";
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 300_000);
@@ -47,11 +46,8 @@ const TARGET_TPS = 40_000;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PREFIX = `{wa-bench-pipeline-${randomBytes(3).toString("hex")}}`;
 
-const databaseUrl = (() => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${DB_NAME}`;
-  return url.toString();
-})();
+// A fresh scratch database: rows left by an earlier run would slow this one down.
+const databaseUrl = await freshScratchDatabase(DB_NAME);
 const env = {
   DATABASE_URL: databaseUrl,
   REDIS_URL,
@@ -61,14 +57,7 @@ const env = {
   WORKER_QUEUES: "transactions,risk",
 };
 
-// The scratch database, migrated and emptied.
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-if ((await admin`select 1 from pg_database where datname = ${DB_NAME}`).length === 0) await admin.unsafe(`create database ${DB_NAME}`);
-await admin.end();
-await runMigrations(databaseUrl);
 const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
-await sql`truncate tracked_wallets, alerts, alert_events, notifications, delivery_attempts, address_state, transactions,
-          ingest_batches, risk_labels, risk_score_history, token_accounts, nfts cascade`;
 
 console.error(`seeding ${WALLETS.toLocaleString()} wallets, ${ALERTS.toLocaleString()} alerts, 2,000 labels…`);
 const population = await seedPopulation(sql);
