@@ -24,6 +24,7 @@ import { enqueueDeliveries } from "../src/queue/deliveries.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/deliver.ts";
 import { DELIVERY_QUEUE } from "../src/queue/names.ts";
 import { samplePayload } from "../test/helpers/delivery.ts";
+import { percentiles } from "./lib/percentiles.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { dropScratchDatabase, freshScratchDatabase } from "./lib/scratch-db.ts";
 import { pidsNamed, processCpu } from "./pipeline-cpu.ts";
@@ -124,11 +125,6 @@ async function waitForReceipts(target: number): Promise<void> {
   }
 }
 
-function percentiles(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.at(-1) ?? 0 };
-}
 
 // Warm-up: connections, prepared statements, JIT.
 await createNotifications(1_000);
