@@ -67,6 +67,35 @@ describe("evaluation groups", () => {
     expect(await evaluateBatch(small, b)).toEqual({ status: "already-evaluated" });
   });
 
+  it("fills its group from the batches no one holds: held ones neither join nor count toward the limit", async () => {
+    const wallet = await track(t, token);
+    const [a, b, c, d, e] = [
+      await store(wallet.address, [1, 2]),
+      await store(wallet.address, [3, 4]),
+      await store(wallet.address, [5, 6]),
+      await store(wallet.address, [7, 8]),
+      await store(wallet.address, [9, 10]),
+    ];
+    const small = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: 3 } };
+    // Another evaluation holds the two oldest batches (their advisory locks, in an open transaction).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => (holding = resolve));
+    const other = t.deps.sql.begin(async (sql) => {
+      for (const held of [a, b]) await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${held}))`;
+      holding();
+      await released;
+    });
+    await holds;
+    // c first (asked for), then past a and b to d, which reaches the limit; e is left open.
+    expect(await evaluateBatch(small, c)).toMatchObject({ status: "evaluated", batches: 2, transactions: 4 });
+    expect(await openBatches()).toEqual([a, b, e].sort());
+    expect(await evaluateBatch(small, d)).toEqual({ status: "already-evaluated" });
+    release();
+    await other;
+  });
+
   it("skips a batch that another evaluation holds, and evaluates it once that one gives it up", async () => {
     const wallet = await track(t, token);
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });

@@ -18,30 +18,42 @@ const BATCH_CLAIM_LOCKS = 0x62617463; // "batc"
 /**
  * Claims `batchId` and, behind it, the oldest other batches not evaluated yet, up to about
  * `maxTransactions` in all (the batch that crosses the limit is still taken), with advisory
- * locks held until the transaction ends; batches another evaluation holds are skipped. So a
- * backlog is evaluated in large groups (fewer addresses to look up per transaction), while a
- * quiet system evaluates each batch alone as soon as it arrives. Empty when `batchId` and
- * every other open batch are evaluated or held elsewhere.
+ * locks held until the transaction ends. Batches another evaluation holds are passed over and
+ * do not count: the group fills up from the next free ones, so two workers working off a
+ * backlog each take full groups. Thus a backlog is evaluated in large groups (fewer addresses
+ * to look up per transaction), while a quiet system evaluates each batch alone as soon as it
+ * arrives. Empty when `batchId` and every other open batch are evaluated or held elsewhere.
  *
  * Advisory locks rather than FOR UPDATE: a row lock gives the transaction an xid for its whole
  * length, which holds back the pruning of every row updated meanwhile (address_state, on every
  * batch); an advisory lock does not.
  */
 export async function claimBatchGroup(tx: Tx, batchId: string, maxTransactions: number): Promise<ClaimedBatch[]> {
+  // The recursive walk visits the open batches one at a time in claim order and tries each
+  // one's lock only while the group is short of the limit, so no lock is taken beyond it.
   const locked = await tx<ClaimedBatch[]>`
-    with open as materialized (
-      select id, transaction_count, created_at, id = ${batchId} as asked,
-             sum(transaction_count) over (order by id = ${batchId} desc, created_at, id) as running
+    with recursive open as materialized (
+      select id, transaction_count, row_number() over (order by id = ${batchId} desc, created_at, id) as position
       from ingest_batches
       where evaluated_at is null
       order by id = ${batchId} desc, created_at, id
       limit 64
-    ), wanted as materialized (
-      select * from open where running - transaction_count < ${maxTransactions}
+    ), walk as (
+      select 0::bigint as position, false as taken, 0::bigint as total
+      union all
+      select o.position, l.taken, w.total + case when l.taken then o.transaction_count else 0 end
+      from walk w
+      join open o on o.position = w.position + 1
+      cross join lateral (
+        select case when w.total < ${maxTransactions}
+                    then pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(o.id)) else false end as taken
+      ) l
+      where w.total < ${maxTransactions}
     )
-    select id, transaction_count as "transactionCount" from wanted
-    where pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(id))
-    order by asked desc, created_at, id`;
+    select o.id, o.transaction_count as "transactionCount"
+    from walk w join open o using (position)
+    where w.taken
+    order by w.position`;
   if (locked.length === 0) return [];
   // Another evaluation may have committed one of them between our read and our lock.
   const stillOpen = new Set(
