@@ -88,6 +88,9 @@ export async function applyBatchActivity(
   let previous: Promise<void> | undefined;
   for (const chunk of chunksOfBuckets(inputs)) {
     const call = applyChunk(redis, prefix, chunk, result);
+    // Its failure is reported by the await below; were the previous call's reported first,
+    // this one would be left behind, and its failure must not go unhandled (it ends the process).
+    call.catch(() => {});
     if (previous) await previous;
     previous = call;
   }

@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyBatchActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { freePort } from "../helpers/ports.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 
@@ -147,6 +148,21 @@ describe("activity counters", () => {
     const result = await run(addresses.map((address, i) => ({ address, needWindows: false, events: events((i % 5) + 1) })));
     expect(result.size).toBe(addresses.length);
     expect(addresses.filter((address, i) => result.get(address)?.transactionsLastHour !== (i % 5) + 1)).toEqual([]);
+  });
+
+  it("fails once, leaving no call's failure unhandled, when Redis cannot be reached mid-evaluation", async () => {
+    // Nothing listens on this port; without an offline queue every call fails at once, so
+    // the second call in flight fails while the first one's failure is being reported.
+    const unreachable = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    unreachable.on("error", () => {}); // the refused connection itself is expected
+    const addresses = Array.from({ length: 7_000 }, () => randomAddress());
+    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, counterparty: null }];
+    await expect(
+      applyBatchActivity(unreachable, prefix, inBatch(`bat_down${batchCounter++}`, addresses.map((address) => ({ address, needWindows: false, events })))),
+    ).rejects.toThrow();
+    // An unhandled rejection would be reported by the test runner after this test's end.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    unreachable.disconnect();
   });
 
   it("keeps separate counts per address and sets an expiry on every key", async () => {
