@@ -125,7 +125,6 @@ async function waitForReceipts(target: number): Promise<void> {
   }
 }
 
-
 // Warm-up: connections, prepared statements, JIT.
 await createNotifications(1_000);
 await waitForReceipts(1_000);

@@ -33,7 +33,6 @@ const SECRET = generateWebhookSecret();
 const address = () => base58Encode(randomBytes(32));
 const signature = () => base58Encode(randomBytes(64));
 
-
 // The customer's endpoint: verifies every delivery and notes when each transaction's arrived.
 const sentAt = new Map<string, number>();
 const latencies: number[] = [];

@@ -39,6 +39,27 @@ async function store(from: string, amounts: number[]): Promise<string> {
   return batchId!;
 }
 
+/**
+ * Another evaluation's claim on `batchIds`: the same advisory locks, held in an open
+ * transaction until the returned function ends it.
+ */
+async function holdClaims(batchIds: readonly string[]): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const holds = new Promise<void>((resolve) => (holding = resolve));
+  const other = t.deps.sql.begin(async (sql) => {
+    for (const batchId of batchIds) await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${batchId}))`;
+    holding();
+    await released;
+  });
+  await holds;
+  return async () => {
+    release();
+    await other;
+  };
+}
+
 const openBatches = async () =>
   (await t.deps.sql<{ id: string }[]>`select id from ingest_batches where evaluated_at is null order by id`).map((r) => r.id);
 
@@ -77,23 +98,16 @@ describe("evaluation groups", () => {
       await store(wallet.address, [9, 10]),
     ];
     const small = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: 3 } };
-    // Another evaluation holds the two oldest batches (their advisory locks, in an open transaction).
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const holds = new Promise<void>((resolve) => (holding = resolve));
-    const other = t.deps.sql.begin(async (sql) => {
-      for (const held of [a, b]) await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${held}))`;
-      holding();
-      await released;
-    });
-    await holds;
-    // c first (asked for), then past a and b to d, which reaches the limit; e is left open.
-    expect(await evaluateBatch(small, c)).toMatchObject({ status: "evaluated", batches: 2, transactions: 4 });
-    expect(await openBatches()).toEqual([a, b, e].sort());
-    expect(await evaluateBatch(small, d)).toEqual({ status: "already-evaluated" });
-    release();
-    await other;
+    // Another evaluation holds the two oldest batches.
+    const release = await holdClaims([a, b]);
+    try {
+      // c first (asked for), then past a and b to d, which reaches the limit; e is left open.
+      expect(await evaluateBatch(small, c)).toMatchObject({ status: "evaluated", batches: 2, transactions: 4 });
+      expect(await openBatches()).toEqual([a, b, e].sort());
+      expect(await evaluateBatch(small, d)).toEqual({ status: "already-evaluated" });
+    } finally {
+      await release();
+    }
   });
 
   it("skips a batch that another evaluation holds, and evaluates it once that one gives it up", async () => {
@@ -102,24 +116,15 @@ describe("evaluation groups", () => {
     const held = await store(wallet.address, [500]);
     const free = await store(wallet.address, [600]);
 
-    // Another evaluation's claim: the same advisory lock, held in an open transaction.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const holds = new Promise<void>((resolve) => (holding = resolve));
-    const other = t.deps.sql.begin(async (sql) => {
-      await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${held}))`;
-      holding();
-      await released;
-    });
-    await holds;
-    expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
-    expect(await openBatches()).toEqual([held]);
-    expect(await evaluateBatch(t.deps, free)).toEqual({ status: "already-evaluated" });
-    expect(await evaluateBatch(t.deps, held)).toEqual({ status: "claimed-elsewhere" });
-
-    release();
-    await other;
+    const release = await holdClaims([held]);
+    try {
+      expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
+      expect(await openBatches()).toEqual([held]);
+      expect(await evaluateBatch(t.deps, free)).toEqual({ status: "already-evaluated" });
+      expect(await evaluateBatch(t.deps, held)).toEqual({ status: "claimed-elsewhere" });
+    } finally {
+      await release();
+    }
     expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
     expect((await eventsOf(t, alertId)).map((e) => e.observed).sort()).toEqual([500, 600]);
   });
