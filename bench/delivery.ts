@@ -24,6 +24,7 @@ import { enqueueDeliveries } from "../src/queue/deliveries.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "../src/queue/jobs/deliver.ts";
 import { DELIVERY_QUEUE } from "../src/queue/names.ts";
 import { samplePayload } from "../test/helpers/delivery.ts";
+import { deletePrefixKeys } from "../test/helpers/redis-keys.ts";
 import { percentiles } from "./lib/percentiles.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { dropScratchDatabase, freshScratchDatabase } from "./lib/scratch-db.ts";
@@ -218,8 +219,11 @@ await writeReport("delivery", figures, rows);
 
 await worker.close();
 await channels.close();
-await deps.queues[DELIVERY_QUEUE.webhook].obliterate({ force: true });
 await deps.close();
+// Every queue's keys under this run's prefix, once the queues are closed (closing writes some).
+const cleanup = createWorkerRedis(config.redisUrl);
+await deletePrefixKeys(cleanup, config.queuePrefix);
+cleanup.disconnect();
 receiver.kill();
 await dropScratchDatabase(database);
 process.exit(0);

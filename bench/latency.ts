@@ -14,6 +14,7 @@ import type { Transaction } from "../src/domain/types.ts";
 import { mintToken } from "../src/http/mint-token.ts";
 import { generateWebhookSecret } from "../src/notify/webhook-secret.ts";
 import { freePort } from "../test/helpers/ports.ts";
+import { deletePrefixKeys } from "../test/helpers/redis-keys.ts";
 import { percentiles } from "./lib/percentiles.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { freshScratchDatabase } from "./lib/scratch-db.ts";
@@ -154,14 +155,9 @@ const achievedRate = posted / ((performance.now() - runStart) / 1000);
 for (const child of [api, worker]) child.kill("SIGTERM");
 await Promise.all([api, worker].map((child) => new Promise((resolve) => child.once("exit", resolve))));
 receiver.close();
-let cursor = "0";
 const { Redis } = await import("ioredis");
 const redis = new Redis(REDIS_URL);
-do {
-  const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}:*`, "COUNT", 1000);
-  cursor = next;
-  if (keys.length > 0) await redis.del(...keys);
-} while (cursor !== "0");
+await deletePrefixKeys(redis, PREFIX);
 redis.disconnect();
 await sql.end();
 

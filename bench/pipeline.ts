@@ -24,6 +24,7 @@ import { createDeps } from "../src/deps.ts";
 import type { Transaction } from "../src/domain/types.ts";
 import { storeTransactionBatch } from "../src/ingest/store.ts";
 import { createLogger } from "../src/logger.ts";
+import { deletePrefixKeys } from "../test/helpers/redis-keys.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { freshScratchDatabase } from "./lib/scratch-db.ts";
 import { standInForAutovacuum } from "./lib/stand-in-autovacuum.ts";
@@ -174,7 +175,8 @@ const vacuumReport = await vacuum.stop();
 
 for (const worker of workers) worker.kill("SIGTERM");
 await Promise.all(workers.map((w) => new Promise((resolve) => w.once("exit", resolve))));
-await deleteKeys();
+// The benchmark's queue keys, counters and jobs: under its own prefix only.
+await deletePrefixKeys(deps.redis, PREFIX);
 await deps.close();
 await sql.end();
 
@@ -248,14 +250,3 @@ if (vacuumReport.autovacuum === "off") {
   console.error(`Postgres runs with autovacuum off: a stand-in vacuumed ${vacuumReport.standIn.vacuums} and analyzed ${vacuumReport.standIn.analyzes} times`);
 }
 await writeReport("pipeline", result, rows);
-
-/** The benchmark's queue keys, counters and jobs (SCAN + DEL under its own prefix only). */
-async function deleteKeys(): Promise<void> {
-  const redis = deps.redis;
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== "0");
-}

@@ -3,7 +3,6 @@
 // the pipeline has done its work.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { Redis } from "ioredis";
 import type { Transaction } from "../../src/domain/types.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
@@ -113,16 +112,4 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-}
-
-/** Deletes every key under the prefix with SCAN + DEL (never FLUSHALL: the Redis is shared). */
-export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<number> {
-  let cursor = "0";
-  let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.del(...keys);
-  } while (cursor !== "0");
-  return deleted;
 }

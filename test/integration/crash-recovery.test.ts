@@ -8,7 +8,8 @@ import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { QUEUES } from "../../src/queue/names.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { deletePrefixKeys, exited, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { exited, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 
 let t: TestApp;
 const wallets: Array<{ address: string; alertId: string }> = [];

@@ -10,7 +10,8 @@ import { QUEUES } from "../../src/queue/names.ts";
 import { createWorkerRedis } from "../../src/redis.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, deletePrefixKeys, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { createAlert, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 
 let t: TestApp;
 let token: string;
