@@ -1,10 +1,11 @@
 // Postgres's autovacuum, stood in for when the server runs without it (`autovacuum = off`, as
-// on some test machines). The pipeline updates address_state rows on every batch; with no
-// vacuum they bloat, and the benchmark would measure a Postgres that no deployment runs (on
-// one machine here: 119 µs of Postgres CPU per transaction with autovacuum off, 93 with it
-// on). The same trigger rule as autovacuum, with the server's own thresholds, checked as
-// often as autovacuum would (every autovacuum_naptime), one table at a time, on its own
-// connection to the benchmark's database: so its CPU counts as Postgres's, as autovacuum's would.
+// on some test machines). The pipeline updates address_activity rows on every batch and
+// address_state rows on every score change; with no vacuum they bloat, and the benchmark
+// would measure a Postgres that no deployment runs (on one machine here: 119 µs of Postgres
+// CPU per transaction with autovacuum off, 93 with it on). The same trigger rule as
+// autovacuum, with the server's own thresholds, checked as often as autovacuum would (every
+// autovacuum_naptime), one table at a time, on its own connection to the benchmark's
+// database: so its CPU counts as Postgres's, as autovacuum's would.
 import postgres from "postgres";
 
 export type StandInReport = { autovacuum: "on" } | { autovacuum: "off"; standIn: { vacuums: number; analyzes: number } };

@@ -53,8 +53,8 @@ const SERIALIZATION_FAILURE = "40001";
 const ATTEMPTS = 3;
 
 // Our own statements take their locks in a fixed order (signatures, then addresses), so two
-// batches should never deadlock; should Postgres still abort one side (snapshots lock
-// address_state rows too), trying again is safe because the statement was rolled back whole.
+// batches should never deadlock; should Postgres still abort one side, trying again is safe
+// because the statement was rolled back whole.
 async function retryOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
