@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomBytes } from "node:crypto";
 import { base58Encode } from "../../src/domain/base58.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { bearer, errorPaths, expectProblem, ingestTransactions, makeTransaction } from "../helpers/seed.ts";
+import { bearer, errorPaths, expectProblem, ingestTransactions, makeTransaction, trackWallet } from "../helpers/seed.ts";
 
 let t: TestApp;
 let token: string;
@@ -105,9 +105,10 @@ describe("POST /v1/ingest/transactions", () => {
     expect(await t.deps.queues.transactions.getJob(freshBatch!)).toBeDefined();
   });
 
-  it("moves last_activity of both sides forward to the newest blockTime, never back", async () => {
-    const a = randomAddress();
-    const b = randomAddress();
+  it("moves last_activity of both (tracked) sides forward to the newest blockTime, never back", async () => {
+    const owner = await t.token("alice");
+    const { address: a } = await trackWallet(t, owner);
+    const { address: b } = await trackWallet(t, owner);
     await ingestTransactions(t, token, [
       makeTransaction({ from: a, to: b, blockTime: 1_700_000_100 }),
       makeTransaction({ from: b, to: a, blockTime: 1_700_000_200 }),

@@ -6,11 +6,13 @@
 // (from = to) is taken from the "from" side only, so it is listed once. The ORDER BY spells
 // out NULLS LAST because the indexes were built that way; plain DESC means NULLS FIRST and
 // would not match them. The unfiltered total is address_activity.transaction_count, kept by
-// ingest in the same statement that stores the rows; a filtered total is counted with
+// ingest in the same statement that stores the rows (for tracked addresses, the only ones
+// whose history is listed: see address-counters.ts); a filtered total is counted with
 // index-only scans: from-side + to-side − self-transfers (a BitmapAnd of both indexes).
 import type { PendingQuery, Row } from "postgres";
 import type { Transaction, TransactionType } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import { shareAddressCounters } from "./address-counters.ts";
 
 /** A stored transaction as the history lists it (the mint is not part of the interface's shape). */
 export type TransactionRow = Omit<Transaction, "mint">;
@@ -70,51 +72,55 @@ function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): Pend
 }
 
 /**
- * Inserts the batch in one statement (so in one Postgres transaction): new rows tagged with
- * batchId, the ingest_batches row when at least one row is new, and each address's counters
- * (address_activity: last_activity moved forward, transaction_count added to). Rows whose
- * signature is already stored are left alone.
+ * Inserts the batch in one statement (in a transaction that holds the counters' lock shared):
+ * new rows tagged with batchId, the ingest_batches row when at least one row is new, and the
+ * counters of each tracked address (address_activity: last_activity moved forward,
+ * transaction_count added to). Rows whose signature is already stored are left alone.
  * Returns how many rows were new.
  */
 // Amounts travel as text[]: drizzle, sharing this postgres.js client, replaces its numeric[]
 // serializer with a pass-through, and text keeps every digit that JSON gave us anyway.
 export async function insertTransactionBatch(sql: Sql, batchId: string, txs: readonly Transaction[]): Promise<number> {
   const column = <T>(pick: (tx: Transaction) => T) => txs.map(pick);
-  const [result] = await sql<{ accepted: number }[]>`
-    with incoming as (
-      select * from unnest(
-        ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.type)}::text[],
-        ${column((tx) => String(tx.amount))}::text[]::numeric[], ${column((tx) => tx.token)}::text[],
-        ${column((tx) => tx.mint ?? null)}::text[], ${column((tx) => tx.from)}::text[],
-        ${column((tx) => tx.to)}::text[], ${column((tx) => tx.blockTime)}::bigint[],
-        ${column((tx) => tx.slot)}::bigint[], ${column((tx) => String(tx.fee))}::text[]::numeric[],
-        ${column((tx) => tx.status)}::text[]
-      ) as t(signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
-    ),
-    inserted as (
-      insert into transactions (signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
-      select signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
-      from incoming
-      on conflict (signature) do nothing
-      returning from_address, to_address, block_time
-    ),
-    batch as (
-      insert into ingest_batches (id, transaction_count)
-      select ${batchId}, count(*) from inserted having count(*) > 0
-    ),
-    activity as (
-      insert into address_activity (address, last_activity, transaction_count)
-      select address, max(block_time), count(*) from (
-        select from_address as address, block_time from inserted
-        union all
-        select to_address, block_time from inserted where to_address <> from_address
-      ) seen
-      group by address
-      order by address
-      on conflict (address) do update
-        set last_activity = greatest(address_activity.last_activity, excluded.last_activity),
-            transaction_count = address_activity.transaction_count + excluded.transaction_count
-    )
-    select count(*)::int as accepted from inserted`;
-  return result?.accepted ?? 0;
+  return sql.begin(async (tx) => {
+    await shareAddressCounters(tx);
+    const [result] = await tx<{ accepted: number }[]>`
+      with incoming as (
+        select * from unnest(
+          ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.type)}::text[],
+          ${column((tx) => String(tx.amount))}::text[]::numeric[], ${column((tx) => tx.token)}::text[],
+          ${column((tx) => tx.mint ?? null)}::text[], ${column((tx) => tx.from)}::text[],
+          ${column((tx) => tx.to)}::text[], ${column((tx) => tx.blockTime)}::bigint[],
+          ${column((tx) => tx.slot)}::bigint[], ${column((tx) => String(tx.fee))}::text[]::numeric[],
+          ${column((tx) => tx.status)}::text[]
+        ) as t(signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
+      ),
+      inserted as (
+        insert into transactions (signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
+        select signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
+        from incoming
+        on conflict (signature) do nothing
+        returning from_address, to_address, block_time
+      ),
+      batch as (
+        insert into ingest_batches (id, transaction_count)
+        select ${batchId}, count(*) from inserted having count(*) > 0
+      ),
+      activity as (
+        insert into address_activity (address, last_activity, transaction_count)
+        select address, max(block_time), count(*) from (
+          select from_address as address, block_time from inserted
+          union all
+          select to_address, block_time from inserted where to_address <> from_address
+        ) seen
+        where address in (select address from tracked_wallets)
+        group by address
+        order by address
+        on conflict (address) do update
+          set last_activity = greatest(address_activity.last_activity, excluded.last_activity),
+              transaction_count = address_activity.transaction_count + excluded.transaction_count
+      )
+      select count(*)::int as accepted from inserted`;
+    return result?.accepted ?? 0;
+  });
 }

@@ -2,6 +2,7 @@
 // Numbers are cast to float8 in SQL so rows arrive as JSON-ready numbers, and the list
 // keeps to one round trip: the total rides along on every row (a window count).
 import type { Sql } from "../client.ts";
+import { lockAddressCounters, recountAddressActivity } from "./address-counters.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
 export type WalletSortKey = (typeof WALLET_SORT_KEYS)[number];
@@ -104,20 +105,29 @@ export async function findWalletAddress(sql: Sql, owner: string, walletId: strin
   return row?.address;
 }
 
-/** Inserts the wallet (and the address's shared state if it is new); false when the caller already tracks the address. */
+/**
+ * Inserts the wallet (and the address's shared state if it is new) and counts the address's
+ * stored transactions into its counters, which ingest keeps from then on; false when the
+ * caller already tracks the address.
+ */
 export async function insertWallet(
   sql: Sql,
   wallet: { id: string; owner: string; address: string; alias: string | null; tags: string[] },
 ): Promise<boolean> {
-  const rows = await sql`
-    with state as (
-      insert into address_state (address) values (${wallet.address}) on conflict (address) do nothing
-    )
-    insert into tracked_wallets (id, owner, address, alias, tags)
-    values (${wallet.id}, ${wallet.owner}, ${wallet.address}, ${wallet.alias}, ${wallet.tags}::text[])
-    on conflict (owner, address) do nothing
-    returning id`;
-  return rows.length === 1;
+  return sql.begin(async (tx) => {
+    await lockAddressCounters(tx);
+    const rows = await tx`
+      with state as (
+        insert into address_state (address) values (${wallet.address}) on conflict (address) do nothing
+      )
+      insert into tracked_wallets (id, owner, address, alias, tags)
+      values (${wallet.id}, ${wallet.owner}, ${wallet.address}, ${wallet.alias}, ${wallet.tags}::text[])
+      on conflict (owner, address) do nothing
+      returning id`;
+    if (rows.length === 0) return false;
+    await recountAddressActivity(tx, wallet.address);
+    return true;
+  });
 }
 
 /** Applies the given fields; false for an unknown or foreign wallet. */
