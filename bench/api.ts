@@ -11,7 +11,9 @@ import postgres from "postgres";
 import { base58Encode } from "../src/domain/base58.ts";
 import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
+import { createWorkerRedis } from "../src/redis.ts";
 import { freePort } from "../test/helpers/ports.ts";
+import { deletePrefixKeys } from "../test/helpers/redis-keys.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { freshScratchDatabase, scratchDatabaseExists, scratchDatabaseUrl } from "./lib/scratch-db.ts";
 
@@ -23,6 +25,8 @@ const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 10;
 const JWT_SECRET = randomBytes(32).toString("base64url");
 const TSX_CLI = createRequire(import.meta.url).resolve("tsx/cli");
+/** A prefix of this run's own: its queue keys are deleted when it ends (the database is kept for the next run). */
+const PREFIX = `{wa-bench-api-${randomBytes(3).toString("hex")}}`;
 
 const databaseUrl = scratchDatabaseUrl(DB_NAME);
 
@@ -98,7 +102,7 @@ async function startApi(): Promise<{ url: string; child: ChildProcess }> {
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       RATE_LIMIT_PER_MINUTE: "10000000",
-      QUEUE_PREFIX: "{wa-bench-api}",
+      QUEUE_PREFIX: PREFIX,
     },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -182,8 +186,13 @@ async function main(): Promise<void> {
       rows,
     );
   } finally {
+    const apiExited = new Promise((resolve) => api.child.once("exit", resolve));
     api.child.kill("SIGTERM");
     staticServer.child.kill("SIGTERM");
+    await apiExited;
+    const redis = createWorkerRedis(REDIS_URL);
+    await deletePrefixKeys(redis, PREFIX);
+    redis.disconnect();
   }
 }
 
