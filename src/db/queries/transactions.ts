@@ -82,9 +82,9 @@ function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): Pend
 // serializer with a pass-through, and text keeps every digit that JSON gave us anyway.
 export async function insertTransactionBatch(sql: Sql, batchId: string, txs: readonly Transaction[]): Promise<number> {
   const column = <T>(pick: (tx: Transaction) => T) => txs.map(pick);
-  return sql.begin(async (tx) => {
-    await shareAddressCounters(tx);
-    const [result] = await tx<{ accepted: number }[]>`
+  return sql.begin(async (transaction) => {
+    await shareAddressCounters(transaction);
+    const [result] = await transaction<{ accepted: number }[]>`
       with incoming as (
         select * from unnest(
           ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.type)}::text[],
