@@ -7,6 +7,7 @@ import { createLogger } from "../../src/logger.ts";
 import { whenReady } from "../../src/redis.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "./db.ts";
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from "./env.ts";
+import { deletePrefixKeys } from "./redis-keys.ts";
 
 export type TestApp = {
   app: AppInstance;
@@ -51,6 +52,9 @@ export async function startTestApp(label: string, envOverrides: Record<string, s
       mintToken(TEST_JWT_SECRET, { sub, scope, ttlSeconds: 3600, ...extra }, config.jwt),
     close: async () => {
       await app.close();
+      // The test's queues, jobs and activity counters: the Redis is shared, and a run of the
+      // pipeline tests would otherwise leave thousands of keys behind.
+      await deletePrefixKeys(deps.redis, config.queuePrefix);
       await deps.close();
       await database.drop();
     },

@@ -1,5 +1,5 @@
 // Cleaning up under a key prefix on a shared Redis: used by tests and benchmarks alike.
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 
 /** Deletes every key under the prefix with SCAN + DEL (never FLUSHALL: the Redis is shared). */
 export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<number> {
@@ -11,4 +11,14 @@ export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<nu
     if (keys.length > 0) deleted += await redis.del(...keys);
   } while (cursor !== "0");
   return deleted;
+}
+
+/** The same on a connection of its own: for tests whose processes or proxies are gone by then. */
+export async function deletePrefixKeysAt(url: string, prefix: string): Promise<number> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    return await deletePrefixKeys(redis, prefix);
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -5,14 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
 import { freePort } from "../helpers/ports.ts";
+import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
 
 const CONDITIONS = ["large_transfer", "suspicious_counterparty", "risk_score_increase", "unusual_activity"];
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
+const prefix = uniqueQueuePrefix("demo");
 
 beforeAll(async () => {
   database = await createTestDatabase("demo");
 });
 afterAll(async () => {
+  await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
   await database.drop();
 });
 
@@ -25,7 +28,7 @@ describe("npm run demo", () => {
         DATABASE_URL: database.url,
         REDIS_URL: TEST_REDIS_URL,
         PORT: String(port),
-        QUEUE_PREFIX: uniqueQueuePrefix("demo"),
+        QUEUE_PREFIX: prefix,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

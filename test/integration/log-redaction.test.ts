@@ -11,6 +11,7 @@ import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
 
 const lines: string[] = [];
@@ -35,6 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
+  await deletePrefixKeys(deps.redis, deps.config.queuePrefix);
   await deps.close();
   await database.drop();
 });

@@ -6,6 +6,7 @@ import { mintToken } from "../../src/http/mint-token.ts";
 import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 
@@ -16,6 +17,7 @@ let redisProxy: TcpProxy;
 let deps: Deps;
 let app: AppInstance;
 let token: string;
+const prefix = uniqueQueuePrefix("readiness");
 
 beforeAll(async () => {
   database = await createTestDatabase("readiness");
@@ -25,7 +27,7 @@ beforeAll(async () => {
     testEnv({
       DATABASE_URL: throughProxy(database.url, pgProxy),
       REDIS_URL: throughProxy(TEST_REDIS_URL, redisProxy),
-      QUEUE_PREFIX: uniqueQueuePrefix("readiness"),
+      QUEUE_PREFIX: prefix,
     }),
   );
   deps = createDeps(config, { dbPoolSize: 2 });
@@ -39,6 +41,8 @@ afterAll(async () => {
   await deps?.close();
   await pgProxy?.close();
   await redisProxy?.close();
+  // Directly, not through the proxy that the tests cut.
+  await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
   await database?.drop();
 });
 
