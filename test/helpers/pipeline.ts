@@ -10,6 +10,9 @@ import type { QueueName } from "../../src/queue/names.ts";
 import { testEnv, type TestApp } from "./app.ts";
 import { bearer, makeTransaction } from "./seed.ts";
 import { randomAddress } from "./chain.ts";
+import { waitFor } from "./wait.ts";
+
+export { waitFor };
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -59,15 +62,6 @@ export function startWorkers(t: TestApp, queues: QueueName[] = ["transactions", 
   return runWorkers({ ...t.deps, channels: createChannels(t.config, t.deps.logger) }, { queues });
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Resolves once every stored batch is evaluated and no score change is left unevaluated. */
 export async function settled(t: TestApp, timeoutMs = 20_000): Promise<void> {

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
 import { bearer, ingestTransactions, makeTransaction, trackWallet } from "../helpers/seed.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let alice: string;
@@ -83,38 +85,29 @@ describe("address counters", () => {
     const newcomer = randomAddress();
     await ingestTransactions(t, ingestor, historyOf(newcomer, 3, 1_700_300_000));
 
+    // Its own connection: the app's small pool serves the ingest, the tracking and the probes.
     const holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holding = holder.begin(async (tx) => {
-      await tx`select 1 from address_activity where address = ${blocker.address} for update`;
-      locked();
-      await released;
-    });
+    const release = await holdTransaction(holder, (tx) => tx`select 1 from address_activity where address = ${blocker.address} for update`);
     try {
-      await isLocked;
       const inFlight = [
         makeTransaction({ from: blocker.address, to: newcomer, blockTime: 1_700_300_100 }),
         ...historyOf(newcomer, 5, 1_700_300_200).slice(1),
       ];
       const ingesting = ingestTransactions(t, ingestor, inFlight);
-      await until(async () => (await waiting("Lock", "%address_activity%")) > 0);
+      await waitFor("the batch to wait for the locked counter", async () => (await waiting("Lock", "%address_activity%")) > 0, 5_000);
 
       // Tracking now must wait for that batch; were it to count at once, it would miss the
       // batch's rows, and the batch (begun before the address was tracked) would not count them.
       const tracking = trackWallet(t, alice, { address: newcomer });
       let tracked = false;
       void tracking.then(() => (tracked = true));
-      await until(async () => tracked || (await waiting("Lock", "%pg_advisory_xact_lock%")) > 0);
-      release();
-      await Promise.all([ingesting, holding]);
+      await waitFor("the tracking to wait for the batch", async () => tracked || (await waiting("Lock", "%pg_advisory_xact_lock%")) > 0, 5_000);
+      await release();
+      await ingesting;
       const wallet = await tracking;
       expect(await shown(wallet.walletId)).toEqual({ lastActivity: iso(1_700_300_204), total: 3 + 1 + 4 });
     } finally {
-      release();
-      await holding.catch(() => {});
+      await release();
       await holder.end();
     }
   });
@@ -126,12 +119,4 @@ async function waiting(type: string, pattern: string): Promise<number> {
     select count(*)::int as n from pg_stat_activity
     where datname = current_database() and wait_event_type = ${type} and query ilike ${pattern}`;
   return row?.n ?? 0;
-}
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -19,6 +19,7 @@ import {
   type DeliveryWorkers,
 } from "../helpers/delivery.ts";
 import { parseMessage, startSmtpPeer, type SmtpPeer } from "../helpers/smtp-peer.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let smtp: SmtpPeer;
@@ -38,16 +39,6 @@ afterAll(async () => {
 
 const recipient = () => `owner-${++n}@example.com`;
 const mailsTo = (address: string) => smtp.messages.filter((mail) => mail.to.includes(address));
-
-/** The first mail to `address`, waited for: some are sent after the state a test can wait on. */
-async function firstMailTo(address: string, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (mailsTo(address).length === 0) {
-    if (Date.now() > deadline) throw new Error(`no mail to ${address} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return mailsTo(address)[0]!;
-}
 
 describe("email delivery", () => {
   it("sends the alert to its recipient with the subject and both text and HTML parts", async () => {
@@ -116,7 +107,8 @@ describe("email delivery", () => {
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
     expect((await alertRow(t, alert.alertId)).status).toBe("disabled");
     // The owner is emailed after the alert is marked disabled, so the notice may still be on its way.
-    const parsed = parseMessage((await firstMailTo(to)).raw);
+    const notice = await waitFor(`a mail to ${to}`, async () => mailsTo(to)[0], 5_000);
+    const parsed = parseMessage(notice.raw);
     expect(parsed.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
     expect(parsed.text).toContain(alert.alertId);
   });

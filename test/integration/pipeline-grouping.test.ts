@@ -10,6 +10,7 @@ import { runWorkers } from "../../src/queue/run-workers.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
 import { createAlert, eventsOf, track, tx, waitFor } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
 
@@ -43,21 +44,10 @@ async function store(from: string, amounts: number[]): Promise<string> {
  * Another evaluation's claim on `batchIds`: the same advisory locks, held in an open
  * transaction until the returned function ends it.
  */
-async function holdClaims(batchIds: readonly string[]): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let holding!: () => void;
-  const holds = new Promise<void>((resolve) => (holding = resolve));
-  const other = t.deps.sql.begin(async (sql) => {
+function holdClaims(batchIds: readonly string[]): Promise<() => Promise<void>> {
+  return holdTransaction(t.deps.sql, async (sql) => {
     for (const batchId of batchIds) await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${batchId}))`;
-    holding();
-    await released;
   });
-  await holds;
-  return async () => {
-    release();
-    await other;
-  };
 }
 
 const openBatches = async () =>
