@@ -11,9 +11,8 @@ import postgres from "postgres";
 import { base58Encode } from "../src/domain/base58.ts";
 import { runMigrations } from "../src/db/migrate.ts";
 import { mintToken } from "../src/http/mint-token.ts";
-import { createWorkerRedis } from "../src/redis.ts";
 import { freePort } from "../test/helpers/ports.ts";
-import { deletePrefixKeys } from "../test/helpers/redis-keys.ts";
+import { deletePrefixKeysAt } from "../test/helpers/redis-keys.ts";
 import { writeReport, type Row } from "./lib/report.ts";
 import { freshScratchDatabase, scratchDatabaseExists, scratchDatabaseUrl } from "./lib/scratch-db.ts";
 
@@ -190,9 +189,7 @@ async function main(): Promise<void> {
     api.child.kill("SIGTERM");
     staticServer.child.kill("SIGTERM");
     await apiExited;
-    const redis = createWorkerRedis(REDIS_URL);
-    await deletePrefixKeys(redis, PREFIX);
-    redis.disconnect();
+    await deletePrefixKeysAt(REDIS_URL, PREFIX);
   }
 }
 
