@@ -23,6 +23,10 @@
 // again, however the batches are grouped. The markers are deleted once the evaluation has
 // committed (a batch marked evaluated is never evaluated again), and expire after a day if
 // that deletion is lost. Keys expire 8 days after their address was last active.
+//
+// Only tracked addresses are counted (see scoring.ts); the tracked set is read when the
+// evaluation starts, so an address counts from the first evaluation that begins after its
+// tracking committed.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -137,6 +141,14 @@ const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activit
  */
 export async function forgetCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
   if (batchIds.length > 0) await redis.unlink(...batchIds.map((batchId) => countedMarkerKey(prefix, batchId)));
+}
+
+/**
+ * Deletes an address's counters: for an address becoming tracked, whose keys (left from an
+ * earlier period of tracking) miss what it did while untracked.
+ */
+export async function forgetAddressActivity(redis: Redis, prefix: string, address: string): Promise<void> {
+  await redis.unlink(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`, `${prefix}:activity-cp:${address}`);
 }
 
 /** FNV-1a of the address, folded to a bucket: the same in every process and every run. */

@@ -1,6 +1,6 @@
-// The active alerts, kept in the worker's memory: every batch needs those of a few thousand
-// addresses, and joining them out of Postgres each time cost more than any other read of the
-// evaluation. Each use reads one counter (alert_rules_version, moved forward by triggers in
+// The active alerts and the tracked addresses, kept in the worker's memory: every batch needs
+// those of a few thousand addresses, and joining them out of Postgres each time cost more than
+// any other read of the evaluation. Each use reads one counter (alert_rules_version, moved forward by triggers in
 // the same transaction as any change that evaluation reads) and uses the memory only when
 // it was loaded at that very version; otherwise that batch's alerts are queried directly, as
 // before the cache, and a reload starts in the background. So a new, paused or edited alert
@@ -10,12 +10,21 @@
 // alerts about to fire are still locked and re-read at commit (record-events.ts): the status,
 // cooldown and baseline that decide a firing never come from here.
 import type { Sql } from "../db/client.ts";
-import { alertRulesVersion, loadActiveAlerts, loadAllActiveAlerts, type ActiveAlertRow } from "../db/queries/pipeline.ts";
+import { alertRulesVersion, loadActiveAlerts, loadAllActiveAlerts, loadTrackedAmong, type ActiveAlertRow } from "../db/queries/pipeline.ts";
 import type { Logger } from "../logger.ts";
 import { groupByAddress } from "./transaction-firings.ts";
 
+/** What evaluation needs to know of a batch's addresses, current as of the call. */
+export type AddressRules = {
+  /** The active alerts (all callers') of those of the addresses that have any. */
+  alerts: Map<string, readonly ActiveAlertRow[]>;
+  /** Those of the addresses that some caller tracks (with or without alerts). */
+  tracked: Set<string>;
+};
+
 export type AlertRules = {
-  /** The active alerts (all callers') of those of these addresses that have any, current as of this call. */
+  lookup: (addresses: readonly string[]) => Promise<AddressRules>;
+  /** The alerts part of lookup. */
   forAddresses: (addresses: readonly string[]) => Promise<Map<string, readonly ActiveAlertRow[]>>;
   /** Batches served from memory, batches queried directly, and full loads started. */
   stats: () => { fromMemory: number; queried: number; loads: number };
@@ -25,7 +34,7 @@ const FIRST_RETRY_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
 
 export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertRules {
-  let cached: { version: number; byAddress: Map<string, ActiveAlertRow[]> } | undefined;
+  let cached: { version: number; byAddress: Map<string, ActiveAlertRow[]>; tracked: Set<string> } | undefined;
   let loading = false;
   let nextLoadAt = 0;
   let backoffMs = 0;
@@ -40,8 +49,8 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
     backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(FIRST_RETRY_MS, backoffMs * 2));
     nextLoadAt = now + backoffMs;
     loadAllActiveAlerts(sql)
-      .then(({ version, alerts }) => {
-        cached = { version, byAddress: groupByAddress(alerts) };
+      .then(({ version, alerts, tracked }) => {
+        cached = { version, byAddress: groupByAddress(alerts), tracked: new Set(tracked) };
       })
       .catch((error: unknown) => logger.warn({ err: error }, "alert rules: reload failed; batches query their alerts meanwhile"))
       .finally(() => {
@@ -49,24 +58,30 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
       });
   };
 
-  return {
-    forAddresses: async (addresses) => {
-      const version = await alertRulesVersion(sql);
-      if (cached?.version === version) {
-        stats.fromMemory++;
-        backoffMs = 0;
-        nextLoadAt = 0;
-        const found = new Map<string, readonly ActiveAlertRow[]>();
-        for (const address of addresses) {
-          const list = cached.byAddress.get(address);
-          if (list) found.set(address, list);
-        }
-        return found;
+  const lookup = async (addresses: readonly string[]): Promise<AddressRules> => {
+    const version = await alertRulesVersion(sql);
+    if (cached?.version === version) {
+      stats.fromMemory++;
+      backoffMs = 0;
+      nextLoadAt = 0;
+      const alerts = new Map<string, readonly ActiveAlertRow[]>();
+      const tracked = new Set<string>();
+      for (const address of addresses) {
+        const list = cached.byAddress.get(address);
+        if (list) alerts.set(address, list);
+        if (cached.tracked.has(address)) tracked.add(address);
       }
-      reloadInBackground();
-      stats.queried++;
-      return groupByAddress(await loadActiveAlerts(sql, addresses));
-    },
+      return { alerts, tracked };
+    }
+    reloadInBackground();
+    stats.queried++;
+    const [alerts, tracked] = await Promise.all([loadActiveAlerts(sql, addresses), loadTrackedAmong(sql, addresses)]);
+    return { alerts: groupByAddress(alerts), tracked: new Set(tracked) };
+  };
+
+  return {
+    lookup,
+    forAddresses: async (addresses) => (await lookup(addresses)).alerts,
     stats: () => ({ ...stats }),
   };
 }

@@ -60,14 +60,17 @@ export function labelledCounterparties(
   return byAddress;
 }
 
-/** What is known of an address as a counterparty: its label, and its score when the service has one. */
+/**
+ * What is known of an address as a counterparty: its label, and its score when the service
+ * keeps one (`trackedStates` holds the tracked addresses' rows only: see scoring.ts).
+ */
 export function counterpartyRisk(
   address: string,
   labels: ReadonlyMap<string, LabelRow>,
-  states: ReadonlyMap<string, AddressStateRow>,
+  trackedStates: ReadonlyMap<string, AddressStateRow>,
 ): CounterpartyRisk {
   const label = labels.get(address);
-  const state = states.get(address);
+  const state = trackedStates.get(address);
   return {
     address,
     labelScore: label?.score ?? null,

@@ -1,6 +1,7 @@
 // Evaluates ingest batches: the batch a job names and, when a backlog has built up, the oldest
 // other open batches with it (claimBatchGroup), as one group. A group costs a handful of
-// set-based reads, a few Lua calls for the activity counters and pure evaluation in memory,
+// set-based reads, a few Lua calls for the activity counters of its tracked addresses (the
+// only ones the service scores: see scoring.ts) and pure evaluation in memory,
 // then the writes: scores, events, notifications and the batches' "evaluated" marks commit
 // together, in the transaction that holds the claim. Grouping is what keeps up with a backlog:
 // per transaction, a larger group touches fewer distinct addresses to look up, count and
@@ -56,15 +57,16 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       const txs = await loadBatchTransactions(sql, batchIds);
       const sides = sidesByAddress(txs);
       const addresses = [...sides.keys()];
-      const alertsByAddress = await deps.alertRules.forAddresses(addresses);
+      const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
       const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
       // Per-event window counts only where an unusual_activity alert will read them.
       for (const address of needWindows) sides.get(address)!.events.needWindows = true;
       // Redis counts while Postgres looks up: the two largest waits of a group overlap.
       const [activity, labelRows, stateRows] = await Promise.all([
-        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events)),
+        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...tracked].map((address) => sides.get(address)!.events)),
         loadLabels(sql, addresses),
-        loadAddressStates(sql, addresses),
+        // Scores of tracked addresses only: an untracked counterparty's own score is not used.
+        loadAddressStates(sql, [...tracked]),
       ]);
       const labels = byAddress(labelRows);
       const states = byAddress(stateRows);

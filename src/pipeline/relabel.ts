@@ -1,11 +1,13 @@
-// A label change (PUT /v1/risk/labels): the labels, the new scores of every address that ever
-// dealt with a relabelled address, and the score changes owed an evaluation are committed in
-// one Postgres transaction; the evaluation itself is a `risk` job. Should the job be lost,
+// A label change (PUT /v1/risk/labels): the labels, the new scores of every tracked address
+// that ever dealt with a relabelled address (the service scores tracked addresses only: see
+// scoring.ts), and the score changes owed an evaluation are committed in one Postgres
+// transaction; the evaluation itself is a `risk` job. Should the job be lost,
 // the reconciler finds the unevaluated changes in risk_score_history and enqueues them again.
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
-import { counterpartiesOf, labelExposure, upsertLabels, type LabelInput } from "../db/queries/risk-labels.ts";
+import { shareAddressCounters } from "../db/queries/address-counters.ts";
+import { trackedCounterpartiesOf, labelExposure, upsertLabels, type LabelInput } from "../db/queries/risk-labels.ts";
 import { riskScore } from "../domain/risk/index.ts";
 import { RISK_FACTORS, type RiskFactor } from "../domain/types.ts";
 import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
@@ -23,12 +25,19 @@ export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: re
   const byAddress = new Map(labels.map((label) => [label.address, label]));
   const result = await retryTransaction(() =>
     deps.sql.begin(async (tx) => {
+      // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
+      // this lock makes a tracking wait for these labels, or this change wait for the new wallet.
+      await shareAddressCounters(tx);
       const changed = await upsertLabels(tx, [...byAddress.values()]);
-      const affected = await counterpartiesOf(tx, changed);
+      const affected = await trackedCounterpartiesOf(tx, changed);
       let rescored = 0;
       const ids: number[] = [];
       for (let start = 0; start < affected.length; start += RESCORE_CHUNK) {
-        const written = await rescore(tx, affected.slice(start, start + RESCORE_CHUNK));
+        const written = await rescoreExposure(tx, affected.slice(start, start + RESCORE_CHUNK), {
+          behaviour: "stored",
+          cause: LABELS_CAUSE,
+          evaluatedAt: null,
+        });
         rescored += written.rescored;
         ids.push(...written.ids);
       }
@@ -39,8 +48,24 @@ export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: re
   return result;
 }
 
-/** Label factors from the whole history; behavioural factors as stored (they follow the address's own transactions). */
-async function rescore(tx: TransactionSql, addresses: readonly string[]): Promise<{ rescored: number; ids: number[] }> {
+export type RescoreOptions = {
+  /**
+   * The behavioural factors: as stored (they follow the address's own transactions), or none
+   * (an address becoming tracked: what was stored then is stale, see track-wallet.ts).
+   */
+  behaviour: "stored" | "cleared";
+  /** risk_score_history's cause. */
+  cause: string;
+  /** Set when no alert can be owed an evaluation of the changes; null leaves them to a risk job. */
+  evaluatedAt: Date | null;
+};
+
+/** Label factors from the whole history; behavioural factors as `behaviour` says. */
+export async function rescoreExposure(
+  tx: TransactionSql,
+  addresses: readonly string[],
+  options: RescoreOptions,
+): Promise<{ rescored: number; ids: number[] }> {
   const exposure = new Map<string, RiskFactor[]>();
   for (const row of await labelExposure(tx, addresses)) {
     const list = exposure.get(row.address) ?? [];
@@ -52,7 +77,8 @@ async function rescore(tx: TransactionSql, addresses: readonly string[]): Promis
   const history: NewHistory[] = [];
   for (const address of addresses) {
     const current = stored.get(address) ?? { riskScore: 0, riskFactors: [] as RiskFactor[] };
-    const present = new Set([...current.riskFactors.filter((f) => !isLabelFactor(f)), ...(exposure.get(address) ?? [])]);
+    const behavioural = options.behaviour === "stored" ? current.riskFactors.filter((f) => !isLabelFactor(f)) : [];
+    const present = new Set([...behavioural, ...(exposure.get(address) ?? [])]);
     const factors = RISK_FACTORS.filter((factor) => present.has(factor));
     const score = riskScore(factors);
     if (score === current.riskScore && sameFactors(factors, current.riskFactors)) continue;
@@ -60,6 +86,6 @@ async function rescore(tx: TransactionSql, addresses: readonly string[]): Promis
     if (score !== current.riskScore) history.push({ address, previousScore: current.riskScore, score, factors });
   }
   await writeScores(tx, writes);
-  const ids = await insertScoreHistory(tx, history, LABELS_CAUSE, null);
+  const ids = await insertScoreHistory(tx, history, options.cause, options.evaluatedAt);
   return { rescored: writes.length, ids: [...ids.values()] };
 }

@@ -113,6 +113,43 @@ describe("address counters", () => {
   });
 });
 
+describe("a tracking beside a label change", () => {
+  it("ends with the label's factor whichever commits first: the label change waits for the tracking in flight", async () => {
+    const address = randomAddress();
+    const counterparty = randomAddress();
+    await ingestTransactions(t, ingestor, [makeTransaction({ from: address, to: counterparty, blockTime: 1_700_400_000 })]);
+    // The address's state row (a balance snapshot would make one), locked from a second
+    // connection: the tracking stops there, after it has read the labels, before it commits.
+    await t.deps.sql`insert into address_state (address) values (${address})`;
+    const holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
+    const release = await holdTransaction(holder, (tx) => tx`select 1 from address_state where address = ${address} for update`);
+    try {
+      const tracking = trackWallet(t, alice, { address });
+      await waitFor("the tracking to wait for the state row", async () => (await waiting("Lock", "%address_state%for update%")) > 0, 5_000);
+
+      // Were the label change not to wait, it would find no tracked wallet to rescore, and the
+      // tracking, which read the labels before this one, would not score it either.
+      const labelling = t.app.inject({
+        method: "PUT",
+        url: "/v1/risk/labels",
+        headers: bearer(alice),
+        payload: { labels: [{ address: counterparty, category: "mixer", score: 90 }] },
+      });
+      let labelled = false;
+      void labelling.then(() => (labelled = true));
+      await waitFor("the label change to wait for the tracking", async () => labelled || (await waiting("Lock", "%pg_advisory_xact_lock_shared%")) > 0, 5_000);
+      await release();
+      const wallet = await tracking;
+      expect((await labelling).statusCode).toBe(200);
+      const detail = await t.app.inject({ url: `/v1/wallets/${wallet.walletId}`, headers: bearer(alice) });
+      expect(detail.json()).toMatchObject({ riskScore: 60, riskFactors: ["mixer_interaction"] });
+    } finally {
+      await release();
+      await holder.end();
+    }
+  });
+});
+
 /** Sessions of this database waiting on a lock of `type` while running a query like `pattern`. */
 async function waiting(type: string, pattern: string): Promise<number> {
   const [row] = await t.deps.sql<{ n: number }[]>`

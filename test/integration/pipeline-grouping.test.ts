@@ -185,6 +185,25 @@ describe("the workers' in-memory alerts", () => {
     expect(rules.stats().queried).toBe(queriedBefore + 1);
   });
 
+  it("tells which addresses are tracked, alerts or not, from a query right after tracking and from memory later", async () => {
+    const rules = t.deps.alertRules;
+    const stranger = randomAddress();
+    const wallet = await track(t, token); // no alerts
+    const trackedAmong = async () => [...(await rules.lookup([wallet.address, stranger])).tracked];
+
+    const queried = rules.stats().queried;
+    expect(await trackedAmong()).toEqual([wallet.address]);
+    expect(rules.stats().queried).toBe(queried + 1);
+    await waitFor("the tracked set to be served from memory", async () => {
+      const before = rules.stats().fromMemory;
+      const found = await trackedAmong();
+      return rules.stats().fromMemory === before + 1 && found.length === 1 && found[0] === wallet.address;
+    });
+
+    expect((await t.app.inject({ method: "DELETE", url: `/v1/wallets/${wallet.walletId}`, headers: bearer(token) })).statusCode).toBe(204);
+    expect(await trackedAmong()).toEqual([]);
+  });
+
   it("moves the version only for changes that evaluation reads, not for the pipeline's own bookkeeping", async () => {
     const version = async () => (await t.deps.sql<{ v: number }[]>`select version::float8 as v from alert_rules_version`)[0]!.v;
     const wallet = await track(t, token);

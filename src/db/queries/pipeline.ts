@@ -57,12 +57,21 @@ export async function alertRulesVersion(sql: Sql): Promise<number> {
   return row?.version ?? 0;
 }
 
-/** Every active alert with its version, read in one snapshot so that the two agree. */
-export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; alerts: ActiveAlertRow[] }> {
+/** Those of the addresses that some caller tracks. */
+export async function loadTrackedAmong(sql: Sql, addresses: readonly string[]): Promise<string[]> {
+  if (addresses.length === 0) return [];
+  const rows = await sql<{ address: string }[]>`
+    select distinct address from tracked_wallets where address = any(${addresses as string[]}::text[])`;
+  return rows.map((row) => row.address);
+}
+
+/** Every active alert and every tracked address with their version, read in one snapshot so that they agree. */
+export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; alerts: ActiveAlertRow[]; tracked: string[] }> {
   return sql.begin("isolation level repeatable read read only", async (tx) => {
     const [row] = await tx<{ version: number }[]>`select version::float8 as version from alert_rules_version`;
     const alerts = await selectActiveAlerts(tx);
-    return { version: row?.version ?? 0, alerts: [...alerts] };
+    const tracked = await tx<{ address: string }[]>`select distinct address from tracked_wallets`;
+    return { version: row?.version ?? 0, alerts: [...alerts], tracked: tracked.map((t) => t.address) };
   });
 }
 

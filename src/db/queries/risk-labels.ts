@@ -31,13 +31,16 @@ export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promi
     .map((l) => l.address);
 }
 
-/** Every address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
-export async function counterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
+/** Every tracked address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
+export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
   if (addresses.length === 0) return [];
   const rows = await tx<{ address: string }[]>`
-    select from_address as address from transactions where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address
-    union
-    select to_address from transactions where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address`;
+    select address from (
+      select from_address as address from transactions where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+      union
+      select to_address from transactions where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+    ) dealt
+    where address in (select address from tracked_wallets)`;
   return rows.map((row) => row.address);
 }
 

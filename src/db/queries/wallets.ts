@@ -1,8 +1,8 @@
 // A caller's tracked wallets joined with what the service knows of their addresses.
 // Numbers are cast to float8 in SQL so rows arrive as JSON-ready numbers, and the list
 // keeps to one round trip: the total rides along on every row (a window count).
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
-import { lockAddressCounters, recountAddressActivity } from "./address-counters.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
 export type WalletSortKey = (typeof WALLET_SORT_KEYS)[number];
@@ -106,28 +106,26 @@ export async function findWalletAddress(sql: Sql, owner: string, walletId: strin
 }
 
 /**
- * Inserts the wallet (and the address's shared state if it is new) and counts the address's
- * stored transactions into its counters, which ingest keeps from then on; false when the
- * caller already tracks the address.
+ * Inserts the wallet (and the address's shared state if it is new): undefined when the caller
+ * already tracks the address, else whether another caller tracked it before. Call inside the
+ * tracking transaction (pipeline/track-wallet.ts), which holds the tracking lock.
  */
 export async function insertWallet(
-  sql: Sql,
+  tx: TransactionSql,
   wallet: { id: string; owner: string; address: string; alias: string | null; tags: string[] },
-): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    await lockAddressCounters(tx);
-    const rows = await tx`
-      with state as (
-        insert into address_state (address) values (${wallet.address}) on conflict (address) do nothing
-      )
+): Promise<{ trackedBefore: boolean } | undefined> {
+  // The outer select does not see the row its own statement inserts: exists() looks at other callers.
+  const [row] = await tx<{ trackedBefore: boolean }[]>`
+    with state as (
+      insert into address_state (address) values (${wallet.address}) on conflict (address) do nothing
+    ), inserted as (
       insert into tracked_wallets (id, owner, address, alias, tags)
       values (${wallet.id}, ${wallet.owner}, ${wallet.address}, ${wallet.alias}, ${wallet.tags}::text[])
       on conflict (owner, address) do nothing
-      returning id`;
-    if (rows.length === 0) return false;
-    await recountAddressActivity(tx, wallet.address);
-    return true;
-  });
+      returning id
+    )
+    select exists (select 1 from tracked_wallets where address = ${wallet.address}) as "trackedBefore" from inserted`;
+  return row;
 }
 
 /** Applies the given fields; false for an unknown or foreign wallet. */

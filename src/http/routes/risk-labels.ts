@@ -1,5 +1,5 @@
 // PUT /v1/risk/labels: operators load counterparty labels (OFAC, their vendors' lists). A
-// label that changes rescores every address that ever dealt with the labelled address; the
+// label that changes rescores every tracked address that ever dealt with the labelled address; the
 // rises are evaluated against risk_score_increase alerts by the risk workers.
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
@@ -40,7 +40,7 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { scope: "risk:write" },
         schema: {
           tags: ["risk"],
-          summary: "Create or replace counterparty labels (bulk); changed labels rescore the addresses that dealt with them",
+          summary: "Create or replace counterparty labels (bulk); changed labels rescore the tracked addresses that dealt with them",
           body: LabelsBodySchema,
           response: { 200: LabelsUpsertedSchema, ...errorResponses(400, 413, 415) },
         },

@@ -6,12 +6,12 @@ import {
   WALLET_SORT_KEYS,
   deleteWallet,
   getWallet,
-  insertWallet,
   listWallets,
   updateWallet,
   type WalletDetailRow,
 } from "../../db/queries/wallets.ts";
 import { newId } from "../../ids.ts";
+import { trackWallet } from "../../pipeline/track-wallet.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
@@ -188,7 +188,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         assertAddress("body.address", address);
         const id = newId("wal");
         const owner = request.caller.sub;
-        if (!(await insertWallet(deps.sql, { id, owner, address, alias, tags: walletTags }))) {
+        if (!(await trackWallet(deps, { id, owner, address, alias, tags: walletTags }))) {
           throw new ProblemError("conflict", `address ${address} is already tracked by this caller`);
         }
         const row = await getWallet(deps.sql, owner, id);

@@ -1,0 +1,38 @@
+// Tracking an address (POST /v1/wallets). In one Postgres transaction, under the tracking lock
+// (address-counters.ts), which ingests and label changes hold shared: the wallet row, the
+// address's counters from its stored transactions and — when no other caller tracks it
+// already — its risk score from the label exposure of its whole stored history. The service
+// keeps no activity counters and no score for an untracked address (scoring.ts), so its
+// behavioural factors start with its next transaction; counters left in Redis from an earlier
+// period of tracking are deleted, since they miss what it did meanwhile (its first transaction
+// would otherwise look like a reactivation after dormancy).
+import type { Deps } from "../deps.ts";
+import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
+import { insertWallet } from "../db/queries/wallets.ts";
+import { forgetAddressActivity } from "./activity.ts";
+import { rescoreExposure } from "./relabel.ts";
+
+export const TRACKING_CAUSE = "tracking";
+
+export type NewWallet = { id: string; owner: string; address: string; alias: string | null; tags: string[] };
+
+/** False when the caller already tracks the address. */
+export async function trackWallet(
+  deps: Pick<Deps, "sql" | "redis" | "logger" | "now"> & { config: Pick<Deps["config"], "queuePrefix"> },
+  wallet: NewWallet,
+): Promise<boolean> {
+  return deps.sql.begin(async (tx) => {
+    await lockAddressCounters(tx);
+    const inserted = await insertWallet(tx, wallet);
+    if (!inserted) return false;
+    await recountAddressActivity(tx, wallet.address);
+    if (inserted.trackedBefore) return true;
+    // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
+    await rescoreExposure(tx, [wallet.address], { behaviour: "cleared", cause: TRACKING_CAUSE, evaluatedAt: deps.now() });
+    // Before the commit: an evaluation that counts the address starts after it and finds the keys gone.
+    await forgetAddressActivity(deps.redis, deps.config.queuePrefix, wallet.address).catch((error: unknown) =>
+      deps.logger.warn({ err: error, address: wallet.address }, "tracking: could not delete stale activity counters"),
+    );
+    return true;
+  });
+}

@@ -1,0 +1,149 @@
+// The service counts and scores tracked addresses only (src/pipeline/scoring.ts): an untracked
+// counterparty gets no activity counters and no score, and a score stored for it (left from an
+// earlier tracking) is not its risk as a counterparty. An address that becomes tracked is
+// scored from the labels of its stored history, and counters left from an earlier tracking
+// are deleted; a label change rescores tracked addresses only.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RiskFactor } from "../../src/domain/types.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomAddress } from "../helpers/chain.ts";
+import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { bearer, ingestTransactions } from "../helpers/seed.ts";
+
+let t: TestApp;
+let workers: RunningWorkers;
+let alice: string;
+let bob: string;
+const now = Math.floor(Date.now() / 1000);
+
+beforeAll(async () => {
+  t = await startTestApp("tracked-scoring");
+  workers = startWorkers(t);
+  [alice, bob] = await Promise.all([t.token("alice"), t.token("bob")]);
+});
+afterAll(async () => {
+  await workers.close();
+  await t.close();
+});
+
+/** Whether the address has its activity state in Redis (it is counted). */
+const counted = async (address: string) => (await t.deps.redis.exists(`${t.config.queuePrefix}:activity:${address}`)) === 1;
+
+async function historyOf(address: string) {
+  return t.deps.sql<{ score: number; cause: string; evaluated: boolean }[]>`
+    select score, cause, evaluated_at is not null as evaluated from risk_score_history where address = ${address} order by id`;
+}
+
+async function riskOf(token: string, walletId: string) {
+  const res = await t.app.inject({ url: `/v1/wallets/${walletId}`, headers: bearer(token) });
+  const body = res.json() as { riskScore: number; riskFactors: RiskFactor[] };
+  return { riskScore: body.riskScore, riskFactors: body.riskFactors };
+}
+
+/** Ten transactions sent by `address` to one counterparty, three of them failed: failed_tx_ratio (weight 0.1) once counted. */
+function failingSends(address: string, from: number) {
+  const to = randomAddress();
+  return Array.from({ length: 10 }, (_, i) => tx({ from: address, to, status: i < 3 ? "failed" : "success", blockTime: from + i }));
+}
+
+describe("who is scored", () => {
+  it("counts and scores the tracked side, and leaves an untracked counterparty unscored", async () => {
+    const wallet = await track(t, alice);
+    const stranger = randomAddress();
+    const mixer = randomAddress();
+    expect((await putLabels(t, alice, [{ address: mixer, category: "mixer", score: 90 }])).statusCode).toBe(200);
+    // The stranger deals with a mixer in the same batch: scored, it would get mixer_interaction.
+    await ingestTransactions(t, alice, [
+      tx({ from: stranger, to: wallet.address, blockTime: now }),
+      tx({ from: stranger, to: mixer, blockTime: now + 1 }),
+      tx({ from: wallet.address, to: mixer, blockTime: now + 2 }),
+    ]);
+    await settled(t);
+
+    expect(await riskOf(alice, wallet.walletId)).toEqual({ riskScore: 60, riskFactors: ["mixer_interaction"] });
+    expect(await counted(wallet.address)).toBe(true);
+    expect(await counted(stranger)).toBe(false);
+    expect(await historyOf(stranger)).toEqual([]);
+    const [state] = await t.deps.sql`select 1 from address_state where address = ${stranger}`;
+    expect(state).toBeUndefined();
+  });
+
+  it("takes a counterparty's own score as its risk only while some caller tracks it", async () => {
+    const wallet = await track(t, alice);
+    const alert = await createAlert(t, alice, { walletId: wallet.walletId, condition: "suspicious_counterparty", threshold: 50 });
+    // Bob's wallet scores 60 (mixer_interaction); the other one holds a score of 90 stored while
+    // it was tracked before, which says nothing of what it did since.
+    const bobs = await track(t, bob);
+    const mixer = randomAddress();
+    expect((await putLabels(t, bob, [{ address: mixer, category: "mixer", score: 90 }])).statusCode).toBe(200);
+    await ingestTransactions(t, bob, [tx({ from: bobs.address, to: mixer, blockTime: now })]);
+    await settled(t);
+    const formerlyTracked = randomAddress();
+    await t.deps.sql`
+      insert into address_state (address, risk_score, risk_factors) values (${formerlyTracked}, 90, '{sanctioned_counterparty}')`;
+
+    const toBob = tx({ from: wallet.address, to: bobs.address, blockTime: now + 10 });
+    await ingestTransactions(t, alice, [toBob, tx({ from: wallet.address, to: formerlyTracked, blockTime: now + 11 })]);
+    await settled(t);
+    expect((await eventsOf(t, alert)).map((e) => [e.dedupeKey, e.observed])).toEqual([[toBob.signature, 60]]);
+  });
+});
+
+describe("when an address becomes tracked", () => {
+  it("scores it from the labels of its stored history, at once", async () => {
+    const address = randomAddress();
+    const sanctioned = randomAddress();
+    expect((await putLabels(t, alice, [{ address: sanctioned, category: "sanctioned", score: 100 }])).statusCode).toBe(200);
+    await ingestTransactions(t, alice, [tx({ from: sanctioned, to: address, blockTime: now })]);
+    await settled(t);
+    expect(await historyOf(address)).toEqual([]);
+
+    const wallet = await track(t, alice, address);
+    expect(await riskOf(alice, wallet.walletId)).toEqual({ riskScore: 90, riskFactors: ["sanctioned_counterparty"] });
+    // No alert can be owed the change (none existed for the address): it is recorded as evaluated.
+    expect(await historyOf(address)).toEqual([{ score: 90, cause: "tracking", evaluated: true }]);
+  });
+
+  it("leaves the score as it is when another caller tracks the address already", async () => {
+    const wallet = await track(t, alice);
+    await ingestTransactions(t, alice, failingSends(wallet.address, now));
+    await settled(t);
+    expect(await riskOf(alice, wallet.walletId)).toEqual({ riskScore: 10, riskFactors: ["failed_tx_ratio"] });
+
+    const bobs = await track(t, bob, wallet.address);
+    expect(await riskOf(bob, bobs.walletId)).toEqual({ riskScore: 10, riskFactors: ["failed_tx_ratio"] });
+    expect((await historyOf(wallet.address)).map((h) => h.cause)).toEqual([expect.stringMatching(/^batch:/)]);
+  });
+
+  it("starts afresh when it is tracked again: behavioural factors and counters from the earlier tracking go", async () => {
+    const wallet = await track(t, alice);
+    await ingestTransactions(t, alice, failingSends(wallet.address, now));
+    await settled(t);
+    expect(await counted(wallet.address)).toBe(true);
+    const untracked = await t.app.inject({ method: "DELETE", url: `/v1/wallets/${wallet.walletId}`, headers: bearer(alice) });
+    expect(untracked.statusCode).toBe(204);
+
+    const again = await track(t, alice, wallet.address);
+    expect(await riskOf(alice, again.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    expect(await counted(wallet.address)).toBe(false);
+  });
+});
+
+describe("a label change", () => {
+  it("rescores the tracked addresses that dealt with the relabelled one, and no others", async () => {
+    const wallet = await track(t, alice);
+    const stranger = randomAddress();
+    const relabelled = randomAddress();
+    await ingestTransactions(t, alice, [
+      tx({ from: wallet.address, to: relabelled, blockTime: now }),
+      tx({ from: stranger, to: relabelled, blockTime: now + 1 }),
+    ]);
+    await settled(t);
+
+    expect((await putLabels(t, alice, [{ address: relabelled, category: "mixer", score: 90 }])).statusCode).toBe(200);
+    await settled(t);
+    expect(await riskOf(alice, wallet.walletId)).toEqual({ riskScore: 60, riskFactors: ["mixer_interaction"] });
+    expect(await historyOf(stranger)).toEqual([]);
+  });
+});
