@@ -1,14 +1,15 @@
 // The active alerts and the tracked addresses, kept in the worker's memory: every batch needs
 // those of a few thousand addresses, and joining them out of Postgres each time cost more than
-// any other read of the evaluation. Each use reads one counter (alert_rules_version, moved forward by triggers in
-// the same transaction as any change that evaluation reads) and uses the memory only when
-// it was loaded at that very version; otherwise that batch's alerts are queried directly, as
-// before the cache, and a reload starts in the background. So a new, paused or edited alert
-// counts from the first batch evaluated after its commit, and a steady stream of alert
-// changes (a caller importing thousands, one by one) costs the direct query per batch plus a
-// full reload at most every few seconds (backing off to 30 s), never a reload per batch. The
-// alerts about to fire are still locked and re-read at commit (record-events.ts): the status,
-// cooldown and baseline that decide a firing never come from here.
+// any other read of the evaluation. Each use reads one counter (alert_rules_version, moved
+// forward by triggers in the same transaction as any change that evaluation reads, tracking
+// and untracking included) and uses the memory only when it was loaded at that very version;
+// otherwise that batch's alerts are queried directly, as before the cache, and a reload
+// starts in the background. So a new, paused or edited alert counts from the first batch
+// evaluated after its commit, and a steady stream of alert changes (a caller importing
+// thousands, one by one) costs the direct query per batch plus a full reload at most every
+// few seconds (backing off to 30 s), never a reload per batch. The alerts about to fire are
+// still locked and re-read at commit (record-events.ts): the status, cooldown and baseline
+// that decide a firing never come from here.
 import type { Sql } from "../db/client.ts";
 import { alertRulesVersion, loadActiveAlerts, loadAllActiveAlerts, loadTrackedAmong, type ActiveAlertRow } from "../db/queries/pipeline.ts";
 import type { Logger } from "../logger.ts";

@@ -6,8 +6,13 @@
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
-import { shareAddressCounters } from "../db/queries/address-counters.ts";
-import { trackedCounterpartiesOf, labelExposure, upsertLabels, type LabelInput } from "../db/queries/risk-labels.ts";
+import {
+  labelExposure,
+  shareLabelExposure,
+  trackedCounterpartiesOf,
+  upsertLabels,
+  type LabelInput,
+} from "../db/queries/risk-labels.ts";
 import { riskScore } from "../domain/risk/index.ts";
 import { RISK_FACTORS, type RiskFactor } from "../domain/types.ts";
 import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
@@ -27,7 +32,7 @@ export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: re
     deps.sql.begin(async (tx) => {
       // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
       // this lock makes a tracking wait for these labels, or this change wait for the new wallet.
-      await shareAddressCounters(tx);
+      await shareLabelExposure(tx);
       const changed = await upsertLabels(tx, [...byAddress.values()]);
       const affected = await trackedCounterpartiesOf(tx, changed);
       let rescored = 0;

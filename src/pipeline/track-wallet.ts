@@ -1,13 +1,14 @@
-// Tracking an address (POST /v1/wallets). In one Postgres transaction, under the tracking lock
-// (address-counters.ts), which ingests and label changes hold shared: the wallet row, the
-// address's counters from its stored transactions and — when no other caller tracks it
-// already — its risk score from the label exposure of its whole stored history. The service
-// keeps no activity counters and no score for an untracked address (scoring.ts), so its
-// behavioural factors start with its next transaction; counters left in Redis from an earlier
-// period of tracking are deleted, since they miss what it did meanwhile (its first transaction
-// would otherwise look like a reactivation after dormancy).
+// Tracking an address (POST /v1/wallets). In one Postgres transaction, under two locks that
+// others hold shared (label changes: risk-labels.ts; ingests: address-counters.ts): the
+// wallet row, the address's counters from its stored transactions and — when no other
+// caller tracks it already — its risk score from the label exposure of its whole stored
+// history. The service keeps no activity counters and no score for an untracked address
+// (scoring.ts), so its behavioural factors start with its next transaction; counters left in
+// Redis from an earlier period of tracking are deleted, since they miss what it did
+// meanwhile (its first transaction would otherwise look like a reactivation after dormancy).
 import type { Deps } from "../deps.ts";
 import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
+import { lockLabelExposure } from "../db/queries/risk-labels.ts";
 import { insertWallet } from "../db/queries/wallets.ts";
 import { forgetAddressActivity } from "./activity.ts";
 import { rescoreExposure } from "./relabel.ts";
@@ -22,6 +23,8 @@ export async function trackWallet(
   wallet: NewWallet,
 ): Promise<boolean> {
   return deps.sql.begin(async (tx) => {
+    // This one first: waiting for a label import must not hold the ingests back.
+    await lockLabelExposure(tx);
     await lockAddressCounters(tx);
     const inserted = await insertWallet(tx, wallet);
     if (!inserted) return false;

@@ -3,6 +3,7 @@
 // exact when that happens while a batch is still being stored.
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LABEL_EXPOSURE_LOCK } from "../../src/db/queries/risk-labels.ts";
 import type { Transaction } from "../../src/domain/types.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -143,6 +144,28 @@ describe("a tracking beside a label change", () => {
       expect((await labelling).statusCode).toBe(200);
       const detail = await t.app.inject({ url: `/v1/wallets/${wallet.walletId}`, headers: bearer(alice) });
       expect(detail.json()).toMatchObject({ riskScore: 60, riskFactors: ["mixer_interaction"] });
+    } finally {
+      await release();
+      await holder.end();
+    }
+  });
+});
+
+describe("a tracking waiting for a label change", () => {
+  it("does not hold back the batches being ingested meanwhile", async () => {
+    // A label change in flight, as far as the tracking can tell: its lock held shared, uncommitted.
+    const holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
+    const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock_shared(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`);
+    try {
+      const tracking = trackWallet(t, alice);
+      let tracked = false;
+      void tracking.then(() => (tracked = true));
+      await waitFor("the tracking to wait for the label change", async () => (await waiting("Lock", "%pg_advisory_xact_lock(%")) > 0, 5_000);
+      // Were the tracking to take the counters' lock before waiting, this batch would wait too.
+      expect(await ingestTransactions(t, ingestor, [makeTransaction({ blockTime: 1_700_500_000 })])).toMatchObject({ accepted: 1 });
+      expect(tracked).toBe(false);
+      await release();
+      await tracking;
     } finally {
       await release();
       await holder.end();

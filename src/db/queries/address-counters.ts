@@ -10,10 +10,7 @@
 // counted the address (it was not tracked when its statement began) and its rows are not in
 // the count either. So every ingest holds this lock shared, and tracking takes it exclusively
 // before it counts; the ingest's statement starts after the lock is granted, so it sees a
-// tracking that committed meanwhile. Label changes hold it shared as well, so that a tracking,
-// which scores the address from the labels of its counterparties, and a label change, which
-// rescores the tracked addresses that dealt with the relabelled ones, never miss each other
-// (pipeline/track-wallet.ts, pipeline/relabel.ts).
+// tracking that committed meanwhile.
 import type { TransactionSql } from "postgres";
 
 /** Advisory-lock key of the counters ("acti"; the second key is free for finer locks later). */

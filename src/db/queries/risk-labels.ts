@@ -31,6 +31,24 @@ export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promi
     .map((l) => l.address);
 }
 
+// A tracking scores the new address from the labels of its counterparties; a label change
+// rescores the tracked addresses that dealt with the relabelled ones. Run side by side, each
+// could miss the other (neither sees what the other has not committed), so label changes hold
+// this lock shared and a tracking takes it exclusively, before anything else: a lock of its
+// own, not the counters' lock that every ingest shares, so a long label import keeps a
+// tracking waiting, never the ingests queued behind it.
+export const LABEL_EXPOSURE_LOCK: readonly [number, number] = [0x6c61626c, 0]; // "labl"
+
+/** Held by a label change until it commits. */
+export async function shareLabelExposure(tx: Tx): Promise<void> {
+  await tx`select pg_advisory_xact_lock_shared(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`;
+}
+
+/** Held by a tracking until it commits: waits for the label changes under way, holds new ones back. */
+export async function lockLabelExposure(tx: Tx): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`;
+}
+
 /** Every tracked address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
 export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
   if (addresses.length === 0) return [];
