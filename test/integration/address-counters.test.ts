@@ -3,7 +3,7 @@
 // exact when that happens while a batch is still being stored.
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LABEL_EXPOSURE_LOCK } from "../../src/db/queries/risk-labels.ts";
+import { shareLabelExposure } from "../../src/db/queries/risk-labels.ts";
 import type { Transaction } from "../../src/domain/types.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -155,7 +155,7 @@ describe("a tracking waiting for a label change", () => {
   it("does not hold back the batches being ingested meanwhile", async () => {
     // A label change in flight, as far as the tracking can tell: its lock held shared, uncommitted.
     const holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
-    const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock_shared(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`);
+    const release = await holdTransaction(holder, shareLabelExposure);
     try {
       const tracking = trackWallet(t, alice);
       let tracked = false;

@@ -12,19 +12,16 @@
 // before it counts; the ingest's statement starts after the lock is granted, so it sees a
 // tracking that committed meanwhile.
 import type { TransactionSql } from "postgres";
+import { transactionLock } from "./advisory-lock.ts";
 
-/** Advisory-lock key of the counters ("acti"; the second key is free for finer locks later). */
-const COUNTERS_LOCK: readonly [number, number] = [0x61637469, 0];
+/** The counters' lock ("acti"). */
+const COUNTERS_LOCK = transactionLock(0x61637469);
 
 /** Held by every ingest until it commits: ingests run side by side, a recount waits for them. */
-export async function shareAddressCounters(tx: TransactionSql): Promise<void> {
-  await tx`select pg_advisory_xact_lock_shared(${COUNTERS_LOCK[0]}, ${COUNTERS_LOCK[1]})`;
-}
+export const shareAddressCounters = COUNTERS_LOCK.share;
 
 /** Held by a recount until it commits: waits for the ingests under way, holds new ones back. */
-export async function lockAddressCounters(tx: TransactionSql): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${COUNTERS_LOCK[0]}, ${COUNTERS_LOCK[1]})`;
-}
+export const lockAddressCounters = COUNTERS_LOCK.take;
 
 /**
  * Sets the address's counters from its stored transactions (a self-transfer counted once),

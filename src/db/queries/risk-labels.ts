@@ -2,6 +2,7 @@
 // change concerns: the addresses that ever dealt with a relabelled address.
 import type { TransactionSql } from "postgres";
 import type { LabelCategory } from "../../domain/types.ts";
+import { transactionLock } from "./advisory-lock.ts";
 
 type Tx = TransactionSql;
 
@@ -37,17 +38,13 @@ export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promi
 // this lock shared and a tracking takes it exclusively, before anything else: a lock of its
 // own, not the counters' lock that every ingest shares, so a long label import keeps a
 // tracking waiting, never the ingests queued behind it.
-export const LABEL_EXPOSURE_LOCK: readonly [number, number] = [0x6c61626c, 0]; // "labl"
+const LABEL_EXPOSURE_LOCK = transactionLock(0x6c61626c); // "labl"
 
 /** Held by a label change until it commits. */
-export async function shareLabelExposure(tx: Tx): Promise<void> {
-  await tx`select pg_advisory_xact_lock_shared(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`;
-}
+export const shareLabelExposure = LABEL_EXPOSURE_LOCK.share;
 
 /** Held by a tracking until it commits: waits for the label changes under way, holds new ones back. */
-export async function lockLabelExposure(tx: Tx): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${LABEL_EXPOSURE_LOCK[0]}, ${LABEL_EXPOSURE_LOCK[1]})`;
-}
+export const lockLabelExposure = LABEL_EXPOSURE_LOCK.take;
 
 /** Every tracked address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
 export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
