@@ -19,7 +19,7 @@ import { groupByAddress } from "./transaction-firings.ts";
 export type AddressRules = {
   /** The active alerts (all callers') of those of the addresses that have any. */
   alerts: Map<string, readonly ActiveAlertRow[]>;
-  /** Those of the addresses that some caller tracks (with or without alerts). */
+  /** Those of the addresses that some caller tracks (with or without alerts): every address of `alerts` among them. */
   tracked: Set<string>;
 };
 
@@ -77,7 +77,8 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
     reloadInBackground();
     stats.queried++;
     const [alerts, tracked] = await Promise.all([loadActiveAlerts(sql, addresses), loadTrackedAmong(sql, addresses)]);
-    return { alerts: groupByAddress(alerts), tracked: new Set(tracked) };
+    // Two reads, two snapshots: an address with alerts counts as tracked whatever the other saw.
+    return { alerts: groupByAddress(alerts), tracked: new Set([...tracked, ...alerts.map((alert) => alert.address)]) };
   };
 
   return {

@@ -14,11 +14,25 @@ export const isSol = (tx: Transaction): boolean =>
 /** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
 export type AddressSides = { events: AddressEvents; txIndexes: number[] };
 
-/** Every address on either side, each once, with its events (needWindows off: the caller turns it on). */
-export function sidesByAddress(txs: readonly BatchTransaction[]): Map<string, AddressSides> {
+/** Every address on either side, each once, in the order they first appear. */
+export function touchedAddresses(txs: readonly Transaction[]): string[] {
+  const seen = new Set<string>();
+  for (const tx of txs) {
+    seen.add(tx.from);
+    seen.add(tx.to);
+  }
+  return [...seen];
+}
+
+/**
+ * The addresses of `counted` on either side, each once, with their events (needWindows off:
+ * the caller turns it on). Only tracked addresses are counted, so no others are built.
+ */
+export function sidesByAddress(txs: readonly BatchTransaction[], counted: ReadonlySet<string>): Map<string, AddressSides> {
   const sides = new Map<string, AddressSides>();
   txs.forEach((tx, index) => {
     for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
+      if (!counted.has(address)) continue;
       let entry = sides.get(address);
       if (!entry) {
         entry = { events: { address, needWindows: false, events: [] }, txIndexes: [] };
@@ -38,14 +52,16 @@ export function sidesByAddress(txs: readonly BatchTransaction[]): Map<string, Ad
   return sides;
 }
 
-/** Per address, the labels of the counterparties it dealt with in the batch. */
+/** Per address of `scored`, the labels of the counterparties it dealt with in the batch. */
 export function labelledCounterparties(
   txs: readonly Transaction[],
   labels: ReadonlyMap<string, LabelRow>,
+  scored: ReadonlySet<string>,
 ): Map<string, LabelRow[]> {
   const byAddress = new Map<string, LabelRow[]>();
   if (labels.size === 0) return byAddress;
   const add = (address: string, counterparty: string) => {
+    if (!scored.has(address)) return;
     const label = labels.get(counterparty);
     if (!label) return;
     const list = byAddress.get(address);

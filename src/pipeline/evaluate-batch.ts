@@ -13,7 +13,7 @@ import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-wr
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
-import { counterpartyRisk, labelledCounterparties, sidesByAddress } from "./batch-facts.ts";
+import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
@@ -55,22 +55,22 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
 
       // Reads go through the pool, beside the claiming transaction: all of it is committed data.
       const txs = await loadBatchTransactions(sql, batchIds);
-      const sides = sidesByAddress(txs);
-      const addresses = [...sides.keys()];
+      const addresses = touchedAddresses(txs);
       const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
+      const sides = sidesByAddress(txs, tracked);
       const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
       // Per-event window counts only where an unusual_activity alert will read them.
       for (const address of needWindows) sides.get(address)!.events.needWindows = true;
       // Redis counts while Postgres looks up: the two largest waits of a group overlap.
       const [activity, labelRows, stateRows] = await Promise.all([
-        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...tracked].map((address) => sides.get(address)!.events)),
+        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events)),
         loadLabels(sql, addresses),
         // Scores of tracked addresses only: an untracked counterparty's own score is not used.
         loadAddressStates(sql, [...tracked]),
       ]);
       const labels = byAddress(labelRows);
       const states = byAddress(stateRows);
-      const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels));
+      const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels, tracked));
       const txFirings = evaluateTransactions(txs, alertsByAddress, {
         sides,
         activity,
