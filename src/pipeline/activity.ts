@@ -148,8 +148,11 @@ export async function forgetCountedBatches(redis: Redis, prefix: string, batchId
  * earlier period of tracking) miss what it did while untracked.
  */
 export async function forgetAddressActivity(redis: Redis, prefix: string, address: string): Promise<void> {
-  await redis.unlink(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`, `${prefix}:activity-cp:${address}`);
+  await redis.unlink(activityStateKey(prefix, address), `${prefix}:activity-h:${address}`, `${prefix}:activity-cp:${address}`);
 }
+
+/** The key of an address's hot state (activity.lua spells the same names): it exists once the address is counted. */
+export const activityStateKey = (prefix: string, address: string): string => `${prefix}:activity:${address}`;
 
 /** FNV-1a of the address, folded to a bucket: the same in every process and every run. */
 export function bucketOf(address: string): number {

@@ -5,6 +5,7 @@
 // are deleted; a label change rescores tracked addresses only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RiskFactor } from "../../src/domain/types.ts";
+import { activityStateKey } from "../../src/pipeline/activity.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -28,7 +29,7 @@ afterAll(async () => {
 });
 
 /** Whether the address has its activity state in Redis (it is counted). */
-const counted = async (address: string) => (await t.deps.redis.exists(`${t.config.queuePrefix}:activity:${address}`)) === 1;
+const counted = async (address: string) => (await t.deps.redis.exists(activityStateKey(t.config.queuePrefix, address))) === 1;
 
 async function historyOf(address: string) {
   return t.deps.sql<{ score: number; cause: string; evaluated: boolean }[]>`
