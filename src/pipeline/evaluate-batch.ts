@@ -9,7 +9,7 @@
 // pending notifications later.
 import type { Deps } from "../deps.ts";
 import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
-import { claimBatchGroup, markBatchesEvaluated } from "../db/queries/pipeline-writes.ts";
+import { claimBatchGroup, lockOpenScoreChanges, markBatchesEvaluated, markScoreChangesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
@@ -78,16 +78,24 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
       });
 
       const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
+      // A label change's score change that its risk job has not evaluated yet (late, or lost
+      // with Redis) happened before this group's change of the same address: it is evaluated
+      // first, here, since each firing moves the alert's baseline.
+      const earlier = await lockOpenScoreChanges(
+        tx,
+        written.changes.map((c) => c.address).filter((address) => scoreAlerts.has(address)),
+      );
       const recordedEvents = await recordEvents(tx, {
         now,
         txFirings,
-        changes: written.changes,
+        changes: [...earlier, ...written.changes].sort((a, b) => a.id - b.id),
         scoreAlerts,
         risk: (address) => {
           const state = states.get(address);
           return written.scores.get(address) ?? { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };
         },
       });
+      await markScoreChangesEvaluated(tx, earlier.map((c) => c.id), now);
       await markBatchesEvaluated(tx, batchIds, now);
       return { ...recordedEvents, batchIds, transactions: txs.length, scoreChanges: written.changes.length };
     }),

@@ -1,8 +1,11 @@
 // Evaluates score changes that no batch evaluated (those a label change caused) against the
 // risk_score_increase alerts of their addresses, in one Postgres transaction that also marks
-// them evaluated. Changes already evaluated (a replayed job) are skipped under lock.
+// them evaluated. An address's changes are evaluated in the order they happened: a job takes
+// the older changes of its addresses still owed an evaluation along with its own (their own
+// job may be late, or lost with Redis), because each firing moves the alert's baseline.
+// Changes already evaluated (a replayed job, or taken along by another) are skipped under lock.
 import { loadScoreChanges } from "../db/queries/pipeline.ts";
-import { lockUnevaluatedScoreChanges, markScoreChangesEvaluated } from "../db/queries/pipeline-writes.ts";
+import { lockOpenScoreChanges, markScoreChangesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import type { PipelineDeps } from "./evaluate-batch.ts";
 import type { WalletRisk } from "./notification.ts";
@@ -15,15 +18,16 @@ export type RiskOutcome = { evaluated: number; events: number; notifications: nu
 export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly number[]): Promise<RiskOutcome> {
   const open = (await loadScoreChanges(deps.sql, ids)).filter((change) => !change.evaluated);
   if (open.length === 0) return { evaluated: 0, events: 0, notifications: 0 };
-  const { scoreAlerts } = alertsByNeed(await deps.alertRules.forAddresses([...new Set(open.map((c) => c.address))]));
-  // Each payload shows the score and factors of the change that fired it (the newest per address wins).
-  const latest = new Map<string, WalletRisk>(open.map((c) => [c.address, { score: c.score, factors: c.factors }]));
+  const addresses = [...new Set(open.map((c) => c.address))];
+  const throughId = Math.max(...open.map((c) => c.id));
+  const { scoreAlerts } = alertsByNeed(await deps.alertRules.forAddresses(addresses));
 
   const now = deps.now();
   const recorded = await retryTransaction(() =>
     deps.sql.begin(async (tx) => {
-      const stillOpen = new Set(await lockUnevaluatedScoreChanges(tx, open.map((c) => c.id)));
-      const changes = open.filter((c) => stillOpen.has(c.id));
+      const changes = await lockOpenScoreChanges(tx, addresses, throughId);
+      // Each payload shows the score and factors of the address's newest change evaluated here.
+      const latest = new Map<string, WalletRisk>(changes.map((c) => [c.address, { score: c.score, factors: c.factors }]));
       const result = await recordEvents(tx, {
         now,
         txFirings: [],
@@ -31,8 +35,8 @@ export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly num
         scoreAlerts,
         risk: (address) => latest.get(address) ?? { score: 0, factors: [] },
       });
-      await markScoreChangesEvaluated(tx, [...stillOpen], now);
-      return { ...result, evaluated: stillOpen.size };
+      await markScoreChangesEvaluated(tx, changes.map((c) => c.id), now);
+      return { ...result, evaluated: changes.length };
     }),
   );
   await enqueueDeliveries(deps.queues, recorded.deliveries);

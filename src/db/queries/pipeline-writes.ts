@@ -119,14 +119,25 @@ export async function markScoreChangesEvaluated(tx: Tx, ids: readonly number[], 
   await tx`update risk_score_history set evaluated_at = ${now.toISOString()}::timestamptz where id = any(${ids as number[]}::bigint[])`;
 }
 
-/** Locks score-change rows still owed an evaluation, in id order; evaluated ones are left out. */
-export async function lockUnevaluatedScoreChanges(tx: Tx, ids: readonly number[]): Promise<number[]> {
-  if (ids.length === 0) return [];
-  const rows = await tx<{ id: number }[]>`
-    select id::float8 as id from risk_score_history
-    where id = any(${ids as number[]}::bigint[]) and evaluated_at is null
+export type OpenScoreChange = { id: number; address: string; previousScore: number; score: number; factors: RiskFactor[] };
+
+/**
+ * Locks the score changes of `addresses` still owed an evaluation (ids up to `throughId`, when
+ * given) and returns them in id order. For one address, id order is the order the changes
+ * were committed in: each was inserted while its writer held the address's address_state row.
+ * A change being evaluated elsewhere is waited for, then left out (it is evaluated by then).
+ */
+export async function lockOpenScoreChanges(
+  tx: Tx,
+  addresses: readonly string[],
+  throughId: number = Number.MAX_SAFE_INTEGER,
+): Promise<OpenScoreChange[]> {
+  if (addresses.length === 0) return [];
+  return tx<OpenScoreChange[]>`
+    select id::float8 as id, address, previous_score as "previousScore", score, factors
+    from risk_score_history
+    where evaluated_at is null and address = any(${addresses as string[]}::text[]) and id <= ${throughId}
     order by id for update`;
-  return rows.map((row) => row.id);
 }
 
 export type LockedAlert = {
