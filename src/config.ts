@@ -33,6 +33,8 @@ export type Config = Readonly<{
    * in a worker's memory.
    */
   evaluationGroupTransactions: number;
+  /** How long an evaluation waits for earlier batches held elsewhere to be counted, before counting anyway. */
+  evaluationOrderWaitMs: number;
   heliusAuthHeader: string | undefined;
   admin: Readonly<{ user: string | undefined; password: string | undefined }>;
   /** Where a worker process serves its own /metrics (job durations); off when unset. */
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
     workerQueues: read("WORKER_QUEUES", (v) => (v.trim() === "all" ? "all" : commaList((q) => q)(v)), "all" as const),
     evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 10_000),
+    evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", parseDuration, 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
     admin: {
       user: optional("ADMIN_USER", (v) => v),

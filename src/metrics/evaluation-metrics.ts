@@ -48,7 +48,7 @@ export function createEvaluationMetrics(registry: Registry, alertRules: Pick<Ale
     watch: (worker) => {
       if (worker.name !== QUEUES.transactions) return;
       worker.on("completed", (_job, outcome: BatchOutcome) => {
-        if (outcome?.status === "evaluated") groups.observe(outcome.transactions);
+        if (outcome?.status === "evaluated") for (const size of outcome.groups) groups.observe(size);
       });
     },
   };

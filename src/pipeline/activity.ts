@@ -135,12 +135,35 @@ async function applyChunk(
 
 const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activity-batch:${batchId}`;
 
+const countedFlagKey = (prefix: string, batchId: string) => `${prefix}:activity-done:${batchId}`;
+
+/**
+ * Flags these batches as counted whole: every call for their events has returned. An
+ * evaluation of later batches waits for the flags of earlier ones that other evaluations hold
+ * (see count-order.ts).
+ */
+export async function flagCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
+  if (batchIds.length === 0) return;
+  const flags = redis.pipeline();
+  for (const batchId of batchIds) flags.set(countedFlagKey(prefix, batchId), "1", "EX", MARKER_TTL_SECONDS);
+  const failed = (await flags.exec())?.find(([error]) => error);
+  if (failed) throw failed[0];
+}
+
+/** Which of these batches are flagged as counted. */
+export async function flaggedCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<Set<string>> {
+  if (batchIds.length === 0) return new Set();
+  const flags = await redis.mget(...batchIds.map((batchId) => countedFlagKey(prefix, batchId)));
+  return new Set(batchIds.filter((_, i) => flags[i] !== null));
+}
+
 /**
  * Forgets which of these batches' events are counted: only once their evaluation has
  * committed, when nothing will evaluate them again. Losing this call costs memory for a day.
  */
 export async function forgetCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
-  if (batchIds.length > 0) await redis.unlink(...batchIds.map((batchId) => countedMarkerKey(prefix, batchId)));
+  if (batchIds.length === 0) return;
+  await redis.unlink(...batchIds.flatMap((batchId) => [countedMarkerKey(prefix, batchId), countedFlagKey(prefix, batchId)]));
 }
 
 /**

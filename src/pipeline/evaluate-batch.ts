@@ -1,19 +1,28 @@
-// Evaluates ingest batches: the batch a job names and, when a backlog has built up, the oldest
-// other open batches with it (claimBatchGroup), as one group. A group costs a handful of
-// set-based reads, a few Lua calls for the activity counters of its tracked addresses (the
-// only ones the service scores: see scoring.ts) and pure evaluation in memory,
-// then the writes: scores, events, notifications and the batches' "evaluated" marks commit
-// together, in the transaction that holds the claim. Grouping is what keeps up with a backlog:
-// per transaction, a larger group touches fewer distinct addresses to look up, count and
-// score. Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
+// Evaluates ingest batches, oldest first, in runs: a job evaluates the oldest open batches
+// that no other evaluation holds, as one group (claimBatchGroup), and goes on with the next
+// run until its own batch is evaluated (by it, or by another evaluation). A group costs a
+// handful of set-based reads, a few Lua calls for the activity counters of its tracked
+// addresses (the only ones the service scores: see scoring.ts), counted only after the
+// earlier runs (count-order.ts), and pure evaluation in memory, then the writes: scores,
+// events, notifications and the batches' "evaluated" marks commit together, in the
+// transaction that holds the claim. Grouping is what keeps up with a backlog: per
+// transaction, a larger group touches fewer distinct addresses to look up, count and score.
+// Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
 // pending notifications later.
 import type { Deps } from "../deps.ts";
 import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
-import { claimBatchGroup, lockOpenScoreChanges, markBatchesEvaluated, markScoreChangesEvaluated } from "../db/queries/pipeline-writes.ts";
+import {
+  claimBatchGroup,
+  isBatchClaimed,
+  lockOpenScoreChanges,
+  markBatchesEvaluated,
+  markScoreChangesEvaluated,
+} from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
-import { applyBatchActivity, forgetCountedBatches } from "./activity.ts";
+import { applyBatchActivity, flagCountedBatches, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
+import { EarlierBatchReleased, waitForEarlierCounts } from "./count-order.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
@@ -21,92 +30,141 @@ import { scoreTouchedAddresses } from "./scoring.ts";
 import { evaluateTransactions } from "./transaction-firings.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
-  config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions">;
+  config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions" | "evaluationOrderWaitMs">;
 };
 
 export type BatchOutcome =
   | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
-  | {
+  | ({
       status: "evaluated";
-      /** How many batches were evaluated together: the one asked for, unless another evaluation held it, and those behind it. */
-      batches: number;
-      transactions: number;
-      events: number;
-      notifications: number;
-      scoreChanges: number;
-    };
+      /** The transactions of each group this job evaluated, in order (usually one group). */
+      groups: number[];
+    } & GroupTotals);
+
+/** What one or more evaluated groups came to. */
+type GroupTotals = {
+  /** Batches evaluated: the job's own, unless another evaluation took it, and those around it. */
+  batches: number;
+  transactions: number;
+  events: number;
+  notifications: number;
+  scoreChanges: number;
+};
+
+/** How long a job waits before looking again when every open batch ahead is held elsewhere. */
+const HELD_AHEAD_PAUSE_MS = 20;
 
 export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promise<BatchOutcome> {
-  const { sql } = deps;
-  const batch = await findBatch(sql, batchId);
+  const batch = await findBatch(deps.sql, batchId);
   if (!batch) {
     deps.logger.warn({ batchId }, "evaluate: no such batch (job outlived its data?)");
     return { status: "missing" };
   }
   if (batch.evaluated) return { status: "already-evaluated" };
 
+  const groups: GroupTotals[] = [];
+  for (;;) {
+    const group = await evaluateOldestRun(deps);
+    if (group === "released") continue;
+    if (group) groups.push(group);
+    if ((await findBatch(deps.sql, batchId))?.evaluated !== false) break;
+    // Still open: another evaluation holds it (and will finish it), or it waits behind runs
+    // that others hold (then look again shortly).
+    if (await isBatchClaimed(deps.sql, batchId)) break;
+    if (!group) await new Promise((resolve) => setTimeout(resolve, HELD_AHEAD_PAUSE_MS));
+  }
+  if (groups.length === 0) return { status: "claimed-elsewhere" };
+  const sum = (pick: (group: GroupTotals) => number) => groups.reduce((total, group) => total + pick(group), 0);
+  return {
+    status: "evaluated",
+    groups: groups.map((group) => group.transactions),
+    batches: sum((g) => g.batches),
+    transactions: sum((g) => g.transactions),
+    events: sum((g) => g.events),
+    notifications: sum((g) => g.notifications),
+    scoreChanges: sum((g) => g.scoreChanges),
+  };
+}
+
+/**
+ * Evaluates the oldest run of open batches that no other evaluation holds. Undefined when
+ * there is none; "released" when an earlier batch was let go uncounted (claim again).
+ */
+async function evaluateOldestRun(deps: PipelineDeps): Promise<GroupTotals | undefined | "released"> {
+  const { sql } = deps;
   const now = deps.now();
-  const recorded = await retryTransaction(() =>
-    sql.begin(async (tx) => {
-      // Up to EVALUATION_GROUP_TRANSACTIONS (plus the rest of the batch that crosses it).
-      const group = await claimBatchGroup(tx, batchId, deps.config.evaluationGroupTransactions);
-      if (group.length === 0) return null;
-      const batchIds = group.map((claimed) => claimed.id);
+  let recorded;
+  try {
+    recorded = await retryTransaction(() =>
+      sql.begin(async (tx) => {
+        // Up to EVALUATION_GROUP_TRANSACTIONS (plus the rest of the batch that crosses it).
+        const { batches: group, heldBefore } = await claimBatchGroup(tx, deps.config.evaluationGroupTransactions);
+        if (group.length === 0) return null;
+        const batchIds = group.map((claimed) => claimed.id);
 
-      // Reads go through the pool, beside the claiming transaction: all of it is committed data.
-      const txs = await loadBatchTransactions(sql, batchIds);
-      const addresses = touchedAddresses(txs);
-      const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
-      const sides = sidesByAddress(txs, tracked);
-      const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
-      // Per-event window counts only where an unusual_activity alert will read them.
-      for (const address of needWindows) sides.get(address)!.events.needWindows = true;
-      // Redis counts while Postgres looks up: the two largest waits of a group overlap.
-      const [activity, labelRows, stateRows] = await Promise.all([
-        applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events)),
-        loadLabels(sql, addresses),
-        // Scores of tracked addresses only: an untracked counterparty's own score is not used.
-        loadAddressStates(sql, [...tracked]),
-      ]);
-      const labels = byAddress(labelRows);
-      const states = byAddress(stateRows);
-      const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels, tracked));
-      const txFirings = evaluateTransactions(txs, alertsByAddress, {
-        sides,
-        activity,
-        counterparty: (address) => counterpartyRisk(address, labels, states),
-      });
+        // Reads go through the pool, beside the claiming transaction: all of it is committed data.
+        const txs = await loadBatchTransactions(sql, batchIds);
+        const addresses = touchedAddresses(txs);
+        const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
+        const sides = sidesByAddress(txs, tracked);
+        const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
+        // Per-event window counts only where an unusual_activity alert will read them.
+        for (const address of needWindows) sides.get(address)!.events.needWindows = true;
+        // Redis counts (once the runs ahead are counted) while Postgres looks up: the two
+        // largest waits of a group overlap.
+        const counting = waitForEarlierCounts(deps, heldBefore).then(async () => {
+          const counted = await applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events));
+          await flagCountedBatches(deps.redis, deps.config.queuePrefix, batchIds);
+          return counted;
+        });
+        const [activity, labelRows, stateRows] = await Promise.all([
+          counting,
+          loadLabels(sql, addresses),
+          // Scores of tracked addresses only: an untracked counterparty's own score is not used.
+          loadAddressStates(sql, [...tracked]),
+        ]);
+        const labels = byAddress(labelRows);
+        const states = byAddress(stateRows);
+        const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels, tracked));
+        const txFirings = evaluateTransactions(txs, alertsByAddress, {
+          sides,
+          activity,
+          counterparty: (address) => counterpartyRisk(address, labels, states),
+        });
 
-      const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
-      // A label change's score change that its risk job has not evaluated yet (late, or lost
-      // with Redis) happened before this group's change of the same address: it is evaluated
-      // first, here, since each firing moves the alert's baseline.
-      const earlier = await lockOpenScoreChanges(
-        tx,
-        written.changes.map((c) => c.address).filter((address) => scoreAlerts.has(address)),
-      );
-      const recordedEvents = await recordEvents(tx, {
-        now,
-        txFirings,
-        changes: [...earlier, ...written.changes].sort((a, b) => a.id - b.id),
-        scoreAlerts,
-        risk: (address) => {
-          const state = states.get(address);
-          return written.scores.get(address) ?? { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };
-        },
-      });
-      await markScoreChangesEvaluated(tx, earlier.map((c) => c.id), now);
-      await markBatchesEvaluated(tx, batchIds, now);
-      return { ...recordedEvents, batchIds, transactions: txs.length, scoreChanges: written.changes.length };
-    }),
-  );
-  if (!recorded) return { status: "claimed-elsewhere" };
+        const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
+        // A label change's score change that its risk job has not evaluated yet (late, or lost
+        // with Redis) happened before this group's change of the same address: it is evaluated
+        // first, here, since each firing moves the alert's baseline.
+        const earlier = await lockOpenScoreChanges(
+          tx,
+          written.changes.map((c) => c.address).filter((address) => scoreAlerts.has(address)),
+        );
+        const recordedEvents = await recordEvents(tx, {
+          now,
+          txFirings,
+          changes: [...earlier, ...written.changes].sort((a, b) => a.id - b.id),
+          scoreAlerts,
+          risk: (address) => {
+            const state = states.get(address);
+            return written.scores.get(address) ?? { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };
+          },
+        });
+        await markScoreChangesEvaluated(tx, earlier.map((c) => c.id), now);
+        await markBatchesEvaluated(tx, batchIds, now);
+        return { ...recordedEvents, batchIds, transactions: txs.length, scoreChanges: written.changes.length };
+      }),
+    );
+  } catch (error) {
+    if (error instanceof EarlierBatchReleased) return "released";
+    throw error;
+  }
+  if (!recorded) return undefined;
   await enqueueDeliveries(deps.queues, recorded.deliveries);
   await forgetCountedBatches(deps.redis, deps.config.queuePrefix, recorded.batchIds).catch((error: unknown) =>
     deps.logger.warn({ err: error }, "evaluate: could not delete the activity markers (they expire in a day)"),
   );
   return {
-    status: "evaluated",
     batches: recorded.batchIds.length,
     transactions: recorded.transactions,
     events: recorded.events,

@@ -1,6 +1,7 @@
 // Evaluation groups and the workers' in-memory alerts, against real Postgres and Redis: a job
-// takes the open batches behind its own as one group and skips those another evaluation
-// holds; an alert created, edited, paused or deleted counts from the next evaluation on.
+// takes the oldest open batches as one group (an unbroken run that passes over those another
+// evaluation holds ahead of it and counts only after them); an alert created, edited, paused
+// or deleted counts from the next evaluation on.
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
@@ -8,6 +9,7 @@ import { createEvaluationMetrics } from "../../src/metrics/index.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers } from "../../src/queue/run-workers.ts";
 import { createAlertRules } from "../../src/pipeline/alert-rules.ts";
+import { claimBatchGroup } from "../../src/db/queries/pipeline-writes.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -79,7 +81,7 @@ describe("evaluation groups", () => {
     expect(await evaluateBatch(small, b)).toEqual({ status: "already-evaluated" });
   });
 
-  it("fills its group from the batches no one holds: held ones neither join nor count toward the limit", async () => {
+  it("claims the oldest run no other evaluation holds: held batches ahead are passed over and named, a held one behind ends the run", async () => {
     const wallet = await track(t, token);
     const [a, b, c, d, e] = [
       await store(wallet.address, [1, 2]),
@@ -88,36 +90,64 @@ describe("evaluation groups", () => {
       await store(wallet.address, [7, 8]),
       await store(wallet.address, [9, 10]),
     ];
-    const small = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: 3 } };
-    // Another evaluation holds the two oldest batches.
-    const release = await holdClaims([a, b]);
+    const claim = (limit: number) => t.deps.sql.begin((sql) => claimBatchGroup(sql, limit));
+    const run = (...ids: string[]) => ids.map((id) => ({ id, transactionCount: 2 }));
+
+    let release = await holdClaims([a, b]);
     try {
-      // c first (asked for), then past a and b to d, which reaches the limit; e is left open.
-      expect(await evaluateBatch(small, c)).toMatchObject({ status: "evaluated", batches: 2, transactions: 4 });
-      expect(await openBatches()).toEqual([a, b, e].sort());
-      expect(await evaluateBatch(small, d)).toEqual({ status: "already-evaluated" });
+      // Past a and b (held) to c and d, which reach the limit of 3; e is left.
+      expect(await claim(3)).toEqual({ batches: run(c!, d!), heldBefore: [a, b] });
     } finally {
       await release();
     }
+    release = await holdClaims([c!]);
+    try {
+      // a and b, then c is held: the run ends there, though d and e are free.
+      expect(await claim(100)).toEqual({ batches: run(a!, b!), heldBefore: [] });
+    } finally {
+      await release();
+    }
+    expect(await claim(100)).toEqual({ batches: run(a!, b!, c!, d!, e!), heldBefore: [] });
   });
 
-  it("skips a batch that another evaluation holds, and evaluates it once that one gives it up", async () => {
+  it("waits for an earlier batch that another evaluation holds, then counts in ingest order: a burst split across them fires on its edge", async () => {
     const wallet = await track(t, token);
-    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });
-    const held = await store(wallet.address, [500]);
-    const free = await store(wallet.address, [600]);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "unusual_activity", threshold: 5 });
+    // Five transactions within seconds: the fifth reaches 5 × the floor baseline of 1 an hour.
+    const first = await store(wallet.address, [1, 1, 1, 1]);
+    const second = await store(wallet.address, [1]);
+    const [fifth] = await t.deps.sql<{ signature: string }[]>`select signature from transactions where batch_id = ${second}`;
 
-    const release = await holdClaims([held]);
+    const release = await holdClaims([first]);
+    const evaluation = evaluateBatch(t.deps, second);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await openBatches()).toEqual([first, second].sort());
+    // The holder lets go without counting (as an evaluation that failed): the run is claimed
+    // again, now from the first batch.
+    await release();
+    expect(await evaluation).toMatchObject({ status: "evaluated", batches: 2, transactions: 5 });
+    expect(await eventsOf(t, alertId)).toMatchObject([{ condition: "unusual_activity", dedupeKey: fifth!.signature, observed: 5 }]);
+  });
+
+  it("counts without an earlier batch whose evaluation hangs past EVALUATION_ORDER_WAIT, and no later run waits for it again", async () => {
+    const wallet = await track(t, token);
+    const [hung, next, later] = [await store(wallet.address, [1]), await store(wallet.address, [2]), await store(wallet.address, [3])];
+    const impatient = { ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 200 } };
+    // Were the hung batch waited for again, this evaluation would outlast the test's timeout.
+    const patient = { ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 600_000 } };
+
+    const release = await holdClaims([hung]);
     try {
-      expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
-      expect(await openBatches()).toEqual([held]);
-      expect(await evaluateBatch(t.deps, free)).toEqual({ status: "already-evaluated" });
-      expect(await evaluateBatch(t.deps, held)).toEqual({ status: "claimed-elsewhere" });
+      expect(await evaluateBatch(impatient, next)).toMatchObject({ status: "evaluated", batches: 2, transactions: 2 });
+      expect(await openBatches()).toEqual([hung]);
+      expect(await evaluateBatch(impatient, later)).toEqual({ status: "already-evaluated" });
+      const afterwards = await store(wallet.address, [4]);
+      expect(await evaluateBatch(patient, afterwards)).toMatchObject({ status: "evaluated", batches: 1 });
+      expect(await openBatches()).toEqual([hung]);
     } finally {
       await release();
     }
-    expect(await evaluateBatch(t.deps, held)).toMatchObject({ status: "evaluated", batches: 1, events: 1 });
-    expect((await eventsOf(t, alertId)).map((e) => e.observed).sort()).toEqual([500, 600]);
+    expect(await evaluateBatch(t.deps, hung)).toMatchObject({ status: "evaluated", batches: 1 });
   });
 });
 

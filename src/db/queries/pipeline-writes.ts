@@ -6,6 +6,7 @@
 // ones on the shared client, so dates go in as ISO text, come out as epoch milliseconds, and
 // numeric arrays go in as text arrays cast per element.
 import type { TransactionSql } from "postgres";
+import type { Sql } from "../client.ts";
 import type { Condition, NotificationMethod, RiskFactor } from "../../domain/types.ts";
 
 type Tx = TransactionSql;
@@ -15,52 +16,74 @@ export type ClaimedBatch = { id: string; transactionCount: number };
 /** The advisory-lock namespace of batch claims (the second key is a hash of the batch id). */
 const BATCH_CLAIM_LOCKS = 0x62617463; // "batc"
 
+export type ClaimedGroup = {
+  /** The batches claimed, oldest first: one unbroken run of the open batches. */
+  batches: ClaimedBatch[];
+  /** Open batches older than the run that other evaluations hold: counted before it, or it waits. */
+  heldBefore: string[];
+};
+
+/** How many open batches, oldest first, a claim looks at. */
+const CLAIM_WINDOW = 1000;
+
 /**
- * Claims `batchId` and, behind it, the oldest other batches not evaluated yet, up to about
- * `maxTransactions` in all (the batch that crosses the limit is still taken), with advisory
- * locks held until the transaction ends. Batches another evaluation holds are passed over and
- * do not count: the group fills up from the next free ones, so two workers working off a
- * backlog each take full groups. Thus a backlog is evaluated in large groups (fewer addresses
- * to look up per transaction), while a quiet system evaluates each batch alone as soon as it
- * arrives. Empty when `batchId` and every other open batch are evaluated or held elsewhere.
+ * Claims the oldest batches not evaluated yet that no other evaluation holds, as one unbroken
+ * run in ingest order, up to about `maxTransactions` in all (the batch that crosses the limit
+ * is still taken), with advisory locks held until the transaction ends. Batches that other
+ * evaluations hold are passed over while no batch is taken yet (they are returned as
+ * `heldBefore`), and end the run once one is: a run never straddles another evaluation's
+ * batches, so runs can be counted one after another in ingest order. Two workers working off
+ * a backlog each take full runs, one behind the other. Thus a backlog is evaluated in large
+ * groups (fewer addresses to look up per transaction), while a quiet system evaluates each
+ * batch alone as soon as it arrives. Empty when every open batch in the window is held.
  *
  * Advisory locks rather than FOR UPDATE: a row lock gives the transaction an xid for its whole
  * length, which holds back the pruning of every row updated meanwhile (address_state, on every
  * batch); an advisory lock does not.
  */
-export async function claimBatchGroup(tx: Tx, batchId: string, maxTransactions: number): Promise<ClaimedBatch[]> {
-  // The recursive walk visits the open batches one at a time in claim order and tries each
-  // one's lock only while the group is short of the limit, so no lock is taken beyond it.
-  const locked = await tx<ClaimedBatch[]>`
+export async function claimBatchGroup(tx: Tx, maxTransactions: number): Promise<ClaimedGroup> {
+  // The recursive walk visits the open batches one at a time in ingest order and tries each
+  // one's lock only while the run may still grow, so no lock is taken beyond it.
+  const walked = await tx<(ClaimedBatch & { taken: boolean })[]>`
     with recursive open as materialized (
-      select id, transaction_count, row_number() over (order by id = ${batchId} desc, created_at, id) as position
+      select id, transaction_count, row_number() over (order by created_at, id) as position
       from ingest_batches
       where evaluated_at is null
-      order by id = ${batchId} desc, created_at, id
-      limit 64
+      order by created_at, id
+      limit ${CLAIM_WINDOW}
     ), walk as (
-      select 0::bigint as position, false as taken, 0::bigint as total
+      select 0::bigint as position, false as taken, 0::bigint as total, false as started
       union all
-      select o.position, l.taken, w.total + case when l.taken then o.transaction_count else 0 end
+      select o.position, l.taken, w.total + case when l.taken then o.transaction_count else 0 end, w.started or l.taken
       from walk w
       join open o on o.position = w.position + 1
-      cross join lateral (
-        select case when w.total < ${maxTransactions}
-                    then pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(o.id)) else false end as taken
-      ) l
-      where w.total < ${maxTransactions}
+      cross join lateral (select pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(o.id)) as taken) l
+      where w.total < ${maxTransactions} and not (w.started and not w.taken)
     )
-    select o.id, o.transaction_count as "transactionCount"
+    select o.id, o.transaction_count as "transactionCount", w.taken
     from walk w join open o using (position)
-    where w.taken
     order by w.position`;
-  if (locked.length === 0) return [];
+  const firstTaken = walked.findIndex((row) => row.taken);
+  if (firstTaken < 0) return { batches: [], heldBefore: walked.map((row) => row.id) };
+  const heldBefore = walked.slice(0, firstTaken).map((row) => row.id);
+  const locked = walked.slice(firstTaken).filter((row) => row.taken);
   // Another evaluation may have committed one of them between our read and our lock.
   const stillOpen = new Set(
     (await tx<{ id: string }[]>`
       select id from ingest_batches where id = any(${locked.map((b) => b.id)}::text[]) and evaluated_at is null`).map((row) => row.id),
   );
-  return locked.filter((batch) => stillOpen.has(batch.id));
+  return {
+    batches: locked.filter((batch) => stillOpen.has(batch.id)).map(({ id, transactionCount }) => ({ id, transactionCount })),
+    heldBefore,
+  };
+}
+
+/** Whether another evaluation holds the batch's claim (tried in a transaction of its own, let go at once). */
+export async function isBatchClaimed(sql: Sql, batchId: string): Promise<boolean> {
+  const [row] = await sql.begin(
+    (tx) => tx<{ free: boolean }[]>`select pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(${batchId})) as free`,
+  );
+  return !row!.free;
 }
 
 export async function markBatchesEvaluated(tx: Tx, batchIds: readonly string[], now: Date): Promise<void> {

@@ -13,6 +13,14 @@ export async function findBatch(sql: Sql, batchId: string): Promise<BatchRow | u
   return row;
 }
 
+/** Those of the batches not evaluated yet. */
+export async function openBatchesAmong(sql: Sql, batchIds: readonly string[]): Promise<string[]> {
+  if (batchIds.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    select id from ingest_batches where id = any(${batchIds as string[]}::text[]) and evaluated_at is null`;
+  return rows.map((row) => row.id);
+}
+
 /** A stored transaction with the ingest batch it came in. */
 export type BatchTransaction = Transaction & { batchId: string };
 
