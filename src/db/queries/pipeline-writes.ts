@@ -57,7 +57,11 @@ export async function claimBatchGroup(tx: Tx, maxTransactions: number): Promise<
       select o.position, l.taken, w.total + case when l.taken then o.transaction_count else 0 end, w.started or l.taken
       from walk w
       join open o on o.position = w.position + 1
-      cross join lateral (select pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(o.id)) as taken) l
+      cross join lateral (
+        -- The same test as the WHERE below, so that no lock is tried for a row it then drops.
+        select case when w.total < ${maxTransactions} and not (w.started and not w.taken)
+                    then pg_try_advisory_xact_lock(${BATCH_CLAIM_LOCKS}, hashtext(o.id)) else false end as taken
+      ) l
       where w.total < ${maxTransactions} and not (w.started and not w.taken)
     )
     select o.id, o.transaction_count as "transactionCount", w.taken
