@@ -9,6 +9,7 @@ import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts"
 import type { QueueName } from "../../src/queue/names.ts";
 import { testEnv, type TestApp } from "./app.ts";
 import { bearer, makeTransaction } from "./seed.ts";
+import { newId } from "../../src/ids.ts";
 import { randomAddress } from "./chain.ts";
 import { waitFor } from "./wait.ts";
 
@@ -56,6 +57,29 @@ export async function putLabels(
 
 /** A transaction of `from` → `to`, at `blockTime`, otherwise makeTransaction's defaults. */
 export const tx = (overrides: Partial<Transaction>): Transaction => makeTransaction(overrides);
+
+/**
+ * `count` tracked wallets of "alice", each with one alert of `condition` at `threshold`
+ * (webhook to a closed loopback port), written straight to Postgres: for tests that need many.
+ * Start the workers afterwards, so that they load these alerts.
+ */
+export async function seedWalletsWithAlert(
+  t: TestApp,
+  count: number,
+  condition: string,
+  threshold: number,
+): Promise<Array<{ address: string; alertId: string }>> {
+  const wallets = Array.from({ length: count }, () => ({ address: randomAddress(), alertId: newId("alr") }));
+  const walletIds = wallets.map(() => newId("wal"));
+  await t.deps.sql`
+    insert into tracked_wallets (id, owner, address)
+    select * from unnest(${walletIds}::text[], ${wallets.map(() => "alice")}::text[], ${wallets.map((w) => w.address)}::text[])`;
+  await t.deps.sql`
+    insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url)
+    select id, 'alice', wallet_id, ${condition}, ${threshold}, 'webhook', 'http://127.0.0.1:9/hook'
+    from unnest(${wallets.map((w) => w.alertId)}::text[], ${walletIds}::text[]) as u(id, wallet_id)`;
+  return wallets;
+}
 
 /** Real workers on the test app's queue prefix, in this process. */
 export function startWorkers(t: TestApp, queues: QueueName[] = ["transactions", "risk"]): RunningWorkers {

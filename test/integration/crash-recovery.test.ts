@@ -3,12 +3,11 @@
 // ingest. In both, every expected event ends up recorded exactly once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
-import { newId } from "../../src/ids.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { QUEUES } from "../../src/queue/names.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { exited, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { exited, seedWalletsWithAlert, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
 import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 
 let t: TestApp;
@@ -18,16 +17,8 @@ const WORKER_ENV = { WORKER_QUEUES: "transactions,risk,maintenance", EVALUATION_
 
 beforeAll(async () => {
   t = await startTestApp("crash-recovery");
-  // 300 tracked wallets, each with a large_transfer alert at 100, written straight to Postgres.
-  for (let i = 0; i < 300; i++) wallets.push({ address: randomAddress(), alertId: newId("alr") });
-  const walletIds = wallets.map(() => newId("wal"));
-  await t.deps.sql`
-    insert into tracked_wallets (id, owner, address)
-    select * from unnest(${walletIds}::text[], ${wallets.map(() => "alice")}::text[], ${wallets.map((w) => w.address)}::text[])`;
-  await t.deps.sql`
-    insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url)
-    select id, 'alice', wallet_id, 'large_transfer', 100, 'webhook', 'http://127.0.0.1:9/hook'
-    from unnest(${wallets.map((w) => w.alertId)}::text[], ${walletIds}::text[]) as u(id, wallet_id)`;
+  // 300 tracked wallets, each with a large_transfer alert at 100.
+  wallets.push(...(await seedWalletsWithAlert(t, 300, "large_transfer", 100)));
 });
 afterAll(async () => {
   await t.close();

@@ -4,11 +4,10 @@
 // limit, never a later one, never none.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
-import { newId } from "../../src/ids.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { exited, settled, spawnWorker, tx } from "../helpers/pipeline.ts";
+import { exited, seedWalletsWithAlert, settled, spawnWorker, tx } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 const WALLETS = 200;
@@ -20,15 +19,7 @@ const wallets: Array<{ address: string; alertId: string }> = [];
 
 beforeAll(async () => {
   t = await startTestApp("evaluation-order");
-  for (let i = 0; i < WALLETS; i++) wallets.push({ address: randomAddress(), alertId: newId("alr") });
-  const walletIds = wallets.map(() => newId("wal"));
-  await t.deps.sql`
-    insert into tracked_wallets (id, owner, address)
-    select * from unnest(${walletIds}::text[], ${wallets.map(() => "alice")}::text[], ${wallets.map((w) => w.address)}::text[])`;
-  await t.deps.sql`
-    insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url)
-    select id, 'alice', wallet_id, 'unusual_activity', ${BURST}, 'webhook', 'http://127.0.0.1:9/hook'
-    from unnest(${wallets.map((w) => w.alertId)}::text[], ${walletIds}::text[]) as u(id, wallet_id)`;
+  wallets.push(...(await seedWalletsWithAlert(t, WALLETS, "unusual_activity", BURST)));
 });
 afterAll(async () => {
   await t.close();
