@@ -67,7 +67,8 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
     const group = await evaluateOldestRun(deps);
     if (group === "released") continue;
     if (group) groups.push(group);
-    if ((await findBatch(deps.sql, batchId))?.evaluated !== false) break;
+    // Done when this run held it (the usual case: no query), or another evaluation finished it.
+    if (group?.batchIds.includes(batchId) || (await findBatch(deps.sql, batchId))?.evaluated !== false) break;
     // Still open: another evaluation holds it (and will finish it), or it waits behind runs
     // that others hold (then look again shortly).
     if (await isBatchClaimed(deps.sql, batchId)) break;
@@ -90,7 +91,9 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
  * Evaluates the oldest run of open batches that no other evaluation holds. Undefined when
  * there is none; "released" when an earlier batch was let go uncounted (claim again).
  */
-async function evaluateOldestRun(deps: PipelineDeps): Promise<GroupTotals | undefined | "released"> {
+async function evaluateOldestRun(
+  deps: PipelineDeps,
+): Promise<(GroupTotals & { batchIds: string[] }) | undefined | "released"> {
   const { sql } = deps;
   const now = deps.now();
   let recorded;
@@ -165,6 +168,7 @@ async function evaluateOldestRun(deps: PipelineDeps): Promise<GroupTotals | unde
     deps.logger.warn({ err: error }, "evaluate: could not delete the activity markers (they expire in a day)"),
   );
   return {
+    batchIds: recorded.batchIds,
     batches: recorded.batchIds.length,
     transactions: recorded.transactions,
     events: recorded.events,

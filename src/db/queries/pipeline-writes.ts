@@ -6,8 +6,10 @@
 // ones on the shared client, so dates go in as ISO text, come out as epoch milliseconds, and
 // numeric arrays go in as text arrays cast per element.
 import type { TransactionSql } from "postgres";
-import type { Sql } from "../client.ts";
+import type { ScoreChange } from "../../domain/conditions/index.ts";
 import type { Condition, NotificationMethod, RiskFactor } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+import { openBatchesAmong } from "./pipeline.ts";
 
 type Tx = TransactionSql;
 
@@ -72,10 +74,7 @@ export async function claimBatchGroup(tx: Tx, maxTransactions: number): Promise<
   const heldBefore = walked.slice(0, firstTaken).map((row) => row.id);
   const locked = walked.slice(firstTaken).filter((row) => row.taken);
   // Another evaluation may have committed one of them between our read and our lock.
-  const stillOpen = new Set(
-    (await tx<{ id: string }[]>`
-      select id from ingest_batches where id = any(${locked.map((b) => b.id)}::text[]) and evaluated_at is null`).map((row) => row.id),
-  );
+  const stillOpen = new Set(await openBatchesAmong(tx, locked.map((b) => b.id)));
   return {
     batches: locked.filter((batch) => stillOpen.has(batch.id)).map(({ id, transactionCount }) => ({ id, transactionCount })),
     heldBefore,
@@ -146,8 +145,6 @@ export async function markScoreChangesEvaluated(tx: Tx, ids: readonly number[], 
   await tx`update risk_score_history set evaluated_at = ${now.toISOString()}::timestamptz where id = any(${ids as number[]}::bigint[])`;
 }
 
-export type OpenScoreChange = { id: number; address: string; previousScore: number; score: number; factors: RiskFactor[] };
-
 /**
  * Locks the score changes of `addresses` still owed an evaluation (ids up to `throughId`, when
  * given) and returns them in id order. For one address, id order is the order the changes
@@ -158,9 +155,9 @@ export async function lockOpenScoreChanges(
   tx: Tx,
   addresses: readonly string[],
   throughId: number = Number.MAX_SAFE_INTEGER,
-): Promise<OpenScoreChange[]> {
+): Promise<ScoreChange[]> {
   if (addresses.length === 0) return [];
-  return tx<OpenScoreChange[]>`
+  return tx<ScoreChange[]>`
     select id::float8 as id, address, previous_score as "previousScore", score, factors
     from risk_score_history
     where evaluated_at is null and address = any(${addresses as string[]}::text[]) and id <= ${throughId}

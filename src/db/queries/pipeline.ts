@@ -1,7 +1,7 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
 import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
-import type { AlertRule } from "../../domain/conditions/index.ts";
+import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
 
@@ -14,7 +14,7 @@ export async function findBatch(sql: Sql, batchId: string): Promise<BatchRow | u
 }
 
 /** Those of the batches not evaluated yet. */
-export async function openBatchesAmong(sql: Sql, batchIds: readonly string[]): Promise<string[]> {
+export async function openBatchesAmong(sql: Sql | TransactionSql, batchIds: readonly string[]): Promise<string[]> {
   if (batchIds.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
     select id from ingest_batches where id = any(${batchIds as string[]}::text[]) and evaluated_at is null`;
@@ -100,14 +100,7 @@ export async function loadAddressStates(sql: Sql, addresses: readonly string[]):
     from address_state where address = any(${addresses as string[]}::text[])`;
 }
 
-export type ScoreChangeRow = {
-  id: number;
-  address: string;
-  previousScore: number;
-  score: number;
-  factors: RiskFactor[];
-  evaluated: boolean;
-};
+export type ScoreChangeRow = ScoreChange & { evaluated: boolean };
 
 export async function loadScoreChanges(sql: Sql, ids: readonly number[]): Promise<ScoreChangeRow[]> {
   if (ids.length === 0) return [];
