@@ -57,7 +57,7 @@ const openBatches = async () =>
   (await t.deps.sql<{ id: string }[]>`select id from ingest_batches where evaluated_at is null order by id`).map((r) => r.id);
 
 describe("evaluation groups", () => {
-  it("evaluates the open batches behind the one asked for together, and their jobs then find them done", async () => {
+  it("evaluates the open batches around the one asked for together, oldest first, and their jobs then find them done", async () => {
     const wallet = await track(t, token);
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });
     const first = await store(wallet.address, [500]);
