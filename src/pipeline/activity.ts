@@ -86,20 +86,36 @@ export async function applyBatchActivity(
   prefix: string,
   inputs: readonly AddressEvents[],
 ): Promise<Map<string, AddressActivity>> {
-  const result = new Map<string, AddressActivity>();
+  return (await applyActivityInOrder(redis, prefix, [inputs]))[0]!;
+}
+
+/**
+ * The same for several steps in turn (the batches of an evaluation group, in ingest order):
+ * each step's activity is as of its own events and those of the steps before it, as if the
+ * step were evaluated alone.
+ */
+export async function applyActivityInOrder(
+  redis: Redis,
+  prefix: string,
+  steps: ReadonlyArray<readonly AddressEvents[]>,
+): Promise<Array<Map<string, AddressActivity>>> {
+  const results = steps.map(() => new Map<string, AddressActivity>());
   // Two calls in flight: the next chunk is encoded and sent while Redis runs the one before
   // (not all at once: a long queue of scripts would hold every other Redis client back).
+  // Redis runs one connection's calls in the order they were sent, so the steps stay in turn.
   let previous: Promise<void> | undefined;
-  for (const chunk of chunksOfBuckets(inputs)) {
-    const call = applyChunk(redis, prefix, chunk, result);
-    // Its failure is reported by the await below; were the previous call's reported first,
-    // this one would be left behind, and its failure must not go unhandled (it ends the process).
-    call.catch(() => {});
-    if (previous) await previous;
-    previous = call;
+  for (const [step, inputs] of steps.entries()) {
+    for (const chunk of chunksOfBuckets(inputs)) {
+      const call = applyChunk(redis, prefix, chunk, results[step]!);
+      // Its failure is reported by the await below; were the previous call's reported first,
+      // this one would be left behind, and its failure must not go unhandled (it ends the process).
+      call.catch(() => {});
+      if (previous) await previous;
+      previous = call;
+    }
   }
   await previous;
-  return result;
+  return results;
 }
 
 /** One script call: encodes the chunk, sends it, and puts each address's activity in `result`. */

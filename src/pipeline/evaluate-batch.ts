@@ -5,10 +5,12 @@
 // addresses (the only ones the service scores: see scoring.ts), counted only after the
 // earlier runs (count-order.ts), and pure evaluation in memory, then the writes: scores,
 // events, notifications and the batches' "evaluated" marks commit together, in the
-// transaction that holds the claim. Grouping is what keeps up with a backlog: per
-// transaction, a larger group touches fewer distinct addresses to look up, count and score.
-// Deliveries are enqueued after the commit; if that fails, the reconciler enqueues the
-// pending notifications later.
+// transaction that holds the claim. Inside a group, each batch is counted, scored and checked
+// in turn, on what the batches before it left: a group fires what its batches would fire one
+// at a time, so what fires does not depend on the load. Grouping is what keeps up with a
+// backlog: per transaction, a larger group touches fewer distinct addresses to look up and
+// lock, and needs fewer statements. Deliveries are enqueued after the commit; if that fails,
+// the reconciler enqueues the pending notifications later.
 import type { Deps } from "../deps.ts";
 import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
 import {
@@ -19,15 +21,15 @@ import {
   markScoreChangesEvaluated,
 } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
-import { applyBatchActivity, flagCountedBatches, forgetCountedBatches } from "./activity.ts";
+import { applyActivityInOrder, flagCountedBatches, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
-import { counterpartyRisk, labelledCounterparties, sidesByAddress, touchedAddresses } from "./batch-facts.ts";
+import { counterpartyRisk, labelledCounterparties, sidesByAddress, splitByBatch, touchedAddresses } from "./batch-facts.ts";
 import { EarlierBatchReleased, waitForEarlierCounts } from "./count-order.ts";
 import { recordEvents } from "./record-events.ts";
-import { recordScores } from "./record-scores.ts";
+import { recordScores, type ScoreStep } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
 import { scoreTouchedAddresses } from "./scoring.ts";
-import { evaluateTransactions } from "./transaction-firings.ts";
+import { evaluateTransactions, type TxFiring } from "./transaction-firings.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
   config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions" | "evaluationOrderWaitMs">;
@@ -109,44 +111,67 @@ async function evaluateOldestRun(
         const txs = await loadBatchTransactions(sql, batchIds);
         const addresses = touchedAddresses(txs);
         const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
-        const sides = sidesByAddress(txs, tracked);
         const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
-        // Per-event window counts only where an unusual_activity alert will read them.
-        for (const address of needWindows) sides.get(address)!.events.needWindows = true;
+        // The group is evaluated batch by batch, in ingest order, so that it fires what its
+        // batches would fire evaluated one at a time: counted, scored and checked in turn.
+        const steps = splitByBatch(txs, batchIds).map((batchTxs) => {
+          const sides = sidesByAddress(batchTxs, tracked);
+          // Per-event window counts only where an unusual_activity alert will read them.
+          for (const address of needWindows) {
+            const side = sides.get(address);
+            if (side) side.events.needWindows = true;
+          }
+          return { txs: batchTxs, sides };
+        });
         // Redis counts (once the runs ahead are counted) while Postgres looks up: the two
         // largest waits of a group overlap.
         const counting = waitForEarlierCounts(deps, heldBefore).then(async () => {
-          const counted = await applyBatchActivity(deps.redis, deps.config.queuePrefix, [...sides.values()].map((s) => s.events));
+          const counted = await applyActivityInOrder(
+            deps.redis,
+            deps.config.queuePrefix,
+            steps.map((step) => [...step.sides.values()].map((side) => side.events)),
+          );
           await flagCountedBatches(deps.redis, deps.config.queuePrefix, batchIds);
           return counted;
         });
-        const [activity, labelRows, stateRows] = await Promise.all([
+        const [activities, labelRows, stateRows] = await Promise.all([
           counting,
           loadLabels(sql, addresses),
           // Scores of tracked addresses only: an untracked counterparty's own score is not used.
           loadAddressStates(sql, [...tracked]),
         ]);
         const labels = byAddress(labelRows);
+        // Each batch sees the scores the batches before it left (a counterparty's too).
         const states = byAddress(stateRows);
-        const pendingScores = scoreTouchedAddresses(activity, states, labelledCounterparties(txs, labels, tracked));
-        const txFirings = evaluateTransactions(txs, alertsByAddress, {
-          sides,
-          activity,
-          counterparty: (address) => counterpartyRisk(address, labels, states),
+        const txFirings: TxFiring[] = [];
+        const scoreSteps: ScoreStep[] = steps.map((step, k) => {
+          const activity = activities[k]!;
+          txFirings.push(
+            ...evaluateTransactions(step.txs, alertsByAddress, {
+              sides: step.sides,
+              activity,
+              counterparty: (address) => counterpartyRisk(address, labels, states),
+            }),
+          );
+          const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
+          for (const { address, next } of pending) {
+            states.set(address, { address, balance: states.get(address)?.balance ?? 0, riskScore: next.score, riskFactors: next.factors });
+          }
+          return { cause: `batch:${batchIds[k]}`, pending };
         });
 
-        const written = await recordScores(tx, pendingScores, `batch:${batchIds.join(" ")}`, now);
+        const written = await recordScores(tx, scoreSteps, now);
         // A label change's score change that its risk job has not evaluated yet (late, or lost
         // with Redis) happened before this group's change of the same address: it is evaluated
         // first, here, since each firing moves the alert's baseline.
         const earlier = await lockOpenScoreChanges(
           tx,
-          written.changes.map((c) => c.address).filter((address) => scoreAlerts.has(address)),
+          [...new Set(written.changes.map((c) => c.address))].filter((address) => scoreAlerts.has(address)),
         );
         const recordedEvents = await recordEvents(tx, {
           now,
           txFirings,
-          changes: [...earlier, ...written.changes].sort((a, b) => a.id - b.id),
+          changes: [...earlier, ...written.changes],
           scoreAlerts,
           risk: (address) => {
             const state = states.get(address);

@@ -1,7 +1,7 @@
-// Writes new risk scores inside the evaluation's transaction. Each changed address is locked
-// and re-read first: when another writer (a label change, a concurrent batch) moved its
-// stored factors since the score was computed, it is recomputed from what is stored now,
-// so a concurrent update is built upon, never overwritten.
+// Writes new risk scores inside the evaluation's transaction, batch by batch of the group.
+// Each changed address is locked and re-read first: when another writer (a label change, a
+// concurrent batch) moved its stored factors since the score was computed, it is recomputed
+// from what is stored now, so a concurrent update is built upon, never overwritten.
 import type { TransactionSql } from "postgres";
 import { insertScoreHistory, lockAddressScores, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import type { ScoreChange } from "../domain/conditions/index.ts";
@@ -15,39 +15,52 @@ export type PendingScore = {
   recompute: (storedFactors: readonly RiskFactor[]) => ScoreResult;
 };
 
+/** The new scores of one batch of a group, recorded with its cause. */
+export type ScoreStep = { cause: string; pending: readonly PendingScore[] };
+
 export type WrittenScores = {
-  /** The score changes recorded (risk_score_history rows), oldest id first. */
+  /** The score changes recorded (risk_score_history rows), in step order. */
   changes: ScoreChange[];
   /** The score and factors now stored, for every address written. */
   scores: Map<string, ScoreResult>;
 };
 
+/**
+ * Records the steps' new scores in turn (an address may change in more than one step: each
+ * change is its own history row, built on the one before).
+ */
 export async function recordScores(
   tx: TransactionSql,
-  pending: readonly PendingScore[],
-  cause: string,
+  steps: readonly ScoreStep[],
   evaluatedAt: Date | null,
 ): Promise<WrittenScores> {
-  if (pending.length === 0) return { changes: [], scores: new Map() };
-  const locked = new Map((await lockAddressScores(tx, pending.map((p) => p.address))).map((row) => [row.address, row]));
-  const writes: NewScore[] = [];
-  const history: NewHistory[] = [];
+  const addresses = [...new Set(steps.flatMap((step) => step.pending.map((p) => p.address)))];
+  if (addresses.length === 0) return { changes: [], scores: new Map() };
+  const stored = new Map<string, StoredScore>(
+    (await lockAddressScores(tx, addresses)).map((row) => [row.address, { riskScore: row.riskScore, riskFactors: row.riskFactors }]),
+  );
   const scores = new Map<string, ScoreResult>();
-  for (const update of pending) {
-    const stored = locked.get(update.address) ?? { riskScore: 0, riskFactors: [] as RiskFactor[] };
-    const unchanged = stored.riskScore === update.basedOn.score && sameFactors(stored.riskFactors, update.basedOn.factors);
-    const next = unchanged ? update.next : update.recompute(stored.riskFactors);
-    if (next.score === stored.riskScore && sameFactors(next.factors, stored.riskFactors)) continue;
-    writes.push({ address: update.address, score: next.score, factors: next.factors });
-    scores.set(update.address, next);
-    if (next.score !== stored.riskScore) {
-      history.push({ address: update.address, previousScore: stored.riskScore, score: next.score, factors: next.factors });
+  const history: NewHistory[] = [];
+  for (const { cause, pending } of steps) {
+    for (const update of pending) {
+      const current = stored.get(update.address) ?? NO_SCORE;
+      const unchanged = current.riskScore === update.basedOn.score && sameFactors(current.riskFactors, update.basedOn.factors);
+      const next = unchanged ? update.next : update.recompute(current.riskFactors);
+      if (next.score === current.riskScore && sameFactors(next.factors, current.riskFactors)) continue;
+      stored.set(update.address, { riskScore: next.score, riskFactors: next.factors });
+      scores.set(update.address, next);
+      if (next.score !== current.riskScore) {
+        history.push({ address: update.address, previousScore: current.riskScore, score: next.score, factors: next.factors, cause });
+      }
     }
   }
+  const writes: NewScore[] = [...scores].map(([address, { score, factors }]) => ({ address, score, factors }));
   await writeScores(tx, writes);
-  const ids = await insertScoreHistory(tx, history, cause, evaluatedAt);
-  const changes = history
-    .map((h) => ({ id: ids.get(h.address)!, address: h.address, previousScore: h.previousScore, score: h.score, factors: h.factors }))
-    .sort((a, b) => a.id - b.id);
+  const ids = await insertScoreHistory(tx, history, evaluatedAt);
+  const changes = history.map((h, i) => ({ id: ids[i]!, address: h.address, previousScore: h.previousScore, score: h.score, factors: h.factors }));
   return { changes, scores };
 }
+
+type StoredScore = { riskScore: number; riskFactors: readonly RiskFactor[] };
+
+const NO_SCORE: StoredScore = { riskScore: 0, riskFactors: [] };

@@ -88,9 +88,9 @@ export async function rescoreExposure(
     const score = riskScore(factors);
     if (score === current.riskScore && sameFactors(factors, current.riskFactors)) continue;
     writes.push({ address, score, factors });
-    if (score !== current.riskScore) history.push({ address, previousScore: current.riskScore, score, factors });
+    if (score !== current.riskScore) history.push({ address, previousScore: current.riskScore, score, factors, cause: options.cause });
   }
   await writeScores(tx, writes);
-  const ids = await insertScoreHistory(tx, history, options.cause, options.evaluatedAt);
-  return { rescored: writes.length, ids: [...ids.values()] };
+  const ids = await insertScoreHistory(tx, history, options.evaluatedAt);
+  return { rescored: writes.length, ids };
 }

@@ -120,24 +120,33 @@ export async function writeScores(tx: Tx, rows: readonly NewScore[]): Promise<vo
       set risk_score = excluded.risk_score, risk_factors = excluded.risk_factors, updated_at = now()`;
 }
 
-export type NewHistory = { address: string; previousScore: number; score: number; factors: readonly RiskFactor[] };
+export type NewHistory = {
+  address: string;
+  previousScore: number;
+  score: number;
+  factors: readonly RiskFactor[];
+  /** What changed it: `batch:<id>`, `labels` or `tracking`. */
+  cause: string;
+};
 
-/** Appends score changes; returns their ids by address. `evaluatedAt` null = the risk job owes them an evaluation. */
-export async function insertScoreHistory(
-  tx: Tx,
-  rows: readonly NewHistory[],
-  cause: string,
-  evaluatedAt: Date | null,
-): Promise<Map<string, number>> {
-  if (rows.length === 0) return new Map();
-  const inserted = await tx<{ id: number; address: string }[]>`
+/**
+ * Appends score changes; returns their ids in the rows' order, which is also id order (an
+ * address may change more than once in one call). `evaluatedAt` null = the risk job owes them
+ * an evaluation.
+ */
+export async function insertScoreHistory(tx: Tx, rows: readonly NewHistory[], evaluatedAt: Date | null): Promise<number[]> {
+  if (rows.length === 0) return [];
+  // The ids are drawn as the rows are inserted, in ordinality order.
+  const inserted = await tx<{ id: number }[]>`
     insert into risk_score_history (address, previous_score, score, factors, cause, evaluated_at)
-    select address, previous_score, score, string_to_array(factors, ','), ${cause}, ${evaluatedAt?.toISOString() ?? null}::timestamptz
+    select address, previous_score, score, string_to_array(factors, ','), cause, ${evaluatedAt?.toISOString() ?? null}::timestamptz
     from unnest(${rows.map((r) => r.address)}::text[], ${rows.map((r) => r.previousScore)}::smallint[],
-                ${rows.map((r) => r.score)}::smallint[], ${rows.map((r) => r.factors.join(","))}::text[])
-         as u(address, previous_score, score, factors)
-    returning id::float8 as id, address`;
-  return new Map(inserted.map((row) => [row.address, row.id]));
+                ${rows.map((r) => r.score)}::smallint[], ${rows.map((r) => r.factors.join(","))}::text[],
+                ${rows.map((r) => r.cause)}::text[])
+         with ordinality as u(address, previous_score, score, factors, cause, n)
+    order by n
+    returning id::float8 as id`;
+  return inserted.map((row) => row.id).sort((a, b) => a - b);
 }
 
 export async function markScoreChangesEvaluated(tx: Tx, ids: readonly number[], now: Date): Promise<void> {
