@@ -5,17 +5,22 @@
 -- with one SET each), so a batch costs about two Redis calls per address; the hour buckets
 -- and the counterparty set are touched once per address per hour of activity.
 --
+-- An evaluation's batches are steps, applied in turn: each step's results are as of its own
+-- events and those of the steps before it, as if the step were a call of its own.
+--
 -- KEYS     the "counted" markers of the batches: one bit per address bucket. An event whose
 --          (batch, bucket) bit is set already is in the counters (a re-run after a crash) and
 --          is only read.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  JSON: [[address, needWindows, t, failedOut, solOut, counterparty, marker, t, ...], ...]
---          one entry per address, its events sorted by block time (oldest first); marker is
---          an index into ARGV[4]
+-- ARGV[2]  JSON: [[address, needWindows, n, t, failedOut, solOut, counterparty, marker, t, ...
+--          (n events), n, ... (the next step's)], ...] one entry per address, the steps it is
+--          in, in order, each step's events sorted by block time (oldest first); marker is an
+--          index into ARGV[4]
 -- ARGV[3]  marker TTL in seconds
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
--- Returns JSON: per address [lastHour, previous7Days, tx24h, failed24h, solOut24h,
---          newCounterparties, dormantGap (-1 = none), countAfter of each event if needWindows]
+-- Returns JSON: per address, per step it is in: [lastHour, previous7Days, tx24h, failed24h,
+--          solOut24h, newCounterparties, dormantGap (-1 = none), countAfter of each event if
+--          needWindows]
 local fresh = {}
 for k, pair in ipairs(cjson.decode(ARGV[4])) do fresh[k] = redis.call('SETBIT', KEYS[pair[1]], pair[2], 1) == 0 end
 for k = 1, #KEYS do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
@@ -57,16 +62,6 @@ for i = 1, #input do
   local address, needWindows = item[1], item[2] == 1
   local hourKey = prefix .. ':activity-h:' .. address
   local cpKey = prefix .. ':activity-cp:' .. address
-  local count = (#item - 2) / 5
-  -- The events to add: those whose batch marker was set just now, oldest first.
-  local adds = {}
-  for e = 0, count - 1 do
-    local b = 3 + e * 5
-    if fresh[item[b + 4]] then adds[#adds + 1] = b end
-  end
-  local adding = #adds > 0
-  local firstT, lastT
-  if adding then firstT, lastT = item[adds[1]], item[adds[#adds]] end
 
   -- The state: sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags, then the minute buckets.
   local st = states[i] and cmsgpack.unpack(states[i]) or nil
@@ -85,136 +80,190 @@ for i = 1, #input do
       if st[k + 2] > 0 then mn[st[k]] = st[k + 2] end
     end
   end
-  local hourAdds = {} -- field -> amount, for hours other than the current one
-
-  if adding then
-    -- Hours only move forward: the newest hour is the current one, kept in the state.
-    local H = floor(lastT / HOUR)
-    if ch ~= nil and ch < H then
-      -- The hour rolls over: the finished hour goes to the hour buckets.
-      if cH > 0 then hourAdds['c' .. ch] = cH end
-      if fH > 0 then hourAdds['f' .. ch] = fH end
-      if oH > 0 then hourAdds['o' .. ch] = oH end
-      cH, fH, oH = 0, 0, 0
+  local wrote = false
+  local rows = {}
+  local p = 3
+  while p <= #item do
+    local count, first = item[p], p + 1
+    p = first + count * 5
+    -- The events to add: those whose batch marker was set just now, oldest first.
+    local adds = {}
+    for e = 0, count - 1 do
+      local b = first + e * 5
+      if fresh[item[b + 4]] then adds[#adds + 1] = b end
     end
-    local current = max(H, ch or H)
-    local cpList, cpSeen = {}, {}
-    for _, b in ipairs(adds) do
-      local t, failed, out, cp = item[b], item[b + 1], item[b + 2], item[b + 3]
-      local m, h = floor(t / 60), floor(t / HOUR)
-      mc[m] = (mc[m] or 0) + 1
-      if h == current then
-        cH = cH + 1
-        if failed == 1 then fH = fH + 1 end
-        if out > 0 then oH = oH + out end
-      elseif h >= current - BASE_FIRST then
-        hourAdds['c' .. h] = (hourAdds['c' .. h] or 0) + 1
-        if failed == 1 then hourAdds['f' .. h] = (hourAdds['f' .. h] or 0) + 1 end
-        if out > 0 then hourAdds['o' .. h] = (hourAdds['o' .. h] or 0) + out end
-        -- An older hour inside the cached sums (a late transaction) adjusts them.
-        if ch == current then
-          if h >= ch - BASE_FIRST and h <= ch - BASE_LAST then c7 = c7 + 1 end
-          if h >= ch - 23 then
-            c23 = c23 + 1
-            if failed == 1 then f23 = f23 + 1 end
-            if out > 0 then o23 = o23 + out end
+    local adding = #adds > 0
+    local firstT, lastT
+    if adding then firstT, lastT = item[adds[1]], item[adds[#adds]] end
+    local hourAdds = {} -- field -> amount, for hours other than the current one
+
+    if adding then
+      -- Hours only move forward: the newest hour is the current one, kept in the state.
+      local H = floor(lastT / HOUR)
+      if ch ~= nil and ch < H then
+        -- The hour rolls over: the finished hour goes to the hour buckets.
+        if cH > 0 then hourAdds['c' .. ch] = cH end
+        if fH > 0 then hourAdds['f' .. ch] = fH end
+        if oH > 0 then hourAdds['o' .. ch] = oH end
+        cH, fH, oH = 0, 0, 0
+      end
+      local current = max(H, ch or H)
+      local cpList, cpSeen = {}, {}
+      for _, b in ipairs(adds) do
+        local t, failed, out, cp = item[b], item[b + 1], item[b + 2], item[b + 3]
+        local m, h = floor(t / 60), floor(t / HOUR)
+        mc[m] = (mc[m] or 0) + 1
+        if h == current then
+          cH = cH + 1
+          if failed == 1 then fH = fH + 1 end
+          if out > 0 then oH = oH + out end
+        elseif h >= current - BASE_FIRST then
+          hourAdds['c' .. h] = (hourAdds['c' .. h] or 0) + 1
+          if failed == 1 then hourAdds['f' .. h] = (hourAdds['f' .. h] or 0) + 1 end
+          if out > 0 then hourAdds['o' .. h] = (hourAdds['o' .. h] or 0) + out end
+          -- An older hour inside the cached sums (a late transaction) adjusts them.
+          if ch == current then
+            if h >= ch - BASE_FIRST and h <= ch - BASE_LAST then c7 = c7 + 1 end
+            if h >= ch - 23 then
+              c23 = c23 + 1
+              if failed == 1 then f23 = f23 + 1 end
+              if out > 0 then o23 = o23 + out end
+            end
           end
         end
-      end
-      if cp ~= '' and cpSeen[cp] == nil then
-        cpSeen[cp] = true
-        cpList[#cpList + 1] = cp
-      end
-    end
-    -- Counterparties never seen before; they count in the newest minute of the batch.
-    if #cpList > 0 then
-      local added = redis.call('SADD', cpKey, unpack(cpList))
-      flags = expireOnce(cpKey, flags, CP_TTL)
-      if added > 0 then
-        local m = floor(lastT / 60)
-        mn[m] = (mn[m] or 0) + added
-      end
-    end
-    -- Dormancy: the longest gap before a batch's first transaction, kept for a day.
-    if last ~= nil and firstT > last then
-      local gap = firstT - last
-      if gs == nil or gap >= gs or max(lastT, last) - gt > DAY then
-        gt, gs = firstT, gap
-      end
-    end
-    if last == nil or lastT > last then last = lastT end
-
-    for field, amount in pairs(hourAdds) do
-      if string.sub(field, 1, 1) == 'o' then
-        redis.call('HINCRBYFLOAT', hourKey, field, amount)
-      else
-        redis.call('HINCRBY', hourKey, field, amount)
-      end
-    end
-    if next(hourAdds) ~= nil then flags = expireOnce(hourKey, flags, HOURS_TTL) end
-    if isNew then
-      -- Every hour bucket of a new address comes from this batch: the sums are local.
-      for field, amount in pairs(hourAdds) do
-        local kind, h = string.sub(field, 1, 1), tonumber(string.sub(field, 2))
-        if h >= current - 23 then
-          if kind == 'c' then c23 = c23 + amount elseif kind == 'f' then f23 = f23 + amount else o23 = o23 + amount end
+        if cp ~= '' and cpSeen[cp] == nil then
+          cpSeen[cp] = true
+          cpList[#cpList + 1] = cp
         end
-        if kind == 'c' and h >= current - BASE_FIRST and h <= current - BASE_LAST then c7 = c7 + amount end
       end
-    elseif ch ~= current then
-      -- A new current hour: old buckets go, the cached sums are recomputed (once an hour),
-      -- the expiries are renewed.
-      flags = 0
-      if redis.call('EXPIRE', hourKey, KEY_TTL) == 1 then flags = flags + HOURS_TTL end
-      if redis.call('EXPIRE', cpKey, KEY_TTL) == 1 then flags = flags + CP_TTL end
-      local old = {}
-      for h = ch - BASE_FIRST, min(current - BASE_FIRST - 1, ch - BASE_FIRST + 200) do old[#old + 1] = 'c' .. h end
-      for h = ch - 23, min(current - 24, ch + 24) do
-        old[#old + 1] = 'f' .. h
-        old[#old + 1] = 'o' .. h
+      -- Counterparties never seen before; they count in the newest minute of the batch.
+      if #cpList > 0 then
+        local added = redis.call('SADD', cpKey, unpack(cpList))
+        flags = expireOnce(cpKey, flags, CP_TTL)
+        if added > 0 then
+          local m = floor(lastT / 60)
+          mn[m] = (mn[m] or 0) + added
+        end
       end
-      hdel(hourKey, old)
-      local size = redis.call('SCARD', cpKey)
-      if size > CP_CAP then redis.call('SPOP', cpKey, size - CP_KEEP) end
-      local names = {}
-      for h = current - BASE_FIRST, current - BASE_LAST do names[#names + 1] = 'c' .. h end
-      for h = current - 23, current - 1 do
-        names[#names + 1] = 'c' .. h
-        names[#names + 1] = 'f' .. h
-        names[#names + 1] = 'o' .. h
+      -- Dormancy: the longest gap before a batch's first transaction, kept for a day.
+      if last ~= nil and firstT > last then
+        local gap = firstT - last
+        if gs == nil or gap >= gs or max(lastT, last) - gt > DAY then
+          gt, gs = firstT, gap
+        end
       end
-      local got = redis.call('HMGET', hourKey, unpack(names))
-      c7, c23, f23, o23 = 0, 0, 0, 0
-      for k = 1, 168 do c7 = c7 + (tonumber(got[k]) or 0) end
-      for k = 169, #got, 3 do
-        c23 = c23 + (tonumber(got[k]) or 0)
-        f23 = f23 + (tonumber(got[k + 1]) or 0)
-        o23 = o23 + (tonumber(got[k + 2]) or 0)
+      if last == nil or lastT > last then last = lastT end
+
+      for field, amount in pairs(hourAdds) do
+        if string.sub(field, 1, 1) == 'o' then
+          redis.call('HINCRBYFLOAT', hourKey, field, amount)
+        else
+          redis.call('HINCRBY', hourKey, field, amount)
+        end
       end
+      if next(hourAdds) ~= nil then flags = expireOnce(hourKey, flags, HOURS_TTL) end
+      if isNew then
+        -- Every hour bucket of a new address comes from this batch: the sums are local.
+        for field, amount in pairs(hourAdds) do
+          local kind, h = string.sub(field, 1, 1), tonumber(string.sub(field, 2))
+          if h >= current - 23 then
+            if kind == 'c' then c23 = c23 + amount elseif kind == 'f' then f23 = f23 + amount else o23 = o23 + amount end
+          end
+          if kind == 'c' and h >= current - BASE_FIRST and h <= current - BASE_LAST then c7 = c7 + amount end
+        end
+      elseif ch ~= current then
+        -- A new current hour: old buckets go, the cached sums are recomputed (once an hour),
+        -- the expiries are renewed.
+        flags = 0
+        if redis.call('EXPIRE', hourKey, KEY_TTL) == 1 then flags = flags + HOURS_TTL end
+        if redis.call('EXPIRE', cpKey, KEY_TTL) == 1 then flags = flags + CP_TTL end
+        local old = {}
+        for h = ch - BASE_FIRST, min(current - BASE_FIRST - 1, ch - BASE_FIRST + 200) do old[#old + 1] = 'c' .. h end
+        for h = ch - 23, min(current - 24, ch + 24) do
+          old[#old + 1] = 'f' .. h
+          old[#old + 1] = 'o' .. h
+        end
+        hdel(hourKey, old)
+        local size = redis.call('SCARD', cpKey)
+        if size > CP_CAP then redis.call('SPOP', cpKey, size - CP_KEEP) end
+        local names = {}
+        for h = current - BASE_FIRST, current - BASE_LAST do names[#names + 1] = 'c' .. h end
+        for h = current - 23, current - 1 do
+          names[#names + 1] = 'c' .. h
+          names[#names + 1] = 'f' .. h
+          names[#names + 1] = 'o' .. h
+        end
+        local got = redis.call('HMGET', hourKey, unpack(names))
+        c7, c23, f23, o23 = 0, 0, 0, 0
+        for k = 1, 168 do c7 = c7 + (tonumber(got[k]) or 0) end
+        for k = 169, #got, 3 do
+          c23 = c23 + (tonumber(got[k]) or 0)
+          f23 = f23 + (tonumber(got[k + 1]) or 0)
+          o23 = o23 + (tonumber(got[k + 2]) or 0)
+        end
+      end
+      ch = current
+      isNew = false
+      wrote = true
+    elseif last == nil then
+      -- Counted before, but the state is gone: answer from the events themselves.
+      last = item[first + (count - 1) * 5]
+      ch = floor(last / HOUR)
     end
-    ch = current
-  elseif last == nil then
-    -- Counted before, but the state is gone: answer from the events themselves.
-    last = item[3 + (count - 1) * 5]
-    ch = floor(last / HOUR)
+
+    -- The trailing 60 minutes at the newest minute seen.
+    local M = floor(last / 60)
+    local s, sn = 0, 0
+    for m, c in pairs(mc) do
+      if m >= M - 59 then s = s + c end
+    end
+    for m, c in pairs(mn) do
+      if m >= M - 59 then sn = sn + c end
+    end
+
+    local dormant = -1
+    if gt ~= nil and last - gt <= DAY then dormant = gs end
+    local result = { s, c7, c23 + cH, f23 + fH, o23 + oH, sn, dormant }
+
+    if needWindows then
+      -- countAfter of each event: the trailing 60 minutes at its minute, minus the step's
+      -- events after it in that same minute (they are in the counts already).
+      local windowAt = { [M] = s }
+      local laterSameMinute = {}
+      local counts = {}
+      for e = count - 1, 0, -1 do
+        local m = floor(item[first + e * 5] / 60)
+        if windowAt[m] == nil then
+          local sum = 0
+          for x, c in pairs(mc) do
+            if x >= m - 59 and x <= m then sum = sum + c end
+          end
+          windowAt[m] = sum
+        end
+        local later = laterSameMinute[m] or 0
+        counts[e + 1] = max(1, windowAt[m] - later)
+        laterSameMinute[m] = later + 1
+      end
+      for e = 1, count do result[#result + 1] = counts[e] end
+    end
+    rows[#rows + 1] = result
   end
 
-  -- The trailing 60 minutes at the newest minute seen; older minutes are dropped.
-  local M = floor(last / 60)
-  local s, sn = 0, 0
-  local minutes = {}
-  for m, c in pairs(mc) do
-    if m >= M - 59 then
-      s = s + c
-      minutes[#minutes + 1] = m
+  if wrote then
+    -- Minutes older than the trailing 60 at the newest one are dropped (stored in no
+    -- particular order).
+    local M = floor(last / 60)
+    local s, sn = 0, 0
+    local minutes = {}
+    for m, c in pairs(mc) do
+      if m >= M - 59 then
+        s = s + c
+        minutes[#minutes + 1] = m
+      end
     end
-  end
-  -- (The minutes are stored in no particular order.)
-  for m, c in pairs(mn) do
-    if m >= M - 59 then sn = sn + c end
-  end
-
-  if adding then
+    for m, c in pairs(mn) do
+      if m >= M - 59 then sn = sn + c end
+    end
     local out = { M, s, sn, last, gt or NONE, gs or NONE, ch, c7, c23, f23, o23, cH, fH, oH, flags }
     for _, m in ipairs(minutes) do
       out[#out + 1] = m
@@ -223,33 +272,7 @@ for i = 1, #input do
     end
     redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'EX', KEY_TTL)
   end
-
-  local dormant = -1
-  if gt ~= nil and last - gt <= DAY then dormant = gs end
-  local result = { s, c7, c23 + cH, f23 + fH, o23 + oH, sn, dormant }
-
-  if needWindows then
-    -- countAfter of each event: the trailing 60 minutes at its minute, minus the batch's
-    -- events after it in that same minute (they are in the counts already).
-    local windowAt = { [M] = s }
-    local laterSameMinute = {}
-    local counts = {}
-    for e = count - 1, 0, -1 do
-      local m = floor(item[3 + e * 5] / 60)
-      if windowAt[m] == nil then
-        local sum = 0
-        for x, c in pairs(mc) do
-          if x >= m - 59 and x <= m then sum = sum + c end
-        end
-        windowAt[m] = sum
-      end
-      local later = laterSameMinute[m] or 0
-      counts[e + 1] = max(1, windowAt[m] - later)
-      laterSameMinute[m] = later + 1
-    end
-    for e = 1, count do result[#result + 1] = counts[e] end
-  end
-  results[i] = result
+  results[i] = rows
 end
 
 return cjson.encode(results)

@@ -16,11 +16,13 @@
 // hour hash once an hour per address.
 //
 // One Lua script per evaluation (in chunks of about 2,000 addresses) adds the events and reads
-// the results atomically. An evaluation may cover several ingest batches, and a re-run after a
-// crash may group them differently; so addresses fall into fixed buckets (a hash of the
-// address), a chunk always holds whole buckets, and a bit per (batch, bucket) in the batch's
-// marker records that those events are counted: a re-run reads them without adding them
-// again, however the batches are grouped. The markers are deleted once the evaluation has
+// the results atomically. An evaluation may cover several ingest batches: they are steps of the
+// call, each answered as of its own events and the earlier steps' (an address's state is still
+// read and written once). A re-run after a crash may group them differently; so addresses
+// fall into fixed buckets (a hash of the address), a chunk always holds whole buckets, and a
+// bit per (batch, bucket) in the batch's marker records that those events are counted: a
+// re-run reads them without adding them again, however the batches are grouped (it then
+// answers from the counters as they are, with the later batches of the lost run in them). The markers are deleted once the evaluation has
 // committed (a batch marked evaluated is never evaluated again), and expire after a day if
 // that deletion is lost. Keys expire 8 days after their address was last active.
 //
@@ -92,7 +94,8 @@ export async function applyBatchActivity(
 /**
  * The same for several steps in turn (the batches of an evaluation group, in ingest order):
  * each step's activity is as of its own events and those of the steps before it, as if the
- * step were evaluated alone.
+ * step were evaluated alone. An address's steps go in one script call, so its state is read
+ * and written once however many steps it is in.
  */
 export async function applyActivityInOrder(
   redis: Redis,
@@ -102,28 +105,44 @@ export async function applyActivityInOrder(
   const results = steps.map(() => new Map<string, AddressActivity>());
   // Two calls in flight: the next chunk is encoded and sent while Redis runs the one before
   // (not all at once: a long queue of scripts would hold every other Redis client back).
-  // Redis runs one connection's calls in the order they were sent, so the steps stay in turn.
   let previous: Promise<void> | undefined;
-  for (const [step, inputs] of steps.entries()) {
-    for (const chunk of chunksOfBuckets(inputs)) {
-      const call = applyChunk(redis, prefix, chunk, results[step]!);
-      // Its failure is reported by the await below; were the previous call's reported first,
-      // this one would be left behind, and its failure must not go unhandled (it ends the process).
-      call.catch(() => {});
-      if (previous) await previous;
-      previous = call;
-    }
+  for (const chunk of chunksOfBuckets(byAddress(steps))) {
+    const call = applyChunk(redis, prefix, chunk, results);
+    // Its failure is reported by the await below; were the previous call's reported first,
+    // this one would be left behind, and its failure must not go unhandled (it ends the process).
+    call.catch(() => {});
+    if (previous) await previous;
+    previous = call;
   }
   await previous;
   return results;
 }
 
-/** One script call: encodes the chunk, sends it, and puts each address's activity in `result`. */
+/** An address's events of each step it is in, steps in order. */
+type AddressSteps = { address: string; needWindows: boolean; steps: Array<{ step: number; input: AddressEvents }> };
+
+function byAddress(steps: ReadonlyArray<readonly AddressEvents[]>): AddressSteps[] {
+  const addresses = new Map<string, AddressSteps>();
+  steps.forEach((inputs, step) => {
+    for (const input of inputs) {
+      let entry = addresses.get(input.address);
+      if (!entry) {
+        entry = { address: input.address, needWindows: false, steps: [] };
+        addresses.set(input.address, entry);
+      }
+      entry.needWindows ||= input.needWindows;
+      entry.steps.push({ step, input });
+    }
+  });
+  return [...addresses.values()];
+}
+
+/** One script call: encodes the chunk, sends it, and puts each address's activity at each of its steps in `results`. */
 async function applyChunk(
   redis: Redis,
   prefix: string,
   chunk: readonly Bucketed[],
-  result: Map<string, AddressActivity>,
+  results: ReadonlyArray<Map<string, AddressActivity>>,
 ): Promise<void> {
   // Per call: the batches' marker keys, and the (batch, bucket) pairs the events point at.
   const keyIndexes = new Map<string, number>();
@@ -145,8 +164,14 @@ async function applyChunk(
     return pair;
   };
   const payload = encode(chunk, markerOf);
-  const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[];
-  chunk.forEach(({ input }, i) => result.set(input.address, decode(input, rows[i]!)));
+  const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[][];
+  chunk.forEach(({ entry }, i) => {
+    // One row per step the address is in, in the same order.
+    rows[i]!.forEach((row, k) => {
+      const { step, input } = entry.steps[k]!;
+      results[step]!.set(entry.address, decode(input, row));
+    });
+  });
 }
 
 const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activity-batch:${batchId}`;
@@ -200,14 +225,14 @@ export function bucketOf(address: string): number {
   return (hash >>> 0) % BUCKETS;
 }
 
-type Bucketed = { input: AddressEvents; bucket: number };
+type Bucketed = { entry: AddressSteps; bucket: number };
 
-/** The inputs in script calls of whole buckets, each of about CHUNK_ADDRESSES addresses or fewer. */
-function chunksOfBuckets(inputs: readonly AddressEvents[]): Bucketed[][] {
+/** The addresses in script calls of whole buckets, each of about CHUNK_ADDRESSES addresses or fewer. */
+function chunksOfBuckets(entries: readonly AddressSteps[]): Bucketed[][] {
   const buckets: Bucketed[][] = Array.from({ length: BUCKETS }, () => []);
-  for (const input of inputs) {
-    const bucket = bucketOf(input.address);
-    buckets[bucket]!.push({ input, bucket });
+  for (const entry of entries) {
+    const bucket = bucketOf(entry.address);
+    buckets[bucket]!.push({ entry, bucket });
   }
   const chunks: Bucketed[][] = [];
   for (const members of buckets) {
@@ -221,23 +246,26 @@ function chunksOfBuckets(inputs: readonly AddressEvents[]): Bucketed[][] {
 
 function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: number) => number): string {
   return JSON.stringify(
-    chunk.map(({ input: { address, needWindows, events }, bucket }) => {
+    chunk.map(({ entry: { address, needWindows, steps }, bucket }) => {
       const item: Array<string | number> = [address, needWindows ? 1 : 0];
-      // An address's events mostly come from one batch: look its marker up once per run.
-      let lastBatch: string | undefined;
-      let marker = 0;
-      for (const e of events) {
-        if (e.batchId !== lastBatch) {
-          lastBatch = e.batchId;
-          marker = markerOf(e.batchId, bucket);
+      for (const { input } of steps) {
+        item.push(input.events.length);
+        // An address's events mostly come from one batch: look its marker up once per run.
+        let lastBatch: string | undefined;
+        let marker = 0;
+        for (const e of input.events) {
+          if (e.batchId !== lastBatch) {
+            lastBatch = e.batchId;
+            marker = markerOf(e.batchId, bucket);
+          }
+          item.push(
+            e.blockTime,
+            e.failedSent ? 1 : 0,
+            e.solSent,
+            e.counterparty === null ? "" : e.counterparty.slice(0, COUNTERPARTY_KEY_LENGTH),
+            marker,
+          );
         }
-        item.push(
-          e.blockTime,
-          e.failedSent ? 1 : 0,
-          e.solSent,
-          e.counterparty === null ? "" : e.counterparty.slice(0, COUNTERPARTY_KEY_LENGTH),
-          marker,
-        );
       }
       return item;
     }),

@@ -117,10 +117,7 @@ async function evaluateOldestRun(
         const steps = splitByBatch(txs, batchIds).map((batchTxs) => {
           const sides = sidesByAddress(batchTxs, tracked);
           // Per-event window counts only where an unusual_activity alert will read them.
-          for (const address of needWindows) {
-            const side = sides.get(address);
-            if (side) side.events.needWindows = true;
-          }
+          for (const [address, side] of sides) if (needWindows.has(address)) side.events.needWindows = true;
           return { txs: batchTxs, sides };
         });
         // Redis counts (once the runs ahead are counted) while Postgres looks up: the two

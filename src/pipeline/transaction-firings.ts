@@ -38,9 +38,10 @@ export function evaluateTransactions(
   lookups: FiringLookups,
 ): TxFiring[] {
   const found: Array<TxFiring & { order: number }> = [];
-  for (const [address, alerts] of alertsByAddress) {
-    const sides = lookups.sides.get(address);
-    if (!sides) continue;
+  // The batch's tracked addresses, which are fewer than the group's alerted ones.
+  for (const [address, sides] of lookups.sides) {
+    const alerts = alertsByAddress.get(address);
+    if (!alerts) continue;
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const activity = lookups.activity.get(address);
     const { txIndexes } = sides;

@@ -2,7 +2,7 @@
 // every event (the definition the running sums must agree with).
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyBatchActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
+import { applyActivityInOrder, applyBatchActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { freePort } from "../helpers/ports.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
@@ -99,6 +99,40 @@ describe("activity counters", () => {
           ...expected,
           solOutflow24h: Math.round(expected.solOutflow24h * 10) / 10,
         });
+      }
+    });
+  }
+
+  for (const { name, steps } of cases) {
+    it(`answers each batch of a group applied in one call as if it were applied alone: ${name}`, async () => {
+      const [together, alone, onlySome] = [randomAddress(), randomAddress(), randomAddress()];
+      const counterparties = Array.from({ length: 15 }, randomAddress);
+      const batches: Event[][] = [];
+      let start = 1_717_000_000;
+      for (const [after, spread, size] of steps) {
+        start += after;
+        batches.push(randomBatch(Math.max(start, batches.at(-1)?.at(-1)?.blockTime ?? 0), spread, size, counterparties));
+      }
+      const batchIds = batches.map(() => `bat_steps${batchCounter++}`);
+      // A third address is in every other batch only: steps an address is not in are skipped.
+      const group = batches.map((events, k) =>
+        inBatch(batchIds[k]!, [
+          { address: together, needWindows: true, events },
+          ...(k % 2 === 0 ? [{ address: onlySome, needWindows: false, events }] : []),
+        ]),
+      );
+      const answers = await applyActivityInOrder(redis, prefix, group);
+
+      for (const [k, events] of batches.entries()) {
+        const separate = (await applyBatchActivity(redis, prefix, inBatch(`bat_alone${batchCounter++}`, [{ address: alone, needWindows: true, events }]))).get(alone)!;
+        const answer = answers[k]!.get(together)!;
+        expect(answer).toEqual(separate);
+        const expected = recount(batches.slice(0, k + 1));
+        expect({ ...answer, solOutflow24h: Math.round(answer.solOutflow24h * 10) / 10 }).toMatchObject({
+          ...expected,
+          solOutflow24h: Math.round(expected.solOutflow24h * 10) / 10,
+        });
+        expect(answers[k]!.has(onlySome)).toBe(k % 2 === 0);
       }
     });
   }
