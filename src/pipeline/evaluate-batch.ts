@@ -37,6 +37,8 @@ export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "n
 
 export type BatchOutcome =
   | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
+  /** The worker is stopping: its batch is left open for the reconciler to enqueue again. */
+  | { status: "stopped" }
   | ({
       status: "evaluated";
       /** The transactions of each group this job evaluated, in order (usually one group). */
@@ -56,7 +58,11 @@ type GroupTotals = {
 /** How long a job waits before looking again when every open batch ahead is held elsewhere. */
 const HELD_AHEAD_PAUSE_MS = 20;
 
-export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promise<BatchOutcome> {
+/**
+ * Evaluates runs until `batchId` is evaluated. `stopping` is asked between runs: a job working
+ * through a long backlog ends there when its worker is closing, instead of holding the close.
+ */
+export async function evaluateBatch(deps: PipelineDeps, batchId: string, stopping: () => boolean = () => false): Promise<BatchOutcome> {
   const batch = await findBatch(deps.sql, batchId);
   if (!batch) {
     deps.logger.warn({ batchId }, "evaluate: no such batch (job outlived its data?)");
@@ -74,6 +80,11 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string): Promis
     // Still open: another evaluation holds it (and will finish it), or it waits behind runs
     // that others hold (then look again shortly).
     if (await isBatchClaimed(deps.sql, batchId)) break;
+    if (stopping()) {
+      deps.logger.info({ batchId, groups: groups.length }, "evaluate: worker stopping; the batch is left for the reconciler");
+      if (groups.length === 0) return { status: "stopped" };
+      break;
+    }
     if (!group) await new Promise((resolve) => setTimeout(resolve, HELD_AHEAD_PAUSE_MS));
   }
   if (groups.length === 0) return { status: "claimed-elsewhere" };

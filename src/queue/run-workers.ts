@@ -56,10 +56,10 @@ export function chosenQueues(setting: readonly string[] | "all"): QueueName[] {
   return [...new Set(setting)] as QueueName[];
 }
 
-function processorFor(deps: WorkerDeps, name: QueueName): Processor {
+function processorFor(deps: WorkerDeps, name: QueueName, stopping: AbortSignal): Processor {
   switch (name) {
     case QUEUES.transactions:
-      return makeEvaluateBatchProcessor(deps) as Processor;
+      return makeEvaluateBatchProcessor(deps, stopping) as Processor;
     case QUEUES.risk:
       return makeEvaluateRiskProcessor(deps) as Processor;
     case QUEUES.maintenance:
@@ -79,10 +79,12 @@ export function runWorkers(
 ): RunningWorkers {
   const names = options.queues ?? chosenQueues(deps.config.workerQueues);
   const connections: Redis[] = [];
+  // Aborted when close() is called, before the workers wait for their active jobs.
+  const stopping = new AbortController();
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
-    const worker = new Worker(name, processorFor(deps, name), {
+    const worker = new Worker(name, processorFor(deps, name, stopping.signal), {
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: CONCURRENCY[name],
@@ -105,6 +107,7 @@ export function runWorkers(
     workers,
     close: (timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) => {
       closing ??= (async () => {
+        stopping.abort();
         let timer: NodeJS.Timeout | undefined;
         const graceful = Promise.all(workers.map((worker) => worker.close())).then(() => true);
         const deadline = new Promise<false>((resolve) => {

@@ -151,6 +151,42 @@ describe("evaluation groups", () => {
   });
 });
 
+describe("a worker that is stopping", () => {
+  const oneBatchPerRun = () => ({ ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: 1 } });
+
+  it("ends a job's walk through older runs between two runs, and leaves its own batch open", async () => {
+    const wallet = await track(t, token);
+    await store(wallet.address, [1]);
+    const [b, c] = [await store(wallet.address, [2]), await store(wallet.address, [3])];
+
+    // Asked after the first run (the oldest batch): the worker is stopping.
+    expect(await evaluateBatch(oneBatchPerRun(), c, () => true)).toMatchObject({ status: "evaluated", batches: 1, groups: [1] });
+    expect(await openBatches()).toEqual([b, c].sort());
+    expect(await evaluateBatch(oneBatchPerRun(), c)).toMatchObject({ status: "evaluated", batches: 2 });
+    expect(await openBatches()).toEqual([]);
+  });
+
+  it("closes without waiting for a job to work off a backlog ahead of its batch", async () => {
+    const wallet = await track(t, token);
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push(await store(wallet.address, [1]));
+    // Only the newest batch's job: it evaluates the 199 before it first, one per run.
+    const queue = t.deps.queues.transactions;
+    await queue.drain();
+    const workers = runWorkers({ ...oneBatchPerRun(), channels: createChannels(t.config, t.deps.logger) }, { queues: ["transactions"] });
+    try {
+      await queue.add("evaluate", { batchId: ids.at(-1)! }, { jobId: ids.at(-1)! });
+      await waitFor("the job to start on the oldest batches", async () => (await openBatches()).length < ids.length);
+    } finally {
+      // Long enough for the whole backlog: were the job not to stop between runs, close would wait for it.
+      await workers.close(120_000);
+    }
+    const open = await openBatches();
+    expect(open.length).toBeGreaterThan(0);
+    expect(open).toContain(ids.at(-1));
+  });
+});
+
 describe("the workers' in-memory alerts", () => {
   const patch = (alertId: string, body: Record<string, unknown>) =>
     t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: body });

@@ -3,6 +3,10 @@ import type { Job } from "bullmq";
 import { evaluateBatch, type BatchOutcome, type PipelineDeps } from "../../pipeline/evaluate-batch.ts";
 import type { EvaluateBatchJob } from "../names.ts";
 
-export function makeEvaluateBatchProcessor(deps: PipelineDeps): (job: Job<EvaluateBatchJob>) => Promise<BatchOutcome> {
-  return (job) => evaluateBatch(deps, job.data.batchId);
+/** `stopping` is aborted when the worker starts closing: a job looping through a backlog ends between runs. */
+export function makeEvaluateBatchProcessor(
+  deps: PipelineDeps,
+  stopping: AbortSignal,
+): (job: Job<EvaluateBatchJob>) => Promise<BatchOutcome> {
+  return (job) => evaluateBatch(deps, job.data.batchId, () => stopping.aborted);
 }
