@@ -23,13 +23,12 @@ import {
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyActivityInOrder, flagCountedBatches, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
-import { counterpartyRisk, labelledCounterparties, sidesByAddress, splitByBatch, touchedAddresses } from "./batch-facts.ts";
+import { touchedAddresses } from "./batch-facts.ts";
+import { batchSteps, evaluateSteps, stepEvents } from "./batch-steps.ts";
 import { EarlierBatchReleased, waitForEarlierCounts } from "./count-order.ts";
 import { recordEvents } from "./record-events.ts";
-import { recordScores, type ScoreStep } from "./record-scores.ts";
+import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
-import { scoreTouchedAddresses } from "./scoring.ts";
-import { evaluateTransactions, type TxFiring } from "./transaction-firings.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
   config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions" | "evaluationOrderWaitMs">;
@@ -125,20 +124,11 @@ async function evaluateOldestRun(
         const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
         // The group is evaluated batch by batch, in ingest order, so that it fires what its
         // batches would fire evaluated one at a time: counted, scored and checked in turn.
-        const steps = splitByBatch(txs, batchIds).map((batchTxs) => {
-          const sides = sidesByAddress(batchTxs, tracked);
-          // Per-event window counts only where an unusual_activity alert will read them.
-          for (const [address, side] of sides) if (needWindows.has(address)) side.events.needWindows = true;
-          return { txs: batchTxs, sides };
-        });
+        const steps = batchSteps(txs, batchIds, tracked, needWindows);
         // Redis counts (once the runs ahead are counted) while Postgres looks up: the two
         // largest waits of a group overlap.
         const counting = waitForEarlierCounts(deps, heldBefore).then(async () => {
-          const counted = await applyActivityInOrder(
-            deps.redis,
-            deps.config.queuePrefix,
-            steps.map((step) => [...step.sides.values()].map((side) => side.events)),
-          );
+          const counted = await applyActivityInOrder(deps.redis, deps.config.queuePrefix, stepEvents(steps));
           await flagCountedBatches(deps.redis, deps.config.queuePrefix, batchIds);
           return counted;
         });
@@ -148,25 +138,8 @@ async function evaluateOldestRun(
           // Scores of tracked addresses only: an untracked counterparty's own score is not used.
           loadAddressStates(sql, [...tracked]),
         ]);
-        const labels = byAddress(labelRows);
-        // Each batch sees the scores the batches before it left (a counterparty's too).
         const states = byAddress(stateRows);
-        const txFirings: TxFiring[] = [];
-        const scoreSteps: ScoreStep[] = steps.map((step, k) => {
-          const activity = activities[k]!;
-          txFirings.push(
-            ...evaluateTransactions(step.txs, alertsByAddress, {
-              sides: step.sides,
-              activity,
-              counterparty: (address) => counterpartyRisk(address, labels, states),
-            }),
-          );
-          const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
-          for (const { address, next } of pending) {
-            states.set(address, { address, balance: states.get(address)?.balance ?? 0, riskScore: next.score, riskFactors: next.factors });
-          }
-          return { cause: `batch:${batchIds[k]}`, pending };
-        });
+        const { txFirings, scoreSteps } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });
 
         const written = await recordScores(tx, scoreSteps, now);
         // A label change's score change that its risk job has not evaluated yet (late, or lost

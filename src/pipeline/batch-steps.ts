@@ -1,0 +1,63 @@
+// A group's batches as steps, evaluated in turn: each batch is checked against the alerts and
+// scored on what the batches before it left (scores, a counterparty's too), so a group fires
+// what its batches would fire one at a time. Pure: counts and rows come in, firings and new
+// scores go out.
+import type { ActiveAlertRow, AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
+import type { AddressActivity, AddressEvents } from "./activity.ts";
+import { counterpartyRisk, labelledCounterparties, sidesByAddress, splitByBatch, type AddressSides } from "./batch-facts.ts";
+import type { ScoreStep } from "./record-scores.ts";
+import { scoreTouchedAddresses } from "./scoring.ts";
+import { evaluateTransactions, type TxFiring } from "./transaction-firings.ts";
+
+export type BatchStep = { batchId: string; txs: BatchTransaction[]; sides: Map<string, AddressSides> };
+
+/** The group's batches in order, each with its tracked addresses' events. */
+export function batchSteps(
+  txs: readonly BatchTransaction[],
+  batchIds: readonly string[],
+  tracked: ReadonlySet<string>,
+  needWindows: ReadonlySet<string>,
+): BatchStep[] {
+  return splitByBatch(txs, batchIds).map((batchTxs, k) => {
+    const sides = sidesByAddress(batchTxs, tracked);
+    // Per-event window counts only where an unusual_activity alert will read them.
+    for (const [address, side] of sides) if (needWindows.has(address)) side.events.needWindows = true;
+    return { batchId: batchIds[k]!, txs: batchTxs, sides };
+  });
+}
+
+/** What the activity counters are given: each step's events per address. */
+export const stepEvents = (steps: readonly BatchStep[]): AddressEvents[][] =>
+  steps.map((step) => [...step.sides.values()].map((side) => side.events));
+
+export type StepLookups = {
+  alertsByAddress: ReadonlyMap<string, readonly ActiveAlertRow[]>;
+  /** Each step's activity, as the counters answered it. */
+  activities: ReadonlyArray<ReadonlyMap<string, AddressActivity>>;
+  labels: ReadonlyMap<string, LabelRow>;
+  tracked: ReadonlySet<string>;
+  /** The tracked addresses' stored states: updated here, step by step, with the new scores. */
+  states: Map<string, AddressStateRow>;
+};
+
+/** The firings of every step (in step order) and each step's new scores. */
+export function evaluateSteps(steps: readonly BatchStep[], lookups: StepLookups): { txFirings: TxFiring[]; scoreSteps: ScoreStep[] } {
+  const { alertsByAddress, labels, tracked, states } = lookups;
+  const txFirings: TxFiring[] = [];
+  const scoreSteps = steps.map((step, k): ScoreStep => {
+    const activity = lookups.activities[k]!;
+    txFirings.push(
+      ...evaluateTransactions(step.txs, alertsByAddress, {
+        sides: step.sides,
+        activity,
+        counterparty: (address) => counterpartyRisk(address, labels, states),
+      }),
+    );
+    const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
+    for (const { address, next } of pending) {
+      states.set(address, { address, balance: states.get(address)?.balance ?? 0, riskScore: next.score, riskFactors: next.factors });
+    }
+    return { cause: `batch:${step.batchId}`, pending };
+  });
+  return { txFirings, scoreSteps };
+}
