@@ -181,21 +181,31 @@ const countedFlagKey = (prefix: string, batchId: string) => `${prefix}:activity-
 /**
  * Flags these batches as counted whole: every call for their events has returned. An
  * evaluation of later batches waits for the flags of earlier ones that other evaluations hold
- * (see count-order.ts).
+ * (see count-order.ts). `passed` marks batches a later evaluation stopped waiting for (their
+ * holder hung): none waits for them again.
  */
-export async function flagCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
+export async function flagCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[], passed = false): Promise<void> {
   if (batchIds.length === 0) return;
   const flags = redis.pipeline();
-  for (const batchId of batchIds) flags.set(countedFlagKey(prefix, batchId), "1", "EX", MARKER_TTL_SECONDS);
+  for (const batchId of batchIds) flags.set(countedFlagKey(prefix, batchId), passed ? PASSED : "1", "EX", MARKER_TTL_SECONDS);
   const failed = (await flags.exec())?.find(([error]) => error);
   if (failed) throw failed[0];
 }
 
-/** Which of these batches are flagged as counted. */
-export async function flaggedCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<Set<string>> {
-  if (batchIds.length === 0) return new Set();
+const PASSED = "passed";
+
+/** Which of these batches are flagged (counted, or passed), and which of those were passed. */
+export async function flaggedCountedBatches(
+  redis: Redis,
+  prefix: string,
+  batchIds: readonly string[],
+): Promise<{ flagged: Set<string>; passed: Set<string> }> {
+  if (batchIds.length === 0) return { flagged: new Set(), passed: new Set() };
   const flags = await redis.mget(...batchIds.map((batchId) => countedFlagKey(prefix, batchId)));
-  return new Set(batchIds.filter((_, i) => flags[i] !== null));
+  return {
+    flagged: new Set(batchIds.filter((_, i) => flags[i] !== null)),
+    passed: new Set(batchIds.filter((_, i) => flags[i] === PASSED)),
+  };
 }
 
 /**

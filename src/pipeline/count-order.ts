@@ -7,8 +7,12 @@
 // (Postgres). Should one of them be let go uncounted (its evaluation failed or its process
 // died), the run is given up and claimed afresh, now with that batch in it. An evaluation that
 // hangs while holding batches is waited for EVALUATION_ORDER_WAIT at most: then its batches
-// are flagged as if counted, so that neither this run nor any later one waits for them again
+// are flagged as passed, so that neither this run nor any later one waits for them again
 // (they will be counted out of order: the price of not stopping every alert behind them).
+//
+// Scores follow the same order: a run reads the stored scores (a counterparty's risk, the
+// score a change starts from) only once the earlier batches others hold have committed, or
+// it would judge a counterparty by the score it had before them.
 import type { Deps } from "../deps.ts";
 import { isBatchClaimed } from "../db/queries/pipeline-writes.ts";
 import { openBatchesAmong } from "../db/queries/pipeline.ts";
@@ -34,8 +38,8 @@ export async function waitForEarlierCounts(deps: CountOrderDeps, earlier: readon
   const deadline = Date.now() + config.evaluationOrderWaitMs;
   let waiting = [...earlier];
   for (let poll = 0; waiting.length > 0; poll++) {
-    const counted = await flaggedCountedBatches(redis, config.queuePrefix, waiting);
-    waiting = waiting.filter((batchId) => !counted.has(batchId));
+    const { flagged } = await flaggedCountedBatches(redis, config.queuePrefix, waiting);
+    waiting = waiting.filter((batchId) => !flagged.has(batchId));
     if (waiting.length > 0 && poll % POSTGRES_EVERY === 0) {
       waiting = await openBatchesAmong(sql, waiting);
       for (const batchId of waiting) {
@@ -47,7 +51,36 @@ export async function waitForEarlierCounts(deps: CountOrderDeps, earlier: readon
         { batchIds: waiting, waitedMs: config.evaluationOrderWaitMs },
         "evaluate: earlier batches held by another evaluation are still not counted; counting without them (they will count out of order)",
       );
-      await flagCountedBatches(redis, config.queuePrefix, waiting);
+      await flagCountedBatches(redis, config.queuePrefix, waiting, true);
+      return;
+    }
+    if (waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * Waits until the earlier batches other evaluations hold have committed: let go without a
+ * commit (failed, or their process died: nothing will commit them soon), passed over once
+ * already, or waited for EVALUATION_ORDER_WAIT (then passed: none waits for them again).
+ */
+export async function waitForEarlierEvaluations(deps: CountOrderDeps, earlier: readonly string[]): Promise<void> {
+  const { redis, sql, config } = deps;
+  const deadline = Date.now() + config.evaluationOrderWaitMs;
+  let waiting = [...earlier];
+  for (let poll = 0; waiting.length > 0; poll++) {
+    waiting = await openBatchesAmong(sql, waiting);
+    if (waiting.length > 0 && poll % POSTGRES_EVERY === 0) {
+      const { passed } = await flaggedCountedBatches(redis, config.queuePrefix, waiting);
+      const held: string[] = [];
+      for (const batchId of waiting) if (!passed.has(batchId) && (await isBatchClaimed(sql, batchId))) held.push(batchId);
+      waiting = held;
+    }
+    if (waiting.length > 0 && Date.now() >= deadline) {
+      deps.logger.warn(
+        { batchIds: waiting, waitedMs: config.evaluationOrderWaitMs },
+        "evaluate: earlier batches held by another evaluation are still not committed; reading scores without them",
+      );
+      await flagCountedBatches(redis, config.queuePrefix, waiting, true);
       return;
     }
     if (waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));

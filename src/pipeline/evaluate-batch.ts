@@ -25,7 +25,7 @@ import { applyActivityInOrder, flagCountedBatches, forgetCountedBatches } from "
 import { alertsByNeed } from "./alert-rules.ts";
 import { touchedAddresses } from "./batch-facts.ts";
 import { batchSteps, evaluateSteps, stepEvents } from "./batch-steps.ts";
-import { EarlierBatchReleased, waitForEarlierCounts } from "./count-order.ts";
+import { EarlierBatchReleased, waitForEarlierCounts, waitForEarlierEvaluations } from "./count-order.ts";
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
@@ -135,8 +135,9 @@ async function evaluateOldestRun(
         const [activities, labelRows, stateRows] = await Promise.all([
           counting,
           loadLabels(sql, addresses),
-          // Scores of tracked addresses only: an untracked counterparty's own score is not used.
-          loadAddressStates(sql, [...tracked]),
+          // Scores of tracked addresses only (an untracked counterparty's own score is not
+          // used), once the runs ahead have committed theirs.
+          waitForEarlierEvaluations(deps, heldBefore).then(() => loadAddressStates(sql, [...tracked])),
         ]);
         const states = byAddress(stateRows);
         const { txFirings, scoreSteps } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });

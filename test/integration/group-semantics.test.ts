@@ -8,7 +8,7 @@ import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, putLabels, track, tx } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, putLabels, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 let token: string;
@@ -161,7 +161,7 @@ type Fired = { wallet: number; condition: string; at: string; observed: number }
  * and lists what fired per wallet: each event named by the scenario transaction it fired on,
  * or by the batch whose score change it fired on.
  */
-async function play(batches: ScenarioTx[][], start: number, groupTransactions: number): Promise<Fired[]> {
+async function play(batches: ScenarioTx[][], start: number, grouping: number | "two workers"): Promise<Fired[]> {
   const wallets: Array<{ address: string; alerts: Map<string, string> }> = [];
   for (let i = 0; i < WALLETS; i++) {
     const wallet = await track(t, token);
@@ -194,13 +194,24 @@ async function play(batches: ScenarioTx[][], start: number, groupTransactions: n
   );
   const batchIndex = new Map<string, string>();
   const ids: string[] = [];
-  for (const [b, batch] of stored.entries()) {
-    const { batchId } = await storeTransactionBatch(t.deps, batch);
-    batchIndex.set(batchId!, `score after batch ${b}`);
-    ids.push(batchId!);
+  // Two workers evaluate the batches as they arrive, in whatever groups their timing makes.
+  const workers = grouping === "two workers" ? [startWorkers(t, ["transactions"]), startWorkers(t, ["transactions"])] : [];
+  try {
+    for (const [b, batch] of stored.entries()) {
+      const { batchId } = await storeTransactionBatch(t.deps, batch);
+      batchIndex.set(batchId!, `score after batch ${b}`);
+      ids.push(batchId!);
+    }
+    if (grouping === "two workers") {
+      await waitFor("the workers to evaluate every batch", async () => (await t.deps.sql`
+        select 1 from ingest_batches where id = any(${ids}::text[]) and evaluated_at is null`).length === 0);
+    } else {
+      const deps = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: grouping } };
+      for (const batchId of ids) await evaluateBatch(deps, batchId);
+    }
+  } finally {
+    await Promise.all(workers.map((running) => running.close()));
   }
-  const deps = { ...t.deps, config: { ...t.deps.config, evaluationGroupTransactions: groupTransactions } };
-  for (const batchId of ids) await evaluateBatch(deps, batchId);
 
   const fired: Fired[] = [];
   for (const [w, { alerts }] of wallets.entries()) {
@@ -220,7 +231,7 @@ async function play(batches: ScenarioTx[][], start: number, groupTransactions: n
 }
 
 describe("random sequences of batches", () => {
-  it.each([1, 2, 3])("fire the same events whatever the grouping (scenario %i)", async (seed) => {
+  it.each([1, 2, 3])("fire the same events whatever the grouping, two live workers too (scenario %i)", async (seed) => {
     const batches = scenario(seed);
     const start = clock;
     clock += 7 * 24 * 3600;
@@ -231,5 +242,6 @@ describe("random sequences of batches", () => {
     );
     expect(await play(batches, start, 10_000)).toEqual(alone);
     expect(await play(batches, start, 25)).toEqual(alone);
+    expect(await play(batches, start, "two workers")).toEqual(alone);
   });
 });

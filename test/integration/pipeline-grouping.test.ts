@@ -10,6 +10,7 @@ import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers } from "../../src/queue/run-workers.ts";
 import { createAlertRules } from "../../src/pipeline/alert-rules.ts";
 import { claimBatchGroup } from "../../src/db/queries/pipeline-writes.ts";
+import { waitForEarlierCounts, waitForEarlierEvaluations } from "../../src/pipeline/count-order.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -148,6 +149,50 @@ describe("evaluation groups", () => {
       await release();
     }
     expect(await evaluateBatch(t.deps, hung)).toMatchObject({ status: "evaluated", batches: 1 });
+  });
+});
+
+describe("reading scores after the runs ahead", () => {
+  const impatient = () => ({ ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 300 } });
+
+  it("waits until an earlier batch another evaluation holds is committed", async () => {
+    const wallet = await track(t, token);
+    const earlier = await store(wallet.address, [1]);
+    // The other evaluation: its claim, and (at its commit) the batch marked evaluated.
+    const release = await holdTransaction(t.deps.sql, async (sql) => {
+      await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${earlier}))`;
+      await sql`update ingest_batches set evaluated_at = now() where id = ${earlier}`;
+    });
+    let done = false;
+    const waiting = waitForEarlierEvaluations(t.deps, [earlier]).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done).toBe(false);
+    await release();
+    await waiting;
+    expect(done).toBe(true);
+  });
+
+  it("does not wait for an earlier batch let go without a commit", async () => {
+    const wallet = await track(t, token);
+    const released = await store(wallet.address, [1]);
+    const patient = { ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 600_000 } };
+    await waitForEarlierEvaluations(patient, [released]);
+    expect(await openBatches()).toEqual([released]);
+  });
+
+  it("passes an evaluation that hangs past EVALUATION_ORDER_WAIT, and no later run waits for it again", async () => {
+    const wallet = await track(t, token);
+    const hung = await store(wallet.address, [1]);
+    const release = await holdClaims([hung]);
+    try {
+      await waitForEarlierEvaluations(impatient(), [hung]);
+      const patient = { ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 600_000 } };
+      // Were it waited for again, this would outlast the test's timeout.
+      await waitForEarlierEvaluations(patient, [hung]);
+      await waitForEarlierCounts(patient, [hung]);
+    } finally {
+      await release();
+    }
   });
 });
 
