@@ -33,7 +33,7 @@ export type Config = Readonly<{
    * in a worker's memory.
    */
   evaluationGroupTransactions: number;
-  /** How long an evaluation waits for earlier batches held elsewhere to be counted, before counting anyway. */
+  /** How long an evaluation waits for earlier batches held elsewhere to be counted (and committed, before it reads scores), before going on without them. */
   evaluationOrderWaitMs: number;
   heliusAuthHeader: string | undefined;
   admin: Readonly<{ user: string | undefined; password: string | undefined }>;
