@@ -46,16 +46,21 @@ export function evaluateSteps(steps: readonly BatchStep[], lookups: StepLookups)
   const txFirings: TxFiring[] = [];
   const scoreSteps = steps.map((step, k): ScoreStep => {
     const activity = lookups.activities[k]!;
-    txFirings.push(
-      ...evaluateTransactions(step.txs, alertsByAddress, {
-        sides: step.sides,
-        activity,
-        counterparty: (address) => counterpartyRisk(address, labels, states),
-      }),
-    );
+    // Checked on the scores from before the batch (a counterparty's included)...
+    const firings = evaluateTransactions(step.txs, alertsByAddress, {
+      sides: step.sides,
+      activity,
+      counterparty: (address) => counterpartyRisk(address, labels, states),
+    });
     const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
     for (const { address, next } of pending) {
       states.set(address, { address, balance: states.get(address)?.balance ?? 0, riskScore: next.score, riskFactors: next.factors });
+    }
+    // ...and notified with the wallet's score after it.
+    for (const firing of firings) {
+      const state = states.get(firing.alert.address);
+      if (state) firing.risk = { score: state.riskScore, factors: state.riskFactors };
+      txFirings.push(firing);
     }
     return { cause: `batch:${step.batchId}`, pending };
   });

@@ -30,11 +30,18 @@ export type EventsInput = {
   changes: readonly ScoreChange[];
   /** Active risk_score_increase alerts by address (as loaded; re-checked under lock). */
   scoreAlerts: ReadonlyMap<string, readonly ActiveAlertRow[]>;
-  /** An address's score and factors as of this evaluation (for the payloads). */
+  /** An address's score and factors as of this evaluation (for payloads that carry none of their own). */
   risk: (address: string) => WalletRisk;
 };
 
-type Candidate = { alert: ActiveAlertRow; firing: Firing; transaction?: Transaction; baselineAfter?: number };
+type Candidate = {
+  alert: ActiveAlertRow;
+  firing: Firing;
+  transaction?: Transaction;
+  baselineAfter?: number;
+  /** The wallet's score as of the firing (a change's own score), for the notification. */
+  risk?: WalletRisk;
+};
 
 export type RecordedEvents = { events: number; deliveries: DeliveryItem[] };
 
@@ -47,7 +54,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
 
   const candidates: Candidate[] = input.txFirings
     .filter((f) => isActive(f.alert.alertId))
-    .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction }));
+    .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction, risk: f.risk }));
   const baselines = new Map<string, number | null>();
   for (const change of input.changes) {
     for (const alert of input.scoreAlerts.get(change.address) ?? []) {
@@ -55,7 +62,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
       const baseline = baselines.has(alert.alertId) ? baselines.get(alert.alertId)! : locked.get(alert.alertId)!.baselineScore;
       const firing = evaluateRiskScoreIncrease({ ...alert, baselineScore: baseline }, change);
       if (firing) {
-        candidates.push({ alert, firing, baselineAfter: change.score });
+        candidates.push({ alert, firing, baselineAfter: change.score, risk: { score: change.score, factors: change.factors } });
         baselines.set(alert.alertId, change.score);
       } else if (baseline === null) {
         // No baseline yet (an alert made before the service knew its address): start here.
@@ -75,7 +82,8 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
     const destination = destinationOf(candidate.alert);
     if (destination === null) continue; // nowhere to send it: recorded, and the cooldown does not start
     fired.set(row.alertId, { ...(fired.get(row.alertId) ?? { id: row.alertId, baselineScore: null }), lastNotifiedAt: input.now });
-    const payload = triggeredPayload(candidate.alert, candidate.firing, input.risk(candidate.alert.address), candidate.transaction, input.now);
+    const risk = candidate.risk ?? input.risk(candidate.alert.address);
+    const payload = triggeredPayload(candidate.alert, candidate.firing, risk, candidate.transaction, input.now);
     notifications.push({
       id: newId("ntf", input.now.getTime()),
       alertId: row.alertId,

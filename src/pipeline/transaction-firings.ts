@@ -12,8 +12,15 @@ import {
 import type { Transaction } from "../domain/types.ts";
 import type { AddressActivity } from "./activity.ts";
 import type { AddressSides } from "./batch-facts.ts";
+import type { WalletRisk } from "./notification.ts";
 
-export type TxFiring = { firing: Firing; alert: ActiveAlertRow; transaction: Transaction };
+export type TxFiring = {
+  firing: Firing;
+  alert: ActiveAlertRow;
+  transaction: Transaction;
+  /** The wallet's score once the firing's batch is scored (for the notification), when known. */
+  risk?: WalletRisk;
+};
 
 export function groupByAddress(alerts: readonly ActiveAlertRow[]): Map<string, ActiveAlertRow[]> {
   const byAddress = new Map<string, ActiveAlertRow[]>();

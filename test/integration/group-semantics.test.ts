@@ -65,6 +65,10 @@ describe.each(MODES)("evaluated $name", ({ groupTransactions }) => {
 
     // 0 → 60 (mixer), then 60 → 96 (sanctioned as well): two rises of at least 10.
     expect((await eventsOf(t, alertId)).map((e) => e.observed)).toEqual([60, 36]);
+    // Each notification shows the score its change reached, not where the group ended.
+    const notified = await t.deps.sql<{ riskScore: number }[]>`
+      select (payload->'data'->>'riskScore')::int as "riskScore" from notifications where alert_id = ${alertId} order by id`;
+    expect(notified.map((n) => n.riskScore)).toEqual([60, 96]);
     expect(await batchScoreChanges(wallet.address)).toEqual([
       { previous: 0, score: 60 },
       { previous: 60, score: 96 },
@@ -102,6 +106,26 @@ describe.each(MODES)("evaluated $name", ({ groupTransactions }) => {
     );
 
     expect((await eventsOf(t, alertId)).map((e) => e.observed)).toEqual([90]);
+  });
+
+  it("shows in a transaction's notification the wallet's score after that transaction's batch", async () => {
+    const [mixer, sanctioned] = [await labelled("mixer", 90), await labelled("sanctioned", 100)];
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });
+
+    await storeAndEvaluate(
+      // USDC: no SOL outflow to raise the score on its own.
+      [[{ from: wallet.address, to: mixer, amount: 500, token: "USDC" }], [{ from: wallet.address, to: sanctioned, amount: 700, token: "USDC" }]],
+      groupTransactions,
+    );
+
+    const notified = await t.deps.sql<{ observed: number; riskScore: number }[]>`
+      select (payload->'data'->>'observed')::float8 as observed, (payload->'data'->>'riskScore')::int as "riskScore"
+      from notifications where alert_id = ${alertId} order by id`;
+    expect(notified).toEqual([
+      { observed: 500, riskScore: 60 },
+      { observed: 700, riskScore: 96 },
+    ]);
   });
 });
 
