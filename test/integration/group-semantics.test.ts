@@ -178,12 +178,13 @@ function scenario(seed: number): ScenarioTx[][] {
   });
 }
 
-type Fired = { wallet: number; condition: string; at: string; observed: number };
+type Fired = { wallet: number; condition: string; at: string; observed: number; notifiedScore: number | null };
 
 /**
- * Plays a scenario on wallets of its own, evaluated in groups of up to `groupTransactions`,
- * and lists what fired per wallet: each event named by the scenario transaction it fired on,
- * or by the batch whose score change it fired on.
+ * Plays a scenario on wallets of its own, evaluated in groups of up to `grouping`
+ * transactions or by two live workers, and lists what fired per wallet: each event named by
+ * the scenario transaction it fired on, or by the batch whose score change it fired on, with
+ * the score its notification carries.
  */
 async function play(batches: ScenarioTx[][], start: number, grouping: number | "two workers", caller: string): Promise<Fired[]> {
   const wallets: Array<{ address: string; alerts: Map<string, string> }> = [];
@@ -240,14 +241,19 @@ async function play(batches: ScenarioTx[][], start: number, grouping: number | "
   const fired: Fired[] = [];
   for (const [w, { alerts }] of wallets.entries()) {
     for (const [alertId, condition] of alerts) {
-      for (const event of await eventsOf(t, alertId)) {
+      const events = await t.deps.sql<{ dedupeKey: string; observed: number; notifiedScore: number | null }[]>`
+        select e.dedupe_key as "dedupeKey", e.observed::float8 as observed,
+               (n.payload->'data'->>'riskScore')::int as "notifiedScore"
+        from alert_events e left join notifications n on n.event_id = e.id
+        where e.alert_id = ${alertId}`;
+      for (const event of events) {
         let at = txIndex.get(event.dedupeKey);
         if (!at) {
           const [change] = await t.deps.sql<{ cause: string }[]>`select cause from risk_score_history where id = ${Number(event.dedupeKey.slice("score:".length))}`;
           // Named by the (last) batch whose evaluation recorded it.
           at = batchIndex.get(change!.cause.replace(/^batch:/, "").split(" ").at(-1)!) ?? change!.cause;
         }
-        fired.push({ wallet: w, condition, at, observed: event.observed });
+        fired.push({ wallet: w, condition, at, observed: event.observed, notifiedScore: event.notifiedScore });
       }
     }
   }
