@@ -8,7 +8,7 @@ import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, putLabels, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, exited, putLabels, spawnWorker, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 let token: string;
@@ -186,7 +186,7 @@ type Fired = { wallet: number; condition: string; at: string; observed: number; 
  * the scenario transaction it fired on, or by the batch whose score change it fired on, with
  * the score its notification carries.
  */
-async function play(batches: ScenarioTx[][], start: number, grouping: number | "two workers", caller: string): Promise<Fired[]> {
+async function play(batches: ScenarioTx[][], start: number, grouping: number | "two workers" | "two worker processes", caller: string): Promise<Fired[]> {
   const wallets: Array<{ address: string; alerts: Map<string, string> }> = [];
   for (let i = 0; i < WALLETS; i++) {
     const wallet = await track(t, caller);
@@ -221,13 +221,17 @@ async function play(batches: ScenarioTx[][], start: number, grouping: number | "
   const ids: string[] = [];
   // Two workers evaluate the batches as they arrive, in whatever groups their timing makes.
   const workers = grouping === "two workers" ? [startWorkers(t, ["transactions"]), startWorkers(t, ["transactions"])] : [];
+  // Worker processes each keep their own alerts in memory; groups of about 20 transactions.
+  const env = { WORKER_QUEUES: "transactions", EVALUATION_GROUP_TRANSACTIONS: "20", LOG_LEVEL: "info" };
+  const processes = grouping === "two worker processes" ? [spawnWorker(t, env), spawnWorker(t, env)] : [];
+  for (const child of processes) await waitFor("a worker process to start", async () => child.output().includes("worker started"));
   try {
     for (const [b, batch] of stored.entries()) {
       const { batchId } = await storeTransactionBatch(t.deps, batch);
       batchIndex.set(batchId!, `score after batch ${b}`);
       ids.push(batchId!);
     }
-    if (grouping === "two workers") {
+    if (typeof grouping === "string") {
       await waitFor("the workers to evaluate every batch", async () => (await t.deps.sql`
         select 1 from ingest_batches where id = any(${ids}::text[]) and evaluated_at is null`).length === 0);
     } else {
@@ -236,6 +240,8 @@ async function play(batches: ScenarioTx[][], start: number, grouping: number | "
     }
   } finally {
     await Promise.all(workers.map((running) => running.close()));
+    for (const child of processes) child.kill("SIGTERM");
+    for (const child of processes) expect((await exited(child)).code, child.output()).toBe(0);
   }
 
   const fired: Fired[] = [];
@@ -261,7 +267,7 @@ async function play(batches: ScenarioTx[][], start: number, grouping: number | "
 }
 
 describe("random sequences of batches", () => {
-  it.each([1, 2, 3])("fire the same events whatever the grouping, two live workers too (scenario %i)", async (seed) => {
+  it.each([1, 2, 3])("fire the same events whatever the grouping, with live workers in this process and in two worker processes too (scenario %i)", async (seed) => {
     const batches = scenario(seed);
     // A caller of its own: a scenario's requests stay clear of the per-caller rate limit.
     const caller = await t.token(`scenario-${seed}`);
@@ -275,5 +281,6 @@ describe("random sequences of batches", () => {
     expect(await play(batches, start, 10_000, caller)).toEqual(alone);
     expect(await play(batches, start, 25, caller)).toEqual(alone);
     expect(await play(batches, start, "two workers", caller)).toEqual(alone);
+    expect(await play(batches, start, "two worker processes", caller)).toEqual(alone);
   });
 });
