@@ -35,27 +35,17 @@ const POSTGRES_EVERY = 10;
 
 export async function waitForEarlierCounts(deps: CountOrderDeps, earlier: readonly string[]): Promise<void> {
   const { redis, sql, config } = deps;
-  const deadline = Date.now() + config.evaluationOrderWaitMs;
-  let waiting = [...earlier];
-  for (let poll = 0; waiting.length > 0; poll++) {
+  await waitForBatches(deps, earlier, "counted; counting without them (they will count out of order)", async (waiting, poll) => {
     const { flagged } = await flaggedCountedBatches(redis, config.queuePrefix, waiting);
-    waiting = waiting.filter((batchId) => !flagged.has(batchId));
-    if (waiting.length > 0 && poll % POSTGRES_EVERY === 0) {
-      waiting = await openBatchesAmong(sql, waiting);
-      for (const batchId of waiting) {
+    let left = waiting.filter((batchId) => !flagged.has(batchId));
+    if (left.length > 0 && poll % POSTGRES_EVERY === 0) {
+      left = await openBatchesAmong(sql, left);
+      for (const batchId of left) {
         if (!(await isBatchClaimed(sql, batchId))) throw new EarlierBatchReleased(batchId);
       }
     }
-    if (waiting.length > 0 && Date.now() >= deadline) {
-      deps.logger.warn(
-        { batchIds: waiting, waitedMs: config.evaluationOrderWaitMs },
-        "evaluate: earlier batches held by another evaluation are still not counted; counting without them (they will count out of order)",
-      );
-      await flagCountedBatches(redis, config.queuePrefix, waiting, true);
-      return;
-    }
-    if (waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+    return left;
+  });
 }
 
 /**
@@ -65,24 +55,42 @@ export async function waitForEarlierCounts(deps: CountOrderDeps, earlier: readon
  */
 export async function waitForEarlierEvaluations(deps: CountOrderDeps, earlier: readonly string[]): Promise<void> {
   const { redis, sql, config } = deps;
+  await waitForBatches(deps, earlier, "committed; reading scores without them", async (waiting, poll) => {
+    const open = await openBatchesAmong(sql, waiting);
+    if (open.length === 0 || poll % POSTGRES_EVERY !== 0) return open;
+    const { passed } = await flaggedCountedBatches(redis, config.queuePrefix, open);
+    const held: string[] = [];
+    for (const batchId of open) if (!passed.has(batchId) && (await isBatchClaimed(sql, batchId))) held.push(batchId);
+    return held;
+  });
+}
+
+/**
+ * Polls `stillWaited` (the batches of `waiting` still to wait for) every POLL_MS until none is
+ * left; after EVALUATION_ORDER_WAIT, those left are flagged as passed (none waits for them
+ * again) and a warning says what they are not yet and what the evaluation does without them.
+ */
+async function waitForBatches(
+  deps: CountOrderDeps,
+  earlier: readonly string[],
+  /** What the batches are not yet, and what the evaluation does without them. */
+  notYet: string,
+  stillWaited: (waiting: string[], poll: number) => Promise<string[]>,
+): Promise<void> {
+  const { config } = deps;
   const deadline = Date.now() + config.evaluationOrderWaitMs;
   let waiting = [...earlier];
   for (let poll = 0; waiting.length > 0; poll++) {
-    waiting = await openBatchesAmong(sql, waiting);
-    if (waiting.length > 0 && poll % POSTGRES_EVERY === 0) {
-      const { passed } = await flaggedCountedBatches(redis, config.queuePrefix, waiting);
-      const held: string[] = [];
-      for (const batchId of waiting) if (!passed.has(batchId) && (await isBatchClaimed(sql, batchId))) held.push(batchId);
-      waiting = held;
-    }
-    if (waiting.length > 0 && Date.now() >= deadline) {
+    waiting = await stillWaited(waiting, poll);
+    if (waiting.length === 0) return;
+    if (Date.now() >= deadline) {
       deps.logger.warn(
         { batchIds: waiting, waitedMs: config.evaluationOrderWaitMs },
-        "evaluate: earlier batches held by another evaluation are still not committed; reading scores without them",
+        `evaluate: earlier batches held by another evaluation are still not ${notYet}`,
       );
-      await flagCountedBatches(redis, config.queuePrefix, waiting, true);
+      await flagCountedBatches(deps.redis, config.queuePrefix, waiting, true);
       return;
     }
-    if (waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
