@@ -36,8 +36,6 @@ export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "n
 
 export type BatchOutcome =
   | { status: "missing" | "already-evaluated" | "claimed-elsewhere" }
-  /** The worker is stopping: its batch is left open for the reconciler to enqueue again. */
-  | { status: "stopped" }
   | ({
       status: "evaluated";
       /** The transactions of each group this job evaluated, in order (usually one group). */
@@ -79,9 +77,9 @@ export async function evaluateBatch(deps: PipelineDeps, batchId: string, stoppin
     // Still open: another evaluation holds it (and will finish it), or it waits behind runs
     // that others hold (then look again shortly).
     if (await isBatchClaimed(deps.sql, batchId)) break;
-    if (stopping()) {
+    // A stopping worker ends the walk after a run it did (one that has done none goes on as before).
+    if (groups.length > 0 && stopping()) {
       deps.logger.info({ batchId, groups: groups.length }, "evaluate: worker stopping; the batch is left for the reconciler");
-      if (groups.length === 0) return { status: "stopped" };
       break;
     }
     if (!group) await new Promise((resolve) => setTimeout(resolve, HELD_AHEAD_PAUSE_MS));
