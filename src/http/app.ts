@@ -3,11 +3,13 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import addFormats from "ajv-formats";
 import type { Deps } from "../deps.ts";
+import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
-import { registerErrorHandling, sendProblem } from "./error-handler.ts";
+import { answerClientError, registerErrorHandling, sendProblem } from "./error-handler.ts";
+import { ProblemError } from "./problem.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -30,10 +32,19 @@ declare module "fastify" {
 export const BODY_LIMIT = 1024 * 1024;
 export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const MAX_PARAM_LENGTH = 200;
+/** What the router's own refusals say. */
+const ROUTER_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: "the URL is malformed (bad percent-encoding)",
+  FST_ERR_MAX_PARAM_LENGTH: `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`,
+};
+/** The query of a route that takes no parameters: any one given is refused, not ignored. */
+const NO_QUERY = Type.Object({}, { additionalProperties: false });
 // ajv-formats is CommonJS; its typing does not match Fastify's plugin slot.
 const formatsPlugin = addFormats as never;
 
 export async function buildApp(deps: Deps) {
+  const verify = createTokenVerifier(deps.config.jwt);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request comes from the onResponse hook below, not Fastify's two.
@@ -44,15 +55,25 @@ export async function buildApp(deps: Deps) {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
     ajv: {
       // Strict typing: "1000" is not a number and unknown fields are errors, not dropped.
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, verbose: true },
       plugins: [formatsPlugin],
     },
-    frameworkErrors: (error, _request, reply) => {
-      const detail = error.code === "FST_ERR_BAD_URL" ? "the URL is malformed (bad percent-encoding)" : error.message;
-      sendProblem(reply, "validation_failed", detail);
+    clientErrorHandler: answerClientError,
+    // The router refused the URL before any hook ran: for the API, the token is still checked
+    // first, so a request without a valid one is a 401 whatever else is wrong with it.
+    frameworkErrors: (error, request, reply) => {
+      const refuse = () => sendProblem(reply, "validation_failed", ROUTER_ERRORS[error.code] ?? error.message);
+      const unauthorized = (problem: ProblemError) => sendProblem(reply, "unauthorized", problem.message, { headers: problem.headers });
+      if (!isApiPath(request.url)) return refuse();
+      const token = bearerToken(request.headers.authorization);
+      if (!token) return unauthorized(missingToken());
+      if (verify.known(token)) return refuse();
+      verify(token).then(refuse, (failure: unknown) =>
+        failure instanceof ProblemError ? unauthorized(failure) : sendProblem(reply, "internal", "the token could not be checked"),
+      );
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -65,11 +86,12 @@ export async function buildApp(deps: Deps) {
   // limit. Authentication comes before parsing and validation, so a request without a valid
   // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too. It is
   // a callback hook, and a known token is checked without waiting: this runs on every request.
-  const verify = createTokenVerifier(deps.config.jwt);
   const rateLimit = createRateLimiter(app, deps);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
-    if (!request.url.startsWith("/v1/")) return done();
+    // By the route matched, not the URL as spelled (see api-paths.ts); no route: by the path.
+    const route = request.routeOptions.url;
+    if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done();
     const config = request.routeOptions.config;
     if (config?.public) return done();
     const token = bearerToken(request.headers.authorization);
@@ -123,6 +145,14 @@ export async function buildApp(deps: Deps) {
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ProblemSchema);
+
+  // Unknown query parameters are refused on every /v1 route (DESIGN.md section 3), also on
+  // those that take none. The public ones (the Helius webhook, the OpenAPI document) are
+  // called by tools that may add parameters of their own.
+  app.addHook("onRoute", (route) => {
+    if (!isApiRoute(route.url) || route.config?.public) return;
+    route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NO_QUERY };
+  });
 
   await app.register(adminPlugin(deps));
   await app.register(healthRoutes(deps));

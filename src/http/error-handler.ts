@@ -1,5 +1,8 @@
 // The one place that maps errors to HTTP. Everything leaves as problem+json; the message of
 // an unexpected error is logged with the request's context and never shown to the caller.
+import { randomUUID } from "node:crypto";
+import { maxHeaderSize } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   PROBLEM_CONTENT_TYPE,
@@ -88,6 +91,29 @@ export function sendProblem(
   const body = problemBody(code, detail, String(reply.request.id), options.errors);
   for (const [name, value] of Object.entries(options.headers ?? {})) reply.header(name, value);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+/**
+ * Answers a request that Node's HTTP parser refused before Fastify saw it (an over-long URL
+ * or header section, a timeout, bytes that are not HTTP) with a problem+json 400 too, then
+ * closes the connection. No request exists yet, so no token can be checked first.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const detail =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? `the request line and headers are too long (over ${maxHeaderSize} bytes together)`
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "the request did not arrive in time"
+        : "the request is not valid HTTP";
+  const body = JSON.stringify(problemBody("validation_failed", detail, randomUUID()));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function validationErrors(issues: ValidationIssue[], context: string | undefined): FieldError[] {
