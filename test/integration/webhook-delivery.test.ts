@@ -70,6 +70,31 @@ describe("webhook delivery", () => {
     expect(attempts[0]!.responseBody).toBe("busy");
   });
 
+  it("sends a retry to the alert's new webhookUrl once its owner changes it, with the same webhook-id", async () => {
+    const { route: broken, alert } = await webhookAlert();
+    broken.respond({ status: 429, headers: { "retry-after": "2" } });
+    const fixed = receiver.route(`/hook-${++path}`).verifyWith(alert.secret!);
+    const id = await seedNotification(t, alert, "webhook", broken.url);
+    await waitForNotification(t, id, (row) => row.status === "retrying");
+
+    const token = await t.token(alert.owner, "alerts:write alerts:read");
+    const patched = await t.app.inject({
+      method: "PATCH",
+      url: `/v1/risk/alerts/${alert.alertId}`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { webhookUrl: fixed.url },
+    });
+    expect(patched.statusCode).toBe(200);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    expect(broken.requests).toHaveLength(1);
+    expect(fixed.requests.map((r) => [r.headers["webhook-id"], r.verifiedWith])).toEqual([[id, [alert.secret]]]);
+    // The notification's row says where it went last.
+    const [stored] = await t.deps.db.select({ destination: notifications.destination }).from(notifications).where(eq(notifications.id, id));
+    expect(stored?.destination).toBe(fixed.url);
+  });
+
   it("gives up after exactly one attempt on a 400", async () => {
     const { route, alert } = await webhookAlert();
     route.respond({ status: 400, body: "bad payload" });

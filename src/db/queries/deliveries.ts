@@ -23,9 +23,19 @@ export type DeliveryRow = {
   previousSecretExpiresAt: Date | null;
 };
 
+/**
+ * The notifications with what their attempt needs. The destination is the alert's as it is
+ * now, like its signing secrets: an owner who mends a broken webhookUrl (or recipient) gets
+ * the retries still owed there. A notification on another channel than its alert's (the
+ * owner's notice that an alert was disabled) keeps its own.
+ */
 export async function loadForDelivery(sql: Sql, notificationIds: readonly string[]): Promise<Map<string, DeliveryRow>> {
   const rows = await sql<DeliveryRow[]>`
-    select n.id as "notificationId", n.alert_id as "alertId", n.channel, n.destination, n.payload, n.status,
+    select n.id as "notificationId", n.alert_id as "alertId", n.channel,
+           case when n.channel = a.notification_method
+                then coalesce(case when n.channel = 'webhook' then a.webhook_url else a.recipient end, n.destination)
+                else n.destination end as destination,
+           n.payload, n.status,
            n.attempt_count as "attemptCount", n.next_attempt_at as "nextAttemptAt", a.status as "alertStatus",
            a.webhook_secret as "webhookSecret", a.previous_webhook_secret as "previousWebhookSecret",
            a.previous_secret_expires_at as "previousSecretExpiresAt"
@@ -45,6 +55,8 @@ export async function loadForDelivery(sql: Sql, notificationIds: readonly string
 export type AttemptRecord = {
   notificationId: string;
   alertId: string;
+  /** Where the attempt went: the notification shows the latest. */
+  destination: string;
   at: Date;
   durationMs: number;
   statusCode: number | null;
@@ -66,6 +78,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
     attempts.map((a) => ({
       notification_id: a.notificationId,
       alert_id: a.alertId,
+      destination: a.destination,
       at: a.at.toISOString(),
       duration_ms: a.durationMs,
       status_code: a.statusCode,
@@ -78,7 +91,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   const rows = await sql<{ id: string }[]>`
     with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as t(
-        notification_id text, alert_id text, at timestamptz, duration_ms int, status_code int, error text,
+        notification_id text, alert_id text, destination text, at timestamptz, duration_ms int, status_code int, error text,
         response_body text, status text, next_attempt_at timestamptz)
     ), attempt as (
       insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
@@ -89,7 +102,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
       where a.id = d.alert_id and a.failing_since is not null
     )
     update notifications n
-    set status = i.status, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
+    set status = i.status, destination = i.destination, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
         delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at
     from input i
     where n.id = i.notification_id and n.status in ('pending', 'retrying')

@@ -68,6 +68,7 @@ export function makeDeliverProcessor(
     const recorded = await store.record({
       notificationId: row.notificationId,
       alertId: row.alertId,
+      destination: row.destination,
       at: attemptAt,
       durationMs: result.durationMs,
       statusCode: result.statusCode ?? result.smtpResponseCode ?? null,
