@@ -1,6 +1,7 @@
 // The rules of an alert's body that span fields, after the JSON schema has checked each
 // field alone: threshold per condition, destination per notification method, and where a
-// webhook URL points. All problems are reported together, as the schema's are.
+// webhook URL points. All problems of this round are reported together, as the schema's
+// are in its own round before (a body that fails the schema never reaches these rules).
 import type { AlertChanges, AlertRow } from "../../db/queries/alerts.ts";
 import { effectiveThreshold } from "../../domain/alert-settings.ts";
 import { resolveRecipient, type ClaimedContacts } from "../../domain/recipients.ts";
