@@ -12,27 +12,29 @@
 --          (batch, bucket) bit is set already is in the counters (a re-run after a crash) and
 --          is only read.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  JSON: [[address, needWindows, n, t, failedOut, solOut, counterparty, marker, t, ...
+-- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, counterparty, marker, t, ...
 --          (n events), n, ... (the next step's)], ...] one entry per address, the steps it is
 --          in, in order, each step's events sorted by block time (oldest first); marker is an
 --          index into ARGV[4]
 -- ARGV[3]  marker TTL in seconds
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
--- Returns JSON: per address, per step it is in: [lastHour, previous7Days, tx24h, failed24h,
---          solOut24h, newCounterparties, dormantGap (-1 = none), countAfter of each event if
---          needWindows]
+-- Returns msgpack: per address, per step it is in: [lastHour, previous7Days, tx24h,
+--          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), countAfter of each
+--          event if needWindows]
+-- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
+-- with printf and parses every one with strtod, about a tenth of the script's time.
 local fresh = {}
 for k, pair in ipairs(cjson.decode(ARGV[4])) do fresh[k] = redis.call('SETBIT', KEYS[pair[1]], pair[2], 1) == 0 end
 for k = 1, #KEYS do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
 local prefix = ARGV[1]
-local input = cjson.decode(ARGV[2])
+local input = cmsgpack.unpack(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
 local HOUR, DAY, KEY_TTL = 3600, 86400, 8 * 86400
 local BASE_FIRST, BASE_LAST = 169, 2 -- previous 7 days: hours [H-169, H-2]
 local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
 local NONE = -1
 local META = 15                         -- state: 15 numbers, then (minute, count, new) triples
-local CP_TTL, HOURS_TTL = 1, 2          -- state flags: that key exists and has its expiry set
+local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
 local results = {}
 
 -- A key gets its expiry when first written and again once an hour (not on every write);
@@ -264,15 +266,23 @@ for i = 1, #input do
     for m, c in pairs(mn) do
       if m >= M - 59 then sn = sn + c end
     end
+    -- The state's own expiry, like the other keys', is set once an hour, not on every write:
+    -- SET … EX costs Redis about as much again as a plain SET (KEEPTTL keeps the one it has).
+    local keepTtl = flags % (2 * STATE_TTL) >= STATE_TTL
+    if not keepTtl then flags = flags + STATE_TTL end
     local out = { M, s, sn, last, gt or NONE, gs or NONE, ch, c7, c23, f23, o23, cH, fH, oH, flags }
     for _, m in ipairs(minutes) do
       out[#out + 1] = m
       out[#out + 1] = mc[m]
       out[#out + 1] = mn[m] or 0
     end
-    redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'EX', KEY_TTL)
+    if keepTtl then
+      redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'KEEPTTL')
+    else
+      redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'EX', KEY_TTL)
+    end
   end
   results[i] = rows
 end
 
-return cjson.encode(results)
+return cmsgpack.pack(results)

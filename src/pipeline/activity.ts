@@ -32,6 +32,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { pack, unpack } from "msgpackr";
 
 const SCRIPT = readFileSync(new URL("./activity.lua", import.meta.url), "utf8");
 const SCRIPT_SHA = createHash("sha1").update(SCRIPT).digest("hex");
@@ -164,7 +165,7 @@ async function applyChunk(
     return pair;
   };
   const payload = encode(chunk, markerOf);
-  const rows = JSON.parse(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[][];
+  const rows = unpack(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[][];
   chunk.forEach(({ entry }, i) => {
     // One row per step the address is in, in the same order.
     rows[i]!.forEach((row, k) => {
@@ -254,8 +255,8 @@ function chunksOfBuckets(entries: readonly AddressSteps[]): Bucketed[][] {
   return chunks;
 }
 
-function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: number) => number): string {
-  return JSON.stringify(
+function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: number) => number): Buffer {
+  return pack(
     chunk.map(({ entry: { address, needWindows, steps }, bucket }) => {
       const item: Array<string | number> = [address, needWindows ? 1 : 0];
       for (const { input } of steps) {
@@ -296,12 +297,12 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
   };
 }
 
-async function runScript(redis: Redis, keys: readonly string[], args: readonly string[]): Promise<string> {
+async function runScript(redis: Redis, keys: readonly string[], args: ReadonlyArray<string | Buffer>): Promise<Buffer> {
   try {
-    return (await redis.evalsha(SCRIPT_SHA, keys.length, ...keys, ...args)) as string;
+    return (await redis.callBuffer("EVALSHA", SCRIPT_SHA, keys.length, ...keys, ...args)) as Buffer;
   } catch (error) {
     // A Redis that has not seen the script yet (new, restarted, flushed) gets it once.
     if (!String((error as Error).message).includes("NOSCRIPT")) throw error;
-    return (await redis.eval(SCRIPT, keys.length, ...keys, ...args)) as string;
+    return (await redis.callBuffer("EVAL", SCRIPT, keys.length, ...keys, ...args)) as Buffer;
   }
 }

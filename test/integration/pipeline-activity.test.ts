@@ -216,6 +216,31 @@ describe("activity counters", () => {
     }
   });
 
+  it("loads its script into a Redis that has none cached (new, restarted or flushed)", async () => {
+    const address = randomAddress();
+    await redis.script("FLUSH");
+    const result = await run([{ address, needWindows: true, events: randomBatch(1_717_300_000, 60, 4, [randomAddress()]) }]);
+    expect(result.get(address)).toMatchObject({ transactionsLastHour: 4, countAfter: [1, 2, 3, 4] });
+  });
+
+  it("keeps the state's expiry on later writes of the same hour and renews it in a new hour", async () => {
+    const address = randomAddress();
+    const stateKey = `${prefix}:activity:${address}`;
+    const t = 1_717_200_000 - (1_717_200_000 % 3600);
+    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, counterparty: null }] }]);
+    await once(t + 10);
+    expect(await redis.ttl(stateKey)).toBeGreaterThan(7 * 86_400);
+    // Shortened by hand: a write in the same hour keeps it (KEEPTTL), it does not clear it.
+    await redis.expire(stateKey, 1_000);
+    await once(t + 20);
+    const kept = await redis.ttl(stateKey);
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThanOrEqual(1_000);
+    // The first write of a new hour sets the full expiry again.
+    await once(t + 3600 + 5);
+    expect(await redis.ttl(stateKey)).toBeGreaterThan(7 * 86_400);
+  });
+
   it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
     const address = randomAddress();
     const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
