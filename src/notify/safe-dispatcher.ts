@@ -7,7 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent, buildConnector, type Dispatcher } from "undici";
 import { PERMANENT_ERROR_CODES } from "./retry-policy.ts";
-import { refusedAddressKind } from "./ssrf.ts";
+import { NON_PUBLIC, refusedAddressKind } from "./ssrf.ts";
 
 /** Every address a host name resolves to (dns.lookup with all: true by default). */
 export type ResolveAll = (hostname: string) => Promise<string[]>;
@@ -34,9 +34,12 @@ const systemResolve: ResolveAll = (hostname) =>
     );
   });
 
+/**
+ * The attempt's error, which its owner reads through the API: for a literal address, its
+ * kind; for a name, not the address it resolved to (that would map internal names).
+ */
 function refusal(host: string, address: string, kind: string): AddressRefusedError {
-  const where = host === address ? address : `${host} (${address})`;
-  return new AddressRefusedError(`refused to connect to ${where}: ${kind}`);
+  return new AddressRefusedError(host === address ? `refused to connect to ${address}: ${kind}` : `refused to connect to ${host}: it resolves to ${NON_PUBLIC}`);
 }
 
 type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;

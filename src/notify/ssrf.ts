@@ -167,29 +167,42 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): 
   }
 
   const name = host.replace(/\.$/, "");
+  if (!isDnsName(name)) return refuse(`webhookUrl host name is not one DNS can hold (at most ${MAX_DNS_NAME} characters, ${MAX_DNS_LABEL} per label)`);
   // RFC 6761: these names are loopback whatever DNS says, so judge them as 127.0.0.1 and ::1.
   const addresses =
     name === "localhost" || name.endsWith(".localhost")
       ? ["127.0.0.1", "::1"]
       : await resolve(name, options.lookup ?? lookupAll);
-  for (const address of addresses) {
-    const kind = refusedAddressKind(address, options.allowedCidrs);
-    if (kind) return refuse(`webhookUrl resolves to ${address}, ${kind}`);
+  if (addresses === LOOKUP_FAILED) return refuse(`webhookUrl host name ${name} could not be looked up`);
+  // Which address, or which kind, is not said: any caller could otherwise map the service's
+  // internal names (db.internal → 10.0.3.7) by trying them.
+  if (addresses.some((address) => refusedAddressKind(address, options.allowedCidrs))) {
+    return refuse(`webhookUrl host name ${name} resolves to ${NON_PUBLIC}`);
   }
   return { ok: true, url };
 }
+
+/** What a caller is told of a name that resolves to a refused address (see safe-dispatcher.ts too). */
+export const NON_PUBLIC = "an address that webhooks may not reach (a private, loopback, link-local or other non-public range)";
+
+const MAX_DNS_NAME = 253;
+const MAX_DNS_LABEL = 63;
+const isDnsName = (name: string) => name.length <= MAX_DNS_NAME && name.split(".").every((label) => label.length <= MAX_DNS_LABEL);
 
 // Answers that mean "no address yet": a name that is registered later is fine, because
 // every delivery checks the addresses again.
 const UNRESOLVED_CODES = new Set(["ENOTFOUND", "ENODATA", "EAI_AGAIN", "EAI_NONAME", "ESERVFAIL", "ETIMEOUT"]);
 
-async function resolve(name: string, lookup: (host: string) => Promise<string[]>): Promise<string[]> {
+const LOOKUP_FAILED = Symbol("lookup failed");
+
+/** The name's addresses; none when it does not resolve yet; LOOKUP_FAILED when the resolver refused the name itself. */
+async function resolve(name: string, lookup: (host: string) => Promise<string[]>): Promise<string[] | typeof LOOKUP_FAILED> {
   try {
     return await lookup(name);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === "string" && UNRESOLVED_CODES.has(code)) return [];
-    throw error;
+    return LOOKUP_FAILED;
   }
 }
 

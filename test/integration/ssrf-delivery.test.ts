@@ -50,7 +50,7 @@ async function deliverTo(url: string) {
 describe("SSRF guard at delivery", () => {
   const cases: Array<[string, () => string, RegExp]> = [
     ["127.0.0.1", () => `http://127.0.0.1:${v4.port}/hook`, /127\.0\.0\.1: a loopback address/],
-    ["localhost", () => `http://localhost:${v4.port}/hook`, /localhost \((127\.0\.0\.1|::1)\): a loopback address/],
+    ["localhost", () => `http://localhost:${v4.port}/hook`, /localhost: it resolves to an address that webhooks may not reach/],
     ["[::1]", () => `http://[::1]:${v6.port}/hook`, /::1: a loopback address/],
     ["[::ffff:127.0.0.1]", () => `http://[::ffff:127.0.0.1]:${v4.port}/hook`, /an IPv4-mapped form of a loopback address/],
     ["0.0.0.0", () => `http://0.0.0.0:${v4.port}/hook`, /0\.0\.0\.0: an unspecified address/],
@@ -58,18 +58,20 @@ describe("SSRF guard at delivery", () => {
     ["10.0.0.1", () => "http://10.0.0.1/hook", /10\.0\.0\.1: a private address/],
     ["169.254.169.254", () => "http://169.254.169.254/latest/meta-data/", /169\.254\.169\.254: a link-local address/],
     ["100.64.0.1", () => "http://100.64.0.1/hook", /100\.64\.0\.1: a carrier-grade NAT/],
-    ["a name resolving to loopback", () => `http://internal.example:${v4.port}/hook`, /internal\.example \(127\.0\.0\.1\): a loopback address/],
-    ["a name with one public and one loopback address", () => `http://rebind.example:${v4.port}/hook`, /rebind\.example \(127\.0\.0\.1\)/],
-    ["a name resolving to the metadata address", () => "http://metadata.example/latest/", /metadata\.example \(169\.254\.169\.254\): a link-local address/],
+    ["a name resolving to loopback", () => `http://internal.example:${v4.port}/hook`, /internal\.example: it resolves to an address that webhooks may not reach/],
+    ["a name with one public and one loopback address", () => `http://rebind.example:${v4.port}/hook`, /rebind\.example: it resolves to an address that webhooks may not reach/],
+    ["a name resolving to the metadata address", () => "http://metadata.example/latest/", /metadata\.example: it resolves to an address that webhooks may not reach/],
   ];
 
-  it.each(cases)("refuses %s at connect time, permanently, and nothing is received", async (_label, url, reason) => {
+  it.each(cases)("refuses %s at connect time, permanently, and nothing is received", async (label, url, reason) => {
     const { row, attempts } = await deliverTo(url());
     expect(row.status).toBe("failed");
     expect(attempts).toHaveLength(1);
     expect(attempts[0]!.statusCode).toBeNull();
     expect(attempts[0]!.error).toMatch(/^ADDRESS_REFUSED: refused to connect to /);
     expect(attempts[0]!.error).toMatch(reason);
+    // A name's owner is not told what it resolved to: that would map internal names.
+    if (/name|localhost/.test(label)) expect(attempts[0]!.error).not.toMatch(/127\.0\.0\.1|::1|169\.254/);
     expect(v4.all).toHaveLength(0);
     expect(v6.all).toHaveLength(0);
   });
