@@ -40,6 +40,8 @@ export type Config = Readonly<{
   /** Where a worker process serves its own /metrics (job durations); off when unset. */
   workerMetricsPort: number | undefined;
   rateLimitPerMinute: number;
+  /** risk_alert.test notifications a caller may send per clock hour (0: none). */
+  testNotificationsPerHour: number;
   /** How long a GET /v1/wallets page may be served from this process's memory (0: never). */
   walletListCacheMs: number;
   logLevel: string;
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
+    testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
     queuePrefix: read("QUEUE_PREFIX", (v) => v, "{wallet-alerts}"),

@@ -199,3 +199,45 @@ describe("GET /v1/notifications/{id}", () => {
     expectProblem(await t.app.inject({ url: "/v1/notifications/ntf_x", headers: bearer(writer) }), 403, "forbidden");
   });
 });
+
+describe("the hourly quota of test notifications", () => {
+  let q: TestApp;
+  beforeAll(async () => {
+    q = await startTestApp("test-quota", { TEST_NOTIFICATIONS_PER_HOUR: "2" });
+  });
+  afterAll(async () => {
+    await q?.close();
+  });
+
+  async function alertOf(token: string): Promise<string> {
+    const wallet = await trackWallet(q, token, { alias: "Call +1 900 555 0199" });
+    const res = await q.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: bearer(token),
+      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+15555550123" },
+    });
+    return res.json().alertId;
+  }
+  const sendTest = (token: string, alertId: string) =>
+    q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/test`, headers: bearer(token) });
+
+  it("refuses a caller's test beyond the quota with 429 and Retry-After, writes nothing for it, and leaves other callers alone", async () => {
+    const carol = await q.token("carol");
+    const [first, second] = [await alertOf(carol), await alertOf(carol)];
+    expect((await sendTest(carol, first)).statusCode).toBe(202);
+    expect((await sendTest(carol, second)).statusCode).toBe(202);
+
+    const refused = await sendTest(carol, first);
+    expectProblem(refused, 429, "rate_limited");
+    const retryAfter = Number(refused.headers["retry-after"]);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    const [row] = await q.deps.sql<{ n: number }[]>`
+      select count(*)::int as n from notifications n join alerts a on a.id = n.alert_id where a.owner = 'carol'`;
+    expect(row!.n).toBe(2);
+
+    const dave = await q.token("dave");
+    expect((await sendTest(dave, await alertOf(dave))).statusCode).toBe(202);
+  });
+});

@@ -26,6 +26,7 @@ describe("loadConfig", () => {
       port: 3000,
       host: "0.0.0.0",
       rateLimitPerMinute: 600,
+      testNotificationsPerHour: 20,
       walletListCacheMs: 1_000,
       workerQueues: "all",
       evaluationGroupTransactions: 10_000,

@@ -18,6 +18,7 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
 import { errorResponses, idSchema, isoDate } from "../schemas.ts";
+import { takeTestQuota } from "./test-quota.ts";
 
 const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
 const NotificationIdParams = Type.Object({ notificationId: idSchema("ntf", "notification") }, { additionalProperties: false });
@@ -67,7 +68,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Send a risk_alert.test notification through the alert's channel now",
           params: AlertIdParams,
-          response: { 202: TestAccepted, ...errorResponses(400, 404, 409) },
+          response: { 202: TestAccepted, ...errorResponses(400, 404, 409, 429) },
         },
       },
       async (request, reply) => {
@@ -77,6 +78,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const destination = target.notificationMethod === "webhook" ? target.webhookUrl : target.recipient;
         if (!destination) throw new ProblemError("conflict", `alert ${target.alertId} has no ${target.notificationMethod} destination`);
         const now = deps.now();
+        await takeTestQuota(deps.redis, deps.config.queuePrefix, request.caller.sub, deps.config.testNotificationsPerHour, now);
         const notificationId = newId("ntf", now.getTime());
         await insertNotification(deps.sql, {
           id: notificationId,

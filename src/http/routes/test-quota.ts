@@ -1,0 +1,23 @@
+// How many risk_alert.test notifications a caller may send an hour. A test goes out at once
+// to whatever destination the caller gave (recipients are not confirmed), with text that
+// includes the caller's own wallet alias: without a quota, a token with alerts:write could
+// send SMS and email to anyone, as fast as the API rate limit allows, from the operator's
+// number and domain and at its cost. One counter per caller per clock hour, in Redis, so
+// every API process shares it; losing it (a Redis flush) only resets the hour.
+import type { Redis } from "ioredis";
+import { ProblemError } from "../problem.ts";
+
+const HOUR_SECONDS = 3600;
+
+/** Takes one test from the caller's hourly quota, or throws a 429 that says when the next hour starts. */
+export async function takeTestQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): Promise<void> {
+  const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
+  const key = `${prefix}:test-quota:${hour}:${caller}`;
+  const results = await redis.multi().incr(key).expire(key, HOUR_SECONDS).exec();
+  const taken = Number(results?.[0]?.[1]);
+  if (taken <= perHour) return;
+  const retryAfter = (hour + 1) * HOUR_SECONDS - Math.floor(now.getTime() / 1000);
+  throw new ProblemError("rate_limited", `at most ${perHour} test notifications an hour per caller; retry in ${retryAfter} s`, {
+    headers: { "retry-after": String(retryAfter) },
+  });
+}
