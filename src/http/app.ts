@@ -1,6 +1,6 @@
 // Builds the HTTP app and never listens (src/bin/api.ts does), so tests use app.inject().
 import { randomUUID } from "node:crypto";
-import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -8,8 +8,7 @@ import addFormats from "ajv-formats";
 import type { Deps } from "../deps.ts";
 import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
-import { answerClientError, registerErrorHandling, sendProblem } from "./error-handler.ts";
-import { ProblemError } from "./problem.ts";
+import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -66,14 +65,12 @@ export async function buildApp(deps: Deps) {
     // first, so a request without a valid one is a 401 whatever else is wrong with it.
     frameworkErrors: (error, request, reply) => {
       const refuse = () => sendProblem(reply, "validation_failed", ROUTER_ERRORS[error.code] ?? error.message);
-      const unauthorized = (problem: ProblemError) => sendProblem(reply, "unauthorized", problem.message, { headers: problem.headers });
       if (!isApiPath(request.url)) return refuse();
       const token = bearerToken(request.headers.authorization);
-      if (!token) return unauthorized(missingToken());
+      // An error sent goes through the error handler, as a failed onRequest check does.
+      if (!token) return sendError(missingToken() as FastifyError, request, reply);
       if (verify.known(token)) return refuse();
-      verify(token).then(refuse, (failure: unknown) =>
-        failure instanceof ProblemError ? unauthorized(failure) : sendProblem(reply, "internal", "the token could not be checked"),
-      );
+      verify(token).then(refuse, (failure: unknown) => sendError(failure as FastifyError, request, reply));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -138,39 +138,46 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string }, request, reply) => {
-    if (error instanceof ProblemError) {
-      return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
-    }
-    if (error.validation) {
-      const errors = validationErrors(error.validation, error.validationContext);
-      const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
-      return sendProblem(reply, "validation_failed", detail, { errors });
-    }
-    const frameworkCode = error.code ? FRAMEWORK_CODES[error.code] : undefined;
-    if (frameworkCode) return sendProblem(reply, frameworkCode, frameworkDetail(error, request));
-    if (error.statusCode === 429) {
-      return sendProblem(reply, "rate_limited", error.message);
-    }
-    const inputError = postgresInputError(error);
-    if (inputError) return sendProblem(reply, "validation_failed", inputError);
-    if (isUnavailableError(error)) {
-      request.log.warn({ err: error }, "dependency unavailable");
-      return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
-        headers: { "retry-after": "5" },
-      });
-    }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      // A client error raised by Fastify or a plugin that has no code of its own above.
-      return sendProblem(reply, error.statusCode === 415 ? "unsupported_media_type" : "validation_failed", error.message);
-    }
-    request.log.error({ err: error }, "unhandled error");
-    return sendProblem(reply, "internal", "an internal error occurred; it has been logged with this requestId");
-  });
+  app.setErrorHandler(sendError);
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`),
   );
+}
+
+/** Answers any error as the problem it is (the error handler; also used before routing). */
+export function sendError(
+  error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (error instanceof ProblemError) {
+    return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
+  }
+  if (error.validation) {
+    const errors = validationErrors(error.validation, error.validationContext);
+    const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
+    return sendProblem(reply, "validation_failed", detail, { errors });
+  }
+  const frameworkCode = error.code ? FRAMEWORK_CODES[error.code] : undefined;
+  if (frameworkCode) return sendProblem(reply, frameworkCode, frameworkDetail(error, request));
+  if (error.statusCode === 429) {
+    return sendProblem(reply, "rate_limited", error.message);
+  }
+  const inputError = postgresInputError(error);
+  if (inputError) return sendProblem(reply, "validation_failed", inputError);
+  if (isUnavailableError(error)) {
+    request.log.warn({ err: error }, "dependency unavailable");
+    return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
+      headers: { "retry-after": "5" },
+    });
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    // A client error raised by Fastify or a plugin that has no code of its own above.
+    return sendProblem(reply, error.statusCode === 415 ? "unsupported_media_type" : "validation_failed", error.message);
+  }
+  request.log.error({ err: error }, "unhandled error");
+  return sendProblem(reply, "internal", "an internal error occurred; it has been logged with this requestId");
 }
 
 function frameworkDetail(error: FastifyError, request: FastifyRequest): string {
