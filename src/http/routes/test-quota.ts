@@ -13,9 +13,11 @@ const HOUR_SECONDS = 3600;
 export async function takeTestQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): Promise<void> {
   const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
   const key = `${prefix}:test-quota:${hour}:${caller}`;
+  if (perHour === 0) throw new ProblemError("forbidden", "test notifications are turned off here (TEST_NOTIFICATIONS_PER_HOUR=0)");
   const results = await redis.multi().incr(key).expire(key, HOUR_SECONDS).exec();
-  const taken = Number(results?.[0]?.[1]);
-  if (taken <= perHour) return;
+  const [error, taken] = results?.[0] ?? [new Error("the test quota could not be counted")];
+  if (error) throw error;
+  if (Number(taken) <= perHour) return;
   const retryAfter = (hour + 1) * HOUR_SECONDS - Math.floor(now.getTime() / 1000);
   throw new ProblemError("rate_limited", `at most ${perHour} test notifications an hour per caller; retry in ${retryAfter} s`, {
     headers: { "retry-after": String(retryAfter) },
