@@ -1,6 +1,7 @@
 // Nothing lost, nothing doubled, with real worker processes (`src/bin/worker.ts`): a worker
-// killed with -9 in the middle of a batch, and a Redis whose queue keys were deleted after
-// ingest. In both, every expected event ends up recorded exactly once.
+// killed with -9 in the middle of a batch, a Redis whose queue keys were deleted after
+// ingest, and a Postgres that goes away under a working worker and comes back. In each,
+// every expected event ends up recorded exactly once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
@@ -9,6 +10,7 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { exited, seedWalletsWithAlert, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
 import { deletePrefixKeys } from "../helpers/redis-keys.ts";
+import { startTcpProxy } from "../helpers/tcp-proxy.ts";
 
 let t: TestApp;
 const wallets: Array<{ address: string; alertId: string }> = [];
@@ -104,4 +106,40 @@ describe("crash recovery with real worker processes", () => {
       expect(code, worker.output()).toBe(0);
     }
   }, 120_000);
+
+  it("records every event exactly once when Postgres goes away under a working worker and comes back", async () => {
+    const before = new Set(await recordedEvents());
+    const expected = await ingestBatches(12, 1500, 1_717_200_000);
+    // The worker reaches Postgres through a proxy that is cut, as when Postgres restarts:
+    // every connection dropped, new ones refused, then the port open again.
+    const database = new URL(t.config.databaseUrl);
+    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const throughProxy = new URL(t.config.databaseUrl);
+    throughProxy.port = String(proxy.port);
+    const worker = spawnWorker(t, { ...WORKER_ENV, DATABASE_URL: throughProxy.toString() });
+    try {
+      await waitFor(
+        "the worker to be in the middle of the batches",
+        async () => (await unevaluated()) < 12 && (await t.deps.queues[QUEUES.transactions].getActiveCount()) > 0,
+        30_000,
+      );
+      await proxy.cut();
+      const left = await unevaluated();
+      expect(left).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Nothing was evaluated while Postgres was away, and the worker is still running.
+      expect(await unevaluated()).toBe(left);
+      expect(worker.exitCode).toBeNull();
+      await proxy.restore();
+
+      await settled(t, 90_000);
+      await expectEachOnce(expected);
+      expect((await recordedEvents()).filter((key) => !before.has(key) && !expected.has(key))).toEqual([]);
+    } finally {
+      worker.kill("SIGTERM");
+      const { code } = await exited(worker);
+      await proxy.close();
+      expect(code, worker.output()).toBe(0);
+    }
+  }, 150_000);
 });
