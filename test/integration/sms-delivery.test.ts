@@ -128,9 +128,9 @@ describe("SMS delivery through the Twilio SDK", () => {
     expect(classifyOutcome(describeTwilioError({ status: 503, message: "Service Unavailable" }))).toBe("retry");
   });
 
-  it("writes the SMS to the log and counts it delivered when Twilio is not configured", async () => {
+  it("writes the SMS to the log at warn (shown at the demo's level) and counts it delivered when Twilio is not configured", async () => {
     const lines: string[] = [];
-    const logger = createLogger("info", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const logger = createLogger("warn", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const unconfigured = createChannels(
       { ...t.config, twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com" } },
       logger,
@@ -146,7 +146,7 @@ describe("SMS delivery through the Twilio SDK", () => {
       });
       expect(classifyOutcome(result)).toBe("delivered");
       const entry = JSON.parse(lines.find((line) => line.includes("ntf_logged"))!);
-      expect(entry).toMatchObject({ to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury\./) });
+      expect(entry).toMatchObject({ level: 40, to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury\./) });
     } finally {
       await unconfigured.close();
     }

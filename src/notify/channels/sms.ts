@@ -47,7 +47,8 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     if (!client || !from) {
-      options.logger.info({ notificationId: message.notificationId, to: message.destination, sms: body }, "sms (Twilio not configured; logged instead)");
+      // At warn: the message was not really sent, and the demo (LOG_LEVEL warn) shows it this way.
+      options.logger.warn({ notificationId: message.notificationId, to: message.destination, sms: body }, "sms (Twilio not configured; logged instead)");
       return { durationMs: 0, responseBody: "written to the log (Twilio not configured)" };
     }
     try {
