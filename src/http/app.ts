@@ -7,7 +7,7 @@ import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import addFormats from "ajv-formats";
 import type { Deps } from "../deps.ts";
 import { isApiPath, isApiRoute } from "./api-paths.ts";
-import { bearerToken, createTokenVerifier, insufficientScope, missingToken, type Caller, type Scope } from "./auth.ts";
+import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
@@ -66,11 +66,8 @@ export async function buildApp(deps: Deps) {
     frameworkErrors: (error, request, reply) => {
       const refuse = () => sendProblem(reply, "validation_failed", ROUTER_ERRORS[error.code] ?? error.message);
       if (!isApiPath(request.url)) return refuse();
-      const token = bearerToken(request.headers.authorization);
-      // An error sent goes through the error handler, as a failed onRequest check does.
-      if (!token) return sendError(missingToken() as FastifyError, request, reply);
-      if (verify.known(token)) return refuse();
-      verify(token).then(refuse, (failure: unknown) => sendError(failure as FastifyError, request, reply));
+      // A 401 goes through the error handler, as a failed onRequest check does.
+      authenticate(verify, request.headers.authorization, refuse, (failure) => sendError(failure as FastifyError, request, reply));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -91,17 +88,13 @@ export async function buildApp(deps: Deps) {
     if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done();
     const config = request.routeOptions.config;
     if (config?.public) return done();
-    const token = bearerToken(request.headers.authorization);
-    if (!token) return done(missingToken());
     const admit = (caller: Caller) => {
       request.caller = caller;
       const scope = config?.scope;
       if (scope && !caller.scopes.has(scope) && !caller.scopes.has("admin")) return done(insufficientScope(scope));
       done(rateLimit(caller.sub, reply));
     };
-    const known = verify.known(token);
-    if (known) return admit(known);
-    verify(token).then(admit, done);
+    authenticate(verify, request.headers.authorization, admit, (failure) => done(failure as Error));
   });
 
   // Hot list pages are served from memory for walletListCacheMs; any successful write made

@@ -114,3 +114,21 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer +([^ ]+) *$/i.exec(header);
   return match?.[1];
 }
+
+/**
+ * Authenticates an Authorization header: `admit` gets the caller (at once for a token seen
+ * before, else once verified), `refuse` the 401 (no token, or one that does not verify). In
+ * callback form because it runs on every request and a known token needs no wait.
+ */
+export function authenticate(
+  verify: TokenVerifier,
+  authorization: string | undefined,
+  admit: (caller: Caller) => void,
+  refuse: (error: unknown) => void,
+): void {
+  const token = bearerToken(authorization);
+  if (!token) return refuse(missingToken());
+  const known = verify.known(token);
+  if (known) return admit(known);
+  verify(token).then(admit, refuse);
+}
