@@ -24,14 +24,6 @@ export function touchedAddresses(txs: readonly Transaction[]): string[] {
   return [...seen];
 }
 
-/** The group's transactions batch by batch, in the order of `batchIds`, each batch's in chain order. */
-export function splitByBatch<Tx extends { batchId: string }>(txs: readonly Tx[], batchIds: readonly string[]): Tx[][] {
-  if (batchIds.length === 1) return [[...txs]];
-  const byBatch = new Map<string, Tx[]>(batchIds.map((batchId) => [batchId, []]));
-  for (const tx of txs) byBatch.get(tx.batchId)?.push(tx);
-  return [...byBatch.values()];
-}
-
 /**
  * The addresses of `counted` on either side, each once, with their events (needWindows off:
  * the caller turns it on). Only tracked addresses are counted, so no others are built.

@@ -4,7 +4,7 @@
 // scores go out.
 import type { ActiveAlertRow, AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import type { AddressActivity, AddressEvents } from "./activity.ts";
-import { counterpartyRisk, labelledCounterparties, sidesByAddress, splitByBatch, type AddressSides } from "./batch-facts.ts";
+import { counterpartyRisk, labelledCounterparties, sidesByAddress, type AddressSides } from "./batch-facts.ts";
 import type { ScoreStep } from "./record-scores.ts";
 import { scoreTouchedAddresses } from "./scoring.ts";
 import { evaluateTransactions, type TxFiring } from "./transaction-firings.ts";
@@ -24,6 +24,14 @@ export function batchSteps(
     for (const [address, side] of sides) if (needWindows.has(address)) side.events.needWindows = true;
     return { batchId: batchIds[k]!, txs: batchTxs, sides };
   });
+}
+
+/** The group's transactions batch by batch, in the order of `batchIds`, each batch's in chain order. */
+function splitByBatch<Tx extends { batchId: string }>(txs: readonly Tx[], batchIds: readonly string[]): Tx[][] {
+  if (batchIds.length === 1) return [[...txs]];
+  const byBatch = new Map<string, Tx[]>(batchIds.map((batchId) => [batchId, []]));
+  for (const tx of txs) byBatch.get(tx.batchId)?.push(tx);
+  return [...byBatch.values()];
 }
 
 /** What the activity counters are given: each step's events per address. */
