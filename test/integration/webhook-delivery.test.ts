@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDeliveryStore } from "../../src/db/queries/deliveries.ts";
 import { alerts, notifications } from "../../src/db/schema.ts";
 import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
@@ -274,5 +275,25 @@ describe("webhook delivery", () => {
     expect(Math.abs(job!.timestamp + job!.delay - due.getTime())).toBeLessThan(5_000);
     expect(route.requests).toHaveLength(0);
     await job!.remove();
+  });
+
+  it("records the other attempts of a statement when one notification's alert was deleted while it was in flight", async () => {
+    const { route: goneRoute, alert: gone } = await webhookAlert();
+    const { route, alert } = await webhookAlert();
+    const goneId = await seedNotification(t, gone, "webhook", goneRoute.url, { enqueue: false });
+    const id = await seedNotification(t, alert, "webhook", route.url, { enqueue: false });
+    await t.deps.db.delete(alerts).where(eq(alerts.id, gone.alertId));
+
+    // Two jobs of one worker finishing in the same tick share one recording statement.
+    const store = createDeliveryStore(t.deps.sql);
+    const delivered = (notificationId: string, alertId: string, destination: string) =>
+      store.record({ notificationId, alertId, destination, at: new Date(), durationMs: 5, statusCode: 200, error: null, responseBody: "ok", status: "delivered", nextAttemptAt: null });
+    const [goneRecorded, recorded] = await Promise.all([delivered(goneId, gone.alertId, goneRoute.url), delivered(id, alert.alertId, route.url)]);
+
+    expect(goneRecorded).toBe(false);
+    expect(recorded).toBe(true);
+    const [row] = await t.deps.db.select().from(notifications).where(eq(notifications.id, id));
+    expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
+    expect((await attemptsOf(t, id)).map((a) => a.statusCode)).toEqual([200]);
   });
 });

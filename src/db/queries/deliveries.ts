@@ -93,9 +93,15 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
       select * from jsonb_to_recordset(${input}::jsonb) as t(
         notification_id text, alert_id text, destination text, at timestamptz, duration_ms int, status_code int, error text,
         response_body text, status text, next_attempt_at timestamptz)
+    ), live as (
+      -- Only notifications that still exist: one deleted with its alert while in flight would
+      -- otherwise fail the attempts' foreign key, and with it the whole statement, so every
+      -- other notification gathered here would be sent again. The lock holds off such a delete
+      -- until this statement commits; both writes below read these rows.
+      select input.* from input join notifications n on n.id = input.notification_id for key share of n
     ), attempt as (
       insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
-      select notification_id, at, duration_ms, status_code, error, response_body from input
+      select notification_id, at, duration_ms, status_code, error, response_body from live
     ), healthy as (
       update alerts a set failing_since = null, updated_at = d.at
       from (select alert_id, max(at) as at from input where status = 'delivered' group by alert_id) d
@@ -104,7 +110,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
     update notifications n
     set status = i.status, destination = i.destination, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
         delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at
-    from input i
+    from live i
     where n.id = i.notification_id and n.status in ('pending', 'retrying')
     returning n.id`;
   return new Set(rows.map((row) => row.id));
