@@ -13,6 +13,11 @@ export type DeliveryOutcome = {
   smtpResponseCode?: number;
   /** The Retry-After header as received: seconds or an HTTP-date. */
   retryAfter?: string;
+  /**
+   * The channel's own provider (the SMTP server, Twilio) refused the service's credentials:
+   * a fault of the deployment, which its operator can fix, not of the recipient.
+   */
+  providerRefusedCredentials?: boolean;
 };
 
 export type Verdict = "delivered" | "retry" | "permanent";
@@ -33,6 +38,9 @@ const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
 
 export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
   const { statusCode, errorCode, smtpResponseCode } = outcome;
+  // Retried although the status says "never" (SMTP 535, Twilio 401): the same message goes
+  // through once the operator fixes SMTP_URL or the Twilio token, so failing it would lose it.
+  if (outcome.providerRefusedCredentials) return "retry";
   if (statusCode !== undefined) {
     if (statusCode >= 200 && statusCode < 300) return "delivered";
     if (RETRYABLE_STATUSES.has(statusCode) || statusCode >= 500) return "retry";

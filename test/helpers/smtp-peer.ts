@@ -12,17 +12,30 @@ export type SmtpPeer = {
   messages: ReceivedMail[];
   /** The next RCPT TO for `address` is answered with `code` (451 busy, 550 unknown, …), once per call. */
   rejectRecipient: (address: string, code: number, message?: string) => void;
+  /** From now on, logins with these credentials are accepted (and only these, when the peer requires a login). */
+  acceptLogin: (user: string, password: string) => void;
   close: () => Promise<void>;
 };
 
-export async function startSmtpPeer(): Promise<SmtpPeer> {
+/** `login`: the peer requires a login and accepts only this one (535 otherwise); without it, no login is needed. */
+export async function startSmtpPeer(options: { login?: { user: string; password: string } } = {}): Promise<SmtpPeer> {
   const messages: ReceivedMail[] = [];
   const rejections = new Map<string, Array<{ code: number; message: string }>>();
+  let login = options.login;
 
   const server = new SMTPServer({
-    authOptional: true,
+    authOptional: !login,
+    // Logins over plain text are fine on loopback, and what the tests' smtp:// URLs use.
+    allowInsecureAuth: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
+    onAuth(auth, _session, callback) {
+      if (login && auth.username === login.user && auth.password === login.password) {
+        callback(null, { user: auth.username });
+        return;
+      }
+      callback(new Error("Invalid username or password"));
+    },
     onRcptTo(address, _session, callback) {
       const next = rejections.get(address.address.toLowerCase())?.shift();
       if (next) {
@@ -57,6 +70,9 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
     rejectRecipient: (address, code, message = code < 500 ? "mailbox busy, try again later" : "no such mailbox") => {
       const key = address.toLowerCase();
       rejections.set(key, [...(rejections.get(key) ?? []), { code, message }]);
+    },
+    acceptLogin: (user, password) => {
+      login = { user, password };
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -159,3 +159,57 @@ describe("email delivery", () => {
     }
   });
 });
+
+// The operator's SMTP login, not the recipient, is wrong: the message must wait for the fix.
+describe("email delivery when the SMTP server refuses the service's login", () => {
+  let loginApp: TestApp;
+  let loginSmtp: SmtpPeer;
+  let loginWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    loginSmtp = await startSmtpPeer({ login: { user: "alerts", password: "the-right-one" } });
+    loginApp = await startTestApp("email-login", {
+      SMTP_URL: `smtp://alerts:a-wrong-one@127.0.0.1:${loginSmtp.port}`,
+      EMAIL_FROM: "alerts@wallet-alerts.test",
+      RETRY_SCHEDULE: "300ms,300ms,300ms",
+    });
+    loginWorkers = startDeliveryWorkers(loginApp, { smtpTimeoutMs: 2_000 });
+  });
+  afterAll(async () => {
+    await loginWorkers?.close();
+    await loginSmtp?.close();
+    await loginApp?.close();
+  });
+
+  // First: once a login is accepted, the pooled connection stays logged in.
+  it("never disables an alert for refused logins, even when its schedule runs out", async () => {
+    const to = recipient();
+    const alert = await seedAlert(loginApp, { method: "email", recipient: to });
+    // A day of permanent failures already: one more counted failure would disable the alert.
+    await loginApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(loginApp, alert, "email", to);
+
+    const row = await waitForNotification(loginApp, id, isFinished);
+    expect(row.status).toBe("failed");
+    expect((await attemptsOf(loginApp, id)).map((attempt) => attempt.statusCode)).toEqual([535, 535, 535, 535]);
+    expect((await alertRow(loginApp, alert.alertId)).status).toBe("active");
+  });
+
+  it("keeps retrying a 535 and delivers once the login is accepted, without counting it against the alert", async () => {
+    const to = recipient();
+    const alert = await seedAlert(loginApp, { method: "email", recipient: to });
+    const id = await seedNotification(loginApp, alert, "email", to);
+
+    const refused = await waitForNotification(loginApp, id, (row) => row.attemptCount >= 1);
+    expect(refused.status).toBe("retrying");
+    const [first] = await attemptsOf(loginApp, id);
+    expect(first!.statusCode).toBe(535);
+
+    loginSmtp.acceptLogin("alerts", "a-wrong-one"); // the operator's fix, seen from the server
+    expect((await waitForNotification(loginApp, id, isFinished)).status).toBe("delivered");
+    expect(loginSmtp.messages.filter((mail) => mail.to.includes(to))).toHaveLength(1);
+    const row = await alertRow(loginApp, alert.alertId);
+    expect(row.status).toBe("active");
+    expect(row.failingSince).toBeNull();
+  });
+});

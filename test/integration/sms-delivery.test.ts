@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,6 +128,37 @@ describe("SMS delivery through the Twilio SDK", () => {
     expect(classifyOutcome(describeTwilioError({ status: 400, code: 21614, message: "not a mobile number" }))).toBe("permanent");
     expect(classifyOutcome(describeTwilioError({ status: 429, code: 20429, message: "Too Many Requests" }))).toBe("retry");
     expect(classifyOutcome(describeTwilioError({ status: 503, message: "Service Unavailable" }))).toBe("retry");
+  });
+
+  it("retries when Twilio refuses the service's own credentials (401, error 20003): the operator's to fix", async () => {
+    // Twilio's documented answer to a wrong account SID or auth token.
+    const refusing = createServer((_request, response) => {
+      response.writeHead(401, { "content-type": "application/json" });
+      response.end(JSON.stringify({ code: 20003, message: "Authenticate", more_info: "https://www.twilio.com/docs/errors/20003", status: 401 }));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const channels = createChannels(
+      { ...t.config, twilio: { ...t.config.twilio, baseUrl: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}` } },
+      t.deps.logger,
+      { smsTimeoutMs: 2_000 },
+    );
+    try {
+      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230004" });
+      const result = await channels.sms.send({
+        notificationId: "ntf_refused_login",
+        destination: "+15551230004",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(result.statusCode).toBe(401);
+      expect(result.error).toContain("Twilio 20003");
+      expect(result.providerRefusedCredentials).toBe(true);
+      expect(classifyOutcome(result)).toBe("retry");
+    } finally {
+      await channels.close();
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   });
 
   it("writes the SMS to the log at warn (shown at the demo's level) and counts it delivered when Twilio is not configured", async () => {

@@ -45,6 +45,13 @@ describe("classifyOutcome", () => {
     expect(classifyOutcome({ smtpResponseCode: 250 })).toBe("delivered");
   });
 
+  it("retries whatever the status when the provider refused the service's own credentials", () => {
+    expect(classifyOutcome({ smtpResponseCode: 535, errorCode: "EAUTH", providerRefusedCredentials: true })).toBe("retry");
+    expect(classifyOutcome({ statusCode: 401, providerRefusedCredentials: true })).toBe("retry");
+    // A webhook receiver's 401 is the receiver's answer, not a refusal of our credentials.
+    expect(classifyOutcome({ statusCode: 401 })).toBe("permanent");
+  });
+
   it("counts an outcome without any code (outbox file, SMS log) as delivered", () => {
     expect(classifyOutcome({})).toBe("delivered");
   });

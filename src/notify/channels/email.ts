@@ -91,6 +91,8 @@ function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
   return {
     errorCode,
     smtpResponseCode,
+    // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
+    ...(errorCode === "EAUTH" || smtpResponseCode === 530 ? { providerRefusedCredentials: true } : {}),
     error: `${smtpResponseCode ?? errorCode}: ${text}`.slice(0, 1000),
   };
 }

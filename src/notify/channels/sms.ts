@@ -66,11 +66,14 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
   };
 }
 
+const TWILIO_AUTHENTICATE = 20003;
+
 /**
  * Twilio's answer decides: its HTTP status (400 for 21211 invalid To, 21610 unsubscribed,
  * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
  * A transport error carries a code (retried); an error with neither is the SDK refusing
- * the message before sending it, which no retry can fix.
+ * the message before sending it, which no retry can fix. A refusal of our credentials is
+ * retried whatever its status (see providerRefusedCredentials).
  */
 export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
   const { status, code, message, detail, moreInfo } = (error ?? {}) as {
@@ -84,7 +87,13 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
     const text = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
-    return { statusCode: status, error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000) };
+    // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
+    const refused = status === 401 || code === TWILIO_AUTHENTICATE;
+    return {
+      statusCode: status,
+      ...(refused ? { providerRefusedCredentials: true } : {}),
+      error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
+    };
   }
   if (typeof code === "string") return { errorCode: code, error: `${code}: ${message ?? "request failed"}` };
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };

@@ -64,6 +64,12 @@ export function makeDeliverProcessor(
       attemptAt,
     });
     const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
+    if (result.providerRefusedCredentials) {
+      deps.logger.error(
+        { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
+        `the ${row.channel} provider refused this service's credentials (${CREDENTIALS_SETTING[row.channel]}); the notification is retried on its schedule`,
+      );
+    }
 
     const recorded = await store.record({
       notificationId: row.notificationId,
@@ -82,16 +88,26 @@ export function makeDeliverProcessor(
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
       await sleepUntil(job, outcome.nextAttemptAt, token);
     }
-    if (outcome.status === "failed") {
+    // Our own credentials are no fault of the alert's destination: they never count toward disabling it.
+    if (outcome.status === "failed" && !result.providerRefusedCredentials) {
       await recordPermanentFailure(
         { sql: deps.sql, logger: deps.logger, email: deps.channels.email },
         { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
       );
+    }
+    if (outcome.status === "failed") {
       // The job fails too, so Bull Board shows it with the reason; BullMQ does not retry it.
       throw new UnrecoverableError(outcome.error ?? "delivery failed");
     }
   };
 }
+
+/** Where an operator fixes the credentials each channel's provider refused. */
+const CREDENTIALS_SETTING: Readonly<Record<NotificationMethod, string>> = {
+  webhook: "none of ours",
+  email: "SMTP_URL",
+  sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN",
+};
 
 type Decision = { status: "delivered" | "retrying" | "failed"; nextAttemptAt: Date | null; error: string | undefined };
 
