@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomSignature } from "../helpers/chain.ts";
 import { bearer, trackWallet } from "../helpers/seed.ts";
 
 const SECRET = "helius-test-auth-header-0123456789";
@@ -106,6 +107,20 @@ describe("POST /v1/ingest/helius", () => {
     const sol = fixture("sol-transfer")[0]!;
     expect((await post([sol, sol])).json()).toEqual({ accepted: 0, duplicates: 1, skipped: 1 });
     expect(await storedCount()).toBe(before);
+  });
+
+  it("stores a native transfer of more lamports than 2^53 (about 9,007,199 SOL) instead of refusing the delivery", async () => {
+    // Lamports are a u64 on chain; whales and stake pools move tens of millions of SOL at once.
+    const whale = fixture("sol-transfer")[0]!;
+    whale.signature = randomSignature();
+    whale.nativeTransfers[0].amount = 25_000_000 * 1_000_000_000;
+    const small = fixture("sol-transfer")[0]!;
+    small.signature = randomSignature();
+    const res = await post([whale, small]);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ accepted: 2, duplicates: 0, skipped: 0 });
+    const [row] = await t.deps.sql`select amount::text from transactions where signature = ${whale.signature}`;
+    expect(row).toEqual({ amount: "25000000.000000000" });
   });
 
   it.each([

@@ -16,8 +16,15 @@ import { INGEST_BODY_LIMIT } from "../app.ts";
 import { ProblemError } from "../problem.ts";
 import { AddressSchema, SignatureSchema } from "../schemas.ts";
 
+/**
+ * Lamports are a u64 on chain. Capping them at 2^53 refused a whole delivery for one transfer
+ * of 9,007,199 SOL or more (whales, stake pools): beyond 2^53 a JSON number may be off by a few
+ * lamports, a billionth of a SOL, which is nothing next to refusing it.
+ */
+const MAX_LAMPORTS = 2 ** 64 - 1;
+
 const Lamports = (description: string) =>
-  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: `${description} (lamports)` });
+  Type.Integer({ minimum: 0, maximum: MAX_LAMPORTS, description: `${description} (lamports)` });
 
 // Helius writes an absent side (a mint, a burn) as "" or null.
 const UserAccount = Type.Unsafe<string | null>({
