@@ -252,16 +252,16 @@ for i = 1, #input do
   end
 
   if wrote then
-    -- Minutes older than the trailing 60 at the newest one are dropped (stored in no
-    -- particular order).
+    -- Minutes are kept for two hours back from the newest one (stored in no particular
+    -- order): a transaction up to an hour late is counted against its own trailing 60
+    -- minutes, which reach an hour further back than the newest one's. Kept for one hour
+    -- only, a transaction half an hour late missed the half hour before the newest window.
     local M = floor(last / 60)
     local s, sn = 0, 0
     local minutes = {}
     for m, c in pairs(mc) do
-      if m >= M - 59 then
-        s = s + c
-        minutes[#minutes + 1] = m
-      end
+      if m >= M - 118 then minutes[#minutes + 1] = m end
+      if m >= M - 59 then s = s + c end
     end
     for m, c in pairs(mn) do
       if m >= M - 59 then sn = sn + c end

@@ -137,6 +137,26 @@ describe("activity counters", () => {
     });
   }
 
+  it("counts a transaction that arrives up to an hour late against its own trailing 60 minutes", async () => {
+    // A source catching up after an outage (Helius retries) delivers older transactions after newer ones.
+    const address = randomAddress();
+    const t0 = 1_717_000_800;
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const batches: Event[][] = [];
+    const late = [
+      [t0, t0 + 60, t0 + 120, t0 + 180], // four in the first minutes
+      [t0 + 62 * 60], // the newest, an hour on
+      [t0 + 30 * 60], // 32 minutes late: its hour holds the first four
+      [t0 + 3 * 60 + 30], // 59 minutes late, at the oldest minute whose hour is still kept whole
+    ];
+    for (const times of late) {
+      batches.push(times.map(event));
+      const result = (await run([{ address, needWindows: true, events: batches.at(-1)! }])).get(address)!;
+      expect(result).toMatchObject(recount(batches));
+    }
+    expect(recount(batches).countAfter).toEqual([5]);
+  });
+
   it("counts a batch once when it is applied again (a re-run after a crash) and answers the same", async () => {
     const address = randomAddress();
     const events = randomBatch(1_717_000_000, 120, 8, [randomAddress(), randomAddress()]);
