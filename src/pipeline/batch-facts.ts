@@ -42,7 +42,9 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
       entry.events.events.push({
         batchId: tx.batchId,
         blockTime: tx.blockTime,
-        failedSent: sent && tx.status === "failed",
+        // A failed self-transfer is the address's own failed attempt too: a failed Helius item
+        // moves nothing and is stored from its fee payer to itself.
+        failedSent: tx.from === address && tx.status === "failed",
         solSent: sent && tx.status === "success" && isSol(tx) ? tx.amount : 0,
         counterparty: counterpartyOf(address, tx),
       });

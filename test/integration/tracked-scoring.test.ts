@@ -91,6 +91,20 @@ describe("who is scored", () => {
   });
 });
 
+describe("failed transactions", () => {
+  it("counts a failed transaction with no transfer (fee payer to itself, as Helius's are stored) towards failed_tx_ratio", async () => {
+    const wallet = await track(t, alice);
+    // A failed Helius item moves nothing: it is stored as 0 SOL from the fee payer to itself.
+    const failed = Array.from({ length: 3 }, (_, i) =>
+      tx({ from: wallet.address, to: wallet.address, amount: 0, status: "failed", blockTime: now + i }),
+    );
+    const sent = Array.from({ length: 7 }, (_, i) => tx({ from: wallet.address, to: randomAddress(), blockTime: now + 3 + i }));
+    await ingestTransactions(t, alice, [...failed, ...sent]);
+    await settled(t);
+    expect(await riskOf(alice, wallet.walletId)).toEqual({ riskScore: 10, riskFactors: ["failed_tx_ratio"] });
+  });
+});
+
 describe("when an address becomes tracked", () => {
   it("scores it from the labels of its stored history, at once", async () => {
     const address = randomAddress();
