@@ -3,13 +3,20 @@
 // counterparty. Pure: the rows come in, maps go out.
 import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import { counterpartyOf, type CounterpartyRisk } from "../domain/conditions/index.ts";
-import type { Transaction } from "../domain/types.ts";
+import type { Transaction, TransactionType } from "../domain/types.ts";
 import type { AddressEvents } from "./activity.ts";
 
 const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
 
 export const isSol = (tx: Transaction): boolean =>
   tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL_MINT;
+
+/**
+ * The types whose SOL leaves the wallet's hands, for large_outflow (a drain). Staked SOL stays
+ * the wallet's, and a swap pays for what it receives in the same transaction: counting either
+ * raised a trading desk's score (and its risk_score_increase alerts) for moving its own funds.
+ */
+const OUTFLOW_TYPES: ReadonlySet<TransactionType> = new Set(["transfer", "nft", "other"]);
 
 /** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
 export type AddressSides = { events: AddressEvents; txIndexes: number[] };
@@ -45,7 +52,7 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
         // A failed self-transfer is the address's own failed attempt too: a failed Helius item
         // moves nothing and is stored from its fee payer to itself.
         failedSent: tx.from === address && tx.status === "failed",
-        solSent: sent && tx.status === "success" && isSol(tx) ? tx.amount : 0,
+        solSent: sent && tx.status === "success" && isSol(tx) && OUTFLOW_TYPES.has(tx.type) ? tx.amount : 0,
         counterparty: counterpartyOf(address, tx),
       });
       entry.txIndexes.push(index);

@@ -105,6 +105,22 @@ describe("failed transactions", () => {
   });
 });
 
+describe("large_outflow", () => {
+  it("counts SOL transferred away, not SOL staked or swapped", async () => {
+    const [staker, swapper, sender] = await Promise.all([track(t, alice), track(t, alice), track(t, alice)]);
+    // 150 SOL out of a wallet with no known balance is past max(100 SOL, 50 % of balance + outflow).
+    await ingestTransactions(t, alice, [
+      tx({ type: "stake", from: staker.address, to: randomAddress(), amount: 150, blockTime: now }),
+      tx({ type: "swap", from: swapper.address, to: randomAddress(), amount: 150, blockTime: now }),
+      tx({ type: "transfer", from: sender.address, to: randomAddress(), amount: 150, blockTime: now }),
+    ]);
+    await settled(t);
+    expect(await riskOf(alice, staker.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    expect(await riskOf(alice, swapper.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    expect(await riskOf(alice, sender.walletId)).toEqual({ riskScore: 20, riskFactors: ["large_outflow"] });
+  });
+});
+
 describe("when an address becomes tracked", () => {
   it("scores it from the labels of its stored history, at once", async () => {
     const address = randomAddress();

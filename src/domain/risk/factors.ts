@@ -48,6 +48,7 @@ export const RISK_RULES = Object.freeze({
    * large_outflow: SOL sent out in the last 24 hours ≥ max(100 SOL, 50 % of balance + outflow),
    * i.e. at least half of what the address held a day ago (ignoring inflows) and at least
    * 100 SOL: the drain of a compromised wallet, not a whale's routine payment nor dust.
+   * Stakes and swaps are not outflows (see OUTFLOW_TYPES in src/pipeline/batch-facts.ts).
    */
   largeOutflowMinimumSol: 100,
   largeOutflowSharePercent: 50,
