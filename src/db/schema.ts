@@ -28,6 +28,9 @@ import {
  */
 const identifier = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 
+/** A webhook secret that a rotation replaced: it keeps signing until `expiresAt` (ISO 8601). */
+export type PreviousSecret = { secret: string; expiresAt: string };
+
 const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 const updatedAt = () => timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 
@@ -179,8 +182,8 @@ export const alerts = pgTable(
     cooldownSeconds: integer("cooldown_seconds").notNull().default(0),
     status: text("status").notNull().default("active"),
     webhookSecret: text("webhook_secret"),
-    previousWebhookSecret: text("previous_webhook_secret"),
-    previousSecretExpiresAt: timestamp("previous_secret_expires_at", { withTimezone: true, mode: "date" }),
+    /** Secrets replaced within their grace period, newest first, each still signing until its expiry. */
+    previousWebhookSecrets: jsonb("previous_webhook_secrets").$type<PreviousSecret[]>().notNull().default([]),
     /** risk_score_increase: the score the next rise is measured from. */
     baselineScore: smallint("baseline_score"),
     lastNotifiedAt: timestamp("last_notified_at", { withTimezone: true, mode: "date" }),

@@ -3,6 +3,7 @@
 // alert's `whsec_` secret encodes, and rejects stale timestamps to stop replays.
 // Secrets are made by generateWebhookSecret (webhook-secret.ts).
 import { createHmac } from "node:crypto";
+import type { PreviousSecret } from "../db/schema.ts";
 import { WEBHOOK_SECRET_PREFIX as SECRET_PREFIX } from "./webhook-secret.ts";
 
 /** After a rotation the previous secret signs too, for this long, so receivers can switch over. */
@@ -27,20 +28,21 @@ export function signatureHeader(secrets: readonly string[], id: string, timestam
 
 export type AlertSecrets = {
   webhookSecret: string | null;
-  previousWebhookSecret: string | null;
-  previousSecretExpiresAt: Date | null;
+  /** Replaced secrets, newest first, each with the end of its grace period. */
+  previousWebhookSecrets: readonly PreviousSecret[];
 };
 
-/** The secrets that sign a message sent at `now`: the current one, and the previous one during its grace period. */
+/**
+ * The secrets that sign a message sent at `now`: the current one, and every replaced one still
+ * in its grace period. Each rotation's grace period is its own: a second rotation within a day
+ * (a client retrying a rotation that timed out) must not cut short the first one's, or receivers
+ * still on the original secret would reject everything at once.
+ */
 export function secretsInForce(alert: AlertSecrets, now: Date): string[] {
   const secrets: string[] = [];
   if (alert.webhookSecret) secrets.push(alert.webhookSecret);
-  if (
-    alert.previousWebhookSecret &&
-    alert.previousSecretExpiresAt &&
-    alert.previousSecretExpiresAt.getTime() > now.getTime()
-  ) {
-    secrets.push(alert.previousWebhookSecret);
+  for (const previous of alert.previousWebhookSecrets) {
+    if (Date.parse(previous.expiresAt) > now.getTime()) secrets.push(previous.secret);
   }
   return secrets;
 }

@@ -152,6 +152,31 @@ describe("POST /v1/risk/alerts/{id}/rotate-secret", () => {
     expect(route.requests[0]!.verifiedWith.sort()).toEqual([alert.webhookSecret, webhookSecret].sort());
   });
 
+  it("keeps the original secret signing through a second rotation within the day (a retried rotation)", async () => {
+    const { route, alert } = await webhookAlert();
+    const rotate = async () =>
+      (await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`, headers: bearer(alice) })).json<{
+        webhookSecret: string;
+      }>().webhookSecret;
+    const unseen = await rotate(); // its answer lost on the way: the caller tries again
+    const latest = await rotate();
+
+    route.verifyWith(latest, unseen);
+    const test = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: bearer(alice) });
+    await settled(test.json<{ notificationId: string }>().notificationId);
+    expect(route.requests[0]!.verifiedWith.sort()).toEqual([alert.webhookSecret, unseen, latest].sort());
+  });
+
+  it("signs with at most five replaced secrets besides the current one", async () => {
+    const { route, alert } = await webhookAlert();
+    for (let i = 0; i < 7; i++) {
+      await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`, headers: bearer(alice) });
+    }
+    const test = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: bearer(alice) });
+    await settled(test.json<{ notificationId: string }>().notificationId);
+    expect(String(route.requests[0]!.headers["webhook-signature"]).split(" ")).toHaveLength(6);
+  });
+
   it("answers 409 for an alert that is not a webhook alert", async () => {
     const alert = await createAlert(alice, { notificationMethod: "sms", recipient: "+15551230009" });
     const res = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`, headers: bearer(alice) });

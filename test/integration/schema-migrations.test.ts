@@ -1,5 +1,6 @@
-// What the later migrations promise: identifiers that compare byte by byte (0003), and ingest's
-// per-address counters moved out of address_state with nothing lost on the way (0004).
+// What the later migrations promise: identifiers that compare byte by byte (0003), ingest's
+// per-address counters moved out of address_state with nothing lost on the way (0004), and a
+// replaced webhook secret still in its grace period kept signing (0005, 0006).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,43 +49,74 @@ describe("identifier columns (0003)", () => {
   });
 });
 
+/**
+ * Runs `check` against a database migrated up to migration `lastIdx` only (as a database
+ * upgraded before the later ones has it); `check` seeds it, runs the rest, and looks.
+ */
+async function fromDatabaseMigratedUpTo(lastIdx: number, check: (old: postgres.Sql, upgrade: () => Promise<void>) => Promise<void>) {
+  const name = `wa_test_upgrade_${process.pid}_${Date.now()}`;
+  const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  const earlier = mkdtempSync(join(tmpdir(), "wa-migrations-"));
+  try {
+    await admin.unsafe(`create database ${name}`);
+    cpSync(MIGRATIONS_FOLDER, earlier, { recursive: true });
+    const journalPath = join(earlier, "meta", "_journal.json");
+    const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ idx: number }> };
+    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.filter((entry) => entry.idx <= lastIdx) }));
+    await runMigrations(databaseUrl(name), earlier);
+    const old = postgres(databaseUrl(name), { max: 1, onnotice: () => {} });
+    try {
+      await check(old, () => runMigrations(databaseUrl(name)));
+    } finally {
+      await old.end();
+    }
+  } finally {
+    rmSync(earlier, { recursive: true, force: true });
+    await admin.unsafe(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
 describe("address_activity (0004)", () => {
   it("carries each address's last activity and history total over from address_state", async () => {
-    const name = `wa_test_upgrade_${process.pid}_${Date.now()}`;
-    const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-    const upTo0003 = mkdtempSync(join(tmpdir(), "wa-migrations-"));
-    try {
-      await admin.unsafe(`create database ${name}`);
-      // The migrations as a database upgraded before 0004 has them.
-      cpSync(MIGRATIONS_FOLDER, upTo0003, { recursive: true });
-      const journalPath = join(upTo0003, "meta", "_journal.json");
-      const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ idx: number }> };
-      writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.filter((entry) => entry.idx <= 3) }));
-      await runMigrations(databaseUrl(name), upTo0003);
+    await fromDatabaseMigratedUpTo(3, async (old, upgrade) => {
+      await old`
+        insert into address_state (address, risk_score, last_activity, transaction_count)
+        values ('busy', 40, 1700000500, 12), ('quiet', 0, null, 0), ('scored-only', 55, null, 0)`;
+      await upgrade();
+      const activity = await old`
+        select address, last_activity::float8 as "lastActivity", transaction_count::float8 as "transactionCount"
+        from address_activity order by address`;
+      expect(activity).toEqual([{ address: "busy", lastActivity: 1_700_000_500, transactionCount: 12 }]);
+      const states = await old`select address, risk_score as "riskScore" from address_state order by address`;
+      expect(states).toEqual([
+        { address: "busy", riskScore: 40 },
+        { address: "quiet", riskScore: 0 },
+        { address: "scored-only", riskScore: 55 },
+      ]);
+    });
+  });
+});
 
-      const old = postgres(databaseUrl(name), { max: 1, onnotice: () => {} });
-      try {
-        await old`
-          insert into address_state (address, risk_score, last_activity, transaction_count)
-          values ('busy', 40, 1700000500, 12), ('quiet', 0, null, 0), ('scored-only', 55, null, 0)`;
-        await runMigrations(databaseUrl(name));
-        const activity = await old`
-          select address, last_activity::float8 as "lastActivity", transaction_count::float8 as "transactionCount"
-          from address_activity order by address`;
-        expect(activity).toEqual([{ address: "busy", lastActivity: 1_700_000_500, transactionCount: 12 }]);
-        const states = await old`select address, risk_score as "riskScore" from address_state order by address`;
-        expect(states).toEqual([
-          { address: "busy", riskScore: 40 },
-          { address: "quiet", riskScore: 0 },
-          { address: "scored-only", riskScore: 55 },
-        ]);
-      } finally {
-        await old.end();
-      }
-    } finally {
-      rmSync(upTo0003, { recursive: true, force: true });
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+describe("previous webhook secrets (0005, 0006)", () => {
+  it("keeps a replaced secret still in its grace period signing, and drops an expired one", async () => {
+    await fromDatabaseMigratedUpTo(4, async (old, upgrade) => {
+      const inGrace = new Date(Date.now() + 3_600_000);
+      await old`insert into tracked_wallets (id, owner, address) values ('wal_1', 'alice', 'addr1')`;
+      await old`
+        insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url,
+                            webhook_secret, previous_webhook_secret, previous_secret_expires_at)
+        values ('alr_grace', 'alice', 'wal_1', 'large_transfer', 1, 'webhook', 'https://example.com/h', 'whsec_new', 'whsec_old', ${inGrace}),
+               ('alr_expired', 'alice', 'wal_1', 'large_transfer', 1, 'webhook', 'https://example.com/h', 'whsec_new', 'whsec_gone', now() - interval '1 hour'),
+               ('alr_never', 'alice', 'wal_1', 'large_transfer', 1, 'webhook', 'https://example.com/h', 'whsec_only', null, null)`;
+      await upgrade();
+      const rows = await old<{ id: string; previous: Array<{ secret: string; expiresAt: string }> }[]>`
+        select id, previous_webhook_secrets as previous from alerts order by id`;
+      expect(rows.map((row) => [row.id, row.previous.map((p) => [p.secret, Date.parse(p.expiresAt)])])).toEqual([
+        ["alr_expired", []],
+        ["alr_grace", [["whsec_old", inGrace.getTime()]]],
+        ["alr_never", []],
+      ]);
+    });
   });
 });

@@ -51,9 +51,15 @@ describe("secretsInForce", () => {
   const later = new Date(now.getTime() + 1_000);
   const earlier = new Date(now.getTime() - 1_000);
 
-  it("uses the previous secret only until it expires", () => {
-    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecret: "b", previousSecretExpiresAt: later }, now)).toEqual(["a", "b"]);
-    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecret: "b", previousSecretExpiresAt: earlier }, now)).toEqual(["a"]);
-    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecret: null, previousSecretExpiresAt: null }, now)).toEqual(["a"]);
+  it("uses a previous secret only until it expires", () => {
+    const previous = (secret: string, at: Date) => ({ secret, expiresAt: at.toISOString() });
+    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecrets: [previous("b", later)] }, now)).toEqual(["a", "b"]);
+    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecrets: [previous("b", earlier)] }, now)).toEqual(["a"]);
+    expect(secretsInForce({ webhookSecret: "a", previousWebhookSecrets: [] }, now)).toEqual(["a"]);
+  });
+
+  it("signs with every previous secret still in its grace period, each until its own expiry", () => {
+    const secrets = { webhookSecret: "c", previousWebhookSecrets: [{ secret: "b", expiresAt: later.toISOString() }, { secret: "a", expiresAt: later.toISOString() }] };
+    expect(secretsInForce(secrets, now)).toEqual(["c", "b", "a"]);
   });
 });

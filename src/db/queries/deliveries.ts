@@ -6,6 +6,7 @@
 // alert's health never disagree.
 import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import type { PreviousSecret } from "../schema.ts";
 import { asDate } from "./notifications.ts";
 
 export type DeliveryRow = {
@@ -19,8 +20,7 @@ export type DeliveryRow = {
   nextAttemptAt: Date | null;
   alertStatus: AlertStatus;
   webhookSecret: string | null;
-  previousWebhookSecret: string | null;
-  previousSecretExpiresAt: Date | null;
+  previousWebhookSecrets: PreviousSecret[];
 };
 
 /**
@@ -37,8 +37,7 @@ export async function loadForDelivery(sql: Sql, notificationIds: readonly string
                 else n.destination end as destination,
            n.payload, n.status,
            n.attempt_count as "attemptCount", n.next_attempt_at as "nextAttemptAt", a.status as "alertStatus",
-           a.webhook_secret as "webhookSecret", a.previous_webhook_secret as "previousWebhookSecret",
-           a.previous_secret_expires_at as "previousSecretExpiresAt"
+           a.webhook_secret as "webhookSecret", a.previous_webhook_secrets as "previousWebhookSecrets"
     from notifications n join alerts a on a.id = n.alert_id
     where n.id = any(${notificationIds as string[]}::text[])`;
   const byId = new Map<string, DeliveryRow>();
@@ -46,7 +45,7 @@ export async function loadForDelivery(sql: Sql, notificationIds: readonly string
     // A payload written as a JSON string rather than a jsonb object still renders.
     if (typeof row.payload === "string") row.payload = JSON.parse(row.payload) as NotificationPayload;
     row.nextAttemptAt = asDate(row.nextAttemptAt);
-    row.previousSecretExpiresAt = asDate(row.previousSecretExpiresAt);
+    if (typeof row.previousWebhookSecrets === "string") row.previousWebhookSecrets = JSON.parse(row.previousWebhookSecrets) as PreviousSecret[];
     byId.set(row.notificationId, row);
   }
   return byId;

@@ -99,9 +99,13 @@ export async function findTestTarget(sql: Sql, owner: string, alertId: string): 
   return row;
 }
 
+/** Replaced secrets kept signing at once, at most: each adds a signature to every message. */
+export const MAX_PREVIOUS_SECRETS = 5;
+
 /**
- * Makes `secret` the alert's webhook secret and keeps the current one signing until
- * `previousExpiresAt`. Undefined when the alert is not the owner's.
+ * Makes `secret` the alert's webhook secret; the current one keeps signing until
+ * `previousExpiresAt`, beside the earlier replaced ones still in their grace period (at most
+ * MAX_PREVIOUS_SECRETS, the newest). Undefined when the alert is not the owner's.
  */
 export async function rotateWebhookSecret(
   sql: Sql,
@@ -117,7 +121,17 @@ export async function rotateWebhookSecret(
       from alerts where id = ${alertId} and owner = ${owner} for update
     ), rotated as (
       update alerts a
-      set previous_webhook_secret = a.webhook_secret, previous_secret_expires_at = ${previousExpiresAt.toISOString()}::timestamptz,
+      set previous_webhook_secrets = (
+            select coalesce(jsonb_agg(kept.entry order by kept.ord), '[]'::jsonb)
+            from (
+              select entry, ord from (
+                select jsonb_build_object('secret', a.webhook_secret, 'expiresAt', ${previousExpiresAt.toISOString()}::text) as entry, 0::bigint as ord
+                union all
+                select entry, ord from jsonb_array_elements(a.previous_webhook_secrets) with ordinality as earlier(entry, ord)
+                where (entry->>'expiresAt')::timestamptz > ${now.toISOString()}::timestamptz
+              ) candidates
+              order by ord limit ${MAX_PREVIOUS_SECRETS}
+            ) kept),
           webhook_secret = ${secret}, updated_at = ${now.toISOString()}::timestamptz
       from target where a.id = target.id and target.webhook
       returning a.id
