@@ -10,7 +10,7 @@ import { newId } from "../../src/ids.ts";
 import { createChannels, type ChannelOptions, type Channels } from "../../src/notify/channels/index.ts";
 import { generateWebhookSecret } from "../../src/notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
-import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
+import { makeDeliverProcessor, type DeliverDeps } from "../../src/queue/jobs/deliver.ts";
 import { DELIVERY_QUEUE } from "../../src/queue/names.ts";
 import { createWorkerRedis } from "../../src/redis.ts";
 import type { TestApp } from "./app.ts";
@@ -86,11 +86,15 @@ export async function seedNotification(
 export type DeliveryWorkers = { channels: Channels; close: () => Promise<void> };
 
 /** Real BullMQ workers on the test app's queue prefix, one per channel, running makeDeliverProcessor. */
-export function startDeliveryWorkers(t: TestApp, channelOptions: ChannelOptions = {}): DeliveryWorkers {
+export function startDeliveryWorkers(
+  t: TestApp,
+  channelOptions: ChannelOptions = {},
+  processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver"> = {},
+): DeliveryWorkers {
   const channels = createChannels(t.config, t.deps.logger, channelOptions);
   const workers = (["webhook", "email", "sms"] as const).map(
     (channel) =>
-      new Worker(DELIVERY_QUEUE[channel], makeDeliverProcessor({ ...t.deps, channels }, channel), {
+      new Worker(DELIVERY_QUEUE[channel], makeDeliverProcessor({ ...t.deps, channels, ...processorOptions }, channel), {
         connection: createWorkerRedis(t.config.redisUrl),
         prefix: t.config.queuePrefix,
         concurrency: 5,

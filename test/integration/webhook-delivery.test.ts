@@ -17,6 +17,7 @@ import {
   waitForNotification,
   type DeliveryWorkers,
 } from "../helpers/delivery.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let t: TestApp;
@@ -295,5 +296,43 @@ describe("webhook delivery", () => {
     const [row] = await t.deps.db.select().from(notifications).where(eq(notifications.id, id));
     expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
     expect((await attemptsOf(t, id)).map((a) => a.statusCode)).toEqual([200]);
+  });
+});
+
+// Worker slots are taken first in, first out: without a cap per receiver, a burst to one
+// receiver that hangs fills them all until the timeout and everyone else's webhooks wait.
+describe("a receiver that hangs", () => {
+  let fair: TestApp;
+  let hanging: WebhookReceiver;
+  let healthy: WebhookReceiver;
+  let fairWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    fair = await startTestApp("webhook-fairness", { RETRY_SCHEDULE: "100ms" });
+    [hanging, healthy] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
+    // Five slots, two of them at most for one receiver; a timeout far beyond the test's wait.
+    fairWorkers = startDeliveryWorkers(fair, { webhookTimeoutMs: 60_000 }, { webhookAttemptsPerReceiver: 2 });
+  });
+  afterAll(async () => {
+    await hanging?.close(); // ends the hung attempts, so the workers can stop
+    await fairWorkers?.close();
+    await healthy?.close();
+    await fair?.close();
+  });
+
+  it("holds at most its own share of the slots, so other receivers' webhooks still go out", async () => {
+    const stuck = hanging.route("/stuck").respond(...Array.from({ length: 8 }, () => ({ hang: true as const })));
+    const stuckAlert = await seedAlert(fair, { method: "webhook", webhookUrl: stuck.url });
+    for (let i = 0; i < 8; i++) await seedNotification(fair, stuckAlert, "webhook", stuck.url);
+    await waitFor("the hanging receiver's first attempts", async () => stuck.requests.length >= 2);
+
+    const fine = healthy.route("/fine");
+    const fineAlert = await seedAlert(fair, { method: "webhook", webhookUrl: fine.url });
+    fine.verifyWith(fineAlert.secret!);
+    const id = await seedNotification(fair, fineAlert, "webhook", fine.url);
+    expect((await waitForNotification(fair, id, isFinished)).status).toBe("delivered");
+    expect(fine.requests[0]!.verifiedWith).toEqual([fineAlert.secret]);
+    // The others wait their turn without an attempt made or counted.
+    expect(stuck.requests).toHaveLength(2);
   });
 });

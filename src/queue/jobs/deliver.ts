@@ -9,6 +9,7 @@ import { failWithoutAttempt } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
 import { recordPermanentFailure } from "../../notify/alert-health.ts";
+import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
 import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs } from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
@@ -25,11 +26,26 @@ export const DELIVERY_CONCURRENCY: Readonly<Record<NotificationMethod, number>> 
   sms: 10,
 };
 
+/**
+ * Attempts in flight to one webhook receiver (host and port) per worker process, at the least:
+ * a tenth of the slots, all that a receiver which hangs keeps (host-slots.ts); one that answers
+ * within a second grows its share up to every slot.
+ */
+export const WEBHOOK_ATTEMPTS_PER_RECEIVER = 20;
+const SLOW_ATTEMPT_MS = 1_000;
+/** How long a job over its receiver's cap steps aside (±50 %, so the waiting ones spread out). */
+const BUSY_RECEIVER_WAIT_MS = 1_000;
+
 /** A job woken this close to its due time just runs (timer skew between Redis and us). */
 const DUE_SLACK_MS = 50;
 const STORED_ERROR_LIMIT = 2_000;
 
-export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now"> & { channels: Channels; random?: () => number };
+export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now"> & {
+  channels: Channels;
+  random?: () => number;
+  /** WEBHOOK_ATTEMPTS_PER_RECEIVER unless given (tests). */
+  webhookAttemptsPerReceiver?: number;
+};
 
 export function makeDeliverProcessor(
   deps: DeliverDeps,
@@ -37,6 +53,11 @@ export function makeDeliverProcessor(
 ): (job: Job<DeliverJob>, token?: string) => Promise<void> {
   const random = deps.random ?? Math.random;
   const store = createDeliveryStore(deps.sql);
+  const receivers = createHostSlots({
+    floor: deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER,
+    ceiling: DELIVERY_CONCURRENCY.webhook,
+    slowMs: SLOW_ATTEMPT_MS,
+  });
   return async (job, token) => {
     const row = await store.load(job.data.notificationId);
     if (!row || row.status === "delivered" || row.status === "failed") return; // gone (alert deleted) or finished
@@ -55,14 +76,26 @@ export function makeDeliverProcessor(
       deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
     }
 
+    const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
+    if (receiver !== undefined && !receivers.tryTake(receiver)) {
+      // Its receiver has all its slots busy: step aside, no attempt made or counted.
+      await sleepUntil(job, new Date(deps.now().getTime() + BUSY_RECEIVER_WAIT_MS * (0.5 + random())), token);
+    }
     const attemptAt = deps.now();
-    const result = await deps.channels[row.channel].send({
-      notificationId: row.notificationId,
-      destination: row.destination,
-      payload: row.payload,
-      secrets: row.channel === "webhook" ? secretsInForce(row, attemptAt) : [],
-      attemptAt,
-    });
+    let result: AttemptResult | undefined;
+    try {
+      result = await deps.channels[row.channel].send({
+        notificationId: row.notificationId,
+        destination: row.destination,
+        payload: row.payload,
+        secrets: row.channel === "webhook" ? secretsInForce(row, attemptAt) : [],
+        attemptAt,
+      });
+    } finally {
+      if (receiver !== undefined) {
+        receivers.give(receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
+      }
+    }
     const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
     if (result.providerRefusedCredentials) {
       deps.logger.error(

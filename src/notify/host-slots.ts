@@ -1,0 +1,60 @@
+// A cap on the attempts in flight to any one webhook receiver, per worker process. A worker
+// takes jobs first in, first out with a fixed number of slots, so without it a burst of
+// notifications to one receiver that hangs (or answers slowly) fills every slot until the
+// timeout, and every other owner's webhooks wait behind it. Over its cap, a job steps aside
+// (deliver.ts postpones it without an attempt) and the slot goes to the next job.
+//
+// The cap adapts per receiver, as TCP's window does: it starts at `floor`, grows by one with
+// each quick answer up to `ceiling` (all the slots: one busy, healthy receiver can use them
+// all), and halves, down to `floor`, with each slow or missing answer. A receiver that hangs
+// therefore holds `floor` slots at most, however healthy it looked before, after a few timeouts.
+
+export type HostSlotsOptions = {
+  /** Slots a receiver always may use, and starts with. */
+  floor: number;
+  /** Slots a receiver that answers quickly may grow to. */
+  ceiling: number;
+  /** An attempt that took this long or more (or got no answer) counts as slow. */
+  slowMs: number;
+};
+
+export type HostSlots = {
+  /** Takes a slot for `host` if it has one free under its cap. */
+  tryTake: (host: string) => boolean;
+  /** Gives back a slot taken by tryTake, with how the attempt went. */
+  give: (host: string, attempt: { durationMs: number; answered: boolean }) => void;
+  /** The host's cap now (for tests and logs). */
+  capOf: (host: string) => number;
+};
+
+export function createHostSlots(options: HostSlotsOptions): HostSlots {
+  const hosts = new Map<string, { inFlight: number; cap: number }>();
+  return {
+    tryTake: (host) => {
+      const state = hosts.get(host) ?? { inFlight: 0, cap: options.floor };
+      if (state.inFlight >= state.cap) return false;
+      state.inFlight++;
+      hosts.set(host, state);
+      return true;
+    },
+    give: (host, attempt) => {
+      const state = hosts.get(host);
+      if (!state) return;
+      state.inFlight = Math.max(0, state.inFlight - 1);
+      const quick = attempt.answered && attempt.durationMs < options.slowMs;
+      state.cap = quick ? Math.min(options.ceiling, state.cap + 1) : Math.max(options.floor, Math.floor(state.cap / 2));
+      // Nothing to remember of a receiver back at the floor with nothing in flight.
+      if (state.inFlight === 0 && state.cap <= options.floor) hosts.delete(host);
+    },
+    capOf: (host) => hosts.get(host)?.cap ?? options.floor,
+  };
+}
+
+/** The receiver a webhook URL names (host and port), or undefined when it is no URL at all. */
+export function receiverOf(url: string): string | undefined {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
