@@ -9,6 +9,7 @@ import type { Deps } from "../deps.ts";
 import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
+import { registerJsonBodyParser } from "./json-body.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -73,6 +74,7 @@ export async function buildApp(deps: Deps) {
 
   // Only JSON bodies: text/plain would otherwise reach handlers as a string.
   app.removeContentTypeParser("text/plain");
+  registerJsonBodyParser(app);
   registerErrorHandling(app);
   app.decorateRequest("caller");
 

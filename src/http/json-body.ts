@@ -1,0 +1,54 @@
+// How a JSON request body becomes a value. Fastify's own parser decodes whatever bytes
+// arrive as UTF-8: bytes that are not UTF-8 (a Latin-1 "é", a body sent in another charset)
+// become U+FFFD, and so does an escaped lone surrogate ("\ud800") once PostgreSQL stores it.
+// Such a request was accepted and answered 201, but its text was not what was sent. Here it
+// is refused instead (RFC 8259: JSON exchanged between systems is UTF-8), before any
+// handler sees it; the parsing itself stays Fastify's (proto and constructor keys refused).
+import { isUtf8 } from "node:buffer";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { ProblemError, invalid } from "./problem.ts";
+
+type ParseText = (request: FastifyRequest, text: string, done: (error: Error | null, value?: unknown) => void) => void;
+
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  const parseText = app.getDefaultJsonParser("error", "error") as ParseText;
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    const bytes = body as Buffer;
+    const refusal = refuseCharset(request.headers["content-type"]) ?? (isUtf8(bytes) ? undefined : NOT_UTF8());
+    if (refusal) return done(refusal, undefined);
+    const text = bytes.toString("utf8");
+    parseText(request, text, (error, value) => {
+      if (error) return done(error, undefined);
+      // Only an escape can make a lone surrogate: valid UTF-8 cannot carry one.
+      const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(value, "body") : undefined;
+      if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
+      done(null, value);
+    });
+  });
+}
+
+const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");
+const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE_CHAR = /\p{Cs}/u;
+
+/** A charset other than UTF-8 would be decoded wrongly: 415, saying which one to send. */
+function refuseCharset(contentType: string | undefined): ProblemError | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? "")?.[1]?.toLowerCase();
+  if (charset === undefined || charset === "utf-8" || charset === "utf8") return undefined;
+  return new ProblemError("unsupported_media_type", `charset ${charset} is not accepted; send application/json as UTF-8`);
+}
+
+/** The path of the first string (or key) holding a lone surrogate, or undefined. */
+function loneSurrogatePath(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return LONE_SURROGATE_CHAR.test(value) ? path : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = `${path}.${key}`;
+    if (LONE_SURROGATE_CHAR.test(key)) return itemPath;
+    const found = loneSurrogatePath(item, itemPath);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,75 @@
+// What a JSON body may be made of: an accepted request stores exactly the text that was
+// sent, so bytes that are not UTF-8, another charset or a lone surrogate escape are refused
+// (they would be stored as U+FFFD), never silently replaced.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { auth, fieldErrors, problem } from "../helpers/alert-fixtures.ts";
+import { randomAddress } from "../helpers/chain.ts";
+
+let t: TestApp;
+let headers: Record<string, string>;
+beforeAll(async () => {
+  t = await startTestApp("json-body");
+  headers = auth(await t.token("json-caller"));
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const trackWallet = (payload: string | Buffer, contentType = "application/json") =>
+  t.app.inject({ method: "POST", url: "/v1/wallets", headers: { ...headers, "content-type": contentType }, payload });
+
+const storedAliases = async () =>
+  (await t.deps.sql<{ alias: string | null }[]>`select alias from tracked_wallets where owner = 'json-caller'`).map((row) => row.alias);
+
+describe("a JSON body is UTF-8 text, stored as sent", () => {
+  it("refuses a body whose bytes are not UTF-8 (a Latin-1 é) with a 400, and stores nothing", async () => {
+    const latin1 = Buffer.concat([Buffer.from(`{"address":"${randomAddress()}","alias":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const body = problem(await trackWallet(latin1), 400, "validation_failed");
+    expect(body.detail).toMatch(/not valid UTF-8/);
+    expect(await storedAliases()).not.toContain("caf\ufffd");
+  });
+
+  it("refuses a charset other than UTF-8 with a 415 that says to send UTF-8", async () => {
+    const payload = JSON.stringify({ address: randomAddress(), alias: "latin" });
+    const body = problem(await trackWallet(payload, "application/json; charset=iso-8859-1"), 415, "unsupported_media_type");
+    expect(body.detail).toMatch(/charset iso-8859-1 .*UTF-8/);
+    expect(await storedAliases()).not.toContain("latin");
+  });
+
+  it("accepts UTF-8 however the charset parameter spells it, and stores the text as sent", async () => {
+    for (const [contentType, alias] of [
+      ["application/json; charset=utf-8", "café"],
+      ['application/json;charset="UTF-8"', "naïve 🐋"],
+    ] as const) {
+      const res = await trackWallet(JSON.stringify({ address: randomAddress(), alias }), contentType);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().alias).toBe(alias);
+    }
+    expect(await storedAliases()).toEqual(expect.arrayContaining(["café", "naïve 🐋"]));
+  });
+
+  it("refuses a lone surrogate escape with a 400 naming the field, in a value, an array item or a key", async () => {
+    const address = randomAddress();
+    expect(fieldErrors(await trackWallet(`{"address":"${address}","alias":"a\\ud800b"}`))).toEqual([
+      "body.alias contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored",
+    ]);
+    expect(fieldErrors(await trackWallet(`{"address":"${address}","tags":["ok","\\uDFFF"]}`))[0]).toMatch(/^body\.tags\.1 contains a lone/);
+    expect(fieldErrors(await trackWallet(`{"address":"${address}","\\udc00":1}`))[0]).toMatch(/contains a lone UTF-16 surrogate/);
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where address = ${address}`;
+    expect(row).toBeUndefined();
+  });
+
+  it("keeps an escaped surrogate pair as the character it spells", async () => {
+    const res = await trackWallet(`{"address":"${randomAddress()}","alias":"whale \\ud83d\\udc0b"}`);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().alias).toBe("whale 🐋");
+    expect(await storedAliases()).toContain("whale 🐋");
+  });
+
+  it("still refuses prototype keys and bad JSON as before", async () => {
+    problem(await trackWallet(`{"address":"${randomAddress()}","__proto__":{"admin":true}}`), 400, "validation_failed");
+    expect(problem(await trackWallet("{"), 400, "validation_failed").detail).toBe("the body is not valid JSON");
+    expect(problem(await trackWallet(""), 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
+  });
+});
