@@ -73,3 +73,30 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     expect(problem(await trackWallet(""), 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
   });
 });
+
+describe("a route that takes no body, called with Content-Type: application/json and nothing after it", () => {
+  const bodiless = (method: "DELETE" | "POST", url: string) =>
+    t.app.inject({ method, url, headers: { ...headers, "content-type": "application/json", "content-length": "0" }, payload: "" });
+
+  it("tests, rotates the secret of and deletes an alert, and deletes a wallet", async () => {
+    const wallet = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const created = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers,
+      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+    });
+    const { alertId } = created.json();
+    expect((await bodiless("POST", `/v1/risk/alerts/${alertId}/test`)).statusCode).toBe(202);
+    expect((await bodiless("POST", `/v1/risk/alerts/${alertId}/rotate-secret`)).statusCode).toBe(200);
+    expect((await bodiless("DELETE", `/v1/risk/alerts/${alertId}`)).statusCode).toBe(204);
+    expect((await bodiless("DELETE", `/v1/wallets/${wallet.walletId}`)).statusCode).toBe(204);
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where id = ${wallet.walletId}`;
+    expect(row).toBeUndefined();
+  });
+
+  it("still answers an empty body on a route that needs one with a 400", async () => {
+    const res = await t.app.inject({ method: "POST", url: "/v1/risk/alerts", headers: { ...headers, "content-type": "application/json" }, payload: "" });
+    expect(problem(res, 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
+  });
+});
