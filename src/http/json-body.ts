@@ -15,7 +15,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     const bytes = body as Buffer;
-    const refusal = refuseCharset(request.headers["content-type"]) ?? (isUtf8(bytes) ? undefined : NOT_UTF8());
+    const refusal =
+      refuseEncoding(request.headers["content-encoding"]) ??
+      refuseCharset(request.headers["content-type"]) ??
+      (isUtf8(bytes) ? undefined : NOT_UTF8());
     if (refusal) return done(refusal, undefined);
     // A route that takes no body (a DELETE, a test or a secret rotation) is often called by a
     // client that sends Content-Type: application/json on every request: nothing to parse.
@@ -35,6 +38,16 @@ const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not va
 const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE_CHAR = /\p{Cs}/u;
+
+/**
+ * Bodies are read as sent, never decompressed: a gzip body would otherwise be "not valid
+ * JSON" (it is, compressed), and a plain one labelled br would pass as if unlabelled.
+ */
+function refuseEncoding(contentEncoding: string | undefined): ProblemError | undefined {
+  const encoding = contentEncoding?.trim().toLowerCase();
+  if (encoding === undefined || encoding === "" || encoding === "identity") return undefined;
+  return new ProblemError("unsupported_media_type", `Content-Encoding ${encoding} is not accepted; send the JSON uncompressed`);
+}
 
 /** A charset other than UTF-8 would be decoded wrongly: 415, saying which one to send. */
 function refuseCharset(contentType: string | undefined): ProblemError | undefined {

@@ -1,6 +1,7 @@
 // What a JSON body may be made of: an accepted request stores exactly the text that was
 // sent, so bytes that are not UTF-8, another charset or a lone surrogate escape are refused
 // (they would be stored as U+FFFD), never silently replaced.
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { auth, fieldErrors, problem } from "../helpers/alert-fixtures.ts";
@@ -16,8 +17,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const trackWallet = (payload: string | Buffer, contentType = "application/json") =>
-  t.app.inject({ method: "POST", url: "/v1/wallets", headers: { ...headers, "content-type": contentType }, payload });
+const trackWallet = (payload: string | Buffer, contentType = "application/json", more: Record<string, string> = {}) =>
+  t.app.inject({ method: "POST", url: "/v1/wallets", headers: { ...headers, "content-type": contentType, ...more }, payload });
 
 const storedAliases = async () =>
   (await t.deps.sql<{ alias: string | null }[]>`select alias from tracked_wallets where owner = 'json-caller'`).map((row) => row.alias);
@@ -71,6 +72,25 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     problem(await trackWallet(`{"address":"${randomAddress()}","__proto__":{"admin":true}}`), 400, "validation_failed");
     expect(problem(await trackWallet("{"), 400, "validation_failed").detail).toBe("the body is not valid JSON");
     expect(problem(await trackWallet(""), 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
+  });
+});
+
+describe("a body is read as sent, never decompressed", () => {
+  it("refuses a gzip body with a 415 that names the encoding, not a 400 calling it bad JSON", async () => {
+    const payload = gzipSync(JSON.stringify({ address: randomAddress(), alias: "zipped" }));
+    const body = problem(await trackWallet(payload, "application/json", { "content-encoding": "gzip" }), 415, "unsupported_media_type");
+    expect(body.detail).toBe("Content-Encoding gzip is not accepted; send the JSON uncompressed");
+  });
+
+  it("refuses a plain body labelled as compressed, and stores nothing", async () => {
+    const payload = JSON.stringify({ address: randomAddress(), alias: "labelled-br" });
+    problem(await trackWallet(payload, "application/json", { "content-encoding": "br" }), 415, "unsupported_media_type");
+    expect(await storedAliases()).not.toContain("labelled-br");
+  });
+
+  it("accepts Content-Encoding: identity", async () => {
+    const res = await trackWallet(JSON.stringify({ address: randomAddress(), alias: "identity" }), "application/json", { "content-encoding": "identity" });
+    expect(res.statusCode, res.body).toBe(201);
   });
 });
 
