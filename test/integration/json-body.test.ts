@@ -61,6 +61,12 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     expect(row).toBeUndefined();
   });
 
+  it("finds a lone surrogate 50,000 arrays deep and names it, rather than calling the JSON bad", async () => {
+    const depth = 50_000;
+    const res = await trackWallet(`${"[".repeat(depth)}"\\ud800"${"]".repeat(depth)}`);
+    expect(problem(res, 400, "validation_failed").errors?.[0]?.path).toBe(`body${".0".repeat(depth)}`);
+  });
+
   it("keeps an escaped surrogate pair as the character it spells", async () => {
     const res = await trackWallet(`{"address":"${randomAddress()}","alias":"whale \\ud83d\\udc0b"}`);
     expect(res.statusCode, res.body).toBe(201);
