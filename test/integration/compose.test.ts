@@ -1,6 +1,6 @@
 // No Docker engine here: the compose file and the Dockerfile are checked by parsing them,
 // and every service's environment is run through the real loadConfig.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig, loadJwtConfig } from "../../src/config.ts";
@@ -148,6 +148,22 @@ describe("Dockerfile", () => {
     const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1];
     expect(user).toBeDefined();
     expect(["root", "0"]).not.toContain(user);
+  });
+
+  it("installs every package that src/ imports: the image omits devDependencies", () => {
+    expect(dockerfile).toMatch(/npm ci --omit=dev\b/);
+    const { dependencies } = JSON.parse(read("package.json")) as { dependencies: Record<string, string> };
+    const imports = readdirSync(new URL("../../src", import.meta.url), { recursive: true, encoding: "utf8" })
+      .filter((path) => path.endsWith(".ts"))
+      .flatMap((path) =>
+        [...read(`src/${path}`).matchAll(/(?:^import|^export|\bfrom)\s+"([^".][^"]*)";$/gm)]
+          .map((m) => m[1]!)
+          .filter((specifier) => !specifier.startsWith("node:"))
+          // "@scope/name/sub" and "name/sub" belong to the packages "@scope/name" and "name".
+          .map((specifier) => ({ path, name: specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/") })),
+      );
+    expect(imports.map((i) => i.name)).toContain("bullmq");
+    expect(imports.filter((i) => !(i.name in dependencies)).map((i) => `${i.name} (src/${i.path})`)).toEqual([]);
   });
 
   it("copies only paths that exist and that .dockerignore lets through", () => {
