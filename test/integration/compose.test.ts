@@ -15,6 +15,7 @@ type Service = {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: Healthcheck;
   restart?: string;
+  stop_grace_period?: string;
 };
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
@@ -91,6 +92,16 @@ describe("docker-compose.yml", () => {
     // Published on loopback only: a user's machine does not expose the stack to its network.
     for (const name of Object.keys(services)) {
       for (const port of service(name).ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it("lets api and worker finish their graceful stop before Docker's SIGKILL", () => {
+    // The API drains for up to 20 s, then closes its pool (up to 5 s); the worker gives
+    // active jobs 10 s, then waits for in-flight webhooks (15 s timeout, 5 s left at most)
+    // and its pool (5 s). Docker's own default is 10 s.
+    for (const name of ["api", "worker"]) {
+      const grace = /^(\d+)s$/.exec(service(name).stop_grace_period ?? "")?.[1];
+      expect(Number(grace), name).toBeGreaterThanOrEqual(25);
     }
   });
 
