@@ -1,0 +1,31 @@
+// A failure that repeats (Redis down: every reconnect attempt of every worker connection
+// raises the same error, several a second) must not flood the log an operator reads at
+// 3 a.m. The first of a kind is logged; then at most one per window, saying how many of
+// that kind were left out since the last one.
+
+export type RepeatVerdict = { log: boolean; suppressed: number };
+export type RepeatGate = (kind: string) => RepeatVerdict;
+
+/** Kinds remembered at once; error kinds are few (codes), so this only guards against odd messages. */
+const MAX_KINDS = 100;
+
+export function createRepeatGate(windowMs: number, now: () => number = Date.now): RepeatGate {
+  const kinds = new Map<string, { loggedAt: number; suppressed: number }>();
+  return (kind) => {
+    const at = now();
+    const seen = kinds.get(kind);
+    if (seen && at - seen.loggedAt < windowMs) {
+      seen.suppressed++;
+      return { log: false, suppressed: seen.suppressed };
+    }
+    if (!seen && kinds.size >= MAX_KINDS) kinds.clear();
+    kinds.set(kind, { loggedAt: at, suppressed: 0 });
+    return { log: true, suppressed: seen?.suppressed ?? 0 };
+  };
+}
+
+/** What makes two errors "the same" for the gate: the system error code, else the message. */
+export function errorKind(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return typeof code === "string" ? code : String(message);
+}
