@@ -25,6 +25,8 @@ export type WorkerDeps = Deps & { channels: Channels };
 export const LOCK_DURATION_MS = 15_000;
 export const STALLED_INTERVAL_MS = 5_000;
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+/** After the forced close, how long to wait for it before stopping anyway. */
+const FORCED_CLOSE_WAIT_MS = 2_000;
 /** The same worker error (e.g. ECONNREFUSED while Redis is down) is logged at most once per this. */
 export const ERROR_LOG_WINDOW_MS = 60_000;
 
@@ -118,20 +120,36 @@ export function runWorkers(
     close: (timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) => {
       closing ??= (async () => {
         stopping.abort();
-        let timer: NodeJS.Timeout | undefined;
-        const graceful = Promise.all(workers.map((worker) => worker.close())).then(() => true);
-        const deadline = new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), timeoutMs);
-        });
-        const finished = await Promise.race([graceful, deadline]);
-        clearTimeout(timer);
-        if (!finished) {
+        const graceful = Promise.all(workers.map((worker) => worker.close()));
+        if (!(await settlesWithin(graceful, timeoutMs))) {
           deps.logger.warn({ timeoutMs }, "active jobs did not finish in time; closing workers by force");
-          await Promise.all(workers.map((worker) => worker.close(true)));
+          // BullMQ answers a second close() with the first one's promise, so close(true)
+          // cannot cut short a close that waits on an unreachable Redis: bound it as well.
+          const forced = Promise.all(workers.map((worker) => worker.close(true)));
+          if (!(await settlesWithin(forced, FORCED_CLOSE_WAIT_MS))) {
+            deps.logger.warn("workers did not close (is Redis reachable?); stopping without them");
+          }
         }
         for (const connection of connections) connection.disconnect();
       })();
       return closing;
     },
   };
+}
+
+/** True when `work` settles (either way) within `ms`; a later rejection is ignored. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([settled, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,6 +1,7 @@
 // Redis goes away under a working worker process and comes back: the worker waits for it
 // (README, Reliability), says so in its log once rather than on every reconnect attempt of
-// every connection, and then evaluates every batch, each expected event exactly once.
+// every connection, and then evaluates every batch, each expected event exactly once. And a
+// worker told to stop while Redis is away still stops, within its bound (README, Shutdown).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
@@ -72,4 +73,20 @@ describe("a worker process through a Redis outage", () => {
     }
   }, 120_000);
 
+  it("exits 0 on SIGTERM while Redis cannot be reached, instead of waiting for it", async () => {
+    const worker = spawnWorker(t, { LOG_LEVEL: "info", REDIS_URL: throughProxy(t.config.redisUrl, proxy) });
+    await waitFor("the worker to start", async () => worker.output().includes('"msg":"worker started"'), 30_000);
+    await proxy.cut();
+    try {
+      await waitFor("the worker to notice", async () => warnings(worker.output()).length > 0, 30_000);
+      worker.kill("SIGTERM");
+      // 10 s for active jobs and 2 s for the forced close; far more means it waits for Redis.
+      const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 45_000).unref());
+      const outcome = await Promise.race([exited(worker), stillRunning]);
+      expect(outcome, worker.output()).toEqual({ code: 0, signal: null });
+    } finally {
+      worker.kill("SIGKILL");
+      await proxy.restore();
+    }
+  }, 120_000);
 });
