@@ -1,6 +1,7 @@
 // The only reader of process.env. Every variable is parsed and checked once, at start,
 // so a typo stops the process with a line that names the variable instead of failing
 // later on the first request that needs it.
+import ipaddr from "ipaddr.js";
 import { parseDuration, parseDurationList } from "./duration.ts";
 
 export type Config = Readonly<{
@@ -185,7 +186,8 @@ function commaList<T>(parse: (item: string) => T) {
 }
 
 function cidr(raw: string): string {
-  if (!/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(raw)) throw new Error(`"${raw}" is not a CIDR range such as 127.0.0.0/8`);
+  // The SSRF guard skips ranges that do not parse, so a typo here would close a range silently.
+  if (!ipaddr.isValidCIDR(raw)) throw new Error(`"${raw}" is not a CIDR range such as 127.0.0.0/8`);
   return raw;
 }
 

@@ -73,6 +73,10 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud", "LOG_LEVEL: expected one of"],
     ["WEBHOOK_ALLOW_HTTP", "yes", "WEBHOOK_ALLOW_HTTP: expected true or false"],
     ["WEBHOOK_ALLOWED_CIDRS", "localhost", "is not a CIDR range"],
+    // Shaped like ranges but not ranges: the SSRF guard would have dropped them without a word.
+    ["WEBHOOK_ALLOWED_CIDRS", "10.0.0.0/33", '"10.0.0.0/33" is not a CIDR range'],
+    ["WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8,300.1.0.0/16", '"300.1.0.0/16" is not a CIDR range'],
+    ["WEBHOOK_ALLOWED_CIDRS", "fd00::/129", '"fd00::/129" is not a CIDR range'],
   ])("rejects %s=%s with a message naming it", (name, value, message) => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });
