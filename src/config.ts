@@ -204,6 +204,16 @@ export function loadJwtConfig(env: Env = process.env): Config["jwt"] {
   return loadConfig({ DATABASE_URL: "postgres://unused", REDIS_URL: "redis://unused", ...env }).jwt;
 }
 
+/**
+ * For `npm run queues`, which reads Redis and nothing else: a monitoring host needs neither
+ * the database URL nor the token secret to count jobs.
+ */
+export function loadQueuesConfig(env: Env = process.env): Pick<Config, "redisUrl" | "queuePrefix"> {
+  const unusedSecret = env.JWT_JWKS_URL ? {} : { JWT_SECRET: "unused-by-the-queues-command-0123456789" };
+  const { redisUrl, queuePrefix } = loadConfig({ DATABASE_URL: "postgres://unused", ...unusedSecret, ...env });
+  return { redisUrl, queuePrefix };
+}
+
 /** For commands that need the database and nothing else (migrate). */
 export function loadDatabaseUrl(env: Env = process.env): string {
   const raw = env.DATABASE_URL;

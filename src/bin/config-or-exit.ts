@@ -2,8 +2,13 @@
 import { loadConfig, type Config } from "../config.ts";
 
 export function loadConfigOrExit(): Config {
+  return orExit(loadConfig);
+}
+
+/** Any configuration reader (the full one, or a command's narrower one) with the same failure. */
+export function orExit<T>(load: () => T): T {
   try {
-    return loadConfig();
+    return load();
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);

@@ -2,12 +2,13 @@
 // read from the Redis and queue prefix of the configuration. Exits non-zero when Redis
 // cannot be reached, so it also serves as a check in scripts.
 import type { Redis } from "ioredis";
-import { loadConfigOrExit } from "./config-or-exit.ts";
+import { loadQueuesConfig } from "../config.ts";
+import { orExit } from "./config-or-exit.ts";
 import { formatQueueTable, readQueueCounts } from "../metrics/queue-counts.ts";
 import { closeQueues, createQueues } from "../queue/producers.ts";
 import { createCommandRedis } from "../redis.ts";
 
-const config = loadConfigOrExit();
+const config = orExit(() => loadQueuesConfig());
 
 // One connection attempt (bounded by the connect timeout), no retries: a dead Redis is the answer.
 const redis = createCommandRedis(config.redisUrl, { retryStrategy: () => null });

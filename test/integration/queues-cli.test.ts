@@ -15,8 +15,8 @@ const env = (redisUrl: string) => ({
   JWT_SECRET: TEST_JWT_SECRET,
   QUEUE_PREFIX: prefix,
 });
-const queuesCommand = (redisUrl: string) =>
-  run(process.execPath, ["--import", "tsx", "src/bin/queues.ts"], { env: env(redisUrl), timeout: 20_000 });
+const queuesCommand = (redisUrl: string, environment: Record<string, string> = env(redisUrl)) =>
+  run(process.execPath, ["--import", "tsx", "src/bin/queues.ts"], { env: environment, timeout: 20_000 });
 
 let redis: ReturnType<typeof createWorkerRedis>;
 let queues: Queues;
@@ -52,6 +52,12 @@ describe("npm run queues", () => {
       expect(row(name), name).toEqual(["0", "0", "0", "0", "0"]);
     }
     expect(row("total")).toEqual(["3", "0", "1", "0", "0"]);
+  });
+
+  it("needs only REDIS_URL and QUEUE_PREFIX: no database URL or token secret on a monitoring host", async () => {
+    const { stdout } = await queuesCommand(TEST_REDIS_URL, { PATH: process.env.PATH ?? "", REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
+    expect(stdout).toContain(`queue prefix ${prefix}`);
+    expect(stdout).toMatch(/^transactions\s+3\s/m);
   });
 
   it("exits non-zero and says so when Redis cannot be reached", async () => {
