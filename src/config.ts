@@ -99,7 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHttp: read("WEBHOOK_ALLOW_HTTP", boolean, false),
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
-    workerQueues: read("WORKER_QUEUES", (v) => (v.trim() === "all" ? "all" : commaList((q) => q)(v)), "all" as const),
+    workerQueues: read("WORKER_QUEUES", workerQueues, "all" as const),
     evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 10_000),
     evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", parseDuration, 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
@@ -183,6 +183,14 @@ function commaList<T>(parse: (item: string) => T) {
       .map((item) => item.trim())
       .filter((item) => item !== "")
       .map(parse);
+}
+
+function workerQueues(raw: string): string[] | "all" {
+  if (raw.trim() === "all") return "all";
+  const names = commaList((name) => name)(raw);
+  // A worker that serves no queue would start, log "worker started" and never do anything.
+  if (names.length === 0) throw new Error("expected all or a comma list of queue names");
+  return names;
 }
 
 function cidr(raw: string): string {

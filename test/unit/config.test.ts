@@ -73,6 +73,7 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud", "LOG_LEVEL: expected one of"],
     ["WEBHOOK_ALLOW_HTTP", "yes", "WEBHOOK_ALLOW_HTTP: expected true or false"],
     ["WEBHOOK_ALLOWED_CIDRS", "localhost", "is not a CIDR range"],
+    ["WORKER_QUEUES", " , ", "WORKER_QUEUES: expected all or a comma list of queue names"],
     // Shaped like ranges but not ranges: the SSRF guard would have dropped them without a word.
     ["WEBHOOK_ALLOWED_CIDRS", "10.0.0.0/33", '"10.0.0.0/33" is not a CIDR range'],
     ["WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8,300.1.0.0/16", '"300.1.0.0/16" is not a CIDR range'],
