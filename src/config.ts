@@ -2,6 +2,7 @@
 // so a typo stops the process with a line that names the variable instead of failing
 // later on the first request that needs it.
 import ipaddr from "ipaddr.js";
+import addressparser from "nodemailer/lib/addressparser";
 import { parseDuration, parseDurationList } from "./duration.ts";
 
 export type Config = Readonly<{
@@ -89,7 +90,7 @@ export function loadConfig(env: Env = process.env): Config {
       audience: optional("JWT_AUDIENCE", (v) => v),
     },
     smtpUrl: optional("SMTP_URL", urlWithScheme(["smtp:", "smtps:"])),
-    emailFrom: read("EMAIL_FROM", (v) => v, "wallet-alerts <alerts@localhost>"),
+    emailFrom: read("EMAIL_FROM", oneMailbox, "wallet-alerts <alerts@localhost>"),
     twilio: {
       accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),
@@ -191,6 +192,16 @@ function workerQueues(raw: string): string[] | "all" {
   // A worker that serves no queue would start, log "worker started" and never do anything.
   if (names.length === 0) throw new Error("expected all or a comma list of queue names");
   return names;
+}
+
+function oneMailbox(raw: string): string {
+  // Parsed as nodemailer will parse it: without an address it sends MAIL FROM:<> and no
+  // From header, which relays may take (250) and recipients' servers drop.
+  const parsed = addressparser(raw, { flatten: true });
+  if (parsed.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(parsed[0]!.address)) {
+    throw new Error("expected one address, such as alerts@example.com or wallet-alerts <alerts@example.com>");
+  }
+  return raw;
 }
 
 function cidr(raw: string): string {

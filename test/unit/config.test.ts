@@ -50,6 +50,7 @@ describe("loadConfig", () => {
       WEBHOOK_ALLOW_HTTP: "true",
       WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
       WALLET_LIST_CACHE_TTL: "0ms",
+      EMAIL_FROM: '"Risk desk, ACME" <alerts@example.com>',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -60,6 +61,7 @@ describe("loadConfig", () => {
       webhookAllowHttp: true,
       webhookAllowedCidrs: ["127.0.0.0/8", "::1/128"],
       walletListCacheMs: 0,
+      emailFrom: '"Risk desk, ACME" <alerts@example.com>',
     });
   });
 
@@ -74,6 +76,11 @@ describe("loadConfig", () => {
     ["WEBHOOK_ALLOW_HTTP", "yes", "WEBHOOK_ALLOW_HTTP: expected true or false"],
     ["WEBHOOK_ALLOWED_CIDRS", "localhost", "is not a CIDR range"],
     ["WORKER_QUEUES", " , ", "WORKER_QUEUES: expected all or a comma list of queue names"],
+    // Without an address nodemailer sends MAIL FROM:<> and no From header at all.
+    ["EMAIL_FROM", "Wallet Alerts", "EMAIL_FROM: expected one address"],
+    ["EMAIL_FROM", "alerts", "EMAIL_FROM: expected one address"],
+    ["EMAIL_FROM", "Ops <not an address>", "EMAIL_FROM: expected one address"],
+    ["EMAIL_FROM", "a@example.com, b@example.com", "EMAIL_FROM: expected one address"],
     // Shaped like ranges but not ranges: the SSRF guard would have dropped them without a word.
     ["WEBHOOK_ALLOWED_CIDRS", "10.0.0.0/33", '"10.0.0.0/33" is not a CIDR range'],
     ["WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8,300.1.0.0/16", '"300.1.0.0/16" is not a CIDR range'],
