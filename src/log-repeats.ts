@@ -2,9 +2,13 @@
 // raises the same error, several a second) must not flood the log an operator reads at
 // 3 a.m. The first of a kind is logged; then at most one per window, saying how many of
 // that kind were left out since the last one.
+import type { Logger } from "./logger.ts";
 
 export type RepeatVerdict = { log: boolean; suppressed: number };
 export type RepeatGate = (kind: string) => RepeatVerdict;
+
+/** How often one kind of repeated failure reaches the log at warn. */
+export const REPEAT_LOG_WINDOW_MS = 60_000;
 
 /** Kinds remembered at once; error kinds are few (codes), so this only guards against odd messages. */
 const MAX_KINDS = 100;
@@ -28,4 +32,21 @@ export function createRepeatGate(windowMs: number, now: () => number = Date.now)
 export function errorKind(error: unknown): string {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return typeof code === "string" ? code : String(message);
+}
+
+/**
+ * A warning for a failure that may repeat many times a second: each kind at warn once per
+ * window (the next one says how many were left out), the repeats at debug.
+ */
+export function createRepeatedWarning(
+  logger: Logger,
+  message: string,
+  windowMs: number = REPEAT_LOG_WINDOW_MS,
+): (error: unknown, fields?: Record<string, unknown>) => void {
+  const gate = createRepeatGate(windowMs);
+  return (error, fields = {}) => {
+    const { log, suppressed } = gate(errorKind(error));
+    if (!log) return logger.debug({ err: error, ...fields }, `${message} (repeated)`);
+    logger.warn({ err: error, ...fields, ...(suppressed > 0 ? { repeatsNotLogged: suppressed } : {}) }, message);
+  };
 }

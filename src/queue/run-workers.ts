@@ -5,7 +5,7 @@
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Deps } from "../deps.ts";
-import { createRepeatGate, errorKind } from "../log-repeats.ts";
+import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
@@ -27,8 +27,6 @@ export const STALLED_INTERVAL_MS = 5_000;
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 /** After the forced close, how long to wait for it before stopping anyway. */
 const FORCED_CLOSE_WAIT_MS = 2_000;
-/** The same worker error (e.g. ECONNREFUSED while Redis is down) is logged at most once per this. */
-export const ERROR_LOG_WINDOW_MS = 60_000;
 
 /**
  * Jobs in flight per process. Evaluation takes one group at a time: batches that arrive
@@ -86,8 +84,8 @@ export function runWorkers(
   const connections: Redis[] = [];
   // Aborted when close() is called, before the workers wait for their active jobs.
   const stopping = new AbortController();
-  // One gate for all of the process's workers: a Redis outage is one problem, not one per queue.
-  const errorGate = createRepeatGate(ERROR_LOG_WINDOW_MS);
+  // One for all of the process's workers: a Redis outage is one problem, not one per queue.
+  const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
@@ -101,11 +99,7 @@ export function runWorkers(
     });
     // Without a listener an 'error' event would end the process; Redis trouble is retried,
     // and logged once a minute however many reconnect attempts fail meanwhile.
-    worker.on("error", (error) => {
-      const { log, suppressed } = errorGate(errorKind(error));
-      if (!log) return deps.logger.debug({ err: error, queue: name }, "worker error (repeated)");
-      deps.logger.warn({ err: error, queue: name, ...(suppressed > 0 ? { repeatsNotLogged: suppressed } : {}) }, "worker error");
-    });
+    worker.on("error", (error) => warnWorkerError(error, { queue: name }));
     worker.on("failed", (job, error) =>
       deps.logger.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: error }, "job failed"),
     );

@@ -1,8 +1,10 @@
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createDeps, type Deps } from "../../src/deps.ts";
 import { buildApp, type AppInstance } from "../../src/http/app.ts";
 import { mintToken } from "../../src/http/mint-token.ts";
+import { createLogger } from "../../src/logger.ts";
 import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
@@ -18,6 +20,7 @@ let deps: Deps;
 let app: AppInstance;
 let token: string;
 const prefix = uniqueQueuePrefix("readiness");
+const logLines: string[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase("readiness");
@@ -30,7 +33,13 @@ beforeAll(async () => {
       QUEUE_PREFIX: prefix,
     }),
   );
-  deps = createDeps(config, { dbPoolSize: 2 });
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  deps = createDeps(config, { dbPoolSize: 2, logger: createLogger("info", sink) });
   if (!(await whenReady(deps.redis, 5_000))) throw new Error("Redis is needed by the tests");
   app = await buildApp(deps);
   await app.ready();
@@ -93,6 +102,25 @@ describe("readiness follows PostgreSQL and Redis", () => {
     }
     await eventually(async () => expect((await readyz()).statusCode).toBe(200));
     expect((await listWallets()).statusCode).toBe(200);
+  });
+
+  it("logs an unreachable Redis once, not on every rate-limit sync (ten a second)", async () => {
+    expect((await listWallets()).statusCode).toBe(200); // counts waiting to be shared through Redis
+    const from = logLines.length;
+    await redisProxy.cut();
+    try {
+      await eventually(async () => expect((await readyz()).statusCode).toBe(503));
+      // Some 30 syncs fail meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const warning = (line: string) => line.includes("rate-limit counts could not reach Redis");
+      // Said at all (in this outage, or within the minute before in the earlier one) …
+      expect(logLines.some(warning)).toBe(true);
+      // … and once per kind of error (the dropped connection, the refused reconnects), not per sync.
+      expect(logLines.slice(from).filter(warning).length).toBeLessThanOrEqual(3);
+    } finally {
+      await redisProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
   });
 
   it("names both when both are unreachable", async () => {

@@ -2,6 +2,7 @@
 // Redis, with the RateLimit-* headers of the IETF draft and Retry-After on a 429.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Deps } from "../../deps.ts";
+import { createRepeatedWarning } from "../../log-repeats.ts";
 import { ProblemError } from "../problem.ts";
 import { startRateLimitSync } from "./redis-sync.ts";
 import { createWindowCounter } from "./window-counter.ts";
@@ -18,7 +19,8 @@ export function createRateLimiter(app: FastifyInstance, deps: Deps): RateLimiter
     keyPrefix: `${deps.config.queuePrefix}:rate-limit:`,
     intervalMs: RATE_LIMIT_SYNC_MS,
     now,
-    onError: (error) => deps.logger.warn({ err: error }, "rate-limit counts could not reach Redis"),
+    // Failed counts are retried every sync (ten a second) for as long as Redis is away.
+    onError: createRepeatedWarning(deps.logger, "rate-limit counts could not reach Redis"),
   });
   app.addHook("onClose", async () => sync.stop());
 
