@@ -4,6 +4,8 @@ import { randomUUID } from "node:crypto";
 import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createRepeatedWarning } from "../log-repeats.ts";
+import type { Logger } from "../logger.ts";
 import {
   PROBLEM_CONTENT_TYPE,
   ProblemError,
@@ -146,6 +148,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 /** Answers any error as the problem it is (the error handler; also used before routing). */
+// While Postgres or Redis is down every request fails alike: one warning per kind a minute per
+// app (with the first request's id), the rest at debug, instead of a line per request.
+const unavailableWarnings = new WeakMap<FastifyInstance, ReturnType<typeof createRepeatedWarning>>();
+function unavailableWarning(app: FastifyInstance): ReturnType<typeof createRepeatedWarning> {
+  let warn = unavailableWarnings.get(app);
+  if (!warn) {
+    warn = createRepeatedWarning(app.log as Logger, "dependency unavailable");
+    unavailableWarnings.set(app, warn);
+  }
+  return warn;
+}
+
 export function sendError(
   error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string },
   request: FastifyRequest,
@@ -167,7 +181,7 @@ export function sendError(
   const inputError = postgresInputError(error);
   if (inputError) return sendProblem(reply, "validation_failed", inputError);
   if (isUnavailableError(error)) {
-    request.log.warn({ err: error }, "dependency unavailable");
+    unavailableWarning(request.server)(error, { requestId: request.id });
     return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
       headers: { "retry-after": "5" },
     });
