@@ -1,5 +1,6 @@
 // Bearer-token authentication (RFC 6750) with jose. The caller is the token's `sub`;
-// scopes come from a space-separated `scope` claim or an `scp` array.
+// scopes come from a space-separated `scope` claim, or an `scp` claim (an array, or a
+// space-separated string as Microsoft Entra ID writes it).
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Config } from "../config.ts";
 import { createTtlCache } from "../ttl-cache.ts";
@@ -78,6 +79,7 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
 function readScopes(payload: JWTPayload): Set<string> {
   if (typeof payload.scope === "string") return new Set(payload.scope.split(" ").filter(Boolean));
   if (Array.isArray(payload.scp)) return new Set(payload.scp.filter((s): s is string => typeof s === "string"));
+  if (typeof payload.scp === "string") return new Set(payload.scp.split(" ").filter(Boolean));
   return new Set();
 }
 

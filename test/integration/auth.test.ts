@@ -101,9 +101,11 @@ describe("HS256 bearer tokens", () => {
     expect(res.headers["www-authenticate"]).toContain('scope="alerts:read"');
   });
 
-  it("reads scopes from an scp array and lets admin stand for every scope", async () => {
+  it("reads scopes from an scp array or space-separated string, and lets admin stand for every scope", async () => {
     const { scope: _scope, ...claims } = good();
     expect((await call(t, `Bearer ${await hs256({ ...claims, scp: ["alerts:read"] })}`)).statusCode).toBe(200);
+    // Microsoft Entra ID writes scp as one space-separated string.
+    expect((await call(t, `Bearer ${await hs256({ ...claims, scp: "wallets:read alerts:read" })}`)).statusCode).toBe(200);
     expect((await call(t, `Bearer ${await hs256(good({ scope: "admin" }))}`)).statusCode).toBe(200);
   });
 
