@@ -114,6 +114,7 @@ describe("SMS delivery through the Twilio SDK", () => {
         attemptAt: new Date(),
       });
       expect(result.errorCode).toBe("ECONNREFUSED");
+      expect(result.error).not.toContain("127.0.0.1");
       expect(classifyOutcome(result)).toBe("retry");
     } finally {
       await unreachable.close();

@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import nodemailer from "nodemailer";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { renderEmail, type RenderedEmail } from "../render.ts";
+import { withoutPeerAddress } from "./peer-address.ts";
 import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
 
 export type EmailChannelOptions = {
@@ -93,7 +94,7 @@ function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
     smtpResponseCode,
     // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
     ...(errorCode === "EAUTH" || smtpResponseCode === 530 ? { providerRefusedCredentials: true } : {}),
-    error: `${smtpResponseCode ?? errorCode}: ${text}`.slice(0, 1000),
+    error: `${smtpResponseCode ?? errorCode}: ${withoutPeerAddress(text)}`.slice(0, 1000),
   };
 }
 

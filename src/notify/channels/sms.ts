@@ -7,6 +7,7 @@ import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
+import { withoutPeerAddress } from "./peer-address.ts";
 import { renderSms } from "../render.ts";
 import type { AttemptResult, Channel, OutboundMessage } from "./index.ts";
 
@@ -95,6 +96,6 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
       error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
     };
   }
-  if (typeof code === "string") return { errorCode: code, error: `${code}: ${message ?? "request failed"}` };
+  if (typeof code === "string") return { errorCode: code, error: `${code}: ${withoutPeerAddress(message ?? "request failed")}` };
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };
 }
