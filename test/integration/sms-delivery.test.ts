@@ -43,6 +43,17 @@ afterAll(async () => {
 
 const MESSAGES_PATH = `/2010-04-01/Accounts/${TEST_TWILIO.accountSid}/Messages.json`;
 
+/** One SMS sent straight through a channel whose Twilio API is at `baseUrl`: what the attempt got. */
+async function sendOneThrough(baseUrl: string, to: string) {
+  const channels = createChannels({ ...t.config, twilio: { ...t.config.twilio, baseUrl } }, t.deps.logger, { smsTimeoutMs: 2_000 });
+  try {
+    const alert = await seedAlert(t, { method: "sms", recipient: to });
+    return await channels.sms.send({ notificationId: `ntf_${to.slice(1)}`, destination: to, payload: samplePayload(alert), secrets: [], attemptAt: new Date() });
+  } finally {
+    await channels.close();
+  }
+}
+
 describe("SMS delivery through the Twilio SDK", () => {
   it("sends a valid message that Twilio's contract accepts (201) and counts it delivered", async () => {
     const alert = await seedAlert(t, { method: "sms", recipient: "+15551230001" });
@@ -99,26 +110,10 @@ describe("SMS delivery through the Twilio SDK", () => {
   });
 
   it("retries when Twilio cannot be reached, then fails once the schedule is used up", async () => {
-    const unreachable = createChannels(
-      { ...t.config, twilio: { ...t.config.twilio, baseUrl: "http://127.0.0.1:9" } },
-      t.deps.logger,
-      { smsTimeoutMs: 2_000 },
-    );
-    try {
-      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230003" });
-      const result = await unreachable.sms.send({
-        notificationId: "ntf_unreachable",
-        destination: "+15551230003",
-        payload: samplePayload(alert),
-        secrets: [],
-        attemptAt: new Date(),
-      });
-      expect(result.errorCode).toBe("ECONNREFUSED");
-      expect(result.error).not.toContain("127.0.0.1");
-      expect(classifyOutcome(result)).toBe("retry");
-    } finally {
-      await unreachable.close();
-    }
+    const result = await sendOneThrough("http://127.0.0.1:9", "+15551230003");
+    expect(result.errorCode).toBe("ECONNREFUSED");
+    expect(result.error).not.toContain("127.0.0.1");
+    expect(classifyOutcome(result)).toBe("retry");
   });
 
   it("maps Twilio's 4xx error codes to permanent and 429/5xx to retry", () => {
@@ -138,26 +133,13 @@ describe("SMS delivery through the Twilio SDK", () => {
       response.end(JSON.stringify({ code: 20003, message: "Authenticate", more_info: "https://www.twilio.com/docs/errors/20003", status: 401 }));
     });
     await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
-    const channels = createChannels(
-      { ...t.config, twilio: { ...t.config.twilio, baseUrl: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}` } },
-      t.deps.logger,
-      { smsTimeoutMs: 2_000 },
-    );
     try {
-      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230004" });
-      const result = await channels.sms.send({
-        notificationId: "ntf_refused_login",
-        destination: "+15551230004",
-        payload: samplePayload(alert),
-        secrets: [],
-        attemptAt: new Date(),
-      });
+      const result = await sendOneThrough(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, "+15551230004");
       expect(result.statusCode).toBe(401);
       expect(result.error).toContain("Twilio 20003");
       expect(result.providerRefusedCredentials).toBe(true);
       expect(classifyOutcome(result)).toBe("retry");
     } finally {
-      await channels.close();
       await new Promise((resolve) => refusing.close(resolve));
     }
   });
