@@ -112,11 +112,15 @@ export const ingestBatches = pgTable(
   (t) => [index("ingest_batches_unevaluated_idx").on(t.createdAt).where(sql`${t.evaluatedAt} is null`)],
 );
 
-/** Transactions, unique by signature; paged per address through the from/to indexes. */
+/**
+ * Transactions, one row per movement: unique by (signature, leg); paged per address through
+ * the from/to indexes.
+ */
 export const transactions = pgTable(
   "transactions",
   {
-    signature: identifier("signature").primaryKey(),
+    signature: identifier("signature").notNull(),
+    leg: smallint("leg").notNull().default(0),
     type: text("type").notNull(),
     amount: numeric("amount", { precision: 38, scale: 9 }).notNull(),
     token: text("token").notNull(),
@@ -131,8 +135,9 @@ export const transactions = pgTable(
     ingestedAt: timestamp("ingested_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
-    index("transactions_from_newest_idx").on(t.fromAddress, t.blockTime.desc(), t.slot.desc(), t.signature),
-    index("transactions_to_newest_idx").on(t.toAddress, t.blockTime.desc(), t.slot.desc(), t.signature),
+    primaryKey({ columns: [t.signature, t.leg] }),
+    index("transactions_from_newest_idx").on(t.fromAddress, t.blockTime.desc(), t.slot.desc(), t.signature, t.leg),
+    index("transactions_to_newest_idx").on(t.toAddress, t.blockTime.desc(), t.slot.desc(), t.signature, t.leg),
     index("transactions_batch_idx").on(t.batchId),
   ],
 );

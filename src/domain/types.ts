@@ -5,8 +5,10 @@
 // address       A Solana account address (base58 of 32 bytes). Chain facts (balance, tokens,
 //               NFTs, transactions, risk score) belong to the address, shared by all callers.
 // wallet        A caller's tracking of an address (`wal_…`), with the caller's alias and tags.
-// transaction   One chain transaction as the interface shows it: a single from → to movement
-//               of `amount` of `token`. Unique by signature.
+// transaction   One from → to movement of `amount` of `token` in a chain transaction, as the
+//               interface shows it. Unique by (signature, leg): a Helius item moving funds
+//               between several accounts becomes one row per movement, leg 0 its principal
+//               one; a natively ingested transaction is leg 0 alone.
 // batch         The transactions accepted by one ingest call; the unit of evaluation work.
 // label         An operator-supplied verdict on a counterparty address (sanctioned, mixer, …).
 // risk factor   A named reason that raises an address's risk score (sanctioned_counterparty, …).
@@ -72,6 +74,8 @@ export const DEFAULT_THRESHOLDS: Readonly<Record<Condition, number | undefined>>
 /** A transaction in the interface's shape; amounts in UI units, fee in SOL, blockTime in Unix seconds. */
 export type Transaction = {
   signature: string;
+  /** Which movement of the chain transaction this is (0, the default, is its principal one). */
+  leg?: number;
   type: TransactionType;
   amount: number;
   token: string;

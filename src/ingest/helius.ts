@@ -1,16 +1,20 @@
 // Helius enhanced-transaction webhook items → our Transaction rows. Pure: no I/O, no clock.
 //
 // A Helius item describes one chain transaction with any number of native (SOL) and token
-// transfers; our Transaction is a single from → to movement, unique by signature. So each
-// item becomes exactly one row carrying its *principal* transfer:
+// transfers; our Transaction is a single from → to movement, unique by (signature, leg). So
+// each item becomes one row per non-zero transfer: a payout from one account to fifty is
+// fifty rows, and each receiver's alerts see its own. Leg 0 is the item's *principal*
+// transfer, the one its type is about; the others follow in Helius's order (native transfers,
+// then token transfers), every row carrying the item's type, time, fee and status. Native
+// transfers that only serve a token transfer (wrapping SOL, a token account's rent) are not
+// rows: see nativeLegs.
 //
 //   nft    the largest native transfer (the price going to the seller), else the first token
 //          transfer (the NFT itself, amount 1, token = its mint).
 //   swap   the fee payer's input leg — what the signing wallet gave up: the first token
 //          transfer it sent, else the largest native transfer it sent; else as below.
 //   token-first types (TRANSFER, STAKE_TOKEN, UNSTAKE_TOKEN): the first token transfer, else
-//          the largest native transfer. The native transfers of an SPL transfer are only
-//          rent for a token account it had to create, never the movement itself.
+//          the largest native transfer.
 //   others the largest native transfer, else the first token transfer.
 //   none   an item without any non-zero transfer (a failed transaction, a listing) is still
 //          stored — its fee was paid, it is activity and, when failed, it feeds
@@ -32,6 +36,9 @@ export type HeliusNativeTransfer = {
 export type HeliusTokenTransfer = {
   fromUserAccount: string | null;
   toUserAccount: string | null;
+  /** The token accounts the amount moved between; read only to tell plumbing (see nativeLegs). */
+  fromTokenAccount?: unknown;
+  toTokenAccount?: unknown;
   mint: string;
   /** UI units (decimals already applied). */
   tokenAmount: number;
@@ -89,9 +96,19 @@ type Leg = Pick<Transaction, "from" | "to" | "amount" | "token" | "mint">;
 
 const present = (account: string | null): account is string => account !== null && account !== "";
 
+/**
+ * Native transfers into or out of a token account that the item's token transfers name are
+ * that token's plumbing, not a movement between wallets: SOL wrapped into the payer's own
+ * wrapped-SOL account, rent for a token account the transfer had to create, a closed account's
+ * rent coming back. The token transfer is the movement; these would only repeat it as a second
+ * "transfer" to an account nobody holds.
+ */
 function nativeLegs(item: HeliusTransaction): Leg[] {
+  const tokenAccounts = new Set<unknown>();
+  for (const t of item.tokenTransfers ?? []) tokenAccounts.add(t.fromTokenAccount).add(t.toTokenAccount);
+  const plumbing = (account: string | null) => present(account) && tokenAccounts.has(account);
   return (item.nativeTransfers ?? [])
-    .filter((t) => t.amount > 0)
+    .filter((t) => t.amount > 0 && !plumbing(t.fromUserAccount) && !plumbing(t.toUserAccount))
     .map((t) => ({
       from: present(t.fromUserAccount) ? t.fromUserAccount : item.feePayer,
       to: present(t.toUserAccount) ? t.toUserAccount : item.feePayer,
@@ -118,8 +135,20 @@ const largest = (legs: Leg[]): Leg | undefined =>
   legs.reduce<Leg | undefined>((best, leg) => (best === undefined || leg.amount > best.amount ? leg : best), undefined);
 
 export function principalLeg(item: HeliusTransaction, type: TransactionType = mapHeliusType(item.type)): Leg | undefined {
+  return principalAmong(item, type, nativeLegs(item), tokenLegs(item));
+}
+
+/** The item's movements, its principal one first; none when it moved nothing. */
+export function orderedLegs(item: HeliusTransaction, type: TransactionType = mapHeliusType(item.type)): Leg[] {
   const natives = nativeLegs(item);
   const tokens = tokenLegs(item);
+  const principal = principalAmong(item, type, natives, tokens);
+  if (!principal) return [];
+  return [principal, ...[...natives, ...tokens].filter((leg) => leg !== principal)];
+}
+
+/** One of `natives` or `tokens` (the very object, so the caller can tell it from the others). */
+function principalAmong(item: HeliusTransaction, type: TransactionType, natives: Leg[], tokens: Leg[]): Leg | undefined {
   if (type === "swap") {
     const sent = (leg: Leg) => leg.from === item.feePayer;
     const input = tokens.find(sent) ?? largest(natives.filter(sent));
@@ -129,23 +158,29 @@ export function principalLeg(item: HeliusTransaction, type: TransactionType = ma
   return largest(natives) ?? tokens[0];
 }
 
-export function mapHeliusTransaction(item: HeliusTransaction): Transaction {
+/** One item → its rows, leg 0 first (see the top of this file). */
+export function mapHeliusTransaction(item: HeliusTransaction): Transaction[] {
   const type = mapHeliusType(item.type);
-  const leg = principalLeg(item, type) ?? { from: item.feePayer, to: item.feePayer, amount: 0, token: "SOL", mint: null };
-  return {
+  const legs = orderedLegs(item, type);
+  const nothingMoved: Leg = { from: item.feePayer, to: item.feePayer, amount: 0, token: "SOL", mint: null };
+  const movements = legs.length > 0 ? legs : [nothingMoved];
+  const status = item.transactionError === null || item.transactionError === undefined ? "success" : "failed";
+  return movements.map((leg, index) => ({
     signature: item.signature,
+    leg: index,
     type,
     ...leg,
     blockTime: item.timestamp,
     slot: item.slot,
     fee: item.fee / LAMPORTS_PER_SOL,
-    status: item.transactionError === null || item.transactionError === undefined ? "success" : "failed",
-  };
+    status,
+  }));
 }
 
 /**
- * One webhook delivery → rows. A signature repeated inside the same delivery is mapped once
- * and counted as skipped (replays across deliveries are the store's duplicates).
+ * One webhook delivery → rows, each item's legs in order. A signature repeated inside the
+ * same delivery is mapped once and counted as skipped (replays across deliveries are the
+ * store's duplicates).
  */
 export function mapHeliusWebhook(items: readonly HeliusTransaction[]): { transactions: Transaction[]; skipped: number } {
   const seen = new Set<string>();
@@ -153,9 +188,9 @@ export function mapHeliusWebhook(items: readonly HeliusTransaction[]): { transac
   for (const item of items) {
     if (seen.has(item.signature)) continue;
     seen.add(item.signature);
-    transactions.push(mapHeliusTransaction(item));
+    transactions.push(...mapHeliusTransaction(item));
   }
-  return { transactions, skipped: items.length - transactions.length };
+  return { transactions, skipped: items.length - seen.size };
 }
 
 export type FieldIssue = { path: string; message: string };

@@ -12,23 +12,25 @@ import type { AccountSnapshot } from "./native.ts";
 export type StoredBatch = { accepted: number; duplicates: number; batchId: string | null };
 
 /**
- * Stores the transactions not stored yet as one new batch and enqueues its evaluation.
- * `duplicates` counts every item that added no row: already stored, or a repeat of a
- * signature earlier in `txs` (the first one given wins), so accepted + duplicates = txs.length.
+ * Stores the rows not stored yet as one new batch and enqueues its evaluation. The counts are
+ * of chain transactions, each given as its leg 0 row and any further legs: `accepted` those
+ * new, `duplicates` every other one (already stored, or a repeat of a (signature, leg) earlier
+ * in `txs`: the first one given wins), so accepted + duplicates = the leg 0 rows in `txs`.
  * Throws when Postgres fails (nothing stored) or when the enqueue fails (rows stored).
  */
 export async function storeTransactionBatch(
   deps: Pick<Deps, "sql" | "queues">,
   txs: Transaction[],
 ): Promise<{ accepted: number; duplicates: number; batchId: string | null }> {
-  const unique = uniqueBySignature(txs);
-  if (unique.length === 0) return { accepted: 0, duplicates: txs.length, batchId: null };
+  const given = txs.filter((tx) => (tx.leg ?? 0) === 0).length;
+  const unique = uniqueByKey(txs);
+  if (unique.length === 0) return { accepted: 0, duplicates: given, batchId: null };
   const batchId = newId("bat");
-  const accepted = await retryOnDeadlock(() => insertTransactionBatch(deps.sql, batchId, unique));
-  if (accepted === 0) return { accepted: 0, duplicates: txs.length, batchId: null };
+  const inserted = await retryOnDeadlock(() => insertTransactionBatch(deps.sql, batchId, unique));
+  if (inserted.rows === 0) return { accepted: 0, duplicates: given, batchId: null };
   const job: EvaluateBatchJob = { batchId };
   await deps.queues[QUEUES.transactions].add("evaluate", job, { jobId: batchId });
-  return { accepted, duplicates: txs.length - accepted, batchId };
+  return { accepted: inserted.transactions, duplicates: given - inserted.transactions, batchId };
 }
 
 /** Replaces the snapshots of the given addresses (each given once) in one transaction. */
@@ -38,11 +40,14 @@ export async function storeAccountSnapshots(deps: Pick<Deps, "sql">, accounts: r
   return accounts.length;
 }
 
-/** One per signature, first wins, in signature order so concurrent batches lock rows alike. */
-function uniqueBySignature(txs: readonly Transaction[]): Transaction[] {
-  const bySignature = new Map<string, Transaction>();
-  for (const tx of txs) if (!bySignature.has(tx.signature)) bySignature.set(tx.signature, tx);
-  return [...bySignature.values()].sort((a, b) => compareText(a.signature, b.signature));
+/** One per (signature, leg), first wins, in key order so concurrent batches lock rows alike. */
+function uniqueByKey(txs: readonly Transaction[]): Transaction[] {
+  const byKey = new Map<string, Transaction>();
+  for (const tx of txs) {
+    const key = `${tx.signature} ${tx.leg ?? 0}`;
+    if (!byKey.has(key)) byKey.set(key, tx);
+  }
+  return [...byKey.values()].sort((a, b) => compareText(a.signature, b.signature) || (a.leg ?? 0) - (b.leg ?? 0));
 }
 
 // Any fixed order will do to avoid lock-order deadlocks; this is the C collation's.

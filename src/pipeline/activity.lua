@@ -12,10 +12,11 @@
 --          (batch, bucket) bit is set already is in the counters (a re-run after a crash) and
 --          is only read.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, counterparty, marker, t, ...
+-- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, counterparties, marker, t, ...
 --          (n events), n, ... (the next step's)], ...] one entry per address, the steps it is
 --          in, in order, each step's events sorted by block time (oldest first); marker is an
---          index into ARGV[4]
+--          index into ARGV[4]; counterparties are the event's other sides, each by a prefix of
+--          CP_LENGTH characters, run together ('' when none)
 -- ARGV[3]  marker TTL in seconds
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
 -- Returns msgpack: per address, per step it is in: [lastHour, previous7Days, tx24h,
@@ -32,6 +33,7 @@ local floor, min, max = math.floor, math.min, math.max
 local HOUR, DAY, KEY_TTL = 3600, 86400, 8 * 86400
 local BASE_FIRST, BASE_LAST = 169, 2 -- previous 7 days: hours [H-169, H-2]
 local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
+local CP_LENGTH = 12                   -- COUNTERPARTY_KEY_LENGTH in activity.ts
 local NONE = -1
 local META = 15                         -- state: 15 numbers, then (minute, count, new) triples
 local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
@@ -133,9 +135,12 @@ for i = 1, #input do
             end
           end
         end
-        if cp ~= '' and cpSeen[cp] == nil then
-          cpSeen[cp] = true
-          cpList[#cpList + 1] = cp
+        for at = 1, #cp, CP_LENGTH do
+          local one = string.sub(cp, at, at + CP_LENGTH - 1)
+          if cpSeen[one] == nil then
+            cpSeen[one] = true
+            cpList[#cpList + 1] = one
+          end
         end
       end
       -- Counterparties never seen before; they count in the newest minute of the batch.

@@ -42,6 +42,7 @@ const CHUNK_ADDRESSES = 2_000;
 /** How long a batch's "already counted" marker lives unless deleted: far beyond any crash-recovery delay. */
 const MARKER_TTL_SECONDS = 24 * 3600;
 /** Counterparties are stored by this prefix of their address: plenty to tell them apart. */
+// activity.lua's CP_LENGTH: it splits an event's run-together prefixes by this length.
 const COUNTERPARTY_KEY_LENGTH = 12;
 /** Address buckets: the unit of the "already counted" markers. Changing it re-counts in-flight batches. */
 const BUCKETS = 16;
@@ -52,10 +53,10 @@ export type ActivityEvent = {
   blockTime: number;
   /** The address sent this transaction and it failed. */
   failedSent: boolean;
-  /** SOL the address sent in this (successful) transaction, else 0. */
+  /** SOL the address sent in this (successful) transaction, else 0; summed over its legs. */
   solSent: number;
-  /** The other side; null for a self-transfer. */
-  counterparty: string | null;
+  /** The other sides of its legs, each once; none for a self-transfer. */
+  counterparties: string[];
 };
 
 export type AddressEvents = {
@@ -273,7 +274,8 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
             e.blockTime,
             e.failedSent ? 1 : 0,
             e.solSent,
-            e.counterparty === null ? "" : e.counterparty.slice(0, COUNTERPARTY_KEY_LENGTH),
+            // Addresses are 32–44 characters, so every prefix has the full length the script cuts by.
+            e.counterparties.map((counterparty) => counterparty.slice(0, COUNTERPARTY_KEY_LENGTH)).join(""),
             marker,
           );
         }

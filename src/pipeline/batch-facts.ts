@@ -18,8 +18,12 @@ export const isSol = (tx: Transaction): boolean =>
  */
 const OUTFLOW_TYPES: ReadonlySet<TransactionType> = new Set(["transfer", "nft", "other"]);
 
-/** Per address, the sides of the batch it is on, in chain order (a self-transfer counts once). */
-export type AddressSides = { events: AddressEvents; txIndexes: number[] };
+/**
+ * Per address, the rows of the batch it is on (`txIndexes`, in chain order) and its activity
+ * events: one per chain transaction, however many of its legs the address is on (a
+ * self-transfer counts once), so `eventIndexes[k]` is the event of row `txIndexes[k]`.
+ */
+export type AddressSides = { events: AddressEvents; txIndexes: number[]; eventIndexes: number[] };
 
 /** Every address on either side, each once, in the order they first appear. */
 export function touchedAddresses(txs: readonly Transaction[]): string[] {
@@ -33,32 +37,41 @@ export function touchedAddresses(txs: readonly Transaction[]): string[] {
 
 /**
  * The addresses of `counted` on either side, each once, with their events (needWindows off:
- * the caller turns it on). Only tracked addresses are counted, so no others are built.
+ * the caller turns it on). Only tracked addresses are counted, so no others are built. A
+ * transaction's legs are side by side in chain order, so an address's legs of one signature
+ * are merged into the event before.
  */
 export function sidesByAddress(txs: readonly BatchTransaction[], counted: ReadonlySet<string>): Map<string, AddressSides> {
-  const sides = new Map<string, AddressSides>();
+  const sides = new Map<string, AddressSides & { lastSignature: string }>();
   txs.forEach((tx, index) => {
     for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
       if (!counted.has(address)) continue;
       let entry = sides.get(address);
       if (!entry) {
-        entry = { events: { address, needWindows: false, events: [] }, txIndexes: [] };
+        entry = { events: { address, needWindows: false, events: [] }, txIndexes: [], eventIndexes: [], lastSignature: "" };
         sides.set(address, entry);
       }
       const sent = tx.from === address && tx.to !== address;
-      entry.events.events.push({
-        batchId: tx.batchId,
-        blockTime: tx.blockTime,
-        // A failed self-transfer is the address's own failed attempt too: a failed Helius item
-        // moves nothing and is stored from its fee payer to itself.
-        failedSent: tx.from === address && tx.status === "failed",
-        solSent: sent && tx.status === "success" && isSol(tx) && OUTFLOW_TYPES.has(tx.type) ? tx.amount : 0,
-        counterparty: counterpartyOf(address, tx),
-      });
+      // A failed self-transfer is the address's own failed attempt too: a failed Helius item
+      // moves nothing and is stored from its fee payer to itself.
+      const failedSent = tx.from === address && tx.status === "failed";
+      const solSent = sent && tx.status === "success" && isSol(tx) && OUTFLOW_TYPES.has(tx.type) ? tx.amount : 0;
+      const counterparty = counterpartyOf(address, tx);
+      const events = entry.events.events;
+      const last = events[events.length - 1];
+      if (last && entry.lastSignature === tx.signature) {
+        last.failedSent ||= failedSent;
+        last.solSent += solSent;
+        if (counterparty !== null && !last.counterparties.includes(counterparty)) last.counterparties.push(counterparty);
+      } else {
+        events.push({ batchId: tx.batchId, blockTime: tx.blockTime, failedSent, solSent, counterparties: counterparty === null ? [] : [counterparty] });
+        entry.lastSignature = tx.signature;
+      }
       entry.txIndexes.push(index);
+      entry.eventIndexes.push(events.length - 1);
     }
   });
-  return sides;
+  return new Map([...sides].map(([address, { lastSignature: _lastSignature, ...side }]) => [address, side]));
 }
 
 /** Per address of `scored`, the labels of the counterparties it dealt with in the batch. */

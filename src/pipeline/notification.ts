@@ -10,10 +10,11 @@ export function destinationOf(alert: ActiveAlertRow): string | null {
   return alert.channel === "webhook" ? alert.webhookUrl : alert.recipient;
 }
 
-/** The transaction as the interface shows it (mint only when there is one). */
+/** The transaction as the interface shows it (mint only when there is one; no leg or batch). */
 function publicTransaction(tx: Transaction): Transaction {
-  const { mint, ...rest } = tx;
-  return mint ? { ...rest, mint } : rest;
+  const { signature, type, amount, token, mint, from, to, blockTime, slot, fee, status } = tx;
+  const shown = { signature, type, amount, token, from, to, blockTime, slot, fee, status };
+  return mint ? { ...shown, mint } : shown;
 }
 
 export function triggeredPayload(

@@ -38,7 +38,10 @@ export type FiringLookups = {
   counterparty: (address: string) => CounterpartyRisk;
 };
 
-/** The firings of the batch, in chain order (then alert id). */
+/**
+ * The firings of the batch, in chain order (then alert id). Several legs of one transaction
+ * may fire one alert: they share its dedupe key, so only the first is recorded (record-events).
+ */
 export function evaluateTransactions(
   txs: readonly Transaction[],
   alertsByAddress: ReadonlyMap<string, readonly ActiveAlertRow[]>,
@@ -51,12 +54,13 @@ export function evaluateTransactions(
     if (!alerts) continue;
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const activity = lookups.activity.get(address);
-    const { txIndexes } = sides;
+    const { txIndexes, eventIndexes } = sides;
     for (let k = 0; k < txIndexes.length; k++) {
       const txIndex = txIndexes[k]!;
       const tx = txs[txIndex]!;
       const other = needsCounterparty ? counterpartyOf(address, tx) : null;
-      const countAfter = activity?.countAfter?.[k];
+      // A transaction's legs share its one activity event (see sidesByAddress).
+      const countAfter = activity?.countAfter?.[eventIndexes[k]!];
       const window: ActivityWindow | null =
         activity && countAfter !== undefined
           ? { countBefore: countAfter - 1, countAfter, previous7DaysCount: activity.previous7DaysCount }

@@ -95,7 +95,8 @@ describe("address counters", () => {
         ...historyOf(newcomer, 5, 1_700_300_200).slice(1),
       ];
       const ingesting = ingestTransactions(t, ingestor, inFlight);
-      await waitFor("the batch to wait for the locked counter", async () => (await waiting("Lock", "%address_activity%")) > 0, 5_000);
+      // The ingest statement, by its opening words: pg_stat_activity keeps a query's first 1 KiB only.
+      await waitFor("the batch to wait for the locked counter", async () => (await waiting("Lock", "%with incoming as%")) > 0, 5_000);
 
       // Tracking now must wait for that batch; were it to count at once, it would miss the
       // batch's rows, and the batch (begun before the address was tracked) would not count them.

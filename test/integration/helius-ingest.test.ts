@@ -32,14 +32,15 @@ describe("POST /v1/ingest/helius", () => {
     const res = await post(delivery());
     expect(res.statusCode).toBe(202);
     expect(res.json()).toEqual({ accepted: 7, duplicates: 0, skipped: 0 });
+    // One row per movement: the swap's two legs and the NFT sale's four (price, two fees, the NFT).
     const [batch] = await t.deps.sql`select transaction_count from ingest_batches`;
-    expect(batch).toEqual({ transaction_count: 7 });
+    expect(batch).toEqual({ transaction_count: 11 });
   });
 
-  it("stores the mapping: principal transfer, types, units and failure", async () => {
+  it("stores the mapping: principal transfer as leg 0, types, units and failure", async () => {
     const rows = await t.deps.sql`
       select signature, type, amount::text, token, mint, from_address, to_address, block_time::int, slot::int, fee::text, status
-      from transactions order by slot`;
+      from transactions where leg = 0 order by slot`;
     const bySignature = new Map(delivery().map((item) => [item.signature as string, item]));
     const summary = rows.map((row) => [bySignature.get(row.signature)?.type, row.type, row.amount, row.token, row.status]);
     expect(summary).toEqual([
@@ -62,9 +63,17 @@ describe("POST /v1/ingest/helius", () => {
     });
     const failed = rows[5]!;
     expect(failed.from_address).toBe(failed.to_address);
+    const nft = await t.deps.sql`
+      select leg, amount::text, token, from_address, to_address from transactions where signature = ${fixture("nft-sale")[0]!.signature} order by leg`;
+    expect(nft.map((row) => [row.leg, row.amount, row.token])).toEqual([
+      [0, "23.275000000", "SOL"],
+      [1, "0.980000000", "SOL"],
+      [2, "0.245000000", "SOL"],
+      [3, "1.000000000", "BF2eY47GGXj8kJP8fQcaj2HWzcETYoSAY9XPG6mBLpM6"],
+    ]);
   });
 
-  it("shows the stored transactions to a caller tracking the wallet through GET /v1/transactions", async () => {
+  it("shows the wallet's movements to a caller tracking it through GET /v1/transactions, both legs of its swap", async () => {
     const token = await t.token("helius-reader");
     const wallet = await trackWallet(t, token, { address: ALICE });
     const res = await t.app.inject({ url: `/v1/transactions?walletId=${wallet.walletId}`, headers: bearer(token) });
@@ -84,6 +93,18 @@ describe("POST /v1/ingest/helius", () => {
           status: "success",
         },
         {
+          signature: fixture("swap")[0]!.signature,
+          type: "swap",
+          amount: 452.318912,
+          token: "USDC",
+          from: "CqxpscBsd28Zdz5UwVPdzG8x2Nap5G8hyLWWfoM38BBz",
+          to: ALICE,
+          blockTime: 1718035213,
+          slot: 270118371,
+          fee: 0.000085,
+          status: "success",
+        },
+        {
           signature: fixture("sol-transfer")[0]!.signature,
           type: "transfer",
           amount: 12.5,
@@ -96,7 +117,7 @@ describe("POST /v1/ingest/helius", () => {
           status: "success",
         },
       ],
-      total: 2,
+      total: 3,
       hasMore: false,
     });
   });

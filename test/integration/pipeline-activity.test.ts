@@ -38,7 +38,9 @@ function recount(batches: readonly Event[][]) {
   for (const batch of batches) {
     const newest = Math.max(...batch.map((e) => e.blockTime));
     for (const e of batch) {
-      if (e.counterparty !== null && !firstSeen.has(e.counterparty.slice(0, 12))) firstSeen.set(e.counterparty.slice(0, 12), newest);
+      for (const counterparty of e.counterparties) {
+        if (!firstSeen.has(counterparty.slice(0, 12))) firstSeen.set(counterparty.slice(0, 12), newest);
+      }
     }
   }
   const start = all.length - batchSize;
@@ -62,7 +64,11 @@ function randomBatch(from: number, spread: number, size: number, counterparties:
     blockTime,
     failedSent: Math.random() < 0.2,
     solSent: Math.random() < 0.3 ? Math.round(Math.random() * 1000) / 10 : 0,
-    counterparty: Math.random() < 0.1 ? null : counterparties[Math.floor(Math.random() * counterparties.length)]!,
+    // One to three other sides (a transaction whose legs reach several), or none (a self-transfer).
+    counterparties:
+      Math.random() < 0.1
+        ? []
+        : [...new Set(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => counterparties[Math.floor(Math.random() * counterparties.length)]!))],
   }));
 }
 
@@ -141,7 +147,7 @@ describe("activity counters", () => {
     // A source catching up after an outage (Helius retries) delivers older transactions after newer ones.
     const address = randomAddress();
     const t0 = 1_717_000_800;
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
     const batches: Event[][] = [];
     const late = [
       [t0, t0 + 60, t0 + 120, t0 + 180], // four in the first minutes
@@ -172,7 +178,7 @@ describe("activity counters", () => {
     const t = 1_717_200_000;
     const first = Array.from({ length: 2_500 }, () => randomAddress());
     const more = Array.from({ length: 600 }, () => randomAddress());
-    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
     const [x, y] = [`bat_group_x${batchCounter++}`, `bat_group_y${batchCounter++}`];
     await applyBatchActivity(redis, prefix, inBatch(x, first.map((address) => ({ address, needWindows: false, events: [one(t)] }))));
     // The group: batch x again (already counted) and batch y, with one more event on the first addresses.
@@ -198,7 +204,7 @@ describe("activity counters", () => {
     const t = 1_717_300_000;
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
     const events = (n: number): Event[] =>
-      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, counterparty: null }));
+      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, counterparties: [] }));
     const result = await run(addresses.map((address, i) => ({ address, needWindows: false, events: events((i % 5) + 1) })));
     expect(result.size).toBe(addresses.length);
     expect(addresses.filter((address, i) => result.get(address)?.transactionsLastHour !== (i % 5) + 1)).toEqual([]);
@@ -210,7 +216,7 @@ describe("activity counters", () => {
     const unreachable = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     unreachable.on("error", () => {}); // the refused connection itself is expected
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
-    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, counterparty: null }];
+    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, counterparties: [] }];
     await expect(
       applyBatchActivity(unreachable, prefix, inBatch(`bat_down${batchCounter++}`, addresses.map((address) => ({ address, needWindows: false, events })))),
     ).rejects.toThrow();
@@ -247,7 +253,7 @@ describe("activity counters", () => {
     const address = randomAddress();
     const stateKey = `${prefix}:activity:${address}`;
     const t = 1_717_200_000 - (1_717_200_000 % 3600);
-    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, counterparty: null }] }]);
+    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, counterparties: [] }] }]);
     await once(t + 10);
     expect(await redis.ttl(stateKey)).toBeGreaterThan(7 * 86_400);
     // Shortened by hand: a write in the same hour keeps it (KEEPTTL), it does not clear it.
@@ -263,7 +269,7 @@ describe("activity counters", () => {
 
   it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparty: null });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     const gap = async (blockTime: number) =>

@@ -16,6 +16,9 @@ const fixture = (name: string): HeliusTransaction => {
   return items[0] as HeliusTransaction;
 };
 
+/** Leg 0: the row carrying the item's principal transfer. */
+const principalOf = (item: HeliusTransaction) => mapHeliusTransaction(item)[0]!;
+
 const WSOL = "So11111111111111111111111111111111111111112";
 const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
@@ -42,9 +45,10 @@ describe("mapHeliusType", () => {
 });
 
 describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
-  it("maps a SOL transfer: lamports to SOL, fee in SOL, blockTime from timestamp", () => {
-    expect(mapHeliusTransaction(fixture("sol-transfer"))).toEqual({
+  it("maps a SOL transfer to one row: lamports to SOL, fee in SOL, blockTime from timestamp", () => {
+    expect(principalOf(fixture("sol-transfer"))).toEqual({
       signature: "7piM728maghNweAiLp1FZMeq3n3mbXpPwSPjSSp8ur6rXh6D7uJ5n49hd4rhjwM6BZxxYHU4JjVyKFPJAF67Vog",
+      leg: 0,
       type: "transfer",
       amount: 12.5,
       token: "SOL",
@@ -59,7 +63,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
   });
 
   it("maps a USDC transfer to its token leg, not to the rent paid for the new token account", () => {
-    expect(mapHeliusTransaction(fixture("usdc-transfer"))).toMatchObject({
+    expect(principalOf(fixture("usdc-transfer"))).toMatchObject({
       type: "transfer",
       amount: 2500.75,
       token: "USDC",
@@ -71,7 +75,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
   });
 
   it("maps a SWAP to the fee payer's input leg, wrapped SOL shown as SOL with its mint", () => {
-    expect(mapHeliusTransaction(fixture("swap"))).toMatchObject({
+    expect(principalOf(fixture("swap"))).toMatchObject({
       type: "swap",
       amount: 3,
       token: "SOL",
@@ -83,7 +87,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
   });
 
   it("maps an NFT_SALE to the largest native transfer: buyer pays the seller in SOL", () => {
-    expect(mapHeliusTransaction(fixture("nft-sale"))).toMatchObject({
+    expect(principalOf(fixture("nft-sale"))).toMatchObject({
       type: "nft",
       amount: 23.275,
       token: "SOL",
@@ -94,7 +98,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
   });
 
   it("maps STAKE_SOL to a stake of the lamports moved into the stake account", () => {
-    expect(mapHeliusTransaction(fixture("stake-sol"))).toMatchObject({
+    expect(principalOf(fixture("stake-sol"))).toMatchObject({
       type: "stake",
       amount: 150.00228288,
       token: "SOL",
@@ -105,7 +109,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
 
   it("maps a transaction with transactionError to failed, amount 0 from the fee payer to itself", () => {
     const feePayer = "5K5ypvek17Qjn9zxW96qiJ9ezjpWFJsaoXBMa7ZZGyiH";
-    expect(mapHeliusTransaction(fixture("failed-transfer"))).toMatchObject({
+    expect(principalOf(fixture("failed-transfer"))).toMatchObject({
       type: "transfer",
       status: "failed",
       amount: 0,
@@ -118,7 +122,7 @@ describe("mapHeliusTransaction with Helius-shaped fixtures", () => {
   });
 
   it("maps an unknown Helius type to other and tolerates null tokenTransfers", () => {
-    expect(mapHeliusTransaction(fixture("unknown-type"))).toMatchObject({
+    expect(principalOf(fixture("unknown-type"))).toMatchObject({
       type: "other",
       amount: 0.05,
       token: "SOL",
@@ -148,7 +152,7 @@ describe("principal transfer rules", () => {
   });
 
   it("takes the swap leg the fee payer sent even when it is not the first token transfer", () => {
-    const tx = mapHeliusTransaction(
+    const tx = principalOf(
       base({
         type: "SWAP",
         tokenTransfers: [
@@ -161,30 +165,30 @@ describe("principal transfer rules", () => {
   });
 
   it("falls back to the first token transfer of a swap the fee payer sent nothing in", () => {
-    const tx = mapHeliusTransaction(
+    const tx = principalOf(
       base({ type: "SWAP", tokenTransfers: [{ fromUserAccount: pool, toUserAccount: other, mint: USDC, tokenAmount: 9 }] }),
     );
     expect(tx).toMatchObject({ from: pool, to: other, amount: 9, token: "USDC" });
   });
 
   it("shows an unknown mint as the token and keeps it as mint; an NFT without payment moves 1 of it", () => {
-    const tx = mapHeliusTransaction(
+    const tx = principalOf(
       base({ type: "NFT_TRANSFER", tokenTransfers: [{ fromUserAccount: payer, toUserAccount: other, mint: nftMint, tokenAmount: 1 }] }),
     );
     expect(tx).toMatchObject({ type: "nft", token: nftMint, mint: nftMint, amount: 1, from: payer, to: other });
   });
 
   it("writes the mint as the missing side of a token mint and the fee payer as a missing native side", () => {
-    const minted = mapHeliusTransaction(
+    const minted = principalOf(
       base({ type: "TOKEN_MINT", tokenTransfers: [{ fromUserAccount: "", toUserAccount: other, mint: nftMint, tokenAmount: 5 }] }),
     );
     expect(minted).toMatchObject({ from: nftMint, to: other });
-    const native = mapHeliusTransaction(base({ nativeTransfers: [{ fromUserAccount: null, toUserAccount: other, amount: 7 }] }));
+    const native = principalOf(base({ nativeTransfers: [{ fromUserAccount: null, toUserAccount: other, amount: 7 }] }));
     expect(native).toMatchObject({ from: payer, to: other, amount: 0.000000007 });
   });
 
   it("ignores zero-amount transfers and keeps the first of equally large native transfers", () => {
-    const tx = mapHeliusTransaction(
+    const tx = principalOf(
       base({
         nativeTransfers: [
           { fromUserAccount: payer, toUserAccount: pool, amount: 0 },
@@ -198,8 +202,84 @@ describe("principal transfer rules", () => {
   });
 
   it("treats any non-null transactionError, a string too, as failed", () => {
-    expect(mapHeliusTransaction(base({ transactionError: "AccountInUse" })).status).toBe("failed");
-    expect(mapHeliusTransaction(base({ transactionError: undefined })).status).toBe("success");
+    expect(principalOf(base({ transactionError: "AccountInUse" })).status).toBe("failed");
+    expect(principalOf(base({ transactionError: undefined })).status).toBe("success");
+  });
+});
+
+describe("every transfer of an item is a row of its own", () => {
+  const payer = "63icgRv21T39FpUXik9i1qiPayCutuDXyg5z7VFc6uDB";
+  const receivers = [
+    "7ty9YmokjEWGXufay9eMYmbWhFW5FnnGva1C2SEHZfvh",
+    "CqxpscBsd28Zdz5UwVPdzG8x2Nap5G8hyLWWfoM38BBz",
+    "DHvTBxtmNA1iP3AWQgdB2TDYLV8h6bYVSU8uMz8qUmRK",
+  ];
+  const payout = (amounts: number[]): HeliusTransaction => ({
+    ...fixture("sol-transfer"),
+    feePayer: payer,
+    nativeTransfers: amounts.map((amount, k) => ({ fromUserAccount: payer, toUserAccount: receivers[k]!, amount })),
+    tokenTransfers: [],
+  });
+  const legsOf = (item: HeliusTransaction) => mapHeliusTransaction(item).map(({ leg, from, to, amount, token }) => ({ leg, from, to, amount, token }));
+
+  it("maps a payout to three wallets to three rows, the largest first as leg 0, then Helius's order", () => {
+    expect(legsOf(payout([1_000_000_000, 5_000_000_000, 2_000_000_000]))).toEqual([
+      { leg: 0, from: payer, to: receivers[1], amount: 5, token: "SOL" },
+      { leg: 1, from: payer, to: receivers[0], amount: 1, token: "SOL" },
+      { leg: 2, from: payer, to: receivers[2], amount: 2, token: "SOL" },
+    ]);
+  });
+
+  it("keeps two equal transfers as two rows", () => {
+    const rows = mapHeliusTransaction(payout([3_000_000_000, 3_000_000_000]));
+    expect(rows.map((row) => [row.leg, row.to, row.amount])).toEqual([
+      [0, receivers[0], 3],
+      [1, receivers[1], 3],
+    ]);
+  });
+
+  it("gives every row the item's signature, type, time, slot, fee and status", () => {
+    const item = fixture("nft-sale");
+    const rows = mapHeliusTransaction(item);
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      expect(row).toMatchObject({ signature: item.signature, type: "nft", blockTime: item.timestamp, slot: item.slot, fee: item.fee / 1e9, status: "success" });
+    }
+  });
+
+  it("maps an NFT sale to the price (leg 0), the fees to marketplace and creator, then the NFT to the buyer", () => {
+    const buyer = "2hzcMBhyip7pdyTd6UcgDJnUq4Xo8kTf2vx8doMgJGGN";
+    const seller = "3qAV3WsguV56NgehJcjYsb3WspV7PSKB4BPFjEovczAU";
+    expect(legsOf(fixture("nft-sale"))).toEqual([
+      { leg: 0, from: buyer, to: seller, amount: 23.275, token: "SOL" },
+      { leg: 1, from: buyer, to: "Dwbx13kxMMtPUwW4UemYckeaA8jtd8euHoW7wpiArXya", amount: 0.98, token: "SOL" },
+      { leg: 2, from: buyer, to: "Hc7EgrrwzEdqszUzrpXWE79CKKG44q1mo3chKENoigf4", amount: 0.245, token: "SOL" },
+      { leg: 3, from: seller, to: buyer, amount: 1, token: "BF2eY47GGXj8kJP8fQcaj2HWzcETYoSAY9XPG6mBLpM6" },
+    ]);
+  });
+
+  it("leaves out native transfers that serve a token transfer: the rent of a new token account, wrapping SOL", () => {
+    expect(legsOf(fixture("usdc-transfer"))).toEqual([
+      { leg: 0, from: "GFwhaRvWtgiyCT1TuDCHp278dATAUNwuj1i3oXh3GesM", to: "DHvTBxtmNA1iP3AWQgdB2TDYLV8h6bYVSU8uMz8qUmRK", amount: 2500.75, token: "USDC" },
+    ]);
+    // The swap's 3 SOL go first into the payer's own wrapped-SOL account, then to the pool as wSOL.
+    expect(legsOf(fixture("swap"))).toEqual([
+      { leg: 0, from: payer, to: "CqxpscBsd28Zdz5UwVPdzG8x2Nap5G8hyLWWfoM38BBz", amount: 3, token: "SOL" },
+      { leg: 1, from: "CqxpscBsd28Zdz5UwVPdzG8x2Nap5G8hyLWWfoM38BBz", to: payer, amount: 452.318912, token: "USDC" },
+    ]);
+  });
+
+  it("keeps a native transfer to a wallet beside a token transfer", () => {
+    const item = fixture("usdc-transfer");
+    item.nativeTransfers = [...item.nativeTransfers!, { fromUserAccount: payer, toUserAccount: receivers[0]!, amount: 4_000_000_000 }];
+    expect(legsOf(item).map(({ to, amount, token }) => [to, amount, token])).toEqual([
+      ["DHvTBxtmNA1iP3AWQgdB2TDYLV8h6bYVSU8uMz8qUmRK", 2500.75, "USDC"],
+      [receivers[0], 4, "SOL"],
+    ]);
+  });
+
+  it("maps an item that moved nothing to a single leg 0 from the fee payer to itself", () => {
+    expect(mapHeliusTransaction(fixture("failed-transfer"))).toHaveLength(1);
   });
 });
 
@@ -207,7 +287,8 @@ describe("mapHeliusWebhook", () => {
   it("maps every item and counts a signature repeated inside one delivery as skipped", () => {
     const items = [fixture("sol-transfer"), fixture("swap"), fixture("sol-transfer")];
     const { transactions, skipped } = mapHeliusWebhook(items);
-    expect(transactions.map((t) => t.type)).toEqual(["transfer", "swap"]);
+    const swapRows = mapHeliusTransaction(fixture("swap")).length;
+    expect(transactions.map((t) => t.type)).toEqual(["transfer", ...Array<string>(swapRows).fill("swap")]);
     expect(skipped).toBe(1);
   });
 });

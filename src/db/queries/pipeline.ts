@@ -24,13 +24,16 @@ export async function openBatchesAmong(sql: Sql | TransactionSql, batchIds: read
 /** A stored transaction with the ingest batch it came in. */
 export type BatchTransaction = Transaction & { batchId: string };
 
-/** The batches' transactions in chain order (block time, slot, signature), numbers as JS numbers. */
+/**
+ * The batches' transactions in chain order (block time, slot, signature, leg: a transaction's
+ * movements side by side), numbers as JS numbers.
+ */
 export async function loadBatchTransactions(sql: Sql, batchIds: readonly string[]): Promise<BatchTransaction[]> {
   return sql<BatchTransaction[]>`
-    select signature, type, amount::float8 as amount, token, mint, from_address as "from", to_address as "to",
+    select signature, leg, type, amount::float8 as amount, token, mint, from_address as "from", to_address as "to",
            block_time::float8 as "blockTime", slot::float8 as slot, fee::float8 as fee, status, batch_id as "batchId"
     from transactions where batch_id = any(${batchIds as string[]}::text[])
-    order by block_time, slot, signature`;
+    order by block_time, slot, signature, leg`;
 }
 
 /** An active alert on one of the addresses: its rule, and what its notification needs. */

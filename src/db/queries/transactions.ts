@@ -32,7 +32,7 @@ function filters(sql: Sql, filter: HistoryFilter): PendingQuery<Row[]> {
     ${filter.endTime !== undefined ? sql`and block_time <= ${filter.endTime}` : sql``}`;
 }
 
-/** One page, newest first (blockTime desc, slot desc, signature), and the count of all matches. */
+/** One page, newest first (blockTime desc, slot desc, signature, leg), and the count of all matches. */
 export async function listAddressTransactions(
   sql: Sql,
   filter: HistoryFilter,
@@ -51,12 +51,12 @@ export async function listAddressTransactions(
            (${total}) as total
     from (
       (select * from transactions where from_address = ${filter.address} ${where}
-       order by block_time desc nulls last, slot desc nulls last, signature limit ${reach})
+       order by block_time desc nulls last, slot desc nulls last, signature, leg limit ${reach})
       union all
       (select * from transactions where to_address = ${filter.address} and from_address <> ${filter.address} ${where}
-       order by block_time desc nulls last, slot desc nulls last, signature limit ${reach})
+       order by block_time desc nulls last, slot desc nulls last, signature, leg limit ${reach})
     ) history
-    order by history.block_time desc nulls last, history.slot desc nulls last, history.signature
+    order by history.block_time desc nulls last, history.slot desc nulls last, history.signature, history.leg
     limit ${page.limit} offset ${page.offset}`;
   if (rows.length > 0) return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]!.total };
   // An empty page (past the end, or nothing matches) carries no row to read the total from.
@@ -75,32 +75,38 @@ function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): Pend
  * Inserts the batch in one statement (in a transaction that holds the counters' lock shared):
  * new rows tagged with batchId, the ingest_batches row when at least one row is new, and the
  * counters of each tracked address (address_activity: last_activity moved forward,
- * transaction_count added to). Rows whose signature is already stored are left alone.
- * Returns how many rows were new.
+ * transaction_count added to: it counts rows, as the history lists them). Rows whose
+ * (signature, leg) is already stored are left alone. Returns how many rows were new, and how
+ * many chain transactions: their leg 0 rows, since every transaction has one.
  */
 // Amounts travel as text[]: drizzle, sharing this postgres.js client, replaces its numeric[]
 // serializer with a pass-through, and text keeps every digit that JSON gave us anyway.
-export async function insertTransactionBatch(sql: Sql, batchId: string, txs: readonly Transaction[]): Promise<number> {
+export async function insertTransactionBatch(
+  sql: Sql,
+  batchId: string,
+  txs: readonly Transaction[],
+): Promise<{ rows: number; transactions: number }> {
   const column = <T>(pick: (tx: Transaction) => T) => txs.map(pick);
   return sql.begin(async (transaction) => {
     await shareAddressCounters(transaction);
-    const [result] = await transaction<{ accepted: number }[]>`
+    const [result] = await transaction<{ rows: number; transactions: number }[]>`
       with incoming as (
         select * from unnest(
-          ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.type)}::text[],
+          ${column((tx) => tx.signature)}::text[], ${column((tx) => tx.leg ?? 0)}::smallint[],
+          ${column((tx) => tx.type)}::text[],
           ${column((tx) => String(tx.amount))}::text[]::numeric[], ${column((tx) => tx.token)}::text[],
           ${column((tx) => tx.mint ?? null)}::text[], ${column((tx) => tx.from)}::text[],
           ${column((tx) => tx.to)}::text[], ${column((tx) => tx.blockTime)}::bigint[],
           ${column((tx) => tx.slot)}::bigint[], ${column((tx) => String(tx.fee))}::text[]::numeric[],
           ${column((tx) => tx.status)}::text[]
-        ) as t(signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
+        ) as t(signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
       ),
       inserted as (
-        insert into transactions (signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
-        select signature, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
+        insert into transactions (signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
+        select signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
         from incoming
-        on conflict (signature) do nothing
-        returning from_address, to_address, block_time
+        on conflict (signature, leg) do nothing
+        returning leg, from_address, to_address, block_time
       ),
       batch as (
         insert into ingest_batches (id, transaction_count)
@@ -120,7 +126,7 @@ export async function insertTransactionBatch(sql: Sql, batchId: string, txs: rea
           set last_activity = greatest(address_activity.last_activity, excluded.last_activity),
               transaction_count = address_activity.transaction_count + excluded.transaction_count
       )
-      select count(*)::int as accepted from inserted`;
-    return result?.accepted ?? 0;
+      select count(*)::int as rows, (count(*) filter (where leg = 0))::int as transactions from inserted`;
+    return { rows: result?.rows ?? 0, transactions: result?.transactions ?? 0 };
   });
 }

@@ -48,6 +48,10 @@ const TokenTransferSchema = Type.Object(
   { additionalProperties: true },
 );
 
+// Each transfer becomes a row (its leg, a smallint); a Solana transaction's compute budget
+// allows a few hundred transfers at most, so more than this is not a real chain transaction.
+const MAX_TRANSFERS_PER_ITEM = 1_000;
+
 const HeliusItemSchema = Type.Object(
   {
     signature: SignatureSchema,
@@ -57,8 +61,8 @@ const HeliusItemSchema = Type.Object(
     feePayer: AddressSchema,
     type: Type.String({ maxLength: 64, description: "Helius transaction type (TRANSFER, SWAP, NFT_SALE, …)" }),
     transactionError: Type.Optional(Type.Unknown({ description: "null when the transaction succeeded" })),
-    nativeTransfers: Type.Optional(Type.Union([Type.Array(NativeTransferSchema), Type.Null()])),
-    tokenTransfers: Type.Optional(Type.Union([Type.Array(TokenTransferSchema), Type.Null()])),
+    nativeTransfers: Type.Optional(Type.Union([Type.Array(NativeTransferSchema, { maxItems: MAX_TRANSFERS_PER_ITEM }), Type.Null()])),
+    tokenTransfers: Type.Optional(Type.Union([Type.Array(TokenTransferSchema, { maxItems: MAX_TRANSFERS_PER_ITEM }), Type.Null()])),
   },
   { additionalProperties: true, description: "a Helius enhanced transaction; fields not listed here are ignored" },
 );

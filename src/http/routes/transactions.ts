@@ -36,7 +36,7 @@ const QuerySchema = Type.Object(
 );
 
 const TransactionSchema = Type.Object({
-  signature: Type.String(),
+  signature: Type.String({ description: "shared by the movements of one chain transaction, each listed on its own" }),
   type: Type.Enum(TRANSACTION_TYPES),
   amount: Type.Number({ description: "UI units of token" }),
   token: Type.String({ description: "a symbol, or the mint when there is none" }),
@@ -49,8 +49,10 @@ const TransactionSchema = Type.Object({
 });
 
 const ResponseSchema = Type.Object({
-  transactions: Type.Array(TransactionSchema, { description: "newest first: blockTime desc, slot desc, signature" }),
-  total: Type.Integer({ description: "count of matching transactions" }),
+  transactions: Type.Array(TransactionSchema, {
+    description: "newest first: blockTime desc, slot desc, signature, then a transaction's principal movement first",
+  }),
+  total: Type.Integer({ description: "count of matching movements" }),
   hasMore: Type.Boolean({ description: "true when more results exist beyond this page" }),
 });
 

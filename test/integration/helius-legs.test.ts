@@ -1,0 +1,149 @@
+// A Helius item moving funds to several accounts, end to end: Helius webhook → Postgres (one
+// row per leg) → real BullMQ worker → alert events. Each tracked wallet on any leg is judged
+// on its own leg; an alert still fires at most once per chain transaction, and the activity
+// counters count a transaction once per wallet however many of its legs the wallet is on.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NotificationPayload } from "../../src/domain/types.ts";
+import type { HeliusTransaction } from "../../src/ingest/helius.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomAddress, randomSignature } from "../helpers/chain.ts";
+import { createAlert, eventsOf, putLabels, settled, startWorkers, track } from "../helpers/pipeline.ts";
+import { bearer } from "../helpers/seed.ts";
+
+const SECRET = "helius-legs-test-auth-header-0123";
+const LAMPORTS = 1_000_000_000;
+const now = Math.floor(Date.now() / 1000);
+
+let t: TestApp;
+let workers: RunningWorkers;
+let token: string;
+
+beforeAll(async () => {
+  t = await startTestApp("helius-legs", { HELIUS_AUTH_HEADER: SECRET });
+  workers = startWorkers(t);
+  token = await t.token("payout-desk");
+});
+afterAll(async () => {
+  await workers.close();
+  await t.close();
+});
+
+/** A TRANSFER item paying SOL from `payer` to each receiver, in the order given. */
+function payout(payer: string, legs: Array<[to: string, sol: number]>, timestamp = now): HeliusTransaction {
+  return {
+    signature: randomSignature(),
+    slot: 300_000_000 + timestamp,
+    timestamp,
+    fee: 5000,
+    feePayer: payer,
+    type: "TRANSFER",
+    transactionError: null,
+    nativeTransfers: legs.map(([to, sol]) => ({ fromUserAccount: payer, toUserAccount: to, amount: sol * LAMPORTS })),
+    tokenTransfers: [],
+  };
+}
+
+async function deliver(items: HeliusTransaction[]): Promise<void> {
+  const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: items });
+  expect(res.statusCode).toBe(202);
+  expect(res.json()).toEqual({ accepted: items.length, duplicates: 0, skipped: 0 });
+  await settled(t);
+}
+
+const notificationsOf = (alertId: string) => t.deps.sql<{ payload: NotificationPayload }[]>`
+  select n.payload from notifications n join alert_events e on e.id = n.event_id where e.alert_id = ${alertId}`;
+
+describe("a Helius item with several legs", () => {
+  it("fires the alerts of tracked wallets on legs other than the principal one, each judged on its own leg", async () => {
+    const sanctioned = randomAddress();
+    expect((await putLabels(t, token, [{ address: sanctioned, category: "sanctioned", score: 95 }])).statusCode).toBe(200);
+    const [a, b] = [await track(t, token), await track(t, token)];
+    const watchCounterparty = await createAlert(t, token, { walletId: a.walletId, condition: "suspicious_counterparty", threshold: 75 });
+    const watchAmount = await createAlert(t, token, { walletId: b.walletId, condition: "large_transfer", threshold: 1, token: "SOL" });
+    // The largest leg, the principal one, goes to an untracked account.
+    const item = payout(sanctioned, [
+      [randomAddress(), 40],
+      [a.address, 2],
+      [b.address, 1],
+    ]);
+    await deliver([item]);
+
+    expect(await eventsOf(t, watchCounterparty)).toMatchObject([{ dedupeKey: item.signature, observed: 95, suppressed: false }]);
+    expect(await eventsOf(t, watchAmount)).toMatchObject([{ dedupeKey: item.signature, observed: 1, suppressed: false }]);
+    const [toA] = await notificationsOf(watchCounterparty);
+    expect(toA!.payload.data.transaction).toEqual({
+      signature: item.signature,
+      type: "transfer",
+      amount: 2,
+      token: "SOL",
+      from: sanctioned,
+      to: a.address,
+      blockTime: now,
+      slot: item.slot,
+      fee: 0.000005,
+      status: "success",
+    });
+  });
+
+  it("fires an alert once for a transaction two of whose legs reach the threshold, on the first of them", async () => {
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "large_transfer", threshold: 3 });
+    const item = payout(randomAddress(), [
+      [w.address, 5],
+      [randomAddress(), 1],
+      [w.address, 7],
+    ]);
+    await deliver([item]);
+    // Leg 0 is the largest transfer: the 7 SOL.
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: item.signature, observed: 7 }]);
+    expect(await notificationsOf(alertId)).toHaveLength(1);
+  });
+
+  it("counts a transaction once toward unusual_activity however many of its legs the wallet is on", async () => {
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "unusual_activity", threshold: 5 });
+    // Three legs to the wallet in each of four transactions: 4 transactions in the hour, under 5 × the floor of 1.
+    const threeLegs = (k: number) =>
+      payout(
+        randomAddress(),
+        [
+          [w.address, 1],
+          [w.address, 2],
+          [w.address, 3],
+        ],
+        now + k * 60,
+      );
+    await deliver([0, 1, 2, 3].map(threeLegs));
+    expect(await eventsOf(t, alertId)).toEqual([]);
+
+    const fifth = threeLegs(4);
+    await deliver([fifth]);
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: fifth.signature, observed: 5 }]);
+
+    // The history lists every leg: 15 rows, the fifth transaction's first.
+    const res = await t.app.inject({ url: `/v1/transactions?walletId=${w.walletId}&limit=3`, headers: bearer(token) });
+    expect(res.json()).toMatchObject({ total: 15, hasMore: true });
+    expect(res.json().transactions.map((row: { signature: string; amount: number }) => [row.signature, row.amount])).toEqual([
+      [fifth.signature, 3],
+      [fifth.signature, 1],
+      [fifth.signature, 2],
+    ]);
+  });
+
+  it("stores nothing and fires nothing more when Helius delivers the same item again", async () => {
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "large_transfer", threshold: 1 });
+    const item = payout(randomAddress(), [
+      [randomAddress(), 9],
+      [w.address, 4],
+    ]);
+    await deliver([item]);
+    const again = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [item] });
+    expect(again.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    await settled(t);
+    expect(await eventsOf(t, alertId)).toHaveLength(1);
+    const [rows] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from transactions where signature = ${item.signature}`;
+    expect(rows!.n).toBe(2);
+  });
+});
