@@ -1,6 +1,7 @@
 // What the later migrations promise: identifiers that compare byte by byte (0003), ingest's
-// per-address counters moved out of address_state with nothing lost on the way (0004), and a
-// replaced webhook secret still in its grace period kept signing (0005, 0006).
+// per-address counters moved out of address_state with nothing lost on the way (0004), a
+// replaced webhook secret still in its grace period kept signing (0005, 0006), and the stored
+// transactions kept as leg 0 of their signature (0007).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,6 +117,28 @@ describe("previous webhook secrets (0005, 0006)", () => {
         ["alr_expired", []],
         ["alr_grace", [["whsec_old", inGrace.getTime()]]],
         ["alr_never", []],
+      ]);
+    });
+  });
+});
+
+describe("transaction legs (0007)", () => {
+  it("keeps every stored transaction as its leg 0, and a second leg of the same signature can then be stored", async () => {
+    await fromDatabaseMigratedUpTo(6, async (old, upgrade) => {
+      await old`
+        insert into transactions (signature, type, amount, token, from_address, to_address, block_time, slot, fee, status, batch_id)
+        values ('sig1', 'transfer', 5, 'SOL', 'payer', 'first', 1700000000, 1, 0.000005, 'success', 'bat_1')`;
+      await upgrade();
+      expect(await old`select signature, leg, to_address as "to" from transactions`).toEqual([{ signature: "sig1", leg: 0, to: "first" }]);
+      await old`
+        insert into transactions (signature, leg, type, amount, token, from_address, to_address, block_time, slot, fee, status, batch_id)
+        values ('sig1', 1, 'transfer', 2, 'SOL', 'payer', 'second', 1700000000, 1, 0.000005, 'success', 'bat_2'),
+               ('sig1', 0, 'transfer', 5, 'SOL', 'payer', 'first', 1700000000, 1, 0.000005, 'success', 'bat_2')
+        on conflict (signature, leg) do nothing`;
+      const legs = await old`select leg, to_address as "to" from transactions where signature = 'sig1' order by leg`;
+      expect(legs).toEqual([
+        { leg: 0, to: "first" },
+        { leg: 1, to: "second" },
       ]);
     });
   });
