@@ -1,0 +1,60 @@
+// Whether the database has every migration this code was written against. Code newer than
+// its schema fails on the first statement that names a new column: a 500 for each request, a
+// failed attempt for each job. So /readyz keeps such a process out of rotation and says what
+// to run, and a worker says it at start. (A database ahead of the code is not flagged: old
+// processes still running just after `npm run migrate` are part of an ordinary upgrade.)
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Sql } from "./client.ts";
+import { MIGRATIONS_FOLDER } from "./migrate.ts";
+
+type Migration = { tag: string; when: number };
+
+export type SchemaState = { current: true } | { current: false; applied: string | null; needed: string };
+
+/** The migrations this code ships, oldest first, from drizzle-kit's journal. */
+export function shippedMigrations(folder = MIGRATIONS_FOLDER): Migration[] {
+  const journal = JSON.parse(readFileSync(join(folder, "meta", "_journal.json"), "utf8")) as { entries: Migration[] };
+  return journal.entries;
+}
+
+const UNDEFINED_TABLE = "42P01";
+const INVALID_SCHEMA = "3F000";
+
+/**
+ * Compares the newest migration applied (drizzle records each one's journal time as
+ * created_at) with the newest shipped. Once current, a process stays current: migrations are
+ * never taken back, so later calls answer without a query.
+ */
+export function createSchemaCheck(sql: Sql, shipped: readonly Migration[] = shippedMigrations()): () => Promise<SchemaState> {
+  const needed = shipped.at(-1)!;
+  let current = false;
+  return async () => {
+    if (current) return { current: true };
+    const newest = await newestApplied(sql);
+    if (newest !== null && newest >= needed.when) {
+      current = true;
+      return { current: true };
+    }
+    const applied = newest === null ? null : ([...shipped].reverse().find((m) => m.when <= newest)?.tag ?? null);
+    return { current: false, applied, needed: needed.tag };
+  };
+}
+
+async function newestApplied(sql: Sql): Promise<number | null> {
+  try {
+    const [row] = await sql<{ newest: number | null }[]>`select max(created_at)::float8 as newest from drizzle.__drizzle_migrations`;
+    return row?.newest ?? null;
+  } catch (error) {
+    // A database nobody has migrated yet has neither the schema nor the table.
+    const code = (error as { code?: unknown }).code;
+    if (code === UNDEFINED_TABLE || code === INVALID_SCHEMA) return null;
+    throw error;
+  }
+}
+
+/** What to tell the operator of a database behind the code. */
+export function behindMessage(state: Extract<SchemaState, { current: false }>): string {
+  const applied = state.applied === null ? "no migration" : `migrations up to ${state.applied}`;
+  return `the database has ${applied}; this code needs ${state.needed}: run \`npm run migrate\``;
+}
