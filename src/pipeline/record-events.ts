@@ -52,7 +52,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   const locked = new Map((await lockAlerts(tx, alertIds)).map((row) => [row.id, row]));
   const isActive = (alertId: string) => locked.get(alertId)?.status === "active";
 
-  const candidates: Candidate[] = input.txFirings
+  const candidates: Candidate[] = firstOfEachEvent(input.txFirings)
     .filter((f) => isActive(f.alert.alertId))
     .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction, risk: f.risk }));
   const baselines = new Map<string, number | null>();
@@ -96,6 +96,21 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   await insertNotifications(tx, notifications, input.now);
   await updateFiredAlerts(tx, [...fired.values()]);
   return { events: inserted.size, deliveries: notifications.map((n) => ({ notificationId: n.id, channel: n.channel })) };
+}
+
+/**
+ * Several legs of one transaction can fire one alert under one dedupe key: the first leg's
+ * firing is the event. Left to the unique index, the cooldown would first mark the later legs
+ * suppressed, and which of the rows Postgres keeps would decide whether anything is sent.
+ */
+function firstOfEachEvent(firings: readonly TxFiring[]): TxFiring[] {
+  const seen = new Set<string>();
+  return firings.filter(({ firing }) => {
+    const key = `${firing.alertId} ${firing.dedupeKey}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** Events in firing order; within an alert's cooldown after a notification, an event is suppressed. */

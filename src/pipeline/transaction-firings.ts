@@ -40,7 +40,7 @@ export type FiringLookups = {
 
 /**
  * The firings of the batch, in chain order (then alert id). Several legs of one transaction
- * may fire one alert: they share its dedupe key, so only the first is recorded (record-events).
+ * may fire one alert: they share its dedupe key, and only the first is recorded (record-events).
  */
 export function evaluateTransactions(
   txs: readonly Transaction[],
