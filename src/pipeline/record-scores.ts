@@ -1,8 +1,13 @@
 // Writes new risk scores inside the evaluation's transaction, batch by batch of the group.
 // Each changed address is locked and re-read first: when another writer (a label change, a
 // concurrent batch) moved its stored factors since the score was computed, it is recomputed
-// from what is stored now, so a concurrent update is built upon, never overwritten.
+// from what is stored now, so a concurrent update is built upon, never overwritten. The
+// labels the scores were computed with are read again too, once the addresses are locked: a
+// label change that committed after the evaluation read them (a downgrade that took a factor
+// away) must not be undone by the batch adding that factor back from the old label. A label
+// change still under way locks the addresses after this commit and recomputes them itself.
 import type { TransactionSql } from "postgres";
+import { loadLabels, type LabelRow } from "../db/queries/pipeline.ts";
 import { insertScoreHistory, lockAddressScores, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import type { ScoreChange } from "../domain/conditions/index.ts";
 import type { RiskFactor } from "../domain/types.ts";
@@ -11,8 +16,9 @@ import { sameFactors, type ScoreResult } from "./scoring.ts";
 export type PendingScore = {
   address: string;
   basedOn: { score: number; factors: readonly RiskFactor[] };
+  labels: readonly LabelRow[];
   next: ScoreResult;
-  recompute: (storedFactors: readonly RiskFactor[]) => ScoreResult;
+  recompute: (storedFactors: readonly RiskFactor[], labels: readonly LabelRow[]) => ScoreResult;
 };
 
 /** The new scores of one batch of a group, recorded with its cause. */
@@ -39,13 +45,20 @@ export async function recordScores(
   const stored = new Map<string, StoredScore>(
     (await lockAddressScores(tx, addresses)).map((row) => [row.address, { riskScore: row.riskScore, riskFactors: row.riskFactors }]),
   );
+  // After the locks, so that a label change committed before them is seen (none when the batch met no labelled counterparty).
+  const labelled = [...new Set(steps.flatMap((step) => step.pending.flatMap((p) => p.labels.map((label) => label.address))))];
+  const labelsNow = new Map((await loadLabels(tx, labelled)).map((label) => [label.address, label]));
   const scores = new Map<string, ScoreResult>();
   const history: NewHistory[] = [];
   for (const { cause, pending } of steps) {
     for (const update of pending) {
       const current = stored.get(update.address) ?? NO_SCORE;
-      const unchanged = current.riskScore === update.basedOn.score && sameFactors(current.riskFactors, update.basedOn.factors);
-      const next = unchanged ? update.next : update.recompute(current.riskFactors);
+      const labels = update.labels.flatMap((label) => labelsNow.get(label.address) ?? []);
+      const unchanged =
+        current.riskScore === update.basedOn.score &&
+        sameFactors(current.riskFactors, update.basedOn.factors) &&
+        sameLabels(labels, update.labels);
+      const next = unchanged ? update.next : update.recompute(current.riskFactors, labels);
       if (next.score === current.riskScore && sameFactors(next.factors, current.riskFactors)) continue;
       stored.set(update.address, { riskScore: next.score, riskFactors: next.factors });
       scores.set(update.address, next);
@@ -60,6 +73,10 @@ export async function recordScores(
   const changes = history.map((h, i) => ({ id: ids[i]!, address: h.address, previousScore: h.previousScore, score: h.score, factors: h.factors }));
   return { changes, scores };
 }
+
+const sameLabels = (now: readonly LabelRow[], before: readonly LabelRow[]): boolean =>
+  now.length === before.length &&
+  now.every((label, i) => label.category === before[i]!.category && label.score === before[i]!.score);
 
 type StoredScore = { riskScore: number; riskFactors: readonly RiskFactor[] };
 

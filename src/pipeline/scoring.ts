@@ -80,9 +80,14 @@ export type ScoreUpdate = {
   address: string;
   /** The stored score and factors the new ones were computed from. */
   basedOn: { score: number; factors: RiskFactor[] };
+  /** The labels of the batch's counterparties they were computed with. */
+  labels: readonly LabelRow[];
   next: ScoreResult;
-  /** Recomputes from other stored factors (when a concurrent writer changed them meanwhile). */
-  recompute: (storedFactors: readonly RiskFactor[]) => ScoreResult;
+  /**
+   * Recomputes from other stored factors or labels (when a concurrent writer, a label change
+   * among them, changed them meanwhile).
+   */
+  recompute: (storedFactors: readonly RiskFactor[], labels: readonly LabelRow[]) => ScoreResult;
 };
 
 const NO_LABELS: readonly LabelRow[] = [];
@@ -102,8 +107,9 @@ export function scoreTouchedAddresses(
     const next = scoreFromActivity(basedOn.factors, labels, counts, balance);
     if (next.score !== basedOn.score || !sameFactors(next.factors, basedOn.factors)) {
       // The closure only for the few that change: most touched addresses keep their score.
-      const recompute = (stored: readonly RiskFactor[]) => scoreFromActivity(stored, labels, counts, balance);
-      updates.push({ address, basedOn, next, recompute });
+      const recompute = (stored: readonly RiskFactor[], current: readonly LabelRow[]) =>
+        scoreFromActivity(stored, current, counts, balance);
+      updates.push({ address, basedOn, labels, next, recompute });
     }
   }
   return updates;

@@ -88,7 +88,7 @@ export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; 
 
 export type LabelRow = { address: string; category: LabelCategory; score: number };
 
-export async function loadLabels(sql: Sql, addresses: readonly string[]): Promise<LabelRow[]> {
+export async function loadLabels(sql: Sql | TransactionSql, addresses: readonly string[]): Promise<LabelRow[]> {
   if (addresses.length === 0) return [];
   return sql<LabelRow[]>`
     select address, category, score from risk_labels where address = any(${addresses as string[]}::text[])`;
