@@ -53,6 +53,14 @@ local function hdel(key, fields)
   for k = 1, #fields, 1000 do redis.call('HDEL', key, unpack(fields, k, min(k + 999, #fields))) end
 end
 
+-- A step's counterparties of one address can run to thousands (a payout of many legs), more
+-- than unpack can pass to one call; returns how many were new.
+local function sadd(key, members)
+  local added = 0
+  for k = 1, #members, 1000 do added = added + redis.call('SADD', key, unpack(members, k, min(k + 999, #members))) end
+  return added
+end
+
 local stateKeys = {}
 for i = 1, #input do stateKeys[i] = prefix .. ':activity:' .. input[i][1] end
 local states = {}
@@ -145,7 +153,7 @@ for i = 1, #input do
       end
       -- Counterparties never seen before; they count in the newest minute of the batch.
       if #cpList > 0 then
-        local added = redis.call('SADD', cpKey, unpack(cpList))
+        local added = sadd(cpKey, cpList)
         flags = expireOnce(cpKey, flags, CP_TTL)
         if added > 0 then
           local m = floor(lastT / 60)

@@ -146,4 +146,21 @@ describe("a Helius item with several legs", () => {
     const [rows] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from transactions where signature = ${item.signature}`;
     expect(rows!.n).toBe(2);
   });
+
+  it("counts a tracked wallet that pays thousands of addresses in one delivery: every counterparty is new activity", async () => {
+    const w = await track(t, token);
+    // Nine airdrop transactions of 1,000 legs each: 9,000 counterparties of the wallet in one batch.
+    const airdrop = (k: number) =>
+      payout(
+        w.address,
+        Array.from({ length: 1000 }, (): [string, number] => [randomAddress(), 0.001]),
+        now + k,
+      );
+    // More members than Redis's Lua can unpack into one SADD: the script failed part-way with the
+    // batch's "counted" marker already set, so the evaluation that took the batch later skipped
+    // its counts altogether.
+    await deliver([0, 1, 2, 3, 4, 5, 6, 7, 8].map(airdrop));
+    const res = await t.app.inject({ url: `/v1/wallets/${w.walletId}`, headers: bearer(token) });
+    expect(res.json().riskFactors).toContain("new_counterparty_burst");
+  }, 60_000);
 });
