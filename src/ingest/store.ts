@@ -12,10 +12,11 @@ import type { AccountSnapshot } from "./native.ts";
 export type StoredBatch = { accepted: number; duplicates: number; batchId: string | null };
 
 /**
- * Stores the rows not stored yet as one new batch and enqueues its evaluation. The counts are
- * of chain transactions, each given as its leg 0 row and any further legs: `accepted` those
- * new, `duplicates` every other one (already stored, or a repeat of a (signature, leg) earlier
- * in `txs`: the first one given wins), so accepted + duplicates = the leg 0 rows in `txs`.
+ * Stores the chain transactions not stored yet as one new batch and enqueues its evaluation.
+ * A transaction is given as its leg 0 row and any further legs, and is stored whole or not at
+ * all (see insertTransactionBatch): `accepted` counts those new, `duplicates` every other one
+ * (already stored, or a repeat of a (signature, leg) earlier in `txs`: the first one given
+ * wins), so accepted + duplicates = the leg 0 rows in `txs`.
  * Throws when Postgres fails (nothing stored) or when the enqueue fails (rows stored).
  */
 export async function storeTransactionBatch(

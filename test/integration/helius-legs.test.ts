@@ -9,7 +9,7 @@ import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress, randomSignature } from "../helpers/chain.ts";
 import { createAlert, eventsOf, putLabels, settled, startWorkers, track } from "../helpers/pipeline.ts";
-import { bearer } from "../helpers/seed.ts";
+import { bearer, ingestTransactions, makeTransaction } from "../helpers/seed.ts";
 
 const SECRET = "helius-legs-test-auth-header-0123";
 const LAMPORTS = 1_000_000_000;
@@ -30,9 +30,9 @@ afterAll(async () => {
 });
 
 /** A TRANSFER item paying SOL from `payer` to each receiver, in the order given. */
-function payout(payer: string, legs: Array<[to: string, sol: number]>, timestamp = now): HeliusTransaction {
+function payout(payer: string, legs: Array<[to: string, sol: number]>, timestamp = now, signature = randomSignature()): HeliusTransaction {
   return {
-    signature: randomSignature(),
+    signature,
     slot: 300_000_000 + timestamp,
     timestamp,
     fee: 5000,
@@ -145,6 +145,61 @@ describe("a Helius item with several legs", () => {
     expect(await eventsOf(t, alertId)).toHaveLength(1);
     const [rows] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from transactions where signature = ${item.signature}`;
     expect(rows!.n).toBe(2);
+  });
+
+  it("stores nothing more when Helius delivers an item again with another transfer among its legs", async () => {
+    const [a, x, b] = [randomAddress(), randomAddress(), randomAddress()];
+    const first = payout(randomAddress(), [
+      [a, 9],
+      [b, 4],
+    ]);
+    await deliver([first]);
+    // Legs are numbered by position: the new transfer takes leg 1, and b's leg moves to 2.
+    const again = payout(
+      first.feePayer,
+      [
+        [a, 9],
+        [x, 6],
+        [b, 4],
+      ],
+      now,
+      first.signature,
+    );
+    const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [again] });
+    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    await settled(t);
+    const rows = await t.deps.sql<{ leg: number; to: string; amount: number }[]>`
+      select leg, to_address as "to", amount::float8 as amount from transactions where signature = ${first.signature} order by leg`;
+    expect(rows.map((row) => ({ ...row }))).toEqual([
+      { leg: 0, to: a, amount: 9 },
+      { leg: 1, to: b, amount: 4 },
+    ]);
+  });
+
+  it("counts a transaction that native ingest stored first once, when Helius then delivers it with more legs", async () => {
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "unusual_activity", threshold: 2 });
+    const payer = randomAddress();
+    const signature = randomSignature();
+    const fromPoller = makeTransaction({ signature, from: payer, to: w.address, amount: 5, blockTime: now, slot: 300_000_000 + now });
+    expect(await ingestTransactions(t, token, [fromPoller])).toEqual({ accepted: 1, duplicates: 0 });
+    await settled(t);
+    const item = payout(
+      payer,
+      [
+        [w.address, 5],
+        [w.address, 2],
+      ],
+      now,
+      signature,
+    );
+    const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [item] });
+    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    await settled(t);
+    // One chain transaction in the hour: under 2 × the floor of 1.
+    expect(await eventsOf(t, alertId)).toEqual([]);
+    const history = await t.app.inject({ url: `/v1/transactions?walletId=${w.walletId}`, headers: bearer(token) });
+    expect(history.json()).toMatchObject({ total: 1 });
   });
 
   it("counts a tracked wallet that pays thousands of addresses in one delivery: every counterparty is new activity", async () => {

@@ -75,9 +75,13 @@ function countQuery(sql: Sql, address: string, where: PendingQuery<Row[]>): Pend
  * Inserts the batch in one statement (in a transaction that holds the counters' lock shared):
  * new rows tagged with batchId, the ingest_batches row when at least one row is new, and the
  * counters of each tracked address (address_activity: last_activity moved forward,
- * transaction_count added to: it counts rows, as the history lists them). Rows whose
- * (signature, leg) is already stored are left alone. Returns how many rows were new, and how
- * many chain transactions: their leg 0 rows, since every transaction has one.
+ * transaction_count added to: it counts rows, as the history lists them). A chain
+ * transaction is stored whole or not at all: its leg 0 claims the signature, and when that is
+ * stored already (an earlier delivery, or native ingest) none of its legs is added. Legs are
+ * numbered by position, so a replay that reports one more transfer would otherwise store a leg
+ * twice under new numbers, and a leg stored in a later batch would count the transaction again
+ * in the activity counters. Returns how many rows were new, and how many chain transactions:
+ * their leg 0 rows, since every transaction has one.
  */
 // Amounts travel as text[]: drizzle, sharing this postgres.js client, replaces its numeric[]
 // serializer with a pass-through, and text keeps every digit that JSON gave us anyway.
@@ -101,13 +105,21 @@ export async function insertTransactionBatch(
           ${column((tx) => tx.status)}::text[]
         ) as t(signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status)
       ),
-      inserted as (
+      principals as (
         insert into transactions (signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
         select signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
-        from incoming
+        from incoming where leg = 0
         on conflict (signature, leg) do nothing
-        returning leg, from_address, to_address, block_time
+        returning signature, leg, from_address, to_address, block_time
       ),
+      others as (
+        insert into transactions (signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
+        select signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
+        from incoming where leg > 0 and signature in (select signature from principals)
+        on conflict (signature, leg) do nothing
+        returning signature, leg, from_address, to_address, block_time
+      ),
+      inserted as (select * from principals union all select * from others),
       batch as (
         insert into ingest_batches (id, transaction_count)
         select ${batchId}, count(*) from inserted having count(*) > 0
