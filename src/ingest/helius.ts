@@ -134,12 +134,8 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
 const largest = (legs: Leg[]): Leg | undefined =>
   legs.reduce<Leg | undefined>((best, leg) => (best === undefined || leg.amount > best.amount ? leg : best), undefined);
 
-export function principalLeg(item: HeliusTransaction, type: TransactionType = mapHeliusType(item.type)): Leg | undefined {
-  return principalAmong(item, type, nativeLegs(item), tokenLegs(item));
-}
-
 /** The item's movements, its principal one first; none when it moved nothing. */
-export function orderedLegs(item: HeliusTransaction, type: TransactionType = mapHeliusType(item.type)): Leg[] {
+function orderedLegs(item: HeliusTransaction, type: TransactionType): Leg[] {
   const natives = nativeLegs(item);
   const tokens = tokenLegs(item);
   const principal = principalAmong(item, type, natives, tokens);
