@@ -3,7 +3,7 @@
 // that the error names the parameter and the allowed range.
 import { Type } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
-import { invalid } from "./problem.ts";
+import { PROBLEM_CONTENT_TYPE, invalid } from "./problem.ts";
 
 export const ProblemSchema = Type.Object(
   {
@@ -18,9 +18,21 @@ export const ProblemSchema = Type.Object(
   { $id: "Problem", description: "RFC 9457 problem details" },
 );
 
+/**
+ * Error responses under the media type they are sent with (application/problem+json), so
+ * the OpenAPI document says what clients get; Fastify serializes a reply with the schema
+ * of its status and media type.
+ */
+export const problemResponses = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: "RFC 9457 problem details", content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } } },
+    ]),
+  );
+
 /** Error responses every authenticated route can give, for the OpenAPI document. */
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries([401, 403, 429, 503, ...statuses].map((status) => [status, Type.Ref("Problem")]));
+export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 503, ...statuses);
 
 export function queryInteger(options: { min: number; max: number; default: number; description: string }) {
   return Type.Optional(

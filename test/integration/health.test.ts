@@ -40,6 +40,23 @@ describe("health and framework errors", () => {
     expect(res.json().openapi).toBe("3.1.0");
   });
 
+  it("describes every error response in the OpenAPI document as application/problem+json, as it is sent", async () => {
+    const document = (await t.app.inject({ url: "/v1/openapi.json" })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    };
+    const errorMediaTypes = new Set<string>();
+    for (const operations of Object.values(document.paths)) {
+      for (const { responses } of Object.values(operations)) {
+        for (const [status, response] of Object.entries(responses)) {
+          if (Number(status) >= 400) for (const mediaType of Object.keys(response.content ?? {})) errorMediaTypes.add(mediaType);
+        }
+      }
+    }
+    expect([...errorMediaTypes]).toEqual(["application/problem+json"]);
+    const unauthorized = await t.app.inject({ url: "/v1/wallets" });
+    expect(unauthorized.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  });
+
   it("answers a malformed percent-encoding with 400 problem+json", async () => {
     const res = await t.app.inject({ url: "/v1/wallets/%E0%A4%A" , headers: { authorization: `Bearer ${await t.token("alice")}` } });
     expect(res.statusCode).toBe(400);

@@ -14,7 +14,7 @@ import { MAX_AMOUNT, MAX_BATCH_TRANSACTIONS, MAX_UNIX_SECONDS } from "../../inge
 import { storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { ProblemError } from "../problem.ts";
-import { AddressSchema, SignatureSchema } from "../schemas.ts";
+import { AddressSchema, SignatureSchema, problemResponses } from "../schemas.ts";
 
 /**
  * Lamports are a u64 on chain. Capping them at 2^53 refused a whole delivery for one transfer
@@ -110,7 +110,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           body: BodySchema,
           response: {
             202: AcceptedSchema,
-            ...Object.fromEntries([400, 401, 404, 413, 415, 503].map((s) => [s, Type.Ref("Problem")])),
+            ...problemResponses(400, 401, 404, 413, 415, 503),
           },
         },
       },
