@@ -1,7 +1,7 @@
 // Schema pieces shared by the routes. Query values arrive as strings (the interface says
 // so) and must be canonical whole numbers; the range is checked by parseQueryInteger so
 // that the error names the parameter and the allowed range.
-import { Type } from "@fastify/type-provider-typebox";
+import { Type, type TSchema } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
 import { PROBLEM_CONTENT_TYPE, invalid } from "./problem.ts";
 
@@ -27,9 +27,22 @@ export const problemResponses = (...statuses: number[]) =>
   Object.fromEntries(
     statuses.map((status) => [
       status,
-      { description: "RFC 9457 problem details", content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } } },
+      {
+        description: "RFC 9457 problem details",
+        ...(status === 429 || status === 503 ? { headers: { "retry-after": RETRY_AFTER } } : {}),
+        content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } },
+      },
     ]),
   );
+
+const RETRY_AFTER = { type: "string", description: "seconds to wait before trying again" };
+
+/** A response with a Location header (a 201's new resource, a 202's notification), for the OpenAPI document. */
+export const withLocation = <T extends TSchema>(schema: T, description: string, location: string) => ({
+  description,
+  headers: { location: { type: "string", description: location } },
+  content: { "application/json": { schema } },
+});
 
 /** Error responses every authenticated route can give, for the OpenAPI document. */
 export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 503, ...statuses);

@@ -9,7 +9,7 @@ import { newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { notFound } from "../problem.ts";
-import { errorResponses, parseQueryInteger } from "../schemas.ts";
+import { withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
@@ -46,7 +46,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Create a risk alert on a wallet",
           body: CreateAlertBody,
-          response: { 201: CreatedAlertSchema, ...errorResponses(400, 404, 413, 415) },
+          response: { 201: withLocation(CreatedAlertSchema, "risk alert created", "the new risk alert's URL"), ...errorResponses(400, 404, 413, 415) },
         },
       },
       async (request, reply) => {

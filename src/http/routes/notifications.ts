@@ -17,7 +17,7 @@ import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
-import { errorResponses, idSchema, isoDate } from "../schemas.ts";
+import { errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
 import { takeTestQuota } from "./test-quota.ts";
 
 const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
@@ -68,7 +68,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Send a risk_alert.test notification through the alert's channel now",
           params: AlertIdParams,
-          response: { 202: TestAccepted, ...errorResponses(400, 404, 409, 429) },
+          response: { 202: withLocation(TestAccepted, "the test notification is queued", "the notification's URL, /v1/notifications/{notificationId}"), ...errorResponses(400, 404, 409, 429) },
         },
       },
       async (request, reply) => {

@@ -14,7 +14,7 @@ import { newId } from "../../ids.ts";
 import { trackWallet } from "../../pipeline/track-wallet.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { AddressSchema, assertAddress, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -180,7 +180,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Track a wallet",
           body: CreateBodySchema,
-          response: { 201: WalletDetailSchema, ...errorResponses(400, 409, 413, 415) },
+          response: { 201: withLocation(WalletDetailSchema, "wallet created", "the new wallet's URL"), ...errorResponses(400, 409, 413, 415) },
         },
       },
       async (request, reply) => {
