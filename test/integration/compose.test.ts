@@ -72,6 +72,15 @@ describe("docker-compose.yml", () => {
     expect(service("feed").depends_on?.api?.condition).toBe("service_healthy");
   });
 
+  it("calls PostgreSQL healthy only once it accepts TCP connections, as migrate, api and worker connect", () => {
+    // On a first start the image's entrypoint runs its setup on a temporary server that
+    // listens on the Unix socket only; pg_isready without -h asks that socket and says
+    // ready, then the temporary server stops and migrate's TCP connection is refused.
+    const test = [service("postgres").healthcheck?.test ?? []].flat();
+    expect(test).toContain("pg_isready");
+    expect(test[test.indexOf("-h") + 1]).toBe("127.0.0.1");
+  });
+
   it("gives every long-running service a healthcheck and a restart policy", () => {
     for (const name of LONG_RUNNING) {
       const s = service(name);
