@@ -117,6 +117,10 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
+  // The API takes one family of tokens; with both set, HS256 tokens (npm run token's) would be
+  // refused while the operator believes JWT_SECRET is in use.
+  if (config.jwt.secret && config.jwt.jwksUrl)
+    problems.push("JWT_SECRET and JWT_JWKS_URL exclude each other: set JWT_SECRET for HS256 tokens or JWT_JWKS_URL for RS256/ES256 ones");
   if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
   if (config.workerMetricsPort !== undefined && !config.admin.user)
     problems.push("WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD: /metrics is served behind them");

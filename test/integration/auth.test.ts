@@ -176,7 +176,7 @@ describe("RS256 and ES256 through JWT_JWKS_URL", () => {
     });
     await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
     const { port } = jwksServer.address() as AddressInfo;
-    jwksApp = await startTestApp("auth-jwks", { JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json` });
+    jwksApp = await startTestApp("auth-jwks", { JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`, JWT_SECRET: "" });
   });
   afterAll(async () => {
     await jwksApp.close();

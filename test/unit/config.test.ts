@@ -89,6 +89,12 @@ describe("loadConfig", () => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });
 
+  it("refuses JWT_SECRET and JWT_JWKS_URL together: the API would take only the JWKS's tokens", () => {
+    expect(problemsOf({ JWT_JWKS_URL: "https://auth.example.com/.well-known/jwks.json" })).toContain(
+      "JWT_SECRET and JWT_JWKS_URL exclude each other",
+    );
+  });
+
   it("names every bad and missing variable in one error", () => {
     const message = problemsOf({ DATABASE_URL: "", PORT: "x", EVALUATION_GROUP_TRANSACTIONS: "-5" });
     expect(message).toContain("DATABASE_URL is required");
