@@ -91,8 +91,19 @@ export async function insertTransactionBatch(
   txs: readonly Transaction[],
 ): Promise<{ rows: number; transactions: number }> {
   const column = <T>(pick: (tx: Transaction) => T) => txs.map(pick);
+  // Only a Helius batch has legs beyond 0; without any, the incoming rows are read by one insert
+  // alone, so Postgres need not keep them for a second.
+  const hasOtherLegs = txs.some((tx) => (tx.leg ?? 0) > 0);
   return sql.begin(async (transaction) => {
     await shareAddressCounters(transaction);
+    const others = hasOtherLegs
+      ? transaction`
+        insert into transactions (signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
+        select signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
+        from incoming where leg > 0 and signature in (select signature from principals)
+        on conflict (signature, leg) do nothing
+        returning signature, leg, from_address, to_address, block_time`
+      : transaction`select signature, leg, from_address, to_address, block_time from principals where false`;
     const [result] = await transaction<{ rows: number; transactions: number }[]>`
       with incoming as (
         select * from unnest(
@@ -112,13 +123,7 @@ export async function insertTransactionBatch(
         on conflict (signature, leg) do nothing
         returning signature, leg, from_address, to_address, block_time
       ),
-      others as (
-        insert into transactions (signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, batch_id)
-        select signature, leg, type, amount, token, mint, from_address, to_address, block_time, slot, fee, status, ${batchId}
-        from incoming where leg > 0 and signature in (select signature from principals)
-        on conflict (signature, leg) do nothing
-        returning signature, leg, from_address, to_address, block_time
-      ),
+      others as (${others}),
       inserted as (select * from principals union all select * from others),
       batch as (
         insert into ingest_batches (id, transaction_count)
