@@ -58,6 +58,8 @@ type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
+/** A Redis Cluster hash tag: BullMQ's scripts need a queue's keys in one slot. */
+const DEFAULT_QUEUE_PREFIX = "{wallet-alerts}";
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -113,7 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
-    queuePrefix: read("QUEUE_PREFIX", (v) => v, "{wallet-alerts}"),
+    queuePrefix: read("QUEUE_PREFIX", (v) => v, DEFAULT_QUEUE_PREFIX),
   };
 
   if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
@@ -229,21 +231,25 @@ export function loadJwtConfig(env: Env = process.env): Config["jwt"] {
 
 /**
  * For `npm run queues`, which reads Redis and nothing else: a monitoring host needs neither
- * the database URL nor the token secret to count jobs.
+ * the database URL nor the token secret to count jobs, and the settings it keeps for other
+ * programs (a PORT, a secret of another length) are not this command's to refuse.
  */
 export function loadQueuesConfig(env: Env = process.env): Pick<Config, "redisUrl" | "queuePrefix"> {
-  const unusedSecret = env.JWT_JWKS_URL ? {} : { JWT_SECRET: "unused-by-the-queues-command-0123456789" };
-  const { redisUrl, queuePrefix } = loadConfig({ DATABASE_URL: "postgres://unused", ...unusedSecret, ...env });
-  return { redisUrl, queuePrefix };
+  return { redisUrl: urlAlone(env, "REDIS_URL", ["redis:", "rediss:"]), queuePrefix: env.QUEUE_PREFIX || DEFAULT_QUEUE_PREFIX };
 }
 
 /** For commands that need the database and nothing else (migrate). */
 export function loadDatabaseUrl(env: Env = process.env): string {
-  const raw = env.DATABASE_URL;
-  if (!raw) throw new ConfigError("invalid configuration: DATABASE_URL is required");
+  return urlAlone(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+}
+
+/** One URL setting read on its own, for commands that need nothing else. */
+function urlAlone(env: Env, name: string, schemes: string[]): string {
+  const raw = env[name];
+  if (!raw) throw new ConfigError(`invalid configuration: ${name} is required`);
   try {
-    return urlWithScheme(["postgres:", "postgresql:"])(raw);
+    return urlWithScheme(schemes)(raw);
   } catch (error) {
-    throw new ConfigError(`invalid configuration: DATABASE_URL: ${(error as Error).message}`);
+    throw new ConfigError(`invalid configuration: ${name}: ${(error as Error).message}`);
   }
 }

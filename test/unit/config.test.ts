@@ -1,7 +1,7 @@
 // loadConfig: the only reader of the environment. Defaults, parsed values, and one clear
 // message per bad variable (all of them at once, so an operator fixes them in one go).
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { ConfigError, loadConfig, loadQueuesConfig } from "../../src/config.ts";
 
 const REQUIRED = {
   DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
@@ -100,5 +100,20 @@ describe("loadConfig", () => {
     expect(message).toContain("DATABASE_URL is required");
     expect(message).toContain("PORT:");
     expect(message).toContain("EVALUATION_GROUP_TRANSACTIONS:");
+  });
+});
+
+describe("loadQueuesConfig (npm run queues)", () => {
+  it("reads REDIS_URL and QUEUE_PREFIX and nothing else: other programs' settings on the host are not refused", () => {
+    expect(loadQueuesConfig({ REDIS_URL: "redis://10.0.0.5:6379", PORT: "abc", JWT_SECRET: "short" })).toEqual({
+      redisUrl: "redis://10.0.0.5:6379",
+      queuePrefix: "{wallet-alerts}",
+    });
+    expect(loadQueuesConfig({ REDIS_URL: "rediss://cache:6380", QUEUE_PREFIX: "{desk-b}" }).queuePrefix).toBe("{desk-b}");
+  });
+
+  it("refuses a missing or malformed REDIS_URL, naming it", () => {
+    expect(() => loadQueuesConfig({})).toThrow("REDIS_URL is required");
+    expect(() => loadQueuesConfig({ REDIS_URL: "http://cache:6379" })).toThrow("REDIS_URL: expected a redis: or rediss: URL");
   });
 });
