@@ -14,9 +14,23 @@ const CONDITION_NAMES: Readonly<Record<Condition, string>> = {
 
 const isTest = (payload: NotificationPayload) => payload.type === "risk_alert.test";
 
+/**
+ * Bidi controls (an unclosed U+202E shows everything after it on its line reversed, the
+ * wallet's address included) and zero-width characters (which hide inside a word). None of
+ * them is visible; an emoji joined by U+200D falls apart into its parts, still readable.
+ */
+const INVISIBLE_FORMATTING = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+/** Whitespace and control characters: C0, DEL and C1 (NEL ends a line for some readers). */
+const BREAKS = /[\s\p{Cc}]+/gu;
+
+/** Text from a caller or a feed as one plain line: it cannot start a line, reorder what follows it, or hide. */
+export function oneLine(text: string): string {
+  return text.replace(INVISIBLE_FORMATTING, "").replace(BREAKS, " ").trim();
+}
+
 /** The alias when there is one, otherwise the shortened address; one line, whatever the alias holds. */
 export function walletName(data: Pick<NotificationPayload["data"], "alias" | "address">): string {
-  const alias = data.alias?.replace(/\s+/g, " ").trim();
+  const alias = data.alias === null ? "" : oneLine(data.alias);
   return alias ? alias : shortAddress(data.address);
 }
 
@@ -29,8 +43,9 @@ export function emailSubject(payload: NotificationPayload): string {
 /** The facts of a notification as label/value rows, shared by the text and HTML parts. */
 function facts(payload: NotificationPayload): Array<[string, string]> {
   const { data } = payload;
+  const alias = data.alias === null ? "" : oneLine(data.alias);
   const rows: Array<[string, string]> = [
-    ["Wallet", data.alias ? `${walletName(data)} (${data.address})` : data.address],
+    ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
     ["Threshold", formatAmount(data.threshold)],
     ["Observed", data.observed === null ? "—" : formatAmount(data.observed)],

@@ -61,6 +61,24 @@ describe("email delivery", () => {
     expect(attempt!.statusCode).toBe(250);
   });
 
+  it("delivers an alias with bidi overrides and zero-width characters without them, so the address after it reads as sent", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const sample = samplePayload(alert);
+    const result = await workers.channels.email.send({
+      notificationId: "ntf_bidi_alias",
+      destination: to,
+      payload: { ...sample, data: { ...sample.data, alias: "Cold \u202ewal\u200blet" } },
+      secrets: [],
+      attemptAt: new Date(),
+    });
+    expect(result.smtpResponseCode).toBe(250);
+    const parsed = parseMessage(mailsTo(to)[0]!.raw);
+    expect(parsed.subject).toBe("[Risk alert] large_transfer on Cold wallet");
+    expect(parsed.text).toContain(`Wallet:       Cold wallet (${alert.address})`);
+    expect(parsed.html).toContain(`<td>Cold wallet (${alert.address})</td>`);
+  });
+
   it("marks a test notification in the subject", async () => {
     const to = recipient();
     const alert = await seedAlert(t, { method: "email", recipient: to });

@@ -70,6 +70,18 @@ describe("email rendering", () => {
     expect(email.html).toMatch(/^<!doctype html>/);
   });
 
+  it("drops bidi controls and zero-width characters from the alias, so that it cannot reorder or hide the text after it", () => {
+    // U+202E (right-to-left override) would show the address after the alias reversed; U+200B hides inside a word.
+    const email = renderEmail(payload({ alias: "Cold \u202ewal\u200blet\u2066" }));
+    expect(email.subject).toBe("[Risk alert] large_transfer on Cold wallet");
+    expect(email.text).toContain(`Wallet:       Cold wallet (${ADDRESS})\n`);
+    expect(email.html).toContain(`<td>Cold wallet (${ADDRESS})</td>`);
+  });
+
+  it("keeps the alias on one line whatever control characters it holds (NEL, vertical tab, escape)", () => {
+    expect(emailSubject(payload({ alias: "Line\u0085Two\u000bThree\u001b[31m" }))).toBe("[Risk alert] large_transfer on Line Two Three [31m");
+  });
+
   it("escapes HTML in caller-controlled text", () => {
     const email = renderEmail(payload({ alias: "<script>alert(1)</script>" }));
     expect(email.html).not.toContain("<script>");
