@@ -61,8 +61,12 @@ function facts(payload: NotificationPayload): Array<[string, string]> {
     );
   }
   rows.push(["Alert", data.alertId], ["Time", payload.timestamp]);
-  return rows;
+  // The token symbol is what the ingest API was given: a line break in it would start a row of its own.
+  return rows.map(([label, value]) => [label, oneLine(value)]);
 }
+
+/** The reason, one line: it repeats the token symbol. */
+const reasonOf = (payload: NotificationPayload) => oneLine(payload.data.reason);
 
 const TEST_NOTE = "This is a test notification, sent on request to check that this channel works.";
 
@@ -72,7 +76,7 @@ export function renderEmail(payload: NotificationPayload): RenderedEmail {
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = [
     isTest(payload) ? TEST_NOTE : undefined,
-    payload.data.reason,
+    reasonOf(payload),
     "",
     ...rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
     "",
@@ -85,7 +89,7 @@ export function renderEmail(payload: NotificationPayload): RenderedEmail {
     subject,
     [
       isTest(payload) ? `<p><em>${escapeHtml(TEST_NOTE)}</em></p>` : "",
-      `<p style="font-size:16px"><strong>${escapeHtml(payload.data.reason)}</strong></p>`,
+      `<p style="font-size:16px"><strong>${escapeHtml(reasonOf(payload))}</strong></p>`,
       `<table cellpadding="4" style="border-collapse:collapse">${rows
         .map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
         .join("")}</table>`,
@@ -175,7 +179,7 @@ export function renderSms(payload: NotificationPayload): string {
   // An alias outside GSM-7 would cost the whole message its 160-character segment; the
   // short address names the wallet just as well.
   const name = alias && isGsm7(alias) ? alias : toGsm7Friendly(shortAddress(data.address));
-  const text = toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}. ${data.reason} Risk ${data.riskScore}/100`);
+  const text = toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}. ${reasonOf(payload)} Risk ${data.riskScore}/100`);
   return isGsm7(text) ? fitGsm7(text, GSM7_SEGMENT_SEPTETS) : fitUcs2(text, UCS2_SEGMENT_UNITS);
 }
 

@@ -82,6 +82,20 @@ describe("email rendering", () => {
     expect(emailSubject(payload({ alias: "Line\u0085Two\u000bThree\u001b[31m" }))).toBe("[Risk alert] large_transfer on Line Two Three [31m");
   });
 
+  it("keeps each fact on its line when an ingested token symbol holds line breaks", () => {
+    // A token symbol is whatever the ingest API was given (1–64 characters); the reason repeats it.
+    const forged = payload({
+      reason: "Sent 25,000 USDC\r\nAll clear from 9WzD…AWWM (threshold 10,000).",
+      transaction: { ...payload().data.transaction!, token: "USDC\r\n\r\nRisk factors: none\r\n" },
+    });
+    const email = renderEmail(forged);
+    expect(email.text.split("\n").filter((line) => line.startsWith("Risk factors:"))).toEqual(["Risk factors: sanctioned counterparty, large outflow"]);
+    expect(email.text).toContain(`Movement:     25,000 USDC Risk factors: none from ${ADDRESS}`);
+    expect(email.text).toContain("Sent 25,000 USDC All clear from 9WzD…AWWM (threshold 10,000).\n");
+    expect(email.html).toContain("<strong>Sent 25,000 USDC All clear from");
+    expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury. Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000). Risk 82/100");
+  });
+
   it("escapes HTML in caller-controlled text", () => {
     const email = renderEmail(payload({ alias: "<script>alert(1)</script>" }));
     expect(email.html).not.toContain("<script>");
