@@ -169,19 +169,31 @@ export function gsm7Length(text: string): number {
 
 /**
  * The SMS text: one GSM-7 segment (≤ 160 septets) whenever the content can be written in
- * GSM-7, cut with "..." when too long. When it cannot (an alias or token symbol in another
- * script), one UCS-2 segment (≤ 70 UTF-16 units) cut with "…".
+ * GSM-7, cut with "..." when too long (a long alias first). When it cannot (a token symbol
+ * in another script), one UCS-2 segment (≤ 70 UTF-16 units) cut with "…".
  */
 export function renderSms(payload: NotificationPayload): string {
   const { data } = payload;
   const head = isTest(payload) ? "Risk alert test" : "Risk alert";
-  const alias = data.alias ? toGsm7Friendly(walletName(data)) : undefined;
+  const address = toGsm7Friendly(shortAddress(data.address));
+  const friendly = data.alias ? toGsm7Friendly(walletName(data)) : undefined;
   // An alias outside GSM-7 would cost the whole message its 160-character segment; the
   // short address names the wallet just as well.
-  const name = alias && isGsm7(alias) ? alias : toGsm7Friendly(shortAddress(data.address));
-  const text = toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}. ${reasonOf(payload)} Risk ${data.riskScore}/100`);
+  const alias = friendly && isGsm7(friendly) ? friendly : undefined;
+  const sms = (name: string) =>
+    toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}${name.endsWith("...") ? "" : "."} ${reasonOf(payload)} Risk ${data.riskScore}/100`);
+  let text = sms(alias ?? address);
+  if (alias && isGsm7(text) && gsm7Length(text) > GSM7_SEGMENT_SEPTETS) {
+    // A long alias (up to 64 characters) gives way to the facts after it: the amount,
+    // counterparty and threshold are the news, the alias only names the wallet.
+    const room = GSM7_SEGMENT_SEPTETS - gsm7Length(sms(""));
+    text = sms(room >= MIN_ALIAS_SHOWN ? fitGsm7(alias, room) : address);
+  }
   return isGsm7(text) ? fitGsm7(text, GSM7_SEGMENT_SEPTETS) : fitUcs2(text, UCS2_SEGMENT_UNITS);
 }
+
+/** Fewer characters of an alias than this name nothing; the short address (11) does better. */
+const MIN_ALIAS_SHOWN = 12;
 
 function fitGsm7(text: string, septets: number): string {
   if (gsm7Length(text) <= septets) return text;

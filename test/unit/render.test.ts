@@ -142,6 +142,27 @@ describe("SMS rendering", () => {
     expect(isGsm7(sms)).toBe(true);
   });
 
+  it("cuts a long alias, not the facts after it, to keep to one segment", () => {
+    const sms = renderSms(
+      payload({
+        alias: "Operations hot wallet for the Frankfurt desk, EUR settlement #4",
+        condition: "suspicious_counterparty",
+        riskScore: 90,
+        reason: "Sent 5 SOL to 9WzD…AWWM (sanctioned, risk 95, threshold 75).",
+      }),
+    );
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+    expect(sms).toBe(
+      "Risk alert: Suspicious counterparty on Operations hot wallet for the Frankfurt de... Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 90/100",
+    );
+  });
+
+  it("names the wallet by its short address when the facts leave too little room for the alias", () => {
+    const sms = renderSms(payload({ alias: "Operations hot wallet", reason: `${"Risk score rose 25 points: ".repeat(4)}end.` }));
+    expect(sms).toMatch(/^Risk alert: Large transfer on 7xKX\.\.\.gAsU\. Risk score rose/);
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+  });
+
   it("falls back to one UCS-2 segment of 70 units, cut with '…', when the content cannot be GSM-7", () => {
     const sms = renderSms(payload({ reason: "Sent 25,000 🐶 to 9WzD…AWWM (threshold 10,000)." }));
     expect(isGsm7(sms)).toBe(false);
