@@ -180,8 +180,11 @@ export function renderSms(payload: NotificationPayload): string {
   // An alias outside GSM-7 would cost the whole message its 160-character segment; the
   // short address names the wallet just as well.
   const alias = friendly && isGsm7(friendly) ? friendly : undefined;
+  // A test's reason names the wallet by its alias again: in another script, that alone would
+  // cut the SMS to one UCS-2 segment of 70 characters.
+  const reason = isTest(payload) ? SMS_TEST_NOTE : reasonOf(payload);
   const sms = (name: string) =>
-    toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}${name.endsWith("...") ? "" : "."} ${reasonOf(payload)} Risk ${data.riskScore}/100`);
+    toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}${name.endsWith("...") ? "" : "."} ${reason} Risk ${data.riskScore}/100`);
   let text = sms(alias ?? address);
   if (alias && isGsm7(text) && gsm7Length(text) > GSM7_SEGMENT_SEPTETS) {
     // A long alias (up to 64 characters) gives way to the facts after it: the amount,
@@ -191,6 +194,8 @@ export function renderSms(payload: NotificationPayload): string {
   }
   return isGsm7(text) ? fitGsm7(text, GSM7_SEGMENT_SEPTETS) : fitUcs2(text, UCS2_SEGMENT_UNITS);
 }
+
+const SMS_TEST_NOTE = "Sent on request to check that this channel works.";
 
 /** Fewer characters of an alias than this name nothing; the short address (11) does better. */
 const MIN_ALIAS_SHOWN = 12;

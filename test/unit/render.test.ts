@@ -173,6 +173,12 @@ describe("SMS rendering", () => {
   it("marks a test notification", () => {
     expect(renderSms(payload({}, "risk_alert.test"))).toMatch(/^Risk alert test: /);
   });
+
+  it("keeps a test notification for a wallet with a non-GSM-7 alias whole in one GSM-7 segment", () => {
+    // The test's reason names the wallet by its alias, which the SMS leaves out for the short address.
+    const sms = renderSms(payload({ alias: "Казна 🏦", observed: null, reason: "Test notification for your large_transfer alert on Казна 🏦." }, "risk_alert.test"));
+    expect(sms).toBe("Risk alert test: Large transfer on 7xKX...gAsU. Sent on request to check that this channel works. Risk 82/100");
+  });
 });
 
 describe("GSM-7 charset", () => {
