@@ -40,6 +40,25 @@ export function emailSubject(payload: NotificationPayload): string {
   return `${tag} ${payload.data.condition} on ${walletName(payload.data)}`;
 }
 
+/**
+ * A threshold or observed value in its condition's unit: a bare "5" could be transactions,
+ * a multiple, points or an amount. A large_transfer threshold is in the units of the
+ * transferred token, named when there is a transaction (a test has none).
+ */
+function inUnit(condition: Condition, value: number, token: string | undefined): string {
+  const amount = formatAmount(value);
+  switch (condition) {
+    case "large_transfer":
+      return token === undefined ? `${amount} (in the transferred token)` : `${amount} ${token}`;
+    case "suspicious_counterparty":
+      return `risk ${amount}/100`;
+    case "unusual_activity":
+      return `${amount}× the usual hourly count`;
+    case "risk_score_increase":
+      return `${amount} ${value === 1 ? "point" : "points"}`;
+  }
+}
+
 /** The facts of a notification as label/value rows, shared by the text and HTML parts. */
 function facts(payload: NotificationPayload): Array<[string, string]> {
   const { data } = payload;
@@ -47,8 +66,8 @@ function facts(payload: NotificationPayload): Array<[string, string]> {
   const rows: Array<[string, string]> = [
     ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
-    ["Threshold", formatAmount(data.threshold)],
-    ["Observed", data.observed === null ? "—" : formatAmount(data.observed)],
+    ["Threshold", inUnit(data.condition, data.threshold, data.transaction?.token)],
+    ["Observed", data.observed === null ? "—" : inUnit(data.condition, data.observed, data.transaction?.token)],
     ["Risk score", `${data.riskScore}/100`],
     ["Risk factors", data.riskFactors.length > 0 ? data.riskFactors.map((f) => f.replaceAll("_", " ")).join(", ") : "none"],
   ];

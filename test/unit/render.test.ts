@@ -96,6 +96,20 @@ describe("email rendering", () => {
     expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury. Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000). Risk 82/100");
   });
 
+  it("states the threshold and the observed value in the condition's unit", () => {
+    const rows = (data: Partial<NotificationPayload["data"]>) =>
+      renderEmail(payload(data)).text.split("\n").filter((line) => /^(Threshold|Observed):/.test(line));
+    expect(rows({})).toEqual(["Threshold:    10,000 USDC", "Observed:     25,000 USDC"]);
+    expect(rows({ condition: "suspicious_counterparty", threshold: 75, observed: 95 })).toEqual(["Threshold:    risk 75/100", "Observed:     risk 95/100"]);
+    expect(rows({ condition: "unusual_activity", threshold: 5, observed: 6 })).toEqual([
+      "Threshold:    5× the usual hourly count",
+      "Observed:     6× the usual hourly count",
+    ]);
+    expect(rows({ condition: "risk_score_increase", threshold: 1, observed: 25, transaction: undefined })).toEqual(["Threshold:    1 point", "Observed:     25 points"]);
+    // A test has no transaction to take the token from, and nothing observed.
+    expect(rows({ observed: null, transaction: undefined })).toEqual(["Threshold:    10,000 (in the transferred token)", "Observed:     —"]);
+  });
+
   it("escapes HTML in caller-controlled text", () => {
     const email = renderEmail(payload({ alias: "<script>alert(1)</script>" }));
     expect(email.html).not.toContain("<script>");
