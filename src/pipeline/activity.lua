@@ -10,7 +10,11 @@
 --
 -- KEYS     the "counted" markers of the batches: one bit per address bucket. An event whose
 --          (batch, bucket) bit is set already is in the counters (a re-run after a crash) and
---          is only read.
+--          is only read. Then, batch for batch, the batches' answer hashes: per bucket, what
+--          counting the batch's events answered for each address of the bucket. A re-run
+--          answers with that: the counters hold the later batches of the lost run by then (and
+--          any counted since), so reading them would judge the earlier batches by the later
+--          ones' transactions: a burst's crossing of unusual_activity's limit could be jumped.
 -- ARGV[1]  key prefix of the per-address keys
 -- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, counterparties, marker, t, ...
 --          (n events), n, ... (the next step's)], ...] one entry per address, the steps it is
@@ -19,14 +23,17 @@
 --          CP_LENGTH characters, run together ('' when none)
 -- ARGV[3]  marker TTL in seconds
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
+-- ARGV[5]  how many of KEYS are markers (the answer hashes follow, in the same order)
 -- Returns msgpack: per address, per step it is in: [lastHour, previous7Days, tx24h,
 --          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), countAfter of each
 --          event if needWindows]
 -- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
 -- with printf and parses every one with strtod, about a tenth of the script's time.
+local markerCount = tonumber(ARGV[5])
+local markerPairs = cjson.decode(ARGV[4])
 local fresh = {}
-for k, pair in ipairs(cjson.decode(ARGV[4])) do fresh[k] = redis.call('SETBIT', KEYS[pair[1]], pair[2], 1) == 0 end
-for k = 1, #KEYS do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
+for k, pair in ipairs(markerPairs) do fresh[k] = redis.call('SETBIT', KEYS[pair[1]], pair[2], 1) == 0 end
+for k = 1, markerCount do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
 local prefix = ARGV[1]
 local input = cmsgpack.unpack(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
@@ -59,6 +66,18 @@ local function sadd(key, members)
   local added = 0
   for k = 1, #members, 1000 do added = added + redis.call('SADD', key, unpack(members, k, min(k + 999, #members))) end
   return added
+end
+
+-- Per (batch, bucket) pair: what this call answers for the events it counts (kept below), and
+-- what an earlier call answered for events it finds counted already (read once per pair).
+local answered, earlier = {}, {}
+local function earlierAnswer(k, address)
+  if earlier[k] == nil then
+    local pair = markerPairs[k]
+    local blob = redis.call('HGET', KEYS[markerCount + pair[1]], tostring(pair[2]))
+    earlier[k] = blob and cmsgpack.unpack(blob) or false
+  end
+  return earlier[k] and earlier[k][address] or nil
 end
 
 local stateKeys = {}
@@ -261,6 +280,15 @@ for i = 1, #input do
       end
       for e = 1, count do result[#result + 1] = counts[e] end
     end
+    -- The step's events share one (batch, bucket) pair.
+    local k = item[first + 4]
+    if adding then
+      answered[k] = answered[k] or {}
+      answered[k][address] = result
+    else
+      local before = earlierAnswer(k, address)
+      if before and (not needWindows or #before >= 7 + count) then result = before end
+    end
     rows[#rows + 1] = result
   end
 
@@ -298,4 +326,10 @@ for i = 1, #input do
   results[i] = rows
 end
 
+for k, byAddress in pairs(answered) do
+  local pair = markerPairs[k]
+  local key = KEYS[markerCount + pair[1]]
+  redis.call('HSET', key, tostring(pair[2]), cmsgpack.pack(byAddress))
+  redis.call('EXPIRE', key, tonumber(ARGV[3]))
+end
 return cmsgpack.pack(results)

@@ -21,10 +21,13 @@
 // read and written once). A re-run after a crash may group them differently; so addresses
 // fall into fixed buckets (a hash of the address), a chunk always holds whole buckets, and a
 // bit per (batch, bucket) in the batch's marker records that those events are counted: a
-// re-run reads them without adding them again, however the batches are grouped (it then
-// answers from the counters as they are, with the later batches of the lost run in them). The markers are deleted once the evaluation has
-// committed (a batch marked evaluated is never evaluated again), and expire after a day if
-// that deletion is lost. Keys expire 8 days after their address was last active.
+// re-run does not add them again, however the batches are grouped. Nor does it read them from
+// the counters, which hold the lost run's later batches by then: beside the marker, a hash per
+// batch keeps, per bucket, what the counting answered for each address, and the re-run answers
+// with that (unless it needs per-event windows that the first run did not). The markers and
+// answers are deleted once the evaluation has committed (a batch marked evaluated is never
+// evaluated again), and expire after a day if that deletion is lost. Keys expire 8 days after
+// their address was last active.
 //
 // Only tracked addresses are counted (see scoring.ts); the tracked set is read when the
 // evaluation starts, so an address counts from the first evaluation that begins after its
@@ -148,14 +151,14 @@ async function applyChunk(
 ): Promise<void> {
   // Per call: the batches' marker keys, and the (batch, bucket) pairs the events point at.
   const keyIndexes = new Map<string, number>();
-  const keys: string[] = [];
+  const batchIds: string[] = [];
   const pairIndexes = new Map<number, number>();
   const pairs: Array<[number, number]> = [];
   const markerOf = (batchId: string, bucket: number) => {
     let key = keyIndexes.get(batchId);
     if (key === undefined) {
-      keys.push(countedMarkerKey(prefix, batchId));
-      keyIndexes.set(batchId, (key = keys.length));
+      batchIds.push(batchId);
+      keyIndexes.set(batchId, (key = batchIds.length));
     }
     const code = key * BUCKETS + bucket;
     let pair = pairIndexes.get(code);
@@ -166,7 +169,10 @@ async function applyChunk(
     return pair;
   };
   const payload = encode(chunk, markerOf);
-  const rows = unpack(await runScript(redis, keys, [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs)])) as ScriptRow[][];
+  // The markers, then the answer hashes in the same order (activity.lua's KEYS).
+  const keys = [...batchIds.map((batchId) => countedMarkerKey(prefix, batchId)), ...batchIds.map((batchId) => answersKey(prefix, batchId))];
+  const args = [prefix, payload, String(MARKER_TTL_SECONDS), JSON.stringify(pairs), String(batchIds.length)];
+  const rows = unpack(await runScript(redis, keys, args)) as ScriptRow[][];
   chunk.forEach(({ entry }, i) => {
     // One row per step the address is in, in the same order.
     rows[i]!.forEach((row, k) => {
@@ -177,6 +183,9 @@ async function applyChunk(
 }
 
 const countedMarkerKey = (prefix: string, batchId: string) => `${prefix}:activity-batch:${batchId}`;
+
+/** Per bucket, what counting the batch's events answered: what a re-run after a crash answers with. */
+const answersKey = (prefix: string, batchId: string) => `${prefix}:activity-answers:${batchId}`;
 
 const countedFlagKey = (prefix: string, batchId: string) => `${prefix}:activity-done:${batchId}`;
 
@@ -216,7 +225,9 @@ export async function flaggedCountedBatches(
  */
 export async function forgetCountedBatches(redis: Redis, prefix: string, batchIds: readonly string[]): Promise<void> {
   if (batchIds.length === 0) return;
-  await redis.unlink(...batchIds.flatMap((batchId) => [countedMarkerKey(prefix, batchId), countedFlagKey(prefix, batchId)]));
+  await redis.unlink(
+    ...batchIds.flatMap((batchId) => [countedMarkerKey(prefix, batchId), answersKey(prefix, batchId), countedFlagKey(prefix, batchId)]),
+  );
 }
 
 /**
