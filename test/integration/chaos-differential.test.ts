@@ -19,9 +19,9 @@
 // transactions, and a burst's crossing of unusual_activity's limit could be jumped.
 import { afterAll, describe, expect, it } from "vitest";
 import { unpack } from "msgpackr";
-import { base58Encode } from "../../src/domain/base58.ts";
 import type { Transaction } from "../../src/domain/types.ts";
 import type { HeliusTransaction } from "../../src/ingest/helius.ts";
+import { createRandom } from "../../src/sim/random.ts";
 import { ALL_QUEUES } from "../../src/queue/names.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { MINTS } from "../helpers/chain.ts";
@@ -32,25 +32,13 @@ import { bearer } from "../helpers/seed.ts";
 const HELIUS_SECRET = "chaos-differential-helius-header-0123";
 const LAMPORTS = 1_000_000_000;
 
-/** A small seeded generator: the same sequence in both runs and in every run of the test. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // The scenario: parties, alerts, and 36 deliveries in three phases.
 
-const random = seeded(20_240_601);
-const pick = (n: number) => Math.floor(random() * n);
-const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => pick(256)));
-const address = () => base58Encode(bytes(32));
-const signature = () => base58Encode(bytes(64));
+// Seeded: the same sequence in both runs and in every run of the test.
+const random = createRandom(20_240_601);
+const pick = (n: number) => Math.floor(random.next() * n);
+const { address, signature } = random;
 
 const WALLETS = 30;
 const wallets = Array.from({ length: WALLETS }, address);
@@ -101,7 +89,7 @@ const KILL_2 = 20;
 
 type Party = string;
 function party(): Party {
-  const roll = random();
+  const roll = random.next();
   if (roll < 0.55) return wallets[pick(WALLETS)]!;
   if (roll < 0.67) return labelled[pick(labelled.length)]!;
   return strangers[pick(strangers.length)]!;
@@ -112,27 +100,27 @@ let clock = 1_717_000_000;
 let slot = 268_000_000;
 const advance = () => {
   // Mostly seconds apart; now and then a quiet spell of half an hour to three hours.
-  clock += random() < 0.08 ? 1800 + pick(3 * 3600) : 5 + pick(60);
+  clock += random.next() < 0.08 ? 1800 + pick(3 * 3600) : 5 + pick(60);
   slot += 2 + pick(100);
 };
 
 function nativeStep(): Transaction[] {
-  const burst = random() < 0.3;
+  const burst = random.next() < 0.3;
   const burster = wallets[pick(WALLETS)]!;
   const size = burst ? 8 + pick(8) : 4 + pick(8);
   return Array.from({ length: size }, () => {
-    let from = burst && random() < 0.8 ? burster : party();
+    let from = burst && random.next() < 0.8 ? burster : party();
     let to = party();
     while (to === from) to = party();
     // Only transactions a chain source would bring: a tracked wallet on one side.
     if (!wallets.includes(from) && !wallets.includes(to)) from = wallets[pick(WALLETS)]!;
     advance();
-    const large = random() < 0.08;
-    const usdc = random() < 0.15;
+    const large = random.next() < 0.08;
+    const usdc = random.next() < 0.15;
     return {
       signature: signature(),
       type: TYPES[pick(TYPES.length)]!,
-      amount: large ? 100 + pick(900) : Math.round(random() * 500) / 10,
+      amount: large ? 100 + pick(900) : Math.round(random.next() * 500) / 10,
       token: usdc ? "USDC" : "SOL",
       ...(usdc ? { mint: MINTS.USDC } : {}),
       from,
@@ -140,7 +128,7 @@ function nativeStep(): Transaction[] {
       blockTime: clock,
       slot,
       fee: 0.000005,
-      status: random() < 0.08 ? "failed" : "success",
+      status: random.next() < 0.08 ? "failed" : "success",
     } satisfies Transaction;
   });
 }
@@ -149,21 +137,21 @@ function nativeStep(): Transaction[] {
 function heliusStep(): HeliusTransaction[] {
   return Array.from({ length: 2 + pick(3) }, (_, k) => {
     advance();
-    const payer = random() < 0.7 ? wallets[pick(WALLETS)]! : party();
+    const payer = random.next() < 0.7 ? wallets[pick(WALLETS)]! : party();
     const receivers = Array.from({ length: 2 + pick(3) }, party).filter((to) => to !== payer);
     const base = { signature: signature(), slot, timestamp: clock, fee: 5000, feePayer: payer };
-    if (k === 2 && random() < 0.5) return { ...base, type: "UNKNOWN", transactionError: null, nativeTransfers: [], tokenTransfers: [] };
+    if (k === 2 && random.next() < 0.5) return { ...base, type: "UNKNOWN", transactionError: null, nativeTransfers: [], tokenTransfers: [] };
     return {
       ...base,
       type: "TRANSFER",
-      transactionError: random() < 0.1 ? { InstructionError: [0, "Custom"] } : null,
+      transactionError: random.next() < 0.1 ? { InstructionError: [0, "Custom"] } : null,
       nativeTransfers: receivers.map((to) => ({
         fromUserAccount: payer,
         toUserAccount: to,
-        amount: Math.round((random() < 0.1 ? 100 + pick(500) : random() * 20) * LAMPORTS),
+        amount: Math.round((random.next() < 0.1 ? 100 + pick(500) : random.next() * 20) * LAMPORTS),
       })),
       tokenTransfers:
-        random() < 0.4
+        random.next() < 0.4
           ? [{ fromUserAccount: payer, toUserAccount: receivers[0] ?? party(), fromTokenAccount: address(), toTokenAccount: address(), mint: MINTS.USDC, tokenAmount: 5 + pick(400) }]
           : [],
     };
