@@ -147,7 +147,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
   );
 }
 
-/** Answers any error as the problem it is (the error handler; also used before routing). */
 // While Postgres or Redis is down every request fails alike: one warning per kind a minute per
 // app (with the first request's id), the rest at debug, instead of a line per request.
 const unavailableWarnings = new WeakMap<FastifyInstance, ReturnType<typeof createRepeatedWarning>>();
@@ -160,6 +159,7 @@ function unavailableWarning(app: FastifyInstance): ReturnType<typeof createRepea
   return warn;
 }
 
+/** Answers any error as the problem it is (the error handler; also used before routing). */
 export function sendError(
   error: FastifyError & { validation?: ValidationIssue[]; validationContext?: string },
   request: FastifyRequest,

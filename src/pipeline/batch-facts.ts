@@ -42,13 +42,15 @@ export function touchedAddresses(txs: readonly Transaction[]): string[] {
  * are merged into the event before.
  */
 export function sidesByAddress(txs: readonly BatchTransaction[], counted: ReadonlySet<string>): Map<string, AddressSides> {
-  const sides = new Map<string, AddressSides & { lastSignature: string }>();
+  const sides = new Map<string, AddressSides>();
+  // Per address, the signature of its newest event: the next leg of it merges into that event.
+  const lastSignature = new Map<string, string>();
   txs.forEach((tx, index) => {
     for (const address of tx.from === tx.to ? [tx.from] : [tx.from, tx.to]) {
       if (!counted.has(address)) continue;
       let entry = sides.get(address);
       if (!entry) {
-        entry = { events: { address, needWindows: false, events: [] }, txIndexes: [], eventIndexes: [], lastSignature: "" };
+        entry = { events: { address, needWindows: false, events: [] }, txIndexes: [], eventIndexes: [] };
         sides.set(address, entry);
       }
       const sent = tx.from === address && tx.to !== address;
@@ -59,19 +61,19 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
       const counterparty = counterpartyOf(address, tx);
       const events = entry.events.events;
       const last = events[events.length - 1];
-      if (last && entry.lastSignature === tx.signature) {
+      if (last && lastSignature.get(address) === tx.signature) {
         last.failedSent ||= failedSent;
         last.solSent += solSent;
         if (counterparty !== null && !last.counterparties.includes(counterparty)) last.counterparties.push(counterparty);
       } else {
         events.push({ batchId: tx.batchId, blockTime: tx.blockTime, failedSent, solSent, counterparties: counterparty === null ? [] : [counterparty] });
-        entry.lastSignature = tx.signature;
+        lastSignature.set(address, tx.signature);
       }
       entry.txIndexes.push(index);
       entry.eventIndexes.push(events.length - 1);
     }
   });
-  return new Map([...sides].map(([address, { lastSignature: _lastSignature, ...side }]) => [address, side]));
+  return sides;
 }
 
 /** Per address of `scored`, the labels of the counterparties it dealt with in the batch. */
