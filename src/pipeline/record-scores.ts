@@ -11,15 +11,10 @@ import { loadLabels, type LabelRow } from "../db/queries/pipeline.ts";
 import { insertScoreHistory, lockAddressScores, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import type { ScoreChange } from "../domain/conditions/index.ts";
 import type { RiskFactor } from "../domain/types.ts";
-import { sameFactors, type ScoreResult } from "./scoring.ts";
+import { sameFactors, type ScoreResult, type ScoreUpdate } from "./scoring.ts";
 
-export type PendingScore = {
-  address: string;
-  basedOn: { score: number; factors: readonly RiskFactor[] };
-  labels: readonly LabelRow[];
-  next: ScoreResult;
-  recompute: (storedFactors: readonly RiskFactor[], labels: readonly LabelRow[]) => ScoreResult;
-};
+/** A score that a batch changes, as scoring.ts computed it. */
+export type PendingScore = ScoreUpdate;
 
 /** The new scores of one batch of a group, recorded with its cause. */
 export type ScoreStep = { cause: string; pending: readonly PendingScore[] };
