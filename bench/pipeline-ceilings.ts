@@ -1,6 +1,8 @@
 // The machine's ceilings for the pipeline benchmark, measured in the same run: how fast
 // BullMQ adds and runs no-op jobs, and how fast Postgres takes transaction rows as multi-row
-// VALUES inserts of 1,000 and as unnest inserts of 5,000 (the form the ingest path uses).
+// VALUES inserts of 1,000 and as unnest inserts of 5,000 (the form the ingest path uses), from
+// one session (DESIGN.md section 9's figure) and from two at once: what Postgres alone can store
+// with both cores, the most any pipeline that stores every transaction could reach here.
 import { randomBytes } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import type { Sql } from "../src/db/client.ts";
@@ -11,6 +13,8 @@ export type Ceilings = {
   bullmqNoopJobsPerSecond: number;
   postgresValuesRowsPerSecond: number;
   postgresUnnestRowsPerSecond: number;
+  /** Two sessions inserting at once: both cores busy with Postgres alone. */
+  postgresUnnestTwoSessionsRowsPerSecond: number;
 };
 
 const JOBS = 20_000;
@@ -80,25 +84,42 @@ async function measurePostgres(sql: Sql) {
     const valuesSeconds = (performance.now() - valuesStart) / 1000;
 
     await sql`truncate bench_ceiling_transactions`;
-    const unnest = rows(ROWS);
-    const unnestStart = performance.now();
-    for (let i = 0; i < ROWS; i += 5000) {
-      const part = unnest.slice(i, i + 5000);
-      const col = <K extends keyof (typeof part)[number]>(key: K) => part.map((row) => row[key]);
-      await sql`
-        insert into bench_ceiling_transactions (signature, type, amount, token, from_address, to_address, block_time, slot, fee, status, batch_id)
-        select * from unnest(${col("signature")}::text[], ${col("type")}::text[], ${col("amount")}::text[]::numeric[],
-                             ${col("token")}::text[], ${col("from_address")}::text[], ${col("to_address")}::text[],
-                             ${col("block_time")}::bigint[], ${col("slot")}::bigint[], ${col("fee")}::text[]::numeric[],
-                             ${col("status")}::text[], ${col("batch_id")}::text[])
-        on conflict do nothing`;
-    }
-    const unnestSeconds = (performance.now() - unnestStart) / 1000;
+    const unnestSeconds = await insertByUnnest(sql, rows(ROWS), 1);
+    await sql`truncate bench_ceiling_transactions`;
+    const twoSessionsSeconds = await insertByUnnest(sql, rows(ROWS), 2);
     return {
       postgresValuesRowsPerSecond: Math.round(ROWS / valuesSeconds),
       postgresUnnestRowsPerSecond: Math.round(ROWS / unnestSeconds),
+      postgresUnnestTwoSessionsRowsPerSecond: Math.round(ROWS / twoSessionsSeconds),
     };
   } finally {
     await sql`drop table if exists bench_ceiling_transactions`;
   }
+}
+
+/** Seconds to insert `all` in unnest statements of 5,000, taken in turn by `sessions` connections. */
+async function insertByUnnest(sql: Sql, all: ReturnType<typeof rows>, sessions: number): Promise<number> {
+  let next = 0;
+  const session = async () => {
+    const connection = await sql.reserve();
+    try {
+      for (let i = next; i < all.length; i = next) {
+        next += 5000;
+        const part = all.slice(i, i + 5000);
+        const col = <K extends keyof (typeof part)[number]>(key: K) => part.map((row) => row[key]);
+        await connection`
+          insert into bench_ceiling_transactions (signature, type, amount, token, from_address, to_address, block_time, slot, fee, status, batch_id)
+          select * from unnest(${col("signature")}::text[], ${col("type")}::text[], ${col("amount")}::text[]::numeric[],
+                               ${col("token")}::text[], ${col("from_address")}::text[], ${col("to_address")}::text[],
+                               ${col("block_time")}::bigint[], ${col("slot")}::bigint[], ${col("fee")}::text[]::numeric[],
+                               ${col("status")}::text[], ${col("batch_id")}::text[])
+          on conflict do nothing`;
+      }
+    } finally {
+      connection.release();
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: sessions }, session));
+  return (performance.now() - start) / 1000;
 }

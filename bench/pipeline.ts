@@ -7,7 +7,8 @@
 // path (storeTransactionBatch: one unnest insert and one job per batch) from this process,
 // two batches at a time, and are evaluated by real worker processes (src/bin/worker.ts,
 // WORKER_QUEUES=transactions,risk). Timed from the first store to the last batch evaluated.
-// In the same run: the machine's ceilings (bench/pipeline-ceilings.ts), where the CPU went, and
+// In the same run: the machine's ceilings (bench/pipeline-ceilings.ts), where the CPU went (and
+// its sum against what a transaction may cost at the target: the cores over 40,000/s), and
 // each half alone: storing with no worker running, and evaluating a backlog stored while the
 // queue was paused (which the workers then take in groups). When the server runs with
 // autovacuum off, bench/lib/stand-in-autovacuum.ts does its work (the JSON says which).
@@ -17,6 +18,7 @@
 // Output: one JSON document, then a short table.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { loadConfig } from "../src/config.ts";
@@ -181,6 +183,8 @@ await deps.close();
 await sql.end();
 
 const tps = Math.round(TRANSACTIONS / seconds);
+const cpuMicrosecondsPerTransaction = Math.round((Object.values(cpu.seconds).reduce((sum, value) => sum + value, 0) * 1e6) / TRANSACTIONS);
+const cpuBudgetMicroseconds = Math.round((os.cpus().length * 1e6) / TARGET_TPS);
 const batchesPerSecond = Math.round((TRANSACTIONS / BATCH / seconds) * 10) / 10;
 const result = {
   target: { transactionsPerSecond: TARGET_TPS },
@@ -220,6 +224,9 @@ const result = {
     toTarget: Math.round((tps / TARGET_TPS) * 100) / 100,
     toPostgresUnnestInsert: Math.round((tps / ceilings.postgresUnnestRowsPerSecond) * 100) / 100,
     toPostgresValuesInsert: Math.round((tps / ceilings.postgresValuesRowsPerSecond) * 100) / 100,
+    toPostgresUnnestTwoSessions: Math.round((tps / ceilings.postgresUnnestTwoSessionsRowsPerSecond) * 100) / 100,
+    /** The CPU a transaction may cost at the target (the machine's cores over 40,000/s), over what it cost. */
+    cpuBudgetToCost: Math.round((cpuBudgetMicroseconds / cpuMicrosecondsPerTransaction) * 100) / 100,
     batchJobsToBullmqNoop: Math.round((batchesPerSecond / ceilings.bullmqNoopJobsPerSecond) * 10000) / 10000,
   },
   cpu: {
@@ -238,6 +245,12 @@ const rows: Row[] = [
   { measure: "worker RSS (peak, largest)", value: Math.max(...rssPeak), unit: "MB" },
   { measure: "Postgres unnest insert (ceiling)", value: ceilings.postgresUnnestRowsPerSecond, unit: "rows/s", ratio: result.ratios.toPostgresUnnestInsert },
   { measure: "Postgres VALUES insert (ceiling)", value: ceilings.postgresValuesRowsPerSecond, unit: "rows/s", ratio: result.ratios.toPostgresValuesInsert },
+  {
+    measure: "Postgres unnest insert, 2 sessions (ceiling)",
+    value: ceilings.postgresUnnestTwoSessionsRowsPerSecond,
+    unit: "rows/s",
+    ratio: result.ratios.toPostgresUnnestTwoSessions,
+  },
   { measure: "BullMQ no-op jobs (ceiling)", value: ceilings.bullmqNoopJobsPerSecond, unit: "jobs/s" },
   { measure: "BullMQ bulk adds (ceiling)", value: ceilings.bullmqAddsPerSecond, unit: "jobs/s" },
   ...(["workers", "postgres", "redis", "ingest"] as const).map((component) => ({
@@ -245,6 +258,13 @@ const rows: Row[] = [
     value: result.cpu.microsecondsPerTransaction[component]!,
     unit: "µs",
   })),
+  {
+    measure: "CPU per transaction: all of them",
+    value: cpuMicrosecondsPerTransaction,
+    unit: "µs",
+    target: `≤ ${cpuBudgetMicroseconds} µs`,
+    ratio: result.ratios.cpuBudgetToCost,
+  },
 ];
 if (vacuumReport.autovacuum === "off") {
   console.error(`Postgres runs with autovacuum off: a stand-in vacuumed ${vacuumReport.standIn.vacuums} and analyzed ${vacuumReport.standIn.analyzes} times`);
