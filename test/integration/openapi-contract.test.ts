@@ -1,0 +1,366 @@
+// The published OpenAPI document is a contract: a client generated from /v1/openapi.json
+// alone, validating strictly what comes back, must never meet an answer it was not told
+// about. A journey reaches every /v1 operation, with its successes and its documented
+// errors, and every answer is checked against the document (see helpers/openapi-contract.ts):
+// status listed, media type listed, required headers present, body valid against the
+// schema. The last test requires every documented status of every operation to have been
+// seen, so the document cannot promise what nothing here exercises.
+import { readFileSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mintToken } from "../../src/http/mint-token.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { MINTS, randomAddress } from "../helpers/chain.ts";
+import { createContractClient, startAppWithoutDatabase, type ContractClient, type Request } from "../helpers/contract-client.ts";
+import { TEST_JWT_SECRET } from "../helpers/env.ts";
+import { createContract, registeredApiRoutes, type Contract, type OpenApiDocument } from "../helpers/openapi-contract.ts";
+import { settled, startWorkers } from "../helpers/pipeline.ts";
+import { makeTransaction } from "../helpers/seed.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+const HELIUS_SECRET = "helius-contract-auth-header-0123456789";
+const TESTS_PER_HOUR = 4;
+const HELIUS_FIXTURES = ["sol-transfer", "usdc-transfer", "swap", "nft-sale", "stake-sol", "failed-transfer", "unknown-type"];
+/** The wallet the Helius fixtures move SOL and tokens for. */
+const HELIUS_WALLET = "63icgRv21T39FpUXik9i1qiPayCutuDXyg5z7VFc6uDB";
+const helius = (): unknown[] =>
+  HELIUS_FIXTURES.flatMap((name) => JSON.parse(readFileSync(new URL(`../fixtures/helius/${name}.json`, import.meta.url), "utf8")) as unknown[]);
+const now = Math.floor(Date.now() / 1000);
+
+let t: TestApp;
+let workers: RunningWorkers;
+let receiver: WebhookReceiver;
+let contract: Contract;
+let client: ContractClient;
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  t = await startTestApp("openapi-contract", { HELIUS_AUTH_HEADER: HELIUS_SECRET, TEST_NOTIFICATIONS_PER_HOUR: String(TESTS_PER_HOUR) });
+  workers = startWorkers(t, ["transactions", "risk", "deliver-webhook"]);
+  receiver = await startWebhookReceiver();
+  const document = (await t.app.inject({ url: "/v1/openapi.json" })).json<OpenApiDocument>();
+  contract = createContract(document);
+  client = createContractClient(contract);
+  alice = await t.token("alice");
+  bob = await t.token("bob");
+});
+afterAll(async () => {
+  await workers?.close();
+  await receiver?.close();
+  await t?.close();
+});
+// Every answer a test received is checked; the test fails naming each that does not conform.
+afterEach(() => {
+  expect(client.takeViolations()).toEqual([]);
+});
+
+const call = (request: Request) => client.call(t.app, request);
+
+/** Calls and requires the status: the journey must really walk the path it claims to. */
+async function expectStatus<T = Record<string, unknown>>(status: number, request: Request): Promise<T> {
+  const res = await call(request);
+  expect(res.statusCode, `${request.method} ${request.url}: ${res.body}`).toBe(status);
+  return res.body === "" ? (undefined as T) : res.json<T>();
+}
+
+type Wallet = { walletId: string; address: string; riskScore: number; riskFactors: string[]; tokenAccounts: unknown[]; nfts: unknown[] };
+type Alert = { alertId: string; webhookSecret?: string };
+
+describe("every /v1 answer conforms to the published OpenAPI document", () => {
+  it("documents every /v1 route the app registers, and no operation the app does not serve", () => {
+    // The document itself is the one /v1 route it leaves out: it is not part of the API it describes.
+    const registered = registeredApiRoutes(t.app.printRoutes({ commonPrefix: false })).filter((route) => route !== "GET /v1/openapi.json");
+    expect(registered.length).toBeGreaterThan(10);
+    expect([...contract.operations].sort()).toEqual(registered);
+  });
+
+  it("tracks, feeds, scores, reads, lists, changes and deletes wallets and their transactions", async () => {
+    const sanctioned = randomAddress();
+    const wallet = await expectStatus<Wallet>(201, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: randomAddress(), alias: "Treasury", tags: ["cold", "ops"] } });
+    const spare = await expectStatus<Wallet>(201, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: randomAddress() } });
+    await expectStatus(201, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: HELIUS_WALLET, alias: null, tags: [] } });
+    await expectStatus(409, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: wallet.address } });
+    await expectStatus(400, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: "not-an-address" } });
+    await expectStatus(400, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: randomAddress(), colour: "red" } });
+    await expectStatus(400, { method: "POST", url: "/v1/wallets", token: alice, payload: "{" });
+    await expectStatus(400, { method: "POST", url: "/v1/wallets", token: alice, payload: "" });
+    await expectStatus(415, { method: "POST", url: "/v1/wallets", token: alice, headers: { "content-type": "application/json; charset=latin1" }, payload: "{}" });
+    await expectStatus(415, { method: "POST", url: "/v1/wallets", token: alice, headers: { "content-encoding": "gzip" }, payload: "{}" });
+
+    await expectStatus(200, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: sanctioned, category: "sanctioned", score: 100, source: "ofac-sdn" }] } });
+    await expectStatus(400, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: sanctioned, category: "villain", score: 100 }] } });
+    await expectStatus(202, {
+      method: "POST",
+      url: "/v1/ingest/accounts",
+      token: alice,
+      payload: {
+        accounts: [
+          {
+            address: wallet.address,
+            balance: 12.5,
+            tokenAccounts: [
+              { mint: MINTS.USDC, symbol: "USDC", balance: 2500.25, usdValue: 2500.25 },
+              { mint: MINTS.BONK, symbol: "", balance: 1e9, usdValue: 21.5 },
+            ],
+            nfts: [{ mint: randomAddress(), name: "Mad Lad #1", collection: "Mad Lads", floorPrice: 9000 }],
+          },
+        ],
+      },
+    });
+    await expectStatus(400, { method: "POST", url: "/v1/ingest/accounts", token: alice, payload: { accounts: [{ address: wallet.address, balance: -1, tokenAccounts: [], nfts: [] }] } });
+    const me = wallet.address;
+    const history = [
+      makeTransaction({ from: me, to: sanctioned, amount: 40, blockTime: now - 50 }),
+      makeTransaction({ from: randomAddress(), to: me, amount: 1200, token: "USDC", mint: MINTS.USDC, blockTime: now - 40 }),
+      makeTransaction({ from: me, to: randomAddress(), type: "swap", amount: 3, blockTime: now - 30 }),
+      makeTransaction({ from: me, to: randomAddress(), type: "stake", amount: 10, blockTime: now - 20 }),
+      makeTransaction({ from: me, to: randomAddress(), type: "nft", amount: 1, token: "Mad Lad #1", blockTime: now - 10, status: "failed" }),
+      makeTransaction({ from: me, to: me, type: "other", amount: 0, blockTime: now }),
+    ];
+    await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: history } });
+    expect(await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: history.slice(0, 2) } })).toEqual({ accepted: 0, duplicates: 2 });
+    await expectStatus(400, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: [{ ...history[0], amount: "40" }] } });
+    await expectStatus(202, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: helius() });
+    await expectStatus(400, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: [] });
+    await settled(t);
+
+    const detail = await expectStatus<Wallet>(200, { method: "GET", url: `/v1/wallets/${wallet.walletId}`, token: alice });
+    expect(detail.tokenAccounts.length).toBe(2);
+    expect(detail.nfts.length).toBe(1);
+    expect(detail.riskFactors).toContain("sanctioned_counterparty");
+    expect(detail.riskScore).toBeGreaterThan(0);
+    await expectStatus(404, { method: "GET", url: `/v1/wallets/${wallet.walletId}`, token: bob });
+    await expectStatus(404, { method: "GET", url: "/v1/wallets/wal_unknown", token: alice });
+    await expectStatus(400, { method: "GET", url: `/v1/wallets/${"w".repeat(65)}`, token: alice });
+    // Refused by the router itself, before any route runs.
+    await expectStatus(400, { method: "GET", url: `/v1/wallets/${"w".repeat(201)}`, token: alice });
+    await expectStatus(400, { method: "GET", url: "/v1/wallets/%E0%A4%A", token: alice });
+
+    for (const sortBy of ["balance", "riskScore", "lastActivity", "trackedAt"]) {
+      for (const order of ["asc", "desc"]) {
+        const page = await expectStatus<{ wallets: unknown[] }>(200, { method: "GET", url: `/v1/wallets?sortBy=${sortBy}&order=${order}&limit=2`, token: alice });
+        expect(page.wallets.length).toBe(2);
+      }
+    }
+    expect(await expectStatus(200, { method: "GET", url: "/v1/wallets?page=99", token: alice })).toMatchObject({ wallets: [], total: 3 });
+    await expectStatus(200, { method: "GET", url: "/v1/wallets", token: bob });
+    await expectStatus(400, { method: "GET", url: "/v1/wallets?limit=0", token: alice });
+    await expectStatus(400, { method: "GET", url: "/v1/wallets?sortBy=colour", token: alice });
+
+    const transactions = (query: string, token = alice) => ({ method: "GET" as const, url: `/v1/transactions?${query}`, token });
+    const all = await expectStatus<{ transactions: unknown[]; hasMore: boolean }>(200, transactions(`walletId=${wallet.walletId}`));
+    expect(all.transactions.length).toBe(history.length);
+    expect((await expectStatus<{ hasMore: boolean }>(200, transactions(`walletId=${wallet.walletId}&limit=2&offset=1`))).hasMore).toBe(true);
+    for (const type of ["all", "transfer", "swap", "stake", "nft", "other"]) {
+      await expectStatus(200, transactions(`walletId=${wallet.walletId}&type=${type}&startTime=${now - 45}&endTime=${now}`));
+    }
+    const heliusWallet = (await expectStatus<{ wallets: Wallet[] }>(200, { method: "GET", url: "/v1/wallets?limit=100", token: alice })).wallets.find((w) => w.address === HELIUS_WALLET)!;
+    expect((await expectStatus<{ transactions: unknown[] }>(200, transactions(`walletId=${heliusWallet.walletId}&limit=500`))).transactions.length).toBeGreaterThan(0);
+    await expectStatus(200, transactions(`walletId=${spare.walletId}`));
+    await expectStatus(400, transactions(`walletId=${wallet.walletId}&startTime=${now}&endTime=${now - 1}`));
+    await expectStatus(400, transactions(`walletId=${wallet.walletId}&limit=501`));
+    await expectStatus(400, transactions("limit=5"));
+    await expectStatus(404, transactions(`walletId=${wallet.walletId}`, bob));
+    await expectStatus(404, transactions("walletId=wal_unknown"));
+
+    await expectStatus(200, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: { alias: null, tags: ["hot"] } });
+    await expectStatus(200, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: { alias: "Renamed" } });
+    await expectStatus(400, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: {} });
+    await expectStatus(404, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: bob, payload: { alias: "Mine now" } });
+    await expectStatus(204, { method: "DELETE", url: `/v1/wallets/${spare.walletId}`, token: alice });
+    await expectStatus(404, { method: "DELETE", url: `/v1/wallets/${spare.walletId}`, token: alice });
+  });
+
+  it("creates alerts of every condition and method, changes, tests, rotates, fires and deletes them", async () => {
+    const wallet = await expectStatus<Wallet>(201, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: randomAddress(), alias: "Hot wallet" } });
+    const alerts = new Map<string, Alert>();
+    for (const condition of ["large_transfer", "suspicious_counterparty", "unusual_activity", "risk_score_increase"]) {
+      for (const method of ["webhook", "email", "sms"]) {
+        const destination =
+          method === "webhook" ? { webhookUrl: receiver.route(`/${condition}`).url } : { recipient: method === "email" ? "ops@example.com" : "+14155550123" };
+        const threshold = condition === "large_transfer" ? { threshold: 1000 } : condition === "risk_score_increase" ? { threshold: 10 } : {};
+        const body = { walletId: wallet.walletId, condition, notificationMethod: method, ...threshold, ...destination };
+        alerts.set(`${condition} ${method}`, await expectStatus<Alert>(201, { method: "POST", url: "/v1/risk/alerts", token: alice, payload: body }));
+      }
+    }
+    const withToken = await expectStatus<Alert>(201, {
+      method: "POST",
+      url: "/v1/risk/alerts",
+      token: alice,
+      payload: { walletId: wallet.walletId, condition: "large_transfer", threshold: 5, token: "USDC", cooldownSeconds: 60, notificationMethod: "email", recipient: "ops@example.com" },
+    });
+    const create = (payload: Record<string, unknown>, token = alice) => ({ method: "POST" as const, url: "/v1/risk/alerts", token, payload });
+    await expectStatus(400, create({ walletId: wallet.walletId, condition: "large_transfer", threshold: "1000", notificationMethod: "email", recipient: "ops@example.com" }));
+    await expectStatus(400, create({ walletId: wallet.walletId, condition: "large_transfer", notificationMethod: "email", recipient: "ops@example.com" }));
+    await expectStatus(400, create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "webhook" }));
+    await expectStatus(400, create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "email" }));
+    await expectStatus(400, create({ walletId: wallet.walletId, condition: "bad_vibes", notificationMethod: "sms", recipient: "+14155550123" }));
+    await expectStatus(404, create({ walletId: "wal_unknown", condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }));
+    await expectStatus(404, create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }, bob));
+
+    const webhookAlert = alerts.get("large_transfer webhook")!;
+    const emailAlert = alerts.get("large_transfer email")!;
+    const one = (alert: Alert, suffix = "") => `/v1/risk/alerts/${alert.alertId}${suffix}`;
+    const list = await expectStatus<{ alerts: unknown[]; total: number }>(200, { method: "GET", url: "/v1/risk/alerts", token: alice });
+    expect(list.total).toBe(13);
+    await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}&status=active&page=2&limit=5`, token: alice });
+    await expectStatus(400, { method: "GET", url: "/v1/risk/alerts?status=sleeping", token: alice });
+    await expectStatus(200, { method: "GET", url: one(webhookAlert), token: alice });
+    await expectStatus(404, { method: "GET", url: one(webhookAlert), token: bob });
+    await expectStatus(404, { method: "GET", url: "/v1/risk/alerts/alr_unknown", token: alice });
+
+    const patch = (alert: Alert, payload: unknown, token = alice) => ({ method: "PATCH" as const, url: one(alert), token, payload });
+    await expectStatus(200, patch(withToken, { status: "paused" }));
+    await expectStatus(200, patch(withToken, { status: "active", threshold: 10, cooldownSeconds: 0, recipient: "risk@example.com" }));
+    await expectStatus(200, patch(alerts.get("unusual_activity webhook")!, { webhookUrl: receiver.route("/moved").url }));
+    await expectStatus(400, patch(withToken, {}));
+    await expectStatus(400, patch(webhookAlert, { recipient: "ops@example.com" }));
+    await expectStatus(404, patch(withToken, { status: "paused" }, bob));
+
+    // Tests through each channel; the webhook one is delivered to the receiver.
+    const tested = await expectStatus<{ notificationId: string }>(202, { method: "POST", url: one(alerts.get("unusual_activity webhook")!, "/test"), token: alice });
+    await expectStatus(202, { method: "POST", url: one(emailAlert, "/test"), token: alice });
+    await expectStatus(202, { method: "POST", url: one(alerts.get("large_transfer sms")!, "/test"), token: alice });
+    await expectStatus(400, { method: "POST", url: one(emailAlert, "/test"), token: alice, payload: { loud: true } });
+    await expectStatus(404, { method: "POST", url: one(emailAlert, "/test"), token: bob });
+    // The API cannot take an email alert's recipient away; an operator's cleanup can.
+    await t.deps.sql`update alerts set recipient = null where id = ${withToken.alertId}`;
+    await expectStatus(409, { method: "POST", url: one(withToken, "/test"), token: alice });
+    await waitFor("the test webhook to be delivered", async () => {
+      const res = await expectStatus<{ status: string }>(200, { method: "GET", url: `/v1/notifications/${tested.notificationId}`, token: alice });
+      return res.status === "delivered";
+    });
+    await expectStatus(404, { method: "GET", url: `/v1/notifications/${tested.notificationId}`, token: bob });
+    await expectStatus(404, { method: "GET", url: "/v1/notifications/ntf_unknown", token: alice });
+    // The hourly test quota: a 429 once it is spent (or one hour later, if the hour turns meanwhile).
+    let quota = 0;
+    for (let i = 0; i < 2 * TESTS_PER_HOUR + 2 && quota !== 429; i += 1) {
+      quota = (await call({ method: "POST", url: one(emailAlert, "/test"), token: alice })).statusCode;
+    }
+    expect(quota).toBe(429);
+
+    const rotated = await expectStatus<{ webhookSecret: string }>(200, { method: "POST", url: one(webhookAlert, "/rotate-secret"), token: alice });
+    expect(rotated.webhookSecret).toMatch(/^whsec_/);
+    await expectStatus(409, { method: "POST", url: one(emailAlert, "/rotate-secret"), token: alice });
+    await expectStatus(404, { method: "POST", url: one(webhookAlert, "/rotate-secret"), token: bob });
+
+    // Fire: a large transfer to a counterparty labelled afterwards (a rescore, so a score-change event too).
+    const mixer = randomAddress();
+    receiver.route("/large_transfer").respond({ status: 500, body: "down for a moment" });
+    await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: [makeTransaction({ from: wallet.address, to: mixer, amount: 2500, blockTime: now })] } });
+    await settled(t);
+    await expectStatus(200, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: mixer, category: "mixer", score: 95 }] } });
+    await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: [makeTransaction({ from: mixer, to: wallet.address, amount: 1, blockTime: now + 1 })] } });
+    await settled(t);
+    type Events = { events: Array<{ notificationId?: string; transactionSignature?: string }>; total: number; hasMore: boolean };
+    const fired = await expectStatus<Events>(200, { method: "GET", url: one(webhookAlert, "/events"), token: alice });
+    expect(fired.events.length).toBe(1);
+    const scoreEvents = await expectStatus<Events>(200, { method: "GET", url: one(alerts.get("risk_score_increase webhook")!, "/events?limit=1&offset=0"), token: alice });
+    expect(scoreEvents.events[0]?.transactionSignature).toBeUndefined();
+    await expectStatus(200, { method: "GET", url: one(alerts.get("suspicious_counterparty sms")!, "/events"), token: alice });
+    await expectStatus(400, { method: "GET", url: one(webhookAlert, "/events?limit=0"), token: alice });
+    await expectStatus(404, { method: "GET", url: one(webhookAlert, "/events"), token: bob });
+    const notificationId = fired.events[0]!.notificationId!;
+    await waitFor("the alert's webhook to be delivered after a failed attempt", async () => {
+      const res = await expectStatus<{ status: string }>(200, { method: "GET", url: `/v1/notifications/${notificationId}`, token: alice });
+      return res.status === "delivered";
+    });
+
+    await expectStatus(204, { method: "DELETE", url: one(withToken), token: alice });
+    await expectStatus(404, { method: "DELETE", url: one(withToken), token: alice });
+  });
+
+  it("refuses, as documented, a request without a valid token, without the scope, with an unknown parameter, the wrong media type or too large a body", async () => {
+    const unscoped = await t.token("carol", "");
+    const tooLarge = `{"padding":"${"x".repeat(10 * 1024 * 1024)}"}`;
+    for (const key of contract.operations) {
+      const sample = sampleRequest(key);
+      const open = contract.isPublic(key);
+      // Helius cannot send a JWT: its secret is the whole Authorization header.
+      const credentials = open ? { headers: { authorization: HELIUS_SECRET } } : { token: alice };
+      await expectStatus(401, { ...sample, ...(open ? { headers: { authorization: "Bearer guess" } } : {}) });
+      if (!open) {
+        await expectStatus(401, { ...sample, token: "not.a.jwt" });
+        await expectStatus(403, { ...sample, token: unscoped });
+        await expectStatus(400, { ...sample, ...credentials, url: `${sample.url}${sample.url.includes("?") ? "&" : "?"}unknownParameter=1` });
+      }
+      if (sample.method === "GET") continue;
+      await expectStatus(415, { ...sample, ...credentials, headers: { ...credentials.headers, "content-type": "text/plain" }, payload: "hello" });
+      await expectStatus(413, { ...sample, ...credentials, headers: { ...credentials.headers, "content-type": "application/json" }, payload: tooLarge });
+    }
+  });
+
+  it("answers 503 on every operation while PostgreSQL cannot be reached, and 429 over the rate limit", async () => {
+    // One request a minute per caller: each operation's first call reaches the database, its next is over the limit.
+    const down = await startAppWithoutDatabase("openapi-contract-down", { RATE_LIMIT_PER_MINUTE: "1", HELIUS_AUTH_HEADER: HELIUS_SECRET });
+    const noHelius = await startAppWithoutDatabase("openapi-contract-no-helius");
+    try {
+      for (const [i, key] of contract.operations.entries()) {
+        const sample = sampleRequest(key);
+        if (contract.isPublic(key)) {
+          const request = { ...sample, headers: { authorization: HELIUS_SECRET } };
+          expect((await client.call(down.app, request)).statusCode, key).toBe(503);
+          expect((await client.call(noHelius.app, request)).statusCode, key).toBe(404);
+          continue;
+        }
+        const token = await mintToken(TEST_JWT_SECRET, { sub: `caller-${i}`, scope: "admin", ttlSeconds: 600 }, down.config.jwt);
+        expect((await client.call(down.app, { ...sample, token })).statusCode, key).toBe(503);
+        // A new minute may start in between and admit one more: then the next is refused.
+        let status = 0;
+        for (let attempt = 0; attempt < 3 && status !== 429; attempt += 1) status = (await client.call(down.app, { ...sample, token })).statusCode;
+        expect(status, key).toBe(429);
+      }
+    } finally {
+      await down.close();
+      await noHelius.close();
+    }
+  });
+
+  it("has seen every operation answer with every status its documentation lists", () => {
+    const missing = contract.operations.flatMap((key) =>
+      contract.statusesOf(key).filter((status) => !contract.seen.get(key)?.has(Number(status))).map((status) => `${key} → ${status}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
+
+const SAMPLE_WALLET = "wal_0000000000000000";
+const SAMPLE_ALERT = "alr_0000000000000000";
+
+/** A valid request for each operation, on ids nobody has: what the framework checks first, and 503s. */
+function sampleRequest(key: string): Request {
+  const samples: Record<string, Request> = {
+    "GET /v1/wallets": { method: "GET", url: "/v1/wallets" },
+    "POST /v1/wallets": { method: "POST", url: "/v1/wallets", payload: { address: randomAddress() } },
+    "GET /v1/wallets/{walletId}": { method: "GET", url: `/v1/wallets/${SAMPLE_WALLET}` },
+    "PATCH /v1/wallets/{walletId}": { method: "PATCH", url: `/v1/wallets/${SAMPLE_WALLET}`, payload: { alias: "Sample" } },
+    "DELETE /v1/wallets/{walletId}": { method: "DELETE", url: `/v1/wallets/${SAMPLE_WALLET}` },
+    "GET /v1/transactions": { method: "GET", url: `/v1/transactions?walletId=${SAMPLE_WALLET}` },
+    "POST /v1/risk/alerts": {
+      method: "POST",
+      url: "/v1/risk/alerts",
+      payload: { walletId: SAMPLE_WALLET, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" },
+    },
+    "GET /v1/risk/alerts": { method: "GET", url: "/v1/risk/alerts" },
+    "GET /v1/risk/alerts/{alertId}": { method: "GET", url: `/v1/risk/alerts/${SAMPLE_ALERT}` },
+    "PATCH /v1/risk/alerts/{alertId}": { method: "PATCH", url: `/v1/risk/alerts/${SAMPLE_ALERT}`, payload: { status: "paused" } },
+    "DELETE /v1/risk/alerts/{alertId}": { method: "DELETE", url: `/v1/risk/alerts/${SAMPLE_ALERT}` },
+    "GET /v1/risk/alerts/{alertId}/events": { method: "GET", url: `/v1/risk/alerts/${SAMPLE_ALERT}/events` },
+    "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${SAMPLE_ALERT}/test` },
+    "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${SAMPLE_ALERT}/rotate-secret` },
+    "GET /v1/notifications/{notificationId}": { method: "GET", url: "/v1/notifications/ntf_0000000000000000" },
+    "POST /v1/ingest/transactions": { method: "POST", url: "/v1/ingest/transactions", payload: { transactions: [makeTransaction()] } },
+    "POST /v1/ingest/accounts": {
+      method: "POST",
+      url: "/v1/ingest/accounts",
+      payload: { accounts: [{ address: randomAddress(), balance: 1, tokenAccounts: [], nfts: [] }] },
+    },
+    "POST /v1/ingest/helius": { method: "POST", url: "/v1/ingest/helius", payload: helius().slice(0, 1) },
+    "PUT /v1/risk/labels": { method: "PUT", url: "/v1/risk/labels", payload: { labels: [{ address: randomAddress(), category: "scam", score: 90 }] } },
+  };
+  const sample = samples[key];
+  if (!sample) throw new Error(`no sample request for ${key}: add one, so the contract test reaches it`);
+  return sample;
+}
