@@ -144,7 +144,8 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Delete a risk alert with its events and notifications",
           params: AlertIdParams,
-          response: { 204: { type: "null", description: "deleted" }, ...errorResponses(400, 404) },
+          // A DELETE may carry a body, and the body parser judges it before the route: 413, 415.
+          response: { 204: { type: "null", description: "deleted" }, ...errorResponses(400, 404, 413, 415) },
         },
       },
       async (request, reply) => {

@@ -51,7 +51,10 @@ const NotificationSchema = Type.Object({
 
 const TAGS = ["notifications"];
 
-/** These POSTs take no body; one that carries fields is a mistake worth telling the caller about. */
+/**
+ * These POSTs take no body; one that carries fields is a mistake worth telling the caller about.
+ * A body sent all the same meets the body parser first, hence their documented 413 and 415.
+ */
 function assertNoBody(body: unknown): void {
   if (body === undefined || body === null) return;
   if (typeof body === "object" && Object.keys(body).length === 0) return;
@@ -68,7 +71,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Send a risk_alert.test notification through the alert's channel now",
           params: AlertIdParams,
-          response: { 202: withLocation(TestAccepted, "the test notification is queued", "the notification's URL, /v1/notifications/{notificationId}"), ...errorResponses(400, 404, 409, 429) },
+          response: { 202: withLocation(TestAccepted, "the test notification is queued", "the notification's URL, /v1/notifications/{notificationId}"), ...errorResponses(400, 404, 409, 413, 415, 429) },
         },
       },
       async (request, reply) => {
@@ -103,7 +106,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Replace a webhook alert's signing secret; the old one keeps signing for 24 hours",
           params: AlertIdParams,
-          response: { 200: RotatedSecret, ...errorResponses(400, 404, 409) },
+          response: { 200: RotatedSecret, ...errorResponses(400, 404, 409, 413, 415) },
         },
       },
       async (request) => {

@@ -227,7 +227,8 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Stop tracking a wallet (its alerts are deleted too)",
           params: ParamsSchema,
-          response: { 204: Type.Null({ description: "deleted" }), ...errorResponses(400, 404) },
+          // A DELETE may carry a body, and the body parser judges it before the route: 413, 415.
+          response: { 204: Type.Null({ description: "deleted" }), ...errorResponses(400, 404, 413, 415) },
         },
       },
       async (request, reply) => {
