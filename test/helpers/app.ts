@@ -35,7 +35,12 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
   };
 }
 
-export async function startTestApp(label: string, envOverrides: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  label: string,
+  envOverrides: Record<string, string> = {},
+  /** Hooks a test adds to the app before it is ready (Fastify takes none after). */
+  options: { beforeReady?: (app: AppInstance) => void } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase(label);
   const config = loadConfig(
     testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix(label), ...envOverrides }),
@@ -43,6 +48,7 @@ export async function startTestApp(label: string, envOverrides: Record<string, s
   const deps = createDeps(config, { logger: createLogger(config.logLevel), dbPoolSize: 4 });
   if (!(await whenReady(deps.redis, 5_000))) throw new Error(`Redis at ${config.redisUrl} is needed by the tests`);
   const app = await buildApp(deps);
+  options.beforeReady?.(app);
   await app.ready();
   return {
     app,

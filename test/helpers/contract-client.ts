@@ -25,6 +25,8 @@ export type Recorded = { statusCode: number; headers: Record<string, unknown>; b
 
 export type ContractClient = {
   call: (app: AppInstance, request: Request) => Promise<Recorded>;
+  /** Adds violations found elsewhere (the app's own hooks) to those of the answers. */
+  report: (found: string[]) => void;
   /** The violations seen since the last call of this, and forgets them. */
   takeViolations: () => string[];
 };
@@ -47,6 +49,9 @@ export function createContractClient(contract: Contract): ContractClient {
       });
       violations.push(...contract.check(request.method, request.url, res));
       return { statusCode: res.statusCode, headers: res.headers, body: res.body, json: <T>() => res.json<T>() };
+    },
+    report: (found) => {
+      violations.push(...found);
     },
     takeViolations: () => {
       const taken = violations;

@@ -34,6 +34,12 @@ export type Contract = {
   operations: string[];
   /** The operation a request reaches, or undefined when the document has none for it. */
   operationOf: (method: string, url: string) => string | undefined;
+  /**
+   * The same check of the value a handler returned, before the serializer shaped it: the
+   * serializer turns a null integer into 0, a null string into "" and 1.5 into 1, so the
+   * wire alone can look right while the data is not.
+   */
+  checkPayload: (method: string, routeUrl: string, status: number, contentType: string | undefined, payload: unknown) => string[];
   /** Everything wrong with one answer, each naming the operation and status; [] when it conforms. */
   check: (method: string, url: string, answer: Answer) => string[];
   /** The statuses the operation documents. */
@@ -83,12 +89,31 @@ export function createContract(document: OpenApiDocument): Contract {
     return validate;
   };
 
+  const validateBody = (id: string, schema: Schema, body: unknown, where: string, sent: string): string[] => {
+    const validate = validatorFor(id, schema);
+    if (validate(body)) return [];
+    const errors = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message ?? ""}${describeParams(e.params)}`);
+    return [`${where}: body does not match the documented schema: ${errors.join("; ")}; body ${sent.slice(0, 500)}`];
+  };
+
   return {
     operations: routes.map((route) => route.key),
     operationOf: (method, url) => routeOf(method, url)?.key,
     statusesOf: (key) => Object.keys(routes.find((route) => route.key === key)?.operation.responses ?? {}),
     isPublic: (key) => routes.find((route) => route.key === key)?.operation.security?.length === 0,
     seen,
+    checkPayload: (method, routeUrl, status, contentType, payload) => {
+      const key = `${method.toUpperCase()} ${routeUrl.replace(/:(\w+)/g, "{$1}")}`;
+      const route = routes.find((candidate) => candidate.key === key);
+      const mediaType = (contentType ?? "application/json").split(";", 1)[0]!.trim().toLowerCase();
+      const schema = route?.operation.responses[String(status)]?.content?.[mediaType]?.schema;
+      // An operation, status or media type the document lacks is reported from the answer itself.
+      if (!schema) return [];
+      // What JSON can carry of the value (a Date becomes its ISO string, as the serializer makes it).
+      const text = JSON.stringify(payload) ?? "";
+      const value: unknown = JSON.parse(text === "" ? "null" : text);
+      return validateBody(`${key} ${status} ${mediaType}`, schema, value, `${key} → ${status} (the handler's value, before serialization)`, text);
+    },
     check: (method, url, answer) => {
       const route = routeOf(method, url);
       if (!route) return [`${method.toUpperCase()} ${url}: the document has no operation for it`];
@@ -124,11 +149,7 @@ export function createContract(document: OpenApiDocument): Contract {
         problems.push(`${where}: body is not JSON: ${answer.body.slice(0, 200)}`);
         return problems;
       }
-      const validate = validatorFor(`${route.key} ${statusKey} ${mediaType}`, media.schema);
-      if (!validate(body)) {
-        const errors = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message ?? ""}${describeParams(e.params)}`);
-        problems.push(`${where}: body does not match the documented schema: ${errors.join("; ")}; body ${answer.body.slice(0, 500)}`);
-      }
+      problems.push(...validateBody(`${route.key} ${statusKey} ${mediaType}`, media.schema, body, where, answer.body));
       return problems;
     },
   };

@@ -6,6 +6,7 @@
 // schema. The last test requires every documented status of every operation to have been
 // seen, so the document cannot promise what nothing here exercises.
 import { readFileSync } from "node:fs";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintToken } from "../../src/http/mint-token.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
@@ -37,7 +38,11 @@ let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  t = await startTestApp("openapi-contract", { HELIUS_AUTH_HEADER: HELIUS_SECRET, TEST_NOTIFICATIONS_PER_HOUR: String(TESTS_PER_HOUR) });
+  t = await startTestApp(
+    "openapi-contract",
+    { HELIUS_AUTH_HEADER: HELIUS_SECRET, TEST_NOTIFICATIONS_PER_HOUR: String(TESTS_PER_HOUR) },
+    { beforeReady: (app) => app.addHook("preSerialization", checkBeforeSerialization) },
+  );
   workers = startWorkers(t, ["transactions", "risk", "deliver-webhook"]);
   receiver = await startWebhookReceiver();
   const document = (await t.app.inject({ url: "/v1/openapi.json" })).json<OpenApiDocument>();
@@ -57,6 +62,17 @@ afterEach(() => {
 });
 
 const call = (request: Request) => client.call(t.app, request);
+
+/** Each value a handler returns is checked too, before the serializer can coerce it into shape. */
+function checkBeforeSerialization(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+  const route = request.routeOptions.url;
+  // The document itself is read before there is a contract to check against.
+  if (route !== undefined && contract !== undefined && contract.operationOf(request.method, route.replace(/:\w+/g, "x")) !== undefined) {
+    const contentType = reply.getHeader("content-type");
+    client.report(contract.checkPayload(request.method, route, reply.statusCode, typeof contentType === "string" ? contentType : undefined, payload));
+  }
+  done(null, payload);
+}
 
 /** Calls and requires the status: the journey must really walk the path it claims to. */
 async function expectStatus<T = Record<string, unknown>>(status: number, request: Request): Promise<T> {
