@@ -32,6 +32,7 @@ const now = Math.floor(Date.now() / 1000);
 let t: TestApp;
 let workers: RunningWorkers;
 let receiver: WebhookReceiver;
+let document: OpenApiDocument;
 let contract: Contract;
 let client: ContractClient;
 let alice: string;
@@ -45,7 +46,7 @@ beforeAll(async () => {
   );
   workers = startWorkers(t, ["transactions", "risk", "deliver-webhook"]);
   receiver = await startWebhookReceiver();
-  const document = (await t.app.inject({ url: "/v1/openapi.json" })).json<OpenApiDocument>();
+  document = (await t.app.inject({ url: "/v1/openapi.json" })).json<OpenApiDocument>();
   contract = createContract(document);
   client = createContractClient(contract);
   alice = await t.token("alice");
@@ -90,6 +91,27 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     const registered = registeredApiRoutes(t.app.printRoutes({ commonPrefix: false })).filter((route) => route !== "GET /v1/openapi.json");
     expect(registered.length).toBeGreaterThan(10);
     expect([...contract.operations].sort()).toEqual(registered);
+  });
+
+  it("marks as required the headers the service always sends: Location on a 201 and a test's 202, Retry-After on a 429 and a 503, WWW-Authenticate on a 401", () => {
+    const alwaysSent = (key: string, status: string): string[] =>
+      status === "201" || (status === "202" && key === "POST /v1/risk/alerts/{alertId}/test")
+        ? ["location"]
+        : status === "429" || status === "503"
+          ? ["retry-after"]
+          : status === "401"
+            ? ["www-authenticate"]
+            : [];
+    const notRequired = Object.entries(document.paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).flatMap(([method, operation]) =>
+        Object.entries(operation.responses).flatMap(([status, response]) =>
+          alwaysSent(`${method.toUpperCase()} ${path}`, status)
+            .filter((name) => response.headers?.[name]?.required !== true)
+            .map((name) => `${method.toUpperCase()} ${path} → ${status}: ${name}`),
+        ),
+      ),
+    );
+    expect(notRequired).toEqual([]);
   });
 
   it("tracks, feeds, scores, reads, lists, changes and deletes wallets and their transactions", async () => {
