@@ -10,7 +10,7 @@ import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
-import { ProblemSchema } from "./schemas.ts";
+import { ProblemSchema, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
 import { adminPlugin } from "./admin.ts";
@@ -134,6 +134,8 @@ export async function buildApp(deps: Deps) {
       },
       security: [{ bearer: [] }],
     },
+    transformObject: (documentObject) =>
+      "openapiObject" in documentObject ? liftRequiredHeaders(documentObject.openapiObject) : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ProblemSchema);

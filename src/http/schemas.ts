@@ -29,20 +29,55 @@ export const problemResponses = (...statuses: number[]) =>
       status,
       {
         description: "RFC 9457 problem details",
-        ...(status === 429 || status === 503 ? { headers: { "retry-after": RETRY_AFTER } } : {}),
+        ...(PROBLEM_HEADERS[status] ? { headers: PROBLEM_HEADERS[status] } : {}),
         content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } },
       },
     ]),
   );
 
-const RETRY_AFTER = { type: "string", description: "seconds to wait before trying again" };
+/**
+ * A response header for the OpenAPI document. `required` marks one the service sends every
+ * time; liftRequiredHeaders() puts it where OpenAPI reads it.
+ */
+const header = (description: string, required: boolean) => ({ type: "string", description, ...(required ? { required: true } : {}) });
+
+const RETRY_AFTER = header("seconds to wait before trying again", true);
+const PROBLEM_HEADERS: Record<number, Record<string, ReturnType<typeof header>>> = {
+  401: { "www-authenticate": header('how to authenticate: Bearer with error="invalid_token" (RFC 6750), or HeliusAuthHeader on the Helius webhook', true) },
+  403: { "www-authenticate": header('for a missing scope: error="insufficient_scope" and the scope needed (RFC 6750)', false) },
+  429: { "retry-after": RETRY_AFTER },
+  503: { "retry-after": RETRY_AFTER },
+};
 
 /** A response with a Location header (a 201's new resource, a 202's notification), for the OpenAPI document. */
 export const withLocation = <T extends TSchema>(schema: T, description: string, location: string) => ({
   description,
-  headers: { location: { type: "string", description: location } },
+  headers: { location: header(location, true) },
   content: { "application/json": { schema } },
 });
+
+type DocumentHeaders = Record<string, { required?: boolean; schema?: { required?: unknown } }>;
+type DocumentPaths = Record<string, Record<string, { responses?: Record<string, { headers?: DocumentHeaders }> }>>;
+
+/**
+ * @fastify/swagger copies a response header's whole definition into the header's `schema`,
+ * where OpenAPI does not read `required` (and where a boolean `required` is not JSON Schema):
+ * this moves it up to the header, so clients learn which headers are always there.
+ */
+export function liftRequiredHeaders<T extends { paths?: unknown }>(document: T): T {
+  for (const operations of Object.values((document.paths ?? {}) as DocumentPaths)) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const definition of Object.values(response.headers ?? {})) {
+          if (definition.schema?.required !== true) continue;
+          delete definition.schema.required;
+          definition.required = true;
+        }
+      }
+    }
+  }
+  return document;
+}
 
 /** Error responses every authenticated route can give, for the OpenAPI document. */
 export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 503, ...statuses);
