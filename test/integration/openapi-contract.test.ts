@@ -114,6 +114,12 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect(notRequired).toEqual([]);
   });
 
+  it("names its shared schema Problem, so a generated client's error type is called that and not def-0", () => {
+    expect(Object.keys(document.components?.schemas ?? {})).toEqual(["Problem"]);
+    const refs = JSON.stringify(document.paths).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(new Set(refs)).toEqual(new Set(['"$ref":"#/components/schemas/Problem"']));
+  });
+
   it("tracks, feeds, scores, reads, lists, changes and deletes wallets and their transactions", async () => {
     const sanctioned = randomAddress();
     const wallet = await expectStatus<Wallet>(201, { method: "POST", url: "/v1/wallets", token: alice, payload: { address: randomAddress(), alias: "Treasury", tags: ["cold", "ops"] } });
