@@ -134,6 +134,9 @@ export async function buildApp(deps: Deps) {
       },
       security: [{ bearer: [] }],
     },
+    // Shared schemas under their $id ("Problem"), not @fastify/swagger's def-0, def-1, …:
+    // clients generated from the document name their types after these keys.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
     transformObject: (documentObject) =>
       "openapiObject" in documentObject ? liftRequiredHeaders(documentObject.openapiObject) : documentObject.swaggerObject,
   });
