@@ -8,7 +8,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { createLogger } from "../../src/logger.ts";
 import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "./app.ts";
-import { uniqueQueuePrefix } from "./db.ts";
+import { createTestDatabase, uniqueQueuePrefix } from "./db.ts";
 import { deletePrefixKeys } from "./redis-keys.ts";
 import type { Contract } from "./openapi-contract.ts";
 
@@ -67,10 +67,19 @@ export function createContractClient(contract: Contract): ContractClient {
  * rate limit still work.
  */
 export async function startAppWithoutDatabase(label: string, env: Record<string, string> = {}) {
-  const config = loadConfig(
-    // backoff=0: postgres.js would otherwise wait longer before each new attempt, up to 20 s.
-    testEnv({ DATABASE_URL: "postgres://postgres@127.0.0.1:1/unreachable?backoff=0", QUEUE_PREFIX: uniqueQueuePrefix(label), ...env }),
-  );
+  // backoff=0: postgres.js would otherwise wait longer before each new attempt, up to 20 s.
+  return startAppOn(label, "postgres://postgres@127.0.0.1:1/unreachable?backoff=0", env);
+}
+
+/** The API on a database without tables: every query fails in a way nobody planned for (a 500). */
+export async function startAppOnEmptyDatabase(label: string, env: Record<string, string> = {}) {
+  const database = await createTestDatabase(label, { empty: true });
+  const started = await startAppOn(label, database.url, env);
+  return { ...started, close: async () => (await started.close(), await database.drop()) };
+}
+
+async function startAppOn(label: string, databaseUrl: string, env: Record<string, string>) {
+  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueQueuePrefix(label), ...env }));
   const deps: Deps = createDeps(config, { logger: createLogger(config.logLevel), dbPoolSize: 1 });
   if (!(await whenReady(deps.redis, 5_000))) throw new Error(`Redis at ${config.redisUrl} is needed by the tests`);
   const app = await buildApp(deps);

@@ -6,13 +6,17 @@ import { TEST_ADMIN_DATABASE_URL, databaseUrl } from "./env.ts";
 /**
  * A fresh, migrated database for one test file, cloned from the template. It is named from
  * the file so that a failed run leaves it behind to inspect; it is dropped when drop() runs.
+ * `empty: true` gives one without any table instead (a database nobody migrated).
  */
-export async function createTestDatabase(label: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  label: string,
+  options: { empty?: boolean } = {},
+): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const hash = createHash("sha1").update(label).digest("hex").slice(0, 10);
   const name = `wa_test_${hash}_${randomBytes(3).toString("hex")}`;
   const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${name} template ${inject("templateDatabase")}`);
+    await admin.unsafe(`create database ${name} template ${options.empty ? "template0" : inject("templateDatabase")}`);
   } finally {
     await admin.end();
   }

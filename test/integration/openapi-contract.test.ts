@@ -12,7 +12,7 @@ import { mintToken } from "../../src/http/mint-token.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { MINTS, randomAddress } from "../helpers/chain.ts";
-import { createContractClient, startAppWithoutDatabase, type ContractClient, type Request } from "../helpers/contract-client.ts";
+import { createContractClient, startAppOnEmptyDatabase, startAppWithoutDatabase, type ContractClient, type Request } from "../helpers/contract-client.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
 import { createContract, registeredApiRoutes, type Contract, type OpenApiDocument } from "../helpers/openapi-contract.ts";
 import { settled, startWorkers } from "../helpers/pipeline.ts";
@@ -359,6 +359,22 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     } finally {
       await down.close();
       await noHelius.close();
+    }
+  });
+
+  it("answers 500 problem+json on every operation when something unplanned fails (a database nobody migrated)", async () => {
+    const broken = await startAppOnEmptyDatabase("openapi-contract-broken", { HELIUS_AUTH_HEADER: HELIUS_SECRET });
+    try {
+      const token = await mintToken(TEST_JWT_SECRET, { sub: "alice", scope: "admin", ttlSeconds: 600 }, broken.config.jwt);
+      for (const key of contract.operations) {
+        const sample = sampleRequest(key);
+        const credentials = contract.isPublic(key) ? { headers: { authorization: HELIUS_SECRET } } : { token };
+        const res = await client.call(broken.app, { ...sample, ...credentials });
+        expect(res.statusCode, `${key}: ${res.body}`).toBe(500);
+        expect(res.json()).toMatchObject({ code: "internal" });
+      }
+    } finally {
+      await broken.close();
     }
   });
 
