@@ -79,8 +79,11 @@ export function liftRequiredHeaders<T extends { paths?: unknown }>(document: T):
   return document;
 }
 
-/** Error responses every authenticated route can give, for the OpenAPI document. */
-export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 503, ...statuses);
+/**
+ * Error responses every authenticated route can give, for the OpenAPI document; 500 is the
+ * error handler's answer to whatever nobody planned for.
+ */
+export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 500, 503, ...statuses);
 
 export function queryInteger(options: { min: number; max: number; default: number; description: string }) {
   return Type.Optional(

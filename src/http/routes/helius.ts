@@ -110,7 +110,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           body: BodySchema,
           response: {
             202: AcceptedSchema,
-            ...problemResponses(400, 401, 404, 413, 415, 503),
+            ...problemResponses(400, 401, 404, 413, 415, 500, 503),
           },
         },
       },
