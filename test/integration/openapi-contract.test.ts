@@ -181,6 +181,7 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     // Refused by the router itself, before any route runs.
     await expectStatus(400, { method: "GET", url: `/v1/wallets/${"w".repeat(201)}`, token: alice });
     await expectStatus(400, { method: "GET", url: "/v1/wallets/%E0%A4%A", token: alice });
+    await expectStatus(401, { method: "GET", url: "/v1/wallets/%E0%A4%A" });
 
     for (const sortBy of ["balance", "riskScore", "lastActivity", "trackedAt"]) {
       for (const order of ["asc", "desc"]) {
