@@ -32,8 +32,6 @@ type Route = { key: string; method: string; template: string; pattern: RegExp; p
 export type Contract = {
   /** "GET /v1/wallets/{walletId}" for every operation of the document. */
   operations: string[];
-  /** The operation a request reaches, or undefined when the document has none for it. */
-  operationOf: (method: string, url: string) => string | undefined;
   /**
    * The same check of the value a handler returned, before the serializer shaped it: the
    * serializer turns a null integer into 0, a null string into "" and 1.5 into 1, so the
@@ -98,7 +96,6 @@ export function createContract(document: OpenApiDocument): Contract {
 
   return {
     operations: routes.map((route) => route.key),
-    operationOf: (method, url) => routeOf(method, url)?.key,
     statusesOf: (key) => Object.keys(routes.find((route) => route.key === key)?.operation.responses ?? {}),
     isPublic: (key) => routes.find((route) => route.key === key)?.operation.security?.length === 0,
     seen,
