@@ -3,7 +3,7 @@
 // that the error names the parameter and the allowed range.
 import { Type, type TSchema } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
-import { PROBLEM_CONTENT_TYPE, invalid } from "./problem.ts";
+import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE, invalid, type ProblemCode } from "./problem.ts";
 
 export const ProblemSchema = Type.Object(
   {
@@ -11,7 +11,7 @@ export const ProblemSchema = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.String(),
+    code: Type.Enum(Object.keys(PROBLEM_CODES) as ProblemCode[]),
     errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
     requestId: Type.String(),
   },

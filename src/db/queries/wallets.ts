@@ -2,6 +2,7 @@
 // Numbers are cast to float8 in SQL so rows arrive as JSON-ready numbers, and the list
 // keeps to one round trip: the total rides along on every row (a window count).
 import type { TransactionSql } from "postgres";
+import type { RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
@@ -31,7 +32,7 @@ export type WalletDetailRow = {
   tokenAccounts: TokenAccountRow[];
   nfts: NftRow[];
   riskScore: number;
-  riskFactors: string[];
+  riskFactors: RiskFactor[];
   tags: string[];
   /** Unix seconds with a fraction: drizzle makes this client return timestamps as text. */
   trackedAt: number;

@@ -95,11 +95,11 @@ export const EventsQuery = Type.Object(
 const alertProperties = {
   alertId: Type.String(),
   walletId: Type.String(),
-  condition: Type.String(),
-  status: Type.String({ description: "active, paused, or disabled (delivery kept failing; see disabledReason)" }),
+  condition: Condition,
+  status: Type.Enum(ALERT_STATUSES, { description: "active, paused, or disabled (delivery kept failing; see disabledReason)" }),
   createdAt: Type.String({ format: "date-time" }),
   threshold: Type.Number(),
-  notificationMethod: Type.String(),
+  notificationMethod: NotificationMethod,
   webhookUrl: nullable(Type.String()),
   recipient: nullable(Type.String()),
   cooldownSeconds: Type.Integer(),
@@ -124,7 +124,7 @@ export const EventListSchema = Type.Object({
   events: Type.Array(
     Type.Object({
       eventId: Type.String(),
-      condition: Type.String(),
+      condition: Condition,
       observed: Type.Number(),
       suppressed: Type.Boolean(),
       transactionSignature: Type.Optional(Type.String()),

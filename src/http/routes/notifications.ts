@@ -10,7 +10,7 @@ import {
   type TestTarget,
 } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
-import type { NotificationPayload } from "../../domain/types.ts";
+import { NOTIFICATION_METHODS, NOTIFICATION_STATUSES, type NotificationPayload } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { walletName } from "../../notify/render.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
@@ -35,8 +35,8 @@ const NotificationSchema = Type.Object({
   notificationId: Type.String(),
   alertId: Type.String(),
   eventId: Type.Union([Type.String(), Type.Null()], { description: "null for a test notification" }),
-  channel: Type.String({ enum: ["email", "webhook", "sms"] }),
-  status: Type.String({ enum: ["pending", "retrying", "delivered", "failed"] }),
+  channel: Type.Enum(NOTIFICATION_METHODS),
+  status: Type.Enum(NOTIFICATION_STATUSES),
   createdAt: Type.String({ format: "date-time" }),
   deliveredAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
   attempts: Type.Array(

@@ -10,6 +10,7 @@ import {
   updateWallet,
   type WalletDetailRow,
 } from "../../db/queries/wallets.ts";
+import { RISK_FACTORS } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { trackWallet } from "../../pipeline/track-wallet.ts";
 import type { ReadCache } from "../read-cache.ts";
@@ -97,7 +98,7 @@ const WalletDetailSchema = Type.Object({
     { description: "highest floorPrice first" },
   ),
   riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
-  riskFactors: Type.Array(Type.String(), { description: "active risk factor identifiers" }),
+  riskFactors: Type.Array(Type.Enum(RISK_FACTORS), { description: "active risk factor identifiers" }),
   tags: Type.Array(Type.String()),
   trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
   lastActivity: LastActivity,
