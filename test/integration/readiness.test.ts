@@ -88,6 +88,24 @@ describe("readiness follows PostgreSQL and Redis", () => {
     expect((await listWallets()).statusCode).toBe(200);
   });
 
+  it("keeps answering 503 at once while PostgreSQL stays unreachable, not only to the first requests", async () => {
+    await pgProxy.cut();
+    try {
+      // Every request's connection attempt fails; the pool's wait before the next attempt
+      // grew with each failure (up to 20 s), and a request waited it out before its 503.
+      for (let i = 0; i < 12; i++) {
+        const stillWaiting = new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), 5_000).unref());
+        const outcome = await Promise.race([listWallets().then((res) => res.statusCode), stillWaiting]);
+        expect(outcome, `request ${i + 1}`).toBe(503);
+      }
+    } finally {
+      await pgProxy.restore();
+    }
+    // Back at once too, not after the pool's last wait.
+    const stillWaiting = new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), 5_000).unref());
+    expect(await Promise.race([listWallets().then((res) => res.statusCode), stillWaiting])).toBe(200);
+  }, 90_000);
+
   it("answers /readyz 503 and /v1 503 problem+json while Redis is unreachable, and recovers", async () => {
     await redisProxy.cut();
     try {
