@@ -2,11 +2,13 @@
 // reports the same truth (queue depth from Redis, notifications and evaluation lag from
 // PostgreSQL) however many processes there are and whichever of them did the work. A store
 // that does not answer leaves its gauge without samples for that scrape (and a warning in
-// the log) instead of failing the whole scrape.
+// the log, once a minute per kind of error: Prometheus scrapes all through an outage)
+// instead of failing the whole scrape.
 import { Gauge, type Registry } from "prom-client";
 import type { Deps } from "../deps.ts";
 import { NOTIFICATION_METHODS, NOTIFICATION_STATUSES } from "../domain/types.ts";
 import { readQueueCounts } from "./queue-counts.ts";
+import { createRepeatedWarning } from "../log-repeats.ts";
 import { METRIC_PREFIX, withTimeout } from "./registry.ts";
 
 const SCRAPE_TIMEOUT_MS = 2_000;
@@ -14,13 +16,22 @@ const SCRAPE_TIMEOUT_MS = 2_000;
 export type ScrapeDeps = Pick<Deps, "sql" | "queues" | "logger">;
 
 export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): void {
+  const warnings = new Map<string, ReturnType<typeof createRepeatedWarning>>();
+  const warn = (source: string, error: unknown) => {
+    let warning = warnings.get(source);
+    if (!warning) {
+      warning = createRepeatedWarning(deps.logger, `metrics: ${source} could not be read for this scrape`);
+      warnings.set(source, warning);
+    }
+    warning(error);
+  };
   const attempt = async (gauge: Gauge, source: string, fill: () => Promise<void>) => {
     gauge.reset();
     try {
       await withTimeout(fill, SCRAPE_TIMEOUT_MS, source);
     } catch (error) {
       gauge.reset();
-      deps.logger.warn({ err: error }, `metrics: ${source} could not be read for this scrape`);
+      warn(source, error);
     }
   };
 

@@ -31,6 +31,8 @@ beforeAll(async () => {
       DATABASE_URL: throughProxy(database.url, pgProxy),
       REDIS_URL: throughProxy(TEST_REDIS_URL, redisProxy),
       QUEUE_PREFIX: prefix,
+      ADMIN_USER: "ops",
+      ADMIN_PASSWORD: "correct-horse-battery",
     }),
   );
   const sink = new Writable({
@@ -135,6 +137,25 @@ describe("readiness follows PostgreSQL and Redis", () => {
       expect(logLines.some(warning)).toBe(true);
       // … and once per kind of error (the dropped connection, the refused reconnects), not per sync.
       expect(logLines.slice(from).filter(warning).length).toBeLessThanOrEqual(3);
+    } finally {
+      await redisProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
+  });
+
+  it("logs a metric it cannot read once per kind of error, not on every scrape", async () => {
+    const scrape = () =>
+      app.inject({ url: "/metrics", headers: { authorization: `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}` } });
+    const from = logLines.length;
+    await redisProxy.cut();
+    try {
+      await eventually(async () => expect((await readyz()).statusCode).toBe(503));
+      // Prometheus keeps scraping through the outage, every 15 s by default, from every API process.
+      for (let i = 0; i < 6; i++) expect((await scrape()).statusCode).toBe(200);
+      const warning = (line: string) => line.includes("metrics: Redis (queue counts) could not be read");
+      const warned = logLines.slice(from).filter(warning);
+      expect(warned.length).toBeGreaterThan(0);
+      expect(warned.length, warned.join("")).toBeLessThanOrEqual(2);
     } finally {
       await redisProxy.restore();
     }
