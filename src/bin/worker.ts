@@ -24,20 +24,11 @@ const registry = createMetricsRegistry();
 const metrics = [createJobMetrics(registry), createEvaluationMetrics(registry, deps.alertRules)];
 const running = runWorkers({ ...deps, channels }, { queues, metrics });
 let metricsServer: MetricsServer | undefined;
-if (config.workerMetricsPort !== undefined) {
-  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host);
-}
-
 // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
 // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
 const keeper = keepReconcileScheduled(deps);
-await whenReady(deps.redis, 5_000);
-await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
-  deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
-);
-deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
-await warnIfSchemaBehind();
-
+// Before any wait below: a start that waits for Redis can last as long as the outage, and a
+// SIGTERM meanwhile must stop the workers already running, not kill the process.
 onStopSignal(
   async () => {
     keeper.stop();
@@ -48,6 +39,17 @@ onStopSignal(
   },
   (message) => deps.logger.info(message),
 );
+if (config.workerMetricsPort !== undefined) {
+  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host);
+}
+
+// Without Redis the workers wait for it; say so, or the missing "worker started" looks like a hang.
+if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; the worker starts when it is");
+await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
+  deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
+);
+deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
+await warnIfSchemaBehind();
 
 function queuesOrExit() {
   try {

@@ -89,4 +89,37 @@ describe("a worker process through a Redis outage", () => {
       await proxy.restore();
     }
   }, 120_000);
+
+  it("says it waits for Redis when started without it, and starts once Redis is back", async () => {
+    await proxy.cut();
+    const worker = spawnWorker(t, { LOG_LEVEL: "info", REDIS_URL: throughProxy(t.config.redisUrl, proxy) });
+    let cut = true;
+    try {
+      // Without a word the operator saw a reconnect error and no "worker started", as if hung.
+      await waitFor("the worker to say it waits", async () => worker.output().includes("Redis is not reachable yet"), 30_000);
+      expect(worker.output()).not.toContain('"msg":"worker started"');
+      expect(worker.exitCode).toBeNull();
+      await proxy.restore();
+      cut = false;
+      await waitFor("the worker to start", async () => worker.output().includes('"msg":"worker started"'), 30_000);
+    } finally {
+      if (cut) await proxy.restore();
+      worker.kill("SIGTERM");
+      const { code } = await exited(worker);
+      expect(code, worker.output()).toBe(0);
+    }
+  }, 120_000);
+
+  it("exits 0 on SIGTERM while it still waits for Redis to start", async () => {
+    await proxy.cut();
+    const worker = spawnWorker(t, { LOG_LEVEL: "info", REDIS_URL: throughProxy(t.config.redisUrl, proxy) });
+    try {
+      await waitFor("the worker to say it waits", async () => worker.output().includes("Redis is not reachable yet"), 30_000);
+      worker.kill("SIGTERM");
+      expect(await exited(worker), worker.output()).toEqual({ code: 0, signal: null });
+    } finally {
+      worker.kill("SIGKILL");
+      await proxy.restore();
+    }
+  }, 120_000);
 });
