@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isUnavailableError } from "../dependency-errors.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import type { Logger } from "../logger.ts";
 import {
@@ -32,35 +33,6 @@ const FRAMEWORK_CODES: Record<string, ProblemCode> = {
   FST_ERR_ASYNC_CONSTRAINT: "validation_failed",
   FST_ERR_NOT_FOUND: "not_found",
 };
-
-// Errors from a dependency that is down: the caller may retry, nothing was half-done.
-const UNAVAILABLE_PATTERNS = [
-  /ECONNREFUSED/,
-  /ECONNRESET/,
-  /ETIMEDOUT/,
-  /EPIPE/,
-  /Stream isn't writeable/,
-  /enableOfflineQueue/,
-  /Connection is closed/,
-  /CONNECTION_(CLOSED|ENDED|DESTROYED)/,
-  /CONNECT_TIMEOUT/,
-  /terminating connection/,
-  /the database system is (starting up|shutting down)/,
-];
-
-export function isUnavailableError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current && typeof current === "object" && !seen.has(current)) {
-    seen.add(current);
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    const text = `${String(code ?? "")} ${String(message ?? "")}`;
-    if (UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text))) return true;
-    if (code === "57P01" || code === "57P03" || code === "53300") return true; // admin shutdown, cannot connect now, too many connections
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 // Values that passed validation but that PostgreSQL cannot store (a NUL character in text,
 // a number outside a column's range): the caller's input, so a 400, never a 500.

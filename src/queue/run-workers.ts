@@ -4,6 +4,7 @@
 // by another worker when its lock expires (a stalled job), or by the reconciler.
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
+import { isUnavailableError } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS } from "../metrics/index.ts";
@@ -86,6 +87,9 @@ export function runWorkers(
   const stopping = new AbortController();
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
   const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
+  // While PostgreSQL or Redis is away every job fails (and is retried): hundreds a minute
+  // under load, each one the same story. Any other failure is logged each time.
+  const warnJobUnavailable = createRepeatedWarning(deps.logger, "job failed: a backing service is unavailable");
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
@@ -100,9 +104,11 @@ export function runWorkers(
     // Without a listener an 'error' event would end the process; Redis trouble is retried,
     // and logged once a minute however many reconnect attempts fail meanwhile.
     worker.on("error", (error) => warnWorkerError(error, { queue: name }));
-    worker.on("failed", (job, error) =>
-      deps.logger.warn({ queue: name, jobId: job?.id, attempts: job?.attemptsMade, err: error }, "job failed"),
-    );
+    worker.on("failed", (job, error) => {
+      const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };
+      if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
+      deps.logger.warn({ ...fields, err: error }, "job failed");
+    });
     for (const metrics of options.metrics ?? []) metrics.watch(worker);
     return worker;
   });
