@@ -50,6 +50,13 @@ function protectedRoutes(deps: Deps, registry: Registry): FastifyPluginAsync {
       reply.type(registry.contentType).send(await registry.metrics()),
     );
 
+    // Bull Board answers any error with its own 500 and the error's message; with Redis away
+    // its API says so like every other route: 503 problem+json (ioredis knows at once).
+    app.addHook("preHandler", async (request, reply) => {
+      if (!request.url.startsWith(`${ADMIN_QUEUES_PATH}/api/`) || deps.redis.status === "ready") return;
+      return sendProblem(reply, "unavailable", "Redis cannot be reached", { headers: { "retry-after": "5" } });
+    });
+
     const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
     createBullBoard({

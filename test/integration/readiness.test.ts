@@ -21,6 +21,7 @@ let app: AppInstance;
 let token: string;
 const prefix = uniqueQueuePrefix("readiness");
 const logLines: string[] = [];
+const ADMIN_AUTH = `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}`;
 
 beforeAll(async () => {
   database = await createTestDatabase("readiness");
@@ -143,9 +144,25 @@ describe("readiness follows PostgreSQL and Redis", () => {
     await eventually(async () => expect((await readyz()).statusCode).toBe(200));
   });
 
+  it("answers Bull Board's API 503 problem+json while Redis is unreachable, not Bull Board's own 500", async () => {
+    const queuesApi = () => app.inject({ url: "/admin/queues/api/queues", headers: { authorization: ADMIN_AUTH } });
+    expect((await queuesApi()).statusCode).toBe(200);
+    await redisProxy.cut();
+    try {
+      await eventually(async () => expect((await readyz()).statusCode).toBe(503));
+      const res = await queuesApi();
+      expect(res.statusCode).toBe(503);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(res.headers["retry-after"]).toBeDefined();
+      expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
+    } finally {
+      await redisProxy.restore();
+    }
+    await eventually(async () => expect((await queuesApi()).statusCode).toBe(200));
+  });
+
   it("logs a metric it cannot read once per kind of error, not on every scrape", async () => {
-    const scrape = () =>
-      app.inject({ url: "/metrics", headers: { authorization: `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}` } });
+    const scrape = () => app.inject({ url: "/metrics", headers: { authorization: ADMIN_AUTH } });
     const from = logLines.length;
     await redisProxy.cut();
     try {
