@@ -7,11 +7,14 @@ import type { Queues } from "./producers.ts";
 
 /**
  * BullMQ's own retries cover only infrastructure trouble inside the processor (Postgres
- * unreachable, a crash mid-job): 1 s, 2 s, 4 s … about 17 minutes in all. Delivery retries
- * are scheduled in Postgres by the processor and never spend these attempts.
+ * unreachable, a crash mid-job): 1, 2, 4, 8 and 16 s, enough for a restart. After that the
+ * job is failed and the reconciler's next sweep (every 30 s) starts it afresh, so however
+ * long an outage lasts, deliveries resume within about a sweep of its end; with waits
+ * doubling for 17 minutes, a job could sleep up to 8.5 minutes past it. Delivery retries are
+ * scheduled in Postgres by the processor and never spend these attempts.
  */
 export const DELIVER_JOB_OPTIONS = {
-  attempts: 11,
+  attempts: 6,
   backoff: { type: "exponential", delay: 1_000 },
 } as const;
 
