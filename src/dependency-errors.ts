@@ -9,6 +9,9 @@ const UNAVAILABLE_PATTERNS = [
   /Stream isn't writeable/,
   /enableOfflineQueue/,
   /Connection is closed/,
+  // ioredis's answer to a command that was sent when the connection dropped (Redis saving
+  // before it shuts down, a failover): with maxRetriesPerRequest 1 it is not sent again.
+  /max retries per request/,
   /CONNECTION_(CLOSED|ENDED|DESTROYED)/,
   /CONNECT_TIMEOUT/,
   /terminating connection/,

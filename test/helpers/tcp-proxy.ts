@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
 
 export type TcpProxy = {
   port: number;
+  /** Answers stop coming back (requests still go through): a service that hangs, e.g. saving before it shuts down. */
+  stall: () => void;
   cut: () => Promise<void>;
   restore: () => Promise<void>;
   close: () => Promise<void>;
@@ -18,11 +20,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     open.add(socket);
     socket.once("close", () => open.delete(socket));
   };
+  let stalled = false;
   const server = createServer((client) => {
     const upstream = createConnection(target);
     track(client);
     track(upstream);
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    upstream.on("data", (chunk: Buffer) => {
+      if (!stalled) client.write(chunk);
+    });
     client.on("error", () => upstream.destroy());
     upstream.on("error", () => client.destroy());
     client.on("close", () => upstream.destroy());
@@ -43,11 +49,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const port = (server.address() as AddressInfo).port;
   return {
     port,
+    stall: () => {
+      stalled = true;
+    },
     cut: async () => {
       dropAll();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-    restore: () => listen(port),
+    restore: () => {
+      stalled = false;
+      return listen(port);
+    },
     close: async () => {
       dropAll();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,6 +8,7 @@ import { createLogger } from "../../src/logger.ts";
 import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { randomAddress, randomSignature } from "../helpers/chain.ts";
 import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
@@ -19,6 +20,7 @@ let redisProxy: TcpProxy;
 let deps: Deps;
 let app: AppInstance;
 let token: string;
+let ingestToken: string;
 const prefix = uniqueQueuePrefix("readiness");
 const logLines: string[] = [];
 const ADMIN_AUTH = `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}`;
@@ -47,6 +49,7 @@ beforeAll(async () => {
   app = await buildApp(deps);
   await app.ready();
   token = await mintToken(TEST_JWT_SECRET, { sub: "alice", scope: "wallets:read", ttlSeconds: 600 }, config.jwt);
+  ingestToken = await mintToken(TEST_JWT_SECRET, { sub: "alice", scope: "ingest:write", ttlSeconds: 600 }, config.jwt);
 });
 afterAll(async () => {
   await app?.close();
@@ -138,6 +141,34 @@ describe("readiness follows PostgreSQL and Redis", () => {
       expect(logLines.some(warning)).toBe(true);
       // … and once per kind of error (the dropped connection, the refused reconnects), not per sync.
       expect(logLines.slice(from).filter(warning).length).toBeLessThanOrEqual(3);
+    } finally {
+      await redisProxy.restore();
+    }
+    await eventually(async () => expect((await readyz()).statusCode).toBe(200));
+  });
+
+  it("answers 503, not 500, when Redis goes away while a request waits for its answer", async () => {
+    const transaction = {
+      signature: randomSignature(), type: "transfer", amount: 1, token: "SOL", from: randomAddress(), to: randomAddress(),
+      blockTime: 1_718_000_000, slot: 1, fee: 0.000005, status: "success",
+    };
+    const storedBatches = async () => (await deps.sql<{ n: number }[]>`select count(*)::int as n from ingest_batches`)[0]!.n;
+    const before = await storedBatches();
+    // As when Redis saves its data before it shuts down: the enqueue is sent and no answer comes.
+    redisProxy.stall();
+    try {
+      const pending = app.inject({
+        method: "POST",
+        url: "/v1/ingest/transactions",
+        headers: { authorization: `Bearer ${ingestToken}` },
+        payload: { transactions: [transaction] },
+      });
+      await eventually(async () => expect(await storedBatches()).toBe(before + 1));
+      await redisProxy.cut();
+      const res = await pending;
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(res.json()).toMatchObject({ code: "unavailable" });
     } finally {
       await redisProxy.restore();
     }
