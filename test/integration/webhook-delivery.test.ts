@@ -176,8 +176,11 @@ describe("webhook delivery", () => {
     const id = await seedNotification(t, alert, "webhook", route.url);
 
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
-    const alertState = await alertRow(t, alert.alertId);
-    expect(alertState.status).toBe("disabled");
+    // The alert is disabled just after the notification is recorded failed, not with it.
+    const alertState = await waitFor("the alert to be disabled", async () => {
+      const row = await alertRow(t, alert.alertId);
+      return row.status === "disabled" && row;
+    });
     expect(alertState.disabledReason).toBe("the webhook endpoint answered 410 Gone");
   });
 
@@ -189,8 +192,10 @@ describe("webhook delivery", () => {
     const id = await seedNotification(t, alert, "webhook", route.url);
 
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
-    const alertState = await alertRow(t, alert.alertId);
-    expect(alertState.status).toBe("disabled");
+    const alertState = await waitFor("the alert to be disabled", async () => {
+      const row = await alertRow(t, alert.alertId);
+      return row.status === "disabled" && row;
+    });
     expect(alertState.disabledReason).toMatch(/^every notification since .* failed \(24 hours of failures\)$/);
   });
 
