@@ -4,6 +4,7 @@ import { loadConfigOrExit } from "./config-or-exit.ts";
 import { behindMessage, createSchemaCheck } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import {
+  createDeliveryMetrics,
   createEvaluationMetrics,
   createJobMetrics,
   createMetricsRegistry,
@@ -22,7 +23,7 @@ const queues = queuesOrExit();
 const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
 const metrics = [createJobMetrics(registry), createEvaluationMetrics(registry, deps.alertRules)];
-const running = runWorkers({ ...deps, channels }, { queues, metrics });
+const running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry) }, { queues, metrics });
 let metricsServer: MetricsServer | undefined;
 // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
 // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).

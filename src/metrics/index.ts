@@ -3,3 +3,4 @@ export { createMetricsRegistry } from "./registry.ts";
 export { createJobMetrics, WORKER_METRICS_OPTIONS, type JobMetrics, type JobOutcome } from "./job-metrics.ts";
 export { startMetricsServer, type MetricsServer } from "./metrics-server.ts";
 export { createEvaluationMetrics, type EvaluationMetrics } from "./evaluation-metrics.ts";
+export { createDeliveryMetrics, type DeliveryMetrics, type AttemptOutcome } from "./delivery-metrics.ts";

@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 import { isUnavailableError } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
-import { WORKER_METRICS_OPTIONS } from "../metrics/index.ts";
+import { WORKER_METRICS_OPTIONS, type DeliveryMetrics } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
@@ -16,7 +16,7 @@ import { makeEvaluateRiskProcessor } from "./jobs/evaluate-risk.ts";
 import { makeReconcileProcessor } from "./jobs/reconcile.ts";
 import { ALL_QUEUES, QUEUES, type QueueName } from "./names.ts";
 
-export type WorkerDeps = Deps & { channels: Channels };
+export type WorkerDeps = Deps & { channels: Channels; deliveryMetrics?: DeliveryMetrics };
 
 /**
  * A job's lock lasts 15 s and is renewed every 7.5 s while it runs; a worker checks for

@@ -89,7 +89,7 @@ export type DeliveryWorkers = { channels: Channels; close: () => Promise<void> }
 export function startDeliveryWorkers(
   t: TestApp,
   channelOptions: ChannelOptions = {},
-  processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver"> = {},
+  processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver" | "deliveryMetrics"> = {},
 ): DeliveryWorkers {
   const channels = createChannels(t.config, t.deps.logger, channelOptions);
   const workers = (["webhook", "email", "sms"] as const).map(

@@ -8,6 +8,7 @@ import { createDeliveryStore, type DeliveryRow } from "../../db/queries/deliveri
 import { failWithoutAttempt } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
+import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
 import { recordPermanentFailure } from "../../notify/alert-health.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
@@ -48,6 +49,8 @@ export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now"> & {
   random?: () => number;
   /** WEBHOOK_ATTEMPTS_PER_RECEIVER unless given (tests). */
   webhookAttemptsPerReceiver?: number;
+  /** Counts each recorded attempt for the worker's /metrics. */
+  deliveryMetrics?: DeliveryMetrics;
 };
 
 export function makeDeliverProcessor(
@@ -120,6 +123,7 @@ export function makeDeliverProcessor(
       nextAttemptAt: outcome.nextAttemptAt,
     });
     if (!recorded) return; // another run finished it meanwhile
+    deps.deliveryMetrics?.attempted(row.channel, outcome.status);
 
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
       await sleepUntil(job, outcome.nextAttemptAt, token);

@@ -1,0 +1,24 @@
+// Delivery attempts by channel and outcome, counted by the worker that made them. Counted as
+// they happen, not from the notifications table at scrape time: that table only grows, and
+// counting its delivered rows on every scrape got slower with every notification ever sent.
+import { Counter, type Registry } from "prom-client";
+import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.ts";
+import { METRIC_PREFIX } from "./registry.ts";
+
+/** What an attempt came to: sent, to be tried again later, or given up. */
+export type AttemptOutcome = "delivered" | "retrying" | "failed";
+const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "retrying", "failed"];
+
+export type DeliveryMetrics = { attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void };
+
+export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
+  const attempts = new Counter({
+    name: `${METRIC_PREFIX}delivery_attempts_total`,
+    help: "Delivery attempts this worker recorded, by channel (email, webhook, sms) and outcome (delivered; retrying: failed, tried again later; failed: given up).",
+    labelNames: ["channel", "outcome"],
+    registers: [registry],
+  });
+  // Every pair from the start (0), so rate() and alerts see a series before the first attempt.
+  for (const channel of NOTIFICATION_METHODS) for (const outcome of OUTCOMES) attempts.inc({ channel, outcome }, 0);
+  return { attempted: (channel, outcome) => attempts.inc({ channel, outcome }) };
+}
