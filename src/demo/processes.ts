@@ -1,15 +1,15 @@
 // Starts the API and the worker as separate child processes, exactly as operators run them.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const TSX_CLI = createRequire(import.meta.url).resolve("tsx/cli");
 
 export type Child = { name: string; process: ChildProcess; exited: Promise<number | null> };
 
 export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, onLine: (line: string) => void): Child {
-  const child = spawn(process.execPath, [TSX_CLI, script], {
+  // node --import tsx, not tsx's CLI: the CLI relays a signal to its child and sends SIGKILL
+  // when the child has not acknowledged it within 60 ms, which a busy event loop does not.
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
