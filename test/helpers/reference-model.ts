@@ -1,0 +1,363 @@
+// An independent reference model of the alert pipeline, written from DESIGN.md sections 4 and 5
+// and the README's "Alert conditions" and "Risk score" sections, not from src/domain or
+// src/pipeline (importing those would make a comparison with the pipeline prove nothing).
+// It is slow on purpose: every window is counted again from the full list of an address's
+// transactions, every label exposure from the full history. Each rule below quotes the
+// README sentence it implements.
+//
+// What the model leaves out, because the README calls the counts exact only then: transactions
+// that arrive out of time order (an address's transactions must come in blockTime order across
+// batches), more than 1,000 counterparties per address (the remembered set is trimmed at
+// random), and a gap of 90 days inside one batch.
+
+export type ModelTx = {
+  signature: string;
+  type: "transfer" | "swap" | "stake" | "nft" | "other";
+  amount: number;
+  token: string;
+  mint?: string | null;
+  from: string;
+  to: string;
+  blockTime: number;
+  slot: number;
+  fee: number;
+  status: "success" | "failed";
+};
+
+export type Condition = "large_transfer" | "suspicious_counterparty" | "unusual_activity" | "risk_score_increase";
+type Category = "sanctioned" | "mixer" | "scam" | "hack" | "darknet" | "gambling" | "flagged" | "exchange" | "defi";
+
+export type ModelAlert = {
+  id: string;
+  /** The tracked wallet's address. */
+  address: string;
+  condition: Condition;
+  threshold: number;
+  token: string | null;
+  cooldownSeconds: number;
+  status: "active" | "paused";
+  /** risk_score_increase: the score the rise is measured from. */
+  baseline: number;
+  /** Unix seconds of the last notification sent. */
+  lastNotifiedAt: number | null;
+};
+
+/** An alert event; `key` is the transaction signature, or `score <address> <previous>-><score>` for a score change. */
+export type ModelEvent = { alertId: string; condition: Condition; key: string; observed: number; suppressed: boolean };
+export type ModelScoreChange = { address: string; previous: number; score: number; factors: string[] };
+
+// README "Risk score": the factors and their weights.
+const WEIGHTS: Record<string, number> = {
+  sanctioned_counterparty: 0.9,
+  mixer_interaction: 0.6,
+  scam_interaction: 0.5,
+  flagged_counterparty: 0.3,
+  large_outflow: 0.2,
+  high_velocity: 0.15,
+  new_counterparty_burst: 0.15,
+  dormant_reactivation: 0.15,
+  failed_tx_ratio: 0.1,
+};
+const LABEL_FACTORS = new Set(["sanctioned_counterparty", "mixer_interaction", "scam_interaction", "flagged_counterparty"]);
+const WRAPPED_SOL = "So11111111111111111111111111111111111111112";
+const HOUR = 3600;
+const DAY = 86_400;
+
+/** README: sanctioned → sanctioned_counterparty; mixer → mixer; scam, hack, darknet → scam; any other with score ≥ 50 → flagged. */
+function labelFactor(label: { category: Category; score: number }): string | null {
+  if (label.category === "sanctioned") return "sanctioned_counterparty";
+  if (label.category === "mixer") return "mixer_interaction";
+  if (label.category === "scam" || label.category === "hack" || label.category === "darknet") return "scam_interaction";
+  return label.score >= 50 ? "flagged_counterparty" : null;
+}
+
+/**
+ * README: round(100 × (1 − Π(1 − wᵢ))), an exact .5 rounding up. Worked in whole numbers: every
+ * 1 − wᵢ is a whole number of twentieths, so the product is N / 20^k exactly.
+ */
+export function scoreOf(factors: Iterable<string>): number {
+  let n = 1;
+  let d = 1;
+  for (const factor of new Set(factors)) {
+    n *= Math.round((1 - WEIGHTS[factor]!) * 20);
+    d *= 20;
+  }
+  // round(100 (d − n) / d) with halves up = floor((200 (d − n) + d) / 2d)
+  return Math.floor((200 * (d - n) + d) / (2 * d));
+}
+
+/** One transaction as an address's activity: the README's "one transaction per wallet". */
+type Counted = { t: number; failed: boolean; solOut: number; counterparty: string | null; batch: number };
+
+type AddressState = {
+  trackers: number;
+  score: number;
+  factors: Set<string>;
+  balance: number;
+  /** Counted since the tracking (README: "Only tracked addresses are counted, from the first evaluation that starts after the tracking"). */
+  counted: Counted[];
+  remembered: Set<string>;
+  /** Per batch: the new counterparties and the minute they count in. */
+  newCounterparties: Array<{ minute: number; count: number }>;
+  wokeAt: number | null;
+};
+
+const otherSide = (address: string, tx: ModelTx): string | null => (tx.from === tx.to ? null : tx.from === address ? tx.to : tx.to === address ? tx.from : null);
+const chainOrder = (a: ModelTx, b: ModelTx) =>
+  a.blockTime - b.blockTime || a.slot - b.slot || (a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0);
+
+export function createReferenceModel() {
+  const labels = new Map<string, { category: Category; score: number }>();
+  const history: ModelTx[] = [];
+  const stored = new Set<string>();
+  const addresses = new Map<string, AddressState>();
+  const alerts = new Map<string, ModelAlert>();
+  let batches = 0;
+  /** What the current step recorded; taken by the caller with `take()`. */
+  let events: ModelEvent[] = [];
+  let changes: ModelScoreChange[] = [];
+
+  const state = (address: string): AddressState => {
+    let s = addresses.get(address);
+    if (!s) {
+      s = { trackers: 0, score: 0, factors: new Set(), balance: 0, counted: [], remembered: new Set(), newCounterparties: [], wokeAt: null };
+      addresses.set(address, s);
+    }
+    return s;
+  };
+  const isTracked = (address: string) => (addresses.get(address)?.trackers ?? 0) > 0;
+
+  /** README: the labels of every counterparty in the stored history; failed transactions too, self-transfers have none. */
+  function labelExposure(address: string): Set<string> {
+    const factors = new Set<string>();
+    for (const tx of history) {
+      const other = otherSide(address, tx);
+      const label = other === null ? undefined : labels.get(other);
+      const factor = label ? labelFactor(label) : null;
+      if (factor) factors.add(factor);
+    }
+    return factors;
+  }
+
+  /** A notification, or a suppressed event within the cooldown (README "Cooldown": at exactly cooldownSeconds it is sent). */
+  function record(alert: ModelAlert, condition: Condition, key: string, observed: number, now: number) {
+    const suppressed = alert.cooldownSeconds > 0 && alert.lastNotifiedAt !== null && now - alert.lastNotifiedAt < alert.cooldownSeconds;
+    if (!suppressed) alert.lastNotifiedAt = now;
+    events.push({ alertId: alert.id, condition, key, observed, suppressed });
+  }
+
+  const activeAlerts = (address: string, condition: Condition) =>
+    [...alerts.values()].filter((a) => a.address === address && a.condition === condition && a.status === "active");
+
+  /** A score change, and risk_score_increase: a rise ≥ threshold above the baseline fires and resets it (suppressed too). */
+  function setScore(address: string, factors: Set<string>, now: number | null) {
+    const s = state(address);
+    const score = scoreOf(factors);
+    const previous = s.score;
+    s.factors = factors;
+    s.score = score;
+    if (score === previous) return;
+    changes.push({ address, previous, score, factors: [...factors].sort() });
+    if (now === null) return; // a tracking: no alert can exist on the address yet
+    for (const alert of activeAlerts(address, "risk_score_increase")) {
+      // README: "only a rise fires; a fall never does, and does not move the baseline".
+      if (score > previous && score - alert.baseline >= alert.threshold) {
+        record(alert, "risk_score_increase", `score ${address} ${previous}->${score}`, score - alert.baseline, now);
+        alert.baseline = score;
+      }
+    }
+  }
+
+  /** The windows of README "Alert conditions" (unusual_activity) and "Risk score" (behavioural factors). */
+  function behaviour(s: AddressState): Set<string> {
+    const factors = new Set<string>();
+    if (s.counted.length === 0) return factors;
+    const newest = Math.max(...s.counted.map((c) => c.t));
+    const M = Math.floor(newest / 60);
+    const H = Math.floor(newest / HOUR);
+    const lastHour = s.counted.filter((c) => Math.floor(c.t / 60) >= M - 59).length;
+    const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
+    const day = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 23);
+    const failed = day.filter((c) => c.failed).length;
+    const outflow = day.reduce((sum, c) => sum + c.solOut, 0);
+    const fresh = s.newCounterparties.filter((n) => n.minute >= M - 59).reduce((sum, n) => sum + n.count, 0);
+    // high_velocity: transactions in the last hour ≥ 10 × its baseline and ≥ 20.
+    // (× 168 on both sides: the baseline is previous7Days / 168, floor 1, and whole numbers compare exactly)
+    if (lastHour >= 20 && lastHour * 168 >= 10 * Math.max(168, previous7Days)) factors.add("high_velocity");
+    // large_outflow: SOL sent out in 24 h ≥ max(100 SOL, 50 % of balance + that outflow).
+    if (outflow >= 100 && outflow >= 0.5 * (s.balance + outflow)) factors.add("large_outflow");
+    // failed_tx_ratio: ≥ 30 % of the last 24 h's transactions failed, over ≥ 10.
+    if (day.length >= 10 && failed * 10 >= 3 * day.length) factors.add("failed_tx_ratio");
+    if (fresh >= 10) factors.add("new_counterparty_burst");
+    // dormant_reactivation stays on for 24 h after the wake-up.
+    if (s.wokeAt !== null && newest - s.wokeAt <= DAY) factors.add("dormant_reactivation");
+    return factors;
+  }
+
+  return {
+    /** POST /v1/wallets succeeded. README: the first caller's tracking scores the address from the labels of its stored history. */
+    track(address: string) {
+      const s = state(address);
+      s.trackers++;
+      if (s.trackers > 1) return;
+      s.counted = [];
+      s.remembered = new Set();
+      s.newCounterparties = [];
+      s.wokeAt = null;
+      setScore(address, labelExposure(address), null);
+    },
+    setBalance(address: string, balance: number) {
+      state(address).balance = balance;
+    },
+    /** POST /v1/risk/alerts: a risk_score_increase alert starts from the address's score (0 before any). */
+    createAlert(alert: Omit<ModelAlert, "status" | "baseline" | "lastNotifiedAt">) {
+      alerts.set(alert.id, { ...alert, status: "active", baseline: addresses.get(alert.address)?.score ?? 0, lastNotifiedAt: null });
+    },
+    patchAlert(id: string, patch: Partial<Pick<ModelAlert, "status" | "threshold" | "cooldownSeconds">>) {
+      Object.assign(alerts.get(id)!, patch);
+    },
+    deleteAlert(id: string) {
+      alerts.delete(id);
+    },
+    alert: (id: string) => alerts.get(id),
+
+    /** PUT /v1/risk/labels. README: recomputes the exposure of every tracked address that ever dealt with a relabelled address. */
+    putLabels(list: Array<{ address: string; category: Category; score: number }>, now: number) {
+      const changed = new Set<string>();
+      for (const label of list) {
+        const old = labels.get(label.address);
+        if (old?.category !== label.category || old.score !== label.score) changed.add(label.address);
+        labels.set(label.address, { category: label.category, score: label.score });
+      }
+      const affected = new Set<string>();
+      for (const tx of history) {
+        if (tx.from === tx.to) continue;
+        if (changed.has(tx.to) && isTracked(tx.from)) affected.add(tx.from);
+        if (changed.has(tx.from) && isTracked(tx.to)) affected.add(tx.to);
+      }
+      for (const address of affected) {
+        const s = state(address);
+        const kept = [...s.factors].filter((f) => !LABEL_FACTORS.has(f));
+        setScore(address, new Set([...kept, ...labelExposure(address)]), now);
+      }
+    },
+
+    /** POST /v1/ingest/transactions, evaluated at `now` (Unix seconds). */
+    ingest(txs: readonly ModelTx[], now: number) {
+      // Idempotent by signature: a repeated item is never evaluated twice.
+      const fresh: ModelTx[] = [];
+      for (const tx of txs) {
+        if (stored.has(tx.signature)) continue;
+        stored.add(tx.signature);
+        fresh.push(tx);
+      }
+      if (fresh.length === 0) return;
+      const batch = ++batches;
+      const ordered = [...fresh].sort(chainOrder);
+      // Risk as it was before the batch (README: "the counterparty's score is the one it had before the batch").
+      const scoreBefore = new Map([...addresses].filter(([, s]) => s.trackers > 0).map(([a, s]) => [a, s.score]));
+      history.push(...ordered);
+
+      // Count every tracked side, one event per transaction (a self-transfer once), in chain order.
+      const touched: string[] = [];
+      const eventOf = new Map<string, Counted>();
+      for (const tx of ordered) {
+        for (const address of new Set([tx.from, tx.to])) {
+          if (!isTracked(address)) continue;
+          const s = state(address);
+          if (!touched.includes(address)) {
+            touched.push(address);
+            // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
+            const last = s.counted.at(-1);
+            if (last && tx.blockTime - last.t >= 90 * DAY) s.wokeAt = tx.blockTime;
+          }
+          const sent = tx.from === address && tx.to !== address;
+          const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
+          const event: Counted = {
+            t: tx.blockTime,
+            // The address's own failed attempts (README gap, see the test): a failed transfer it only received is not its failure.
+            failed: tx.status === "failed" && tx.from === address,
+            solOut: sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0,
+            counterparty: otherSide(address, tx),
+            batch,
+          };
+          s.counted.push(event);
+          eventOf.set(`${tx.signature} ${address}`, event);
+        }
+      }
+      // New counterparties: not in the remembered set; they count in the batch's newest minute of the address.
+      for (const address of touched) {
+        const s = state(address);
+        const mine = s.counted.filter((c) => c.batch === batch);
+        const fresh = new Set(mine.map((c) => c.counterparty).filter((c): c is string => c !== null && !s.remembered.has(c)));
+        for (const c of fresh) s.remembered.add(c);
+        if (fresh.size > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh.size });
+      }
+
+      // The transaction conditions, in chain order.
+      for (const tx of ordered) {
+        for (const address of new Set([tx.from, tx.to])) {
+          if (!isTracked(address)) continue;
+          const s = state(address);
+          const other = otherSide(address, tx);
+          for (const alert of activeAlerts(address, "large_transfer")) {
+            const tokenMatches =
+              alert.token === null || (tx.mint != null && tx.mint === alert.token) || tx.token.toLowerCase() === alert.token.toLowerCase();
+            // A failed transaction does not fire, nor does a self-transfer.
+            if (tx.status === "success" && other !== null && tokenMatches && tx.amount >= alert.threshold) {
+              record(alert, "large_transfer", tx.signature, tx.amount, now);
+            }
+          }
+          if (other !== null) {
+            const risks = [labels.get(other)?.score, scoreBefore.get(other)].filter((r): r is number => r !== undefined);
+            const risk = risks.length > 0 ? Math.max(...risks) : null;
+            for (const alert of activeAlerts(address, "suspicious_counterparty")) {
+              if (risk !== null && risk >= alert.threshold) record(alert, "suspicious_counterparty", tx.signature, risk, now);
+            }
+          }
+          const event = eventOf.get(`${tx.signature} ${address}`)!;
+          const position = s.counted.indexOf(event);
+          const minute = Math.floor(event.t / 60);
+          const after = s.counted.slice(0, position + 1).filter((c) => Math.floor(c.t / 60) >= minute - 59).length;
+          // The baseline is measured from the newest transaction seen: hour buckets [H−169, H−2].
+          const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
+          const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
+          const baseline = Math.max(1, previous7Days / 168);
+          for (const alert of activeAlerts(address, "unusual_activity")) {
+            // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count).
+            const limit = alert.threshold * Math.max(168, previous7Days);
+            if (alert.threshold > 0 && (after - 1) * 168 < limit && after * 168 >= limit) {
+              record(alert, "unusual_activity", tx.signature, Math.round((after / baseline) * 100) / 100, now);
+            }
+          }
+        }
+      }
+
+      // Every tracked address the batch touched is rescored: exposure is sticky, behaviour from the counters.
+      for (const address of touched) {
+        const s = state(address);
+        const exposure = [...s.factors].filter((f) => LABEL_FACTORS.has(f));
+        for (const tx of ordered) {
+          const other = otherSide(address, tx);
+          const label = other === null ? undefined : labels.get(other);
+          const factor = label ? labelFactor(label) : null;
+          if (factor) exposure.push(factor);
+        }
+        setScore(address, new Set([...exposure, ...behaviour(s)]), now);
+      }
+    },
+
+    /** What the step recorded since the last take. */
+    take(): { events: ModelEvent[]; changes: ModelScoreChange[] } {
+      const out = { events, changes };
+      events = [];
+      changes = [];
+      return out;
+    },
+    scores(): Map<string, { score: number; factors: string[] }> {
+      return new Map([...addresses].filter(([, s]) => s.trackers > 0).map(([a, s]) => [a, { score: s.score, factors: [...s.factors].sort() }]));
+    },
+  };
+}
+
+export type ReferenceModel = ReturnType<typeof createReferenceModel>;
