@@ -293,15 +293,16 @@ for i = 1, #input do
   end
 
   if wrote then
-    -- Minutes are kept for two hours back from the newest one (stored in no particular
-    -- order): a transaction up to an hour late is counted against its own trailing 60
-    -- minutes, which reach an hour further back than the newest one's. Kept for one hour
-    -- only, a transaction half an hour late missed the half hour before the newest window.
+    -- Minutes are kept for two hours back from the newest one, [M-119, M] (stored in no
+    -- particular order): a transaction up to an hour late is counted against its own trailing
+    -- 60 minutes, which reach an hour further back than the newest one's. Kept for one hour
+    -- only, a transaction half an hour late missed the half hour before the newest window;
+    -- kept from M-118, one 59 minutes 50 seconds late (60 buckets behind) missed its oldest minute.
     local M = floor(last / 60)
     local s, sn = 0, 0
     local minutes = {}
     for m, c in pairs(mc) do
-      if m >= M - 118 then minutes[#minutes + 1] = m end
+      if m >= M - 119 then minutes[#minutes + 1] = m end
       if m >= M - 59 then s = s + c end
     end
     for m, c in pairs(mn) do

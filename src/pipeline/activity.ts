@@ -4,7 +4,7 @@
 //   <prefix>:activity:<address>     the hot state, a msgpack array: the newest block time, the
 //                                   current hour's counts (transactions, failed sent, SOL sent),
 //                                   cached sums (previous 7 days, last 23 hours), the dormancy
-//                                   record, and the last 119 minutes as (minute, transactions,
+//                                   record, and the last 120 minutes as (minute, transactions,
 //                                   new counterparties) buckets;
 //   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 170 h),
 //                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);

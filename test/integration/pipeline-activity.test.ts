@@ -163,6 +163,22 @@ describe("activity counters", () => {
     expect(recount(batches).countAfter).toEqual([5]);
   });
 
+  it("counts a transaction 59 minutes 50 seconds late against its whole trailing hour, 60 minute buckets back", async () => {
+    // Under an hour late by the clock, yet 60 minute buckets behind the newest: its trailing
+    // hour starts 119 buckets before the newest one's.
+    const address = randomAddress();
+    const t0 = 1_717_000_800; // the start of a minute
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const batches: Event[][] = [];
+    for (const times of [[t0 + 50, t0 + 110], [t0 + 119 * 60 + 10], [t0 + 59 * 60 + 20]]) {
+      batches.push(times.map(event));
+      const result = (await run([{ address, needWindows: true, events: batches.at(-1)! }])).get(address)!;
+      expect(result).toMatchObject(recount(batches));
+    }
+    expect(batches[2]![0]!.blockTime).toBeGreaterThan(batches[1]![0]!.blockTime - 3600);
+    expect(recount(batches).countAfter).toEqual([3]);
+  });
+
   it("counts a batch once when it is applied again (a re-run after a crash) and answers the same", async () => {
     const address = randomAddress();
     const events = randomBatch(1_717_000_000, 120, 8, [randomAddress(), randomAddress()]);
