@@ -6,9 +6,8 @@
 // README sentence it implements.
 //
 // What the model leaves out, because the README calls the counts exact only then: transactions
-// that arrive out of time order (an address's transactions must come in blockTime order across
-// batches), more than 1,000 counterparties per address (the remembered set is trimmed at
-// random), and a gap of 90 days inside one batch.
+// that arrive more than an hour late, more than 1,000 counterparties per address (the
+// remembered set is trimmed at random), and a gap of 90 days inside one batch.
 
 export type ModelTx = {
   signature: string;
@@ -206,6 +205,10 @@ export function createReferenceModel() {
       s.wokeAt = null;
       setScore(address, labelExposure(address), null);
     },
+    /** DELETE /v1/wallets/{id} (its alerts go with it: deleteAlert each). The last caller's leaves the address unscored and uncounted. */
+    untrack(address: string) {
+      state(address).trackers--;
+    },
     setBalance(address: string, balance: number) {
       state(address).balance = balance;
     },
@@ -268,8 +271,8 @@ export function createReferenceModel() {
           if (!touched.includes(address)) {
             touched.push(address);
             // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
-            const last = s.counted.at(-1);
-            if (last && tx.blockTime - last.t >= 90 * DAY) s.wokeAt = tx.blockTime;
+            const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
+            if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
           }
           const sent = tx.from === address && tx.to !== address;
           const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
@@ -318,7 +321,8 @@ export function createReferenceModel() {
           const event = eventOf.get(`${tx.signature} ${address}`)!;
           const position = s.counted.indexOf(event);
           const minute = Math.floor(event.t / 60);
-          const after = s.counted.slice(0, position + 1).filter((c) => Math.floor(c.t / 60) >= minute - 59).length;
+          // Its trailing hour: what was counted before it (earlier batches, earlier in this one) in minutes [m−59, m], and itself.
+          const after = s.counted.slice(0, position + 1).filter((c) => Math.floor(c.t / 60) >= minute - 59 && Math.floor(c.t / 60) <= minute).length;
           // The baseline is measured from the newest transaction seen: hour buckets [H−169, H−2].
           const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;

@@ -22,6 +22,8 @@ const SEEDS = [11, 22, 33, 44, 55];
 const STEPS = 45;
 const WALLETS = 6; // w0–w5 tracked from the start; w6 tracked halfway, after it has history
 const LATE = 6;
+/** Alice's wallet deleted a third of the way in and tracked again six steps later. */
+const DROPPED = 3;
 const BOB_WALLETS = [0, 1];
 const LABELS = [
   { category: "sanctioned", score: 100 },
@@ -49,7 +51,8 @@ type Step =
   | { kind: "status"; slot: number; status: "active" | "paused" }
   | { kind: "patch"; slot: number; patch: { threshold?: number; cooldownSeconds?: number } }
   | { kind: "delete"; slot: number }
-  | { kind: "track"; owner: "alice" | "bob"; wallet: number };
+  | { kind: "track"; owner: "alice" | "bob"; wallet: number }
+  | { kind: "untrack"; owner: "alice" | "bob"; wallet: number };
 type Scenario = {
   wallets: string[];
   labelled: string[];
@@ -137,7 +140,14 @@ function scenario(seed: number): Scenario {
     if (s === Math.floor((STEPS * 2) / 3)) clock += 95 * 86_400;
     else clock += random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
     let step: Step;
-    if (s === Math.floor(STEPS / 2)) {
+    if (s === Math.floor(STEPS / 3)) {
+      tracked.delete(DROPPED);
+      for (const [slot, spec] of alerts.entries()) if (spec.owner === "alice" && spec.wallet === DROPPED) status[slot] = "deleted";
+      step = { kind: "untrack", owner: "alice", wallet: DROPPED };
+    } else if (s === Math.floor(STEPS / 3) + 6) {
+      tracked.add(DROPPED);
+      step = { kind: "track", owner: "alice", wallet: DROPPED };
+    } else if (s === Math.floor(STEPS / 2)) {
       tracked.add(LATE);
       step = { kind: "track", owner: "alice", wallet: LATE };
     } else if (s === Math.floor(STEPS / 2) + 3) {
@@ -174,7 +184,7 @@ function scenario(seed: number): Scenario {
   }
 
   function ingestStep(): { note: string; txs: ModelTx[] } {
-    const shape = random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1 });
+    const shape = random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2 });
     const txs: ModelTx[] = [];
     const wallet = trackedWallet();
     switch (shape) {
@@ -203,8 +213,10 @@ function scenario(seed: number): Scenario {
       case "self":
         txs.push(tx(wallet, wallet), ordinary());
         break;
+      case "late": // a transaction up to an hour late (README: counted against its whole trailing hour), beside a current one
+        txs.push(tx(wallet, party(), { blockTime: clock - random.int(60, 3599) }), ordinary());
+        break;
     }
-    // Transactions of one address come in time order across batches (the model's premise).
     ingested.push(...txs.filter((t) => !ingested.includes(t)));
     return { note: shape, txs };
   }
@@ -376,6 +388,15 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
         await trackWallet(step.owner, step.wallet);
         what = `${step.owner} tracks w${step.wallet}`;
         break;
+      case "untrack": {
+        const res = await t.app.inject({ method: "DELETE", url: `/v1/wallets/${walletIds.get(`${step.owner} ${step.wallet}`)}`, headers: bearer(tokens[step.owner]) });
+        expect(res.statusCode, res.body).toBe(204);
+        walletIds.delete(`${step.owner} ${step.wallet}`);
+        for (const { id, spec } of slots) if (spec.owner === step.owner && spec.wallet === step.wallet && model.alert(id)) model.deleteAlert(id);
+        model.untrack(sc.wallets[step.wallet]!);
+        what = `${step.owner} deletes w${step.wallet}`;
+        break;
+      }
     }
     await settled(t);
     const [actual, expected] = [await pipelineSide(), modelSide()];
