@@ -278,7 +278,7 @@ export function createReferenceModel() {
           const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
           const event: Counted = {
             t: tx.blockTime,
-            // The address's own failed attempts (README gap, see the test): a failed transfer it only received is not its failure.
+            // README: a failed transaction counts as failed only for its sender.
             failed: tx.status === "failed" && tx.from === address,
             solOut: sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0,
             counterparty: otherSide(address, tx),
