@@ -124,8 +124,8 @@ for i = 1, #input do
       if fresh[item[b + 4]] then adds[#adds + 1] = b end
     end
     local adding = #adds > 0
-    local firstT, lastT
-    if adding then firstT, lastT = item[adds[1]], item[adds[#adds]] end
+    local lastT
+    if adding then lastT = item[adds[#adds]] end
     local hourAdds = {} -- field -> amount, for hours other than the current one
 
     if adding then
@@ -179,12 +179,16 @@ for i = 1, #input do
           mn[m] = (mn[m] or 0) + added
         end
       end
-      -- Dormancy: the longest gap before a batch's first transaction, kept for a day.
-      if last ~= nil and firstT > last then
-        local gap = firstT - last
-        if gs == nil or gap >= gs or max(lastT, last) - gt > DAY then
-          gt, gs = firstT, gap
+      -- Dormancy: the longest silence before one of the batch's transactions, kept for a day:
+      -- before its first one, or between two of them (a backfill can span the silence).
+      local previous = last
+      for _, b in ipairs(adds) do
+        local t = item[b]
+        if previous ~= nil and t > previous then
+          local gap = t - previous
+          if gs == nil or gap >= gs or t - gt > DAY then gt, gs = t, gap end
         end
+        if previous == nil or t > previous then previous = t end
       end
       if last == nil or lastT > last then last = lastT end
 

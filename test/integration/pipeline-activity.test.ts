@@ -295,4 +295,19 @@ describe("activity counters", () => {
     expect(await gap(wake + 3600)).toBe(100 * 86_400);
     expect(await gap(wake + 2 * 86_400)).toBe(2 * 86_400 - 3600);
   });
+
+  it("finds a dormancy gap between two transactions of one batch (a backfill spanning the silence)", async () => {
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const t0 = 1_700_000_000;
+    const wake = t0 + 100 * 86_400;
+    // The silence inside the address's first batch.
+    const first = randomAddress();
+    const batch = [event(t0), event(t0 + 60), event(wake), event(wake + 30)];
+    expect((await run([{ address: first, needWindows: false, events: batch }])).get(first)!.dormantGapSeconds).toBe(100 * 86_400 - 60);
+    // The silence inside a later batch, after a short gap before its first transaction.
+    const later = randomAddress();
+    await run([{ address: later, needWindows: false, events: [event(t0)] }]);
+    const answer = await run([{ address: later, needWindows: false, events: [event(t0 + 3600), event(wake)] }]);
+    expect(answer.get(later)!.dormantGapSeconds).toBe(100 * 86_400 - 3600);
+  });
 });
