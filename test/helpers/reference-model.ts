@@ -6,8 +6,8 @@
 // README sentence it implements.
 //
 // What the model leaves out, because the README calls the counts exact only then: transactions
-// that arrive more than an hour late, more than 1,000 counterparties per address (the
-// remembered set is trimmed at random), and a gap of 90 days inside one batch.
+// that arrive more than an hour late, and more than 1,000 counterparties per address (the
+// remembered set is trimmed at random).
 
 export type ModelTx = {
   signature: string;
@@ -268,12 +268,10 @@ export function createReferenceModel() {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
           const s = state(address);
-          if (!touched.includes(address)) {
-            touched.push(address);
-            // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
-            const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
-            if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
-          }
+          if (!touched.includes(address)) touched.push(address);
+          // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
+          const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
+          if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
           const sent = tx.from === address && tx.to !== address;
           const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
           const event: Counted = {

@@ -136,11 +136,16 @@ function scenario(seed: number): Scenario {
   const steps: Scenario["steps"] = [];
   const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) ? [i] : []));
   for (let s = 0; s < STEPS; s++) {
-    // Between steps: mostly minutes, sometimes hours; three months of silence two thirds in.
-    if (s === Math.floor((STEPS * 2) / 3)) clock += 95 * 86_400;
-    else clock += random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
+    // Between steps: mostly minutes, sometimes hours; three months of silence two thirds in
+    // (inside that step's batch: a backfill that spans it).
+    clock += random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
     let step: Step;
-    if (s === Math.floor(STEPS / 3)) {
+    if (s === Math.floor((STEPS * 2) / 3)) {
+      const wallet = trackedWallet();
+      const before = tx(wallet, party());
+      clock += 95 * 86_400;
+      step = { kind: "ingest", note: "backfill", txs: [before, tx(wallet, party()), ordinary(), ordinary()] };
+    } else if (s === Math.floor(STEPS / 3)) {
       tracked.delete(DROPPED);
       for (const [slot, spec] of alerts.entries()) if (spec.owner === "alice" && spec.wallet === DROPPED) status[slot] = "deleted";
       step = { kind: "untrack", owner: "alice", wallet: DROPPED };
