@@ -18,8 +18,8 @@ import { createAlert, putLabels, settled, track } from "../helpers/pipeline.ts";
 import { createReferenceModel, type Condition, type ModelEvent, type ModelScoreChange, type ModelTx } from "../helpers/reference-model.ts";
 import { bearer } from "../helpers/seed.ts";
 
-const SEEDS = [11, 22, 33, 44, 55];
-const STEPS = 45;
+const SEEDS = [11, 22, 33, 44, 55, 66, 77, 88];
+const STEPS = 60;
 const WALLETS = 6; // w0–w5 tracked from the start; w6 tracked halfway, after it has history
 const LATE = 6;
 /** Alice's wallet deleted a third of the way in and tracked again six steps later. */
@@ -86,6 +86,7 @@ function scenario(seed: number): Scenario {
   const labelled = LABELS.map(random.address);
   const strangers = Array.from({ length: 14 }, random.address);
   const tracked = new Set(Array.from({ length: WALLETS }, (_, i) => i));
+  const bobWallets = new Set(BOB_WALLETS);
   const alerts: AlertSpec[] = [];
   for (let w = 0; w < WALLETS; w++) for (let k = random.int(2, 3); k > 0; k--) alerts.push(randomAlert(random, "alice", w));
   for (const w of BOB_WALLETS) for (let k = random.int(1, 2); k > 0; k--) alerts.push(randomAlert(random, "bob", w));
@@ -152,6 +153,14 @@ function scenario(seed: number): Scenario {
     } else if (s === Math.floor(STEPS / 3) + 6) {
       tracked.add(DROPPED);
       step = { kind: "track", owner: "alice", wallet: DROPPED };
+    } else if (s === Math.floor(STEPS / 3) + 2) {
+      // One of two callers lets a wallet go: the address stays tracked, bob's alerts go.
+      for (const [slot, spec] of alerts.entries()) if (spec.owner === "bob" && spec.wallet === BOB_WALLETS[1]) status[slot] = "deleted";
+      bobWallets.delete(BOB_WALLETS[1]!);
+      step = { kind: "untrack", owner: "bob", wallet: BOB_WALLETS[1]! };
+    } else if (s === Math.floor(STEPS / 3) + 9) {
+      bobWallets.add(BOB_WALLETS[1]!);
+      step = { kind: "track", owner: "bob", wallet: BOB_WALLETS[1]! };
     } else if (s === Math.floor(STEPS / 2)) {
       tracked.add(LATE);
       step = { kind: "track", owner: "alice", wallet: LATE };
@@ -160,10 +169,15 @@ function scenario(seed: number): Scenario {
     } else {
       const kind = random.weighted({ ingest: 66, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
       if (kind === "labels") {
-        const address = random.chance(0.15) ? trackedWallet() : random.chance(0.5) ? random.pick(labelled) : random.pick(strangers);
-        step = { kind: "labels", labels: [{ address, ...random.pick(RELABELS) }] };
+        // One to three addresses at once, now and then a tracked wallet's.
+        const addresses = new Set(
+          Array.from({ length: random.int(1, 3) }, () =>
+            random.chance(0.15) ? trackedWallet() : random.chance(0.5) ? random.pick(labelled) : random.pick(strangers),
+          ),
+        );
+        step = { kind: "labels", labels: [...addresses].map((address) => ({ address, ...random.pick(RELABELS) })) };
       } else if (kind === "alert" && alerts.length < 40) {
-        const spec = random.chance(0.2) ? randomAlert(random, "bob", random.pick(BOB_WALLETS)) : randomAlert(random, "alice", random.pick([...tracked]));
+        const spec = random.chance(0.2) ? randomAlert(random, "bob", random.pick([...bobWallets])) : randomAlert(random, "alice", random.pick([...tracked]));
         status.push("active");
         step = { kind: "alert", slot: status.length - 1, spec };
         alerts.push(spec);
