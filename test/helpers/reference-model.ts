@@ -9,8 +9,10 @@
 // that arrive more than an hour late, and more than 1,000 counterparties per address (the
 // remembered set is trimmed at random).
 
+/** One movement: a natively ingested transaction, or one leg of a Helius item (same signature, leg 0 its principal). */
 export type ModelTx = {
   signature: string;
+  leg?: number;
   type: "transfer" | "swap" | "stake" | "nft" | "other";
   amount: number;
   token: string;
@@ -86,7 +88,7 @@ export function scoreOf(factors: Iterable<string>): number {
 }
 
 /** One transaction as an address's activity: the README's "one transaction per wallet". */
-type Counted = { t: number; failed: boolean; solOut: number; counterparty: string | null; batch: number };
+type Counted = { t: number; failed: boolean; solOut: number; counterparties: string[]; batch: number };
 
 type AddressState = {
   trackers: number;
@@ -103,7 +105,7 @@ type AddressState = {
 
 const otherSide = (address: string, tx: ModelTx): string | null => (tx.from === tx.to ? null : tx.from === address ? tx.to : tx.to === address ? tx.from : null);
 const chainOrder = (a: ModelTx, b: ModelTx) =>
-  a.blockTime - b.blockTime || a.slot - b.slot || (a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0);
+  a.blockTime - b.blockTime || a.slot - b.slot || (a.signature < b.signature ? -1 : a.signature > b.signature ? 1 : 0) || (a.leg ?? 0) - (b.leg ?? 0);
 
 export function createReferenceModel() {
   const labels = new Map<string, { category: Category; score: number }>();
@@ -245,23 +247,21 @@ export function createReferenceModel() {
       }
     },
 
-    /** POST /v1/ingest/transactions, evaluated at `now` (Unix seconds). */
-    ingest(txs: readonly ModelTx[], now: number) {
-      // Idempotent by signature: a repeated item is never evaluated twice.
-      const fresh: ModelTx[] = [];
-      for (const tx of txs) {
-        if (stored.has(tx.signature)) continue;
-        stored.add(tx.signature);
-        fresh.push(tx);
-      }
-      if (fresh.length === 0) return;
+    /** POST /v1/ingest/transactions (or a Helius delivery's legs), evaluated at `now` (Unix seconds); returns the rows stored. */
+    ingest(txs: readonly ModelTx[], now: number): ModelTx[] {
+      // Idempotent by signature: a repeated item (all its legs) is never evaluated twice.
+      const repeated = new Set(txs.filter((tx) => stored.has(tx.signature)).map((tx) => tx.signature));
+      const fresh = txs.filter((tx) => !repeated.has(tx.signature));
+      for (const tx of fresh) stored.add(tx.signature);
+      if (fresh.length === 0) return [];
       const batch = ++batches;
       const ordered = [...fresh].sort(chainOrder);
       // Risk as it was before the batch (README: "the counterparty's score is the one it had before the batch").
       const scoreBefore = new Map([...addresses].filter(([, s]) => s.trackers > 0).map(([a, s]) => [a, s.score]));
       history.push(...ordered);
 
-      // Count every tracked side, one event per transaction (a self-transfer once), in chain order.
+      // Count every tracked side in chain order, one event per transaction however many of its
+      // legs the address is on (a self-transfer once): SOL sent summed, each counterparty counted.
       const touched: string[] = [];
       const eventOf = new Map<string, Counted>();
       for (const tx of ordered) {
@@ -269,19 +269,23 @@ export function createReferenceModel() {
           if (!isTracked(address)) continue;
           const s = state(address);
           if (!touched.includes(address)) touched.push(address);
+          const sent = tx.from === address && tx.to !== address;
+          const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
+          const solOut = sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0;
+          // README: a failed transaction counts as failed only for its sender.
+          const failed = tx.status === "failed" && tx.from === address;
+          const other = otherSide(address, tx);
+          const known = eventOf.get(`${tx.signature} ${address}`);
+          if (known) {
+            known.failed ||= failed;
+            known.solOut += solOut;
+            if (other !== null && !known.counterparties.includes(other)) known.counterparties.push(other);
+            continue;
+          }
           // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
           const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
           if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
-          const sent = tx.from === address && tx.to !== address;
-          const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
-          const event: Counted = {
-            t: tx.blockTime,
-            // README: a failed transaction counts as failed only for its sender.
-            failed: tx.status === "failed" && tx.from === address,
-            solOut: sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0,
-            counterparty: otherSide(address, tx),
-            batch,
-          };
+          const event: Counted = { t: tx.blockTime, failed, solOut, counterparties: other === null ? [] : [other], batch };
           s.counted.push(event);
           eventOf.set(`${tx.signature} ${address}`, event);
         }
@@ -290,12 +294,19 @@ export function createReferenceModel() {
       for (const address of touched) {
         const s = state(address);
         const mine = s.counted.filter((c) => c.batch === batch);
-        const fresh = new Set(mine.map((c) => c.counterparty).filter((c): c is string => c !== null && !s.remembered.has(c)));
+        const fresh = new Set(mine.flatMap((c) => c.counterparties).filter((c) => !s.remembered.has(c)));
         for (const c of fresh) s.remembered.add(c);
         if (fresh.size > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh.size });
       }
 
-      // The transaction conditions, in chain order.
+      // The transaction conditions, in chain order. README: an alert fires at most once per
+      // transaction; of several legs that reach its threshold, the first in leg order is the event.
+      const fired = new Set<string>();
+      const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number) => {
+        if (fired.has(`${alert.id} ${tx.signature}`)) return;
+        fired.add(`${alert.id} ${tx.signature}`);
+        record(alert, condition, tx.signature, observed, now);
+      };
       for (const tx of ordered) {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
@@ -306,14 +317,14 @@ export function createReferenceModel() {
               alert.token === null || (tx.mint != null && tx.mint === alert.token) || tx.token.toLowerCase() === alert.token.toLowerCase();
             // A failed transaction does not fire, nor does a self-transfer.
             if (tx.status === "success" && other !== null && tokenMatches && tx.amount >= alert.threshold) {
-              record(alert, "large_transfer", tx.signature, tx.amount, now);
+              fire(alert, "large_transfer", tx, tx.amount);
             }
           }
           if (other !== null) {
             const risks = [labels.get(other)?.score, scoreBefore.get(other)].filter((r): r is number => r !== undefined);
             const risk = risks.length > 0 ? Math.max(...risks) : null;
             for (const alert of activeAlerts(address, "suspicious_counterparty")) {
-              if (risk !== null && risk >= alert.threshold) record(alert, "suspicious_counterparty", tx.signature, risk, now);
+              if (risk !== null && risk >= alert.threshold) fire(alert, "suspicious_counterparty", tx, risk);
             }
           }
           const event = eventOf.get(`${tx.signature} ${address}`)!;
@@ -329,7 +340,7 @@ export function createReferenceModel() {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count).
             const limit = alert.threshold * Math.max(168, previous7Days);
             if (alert.threshold > 0 && (after - 1) * 168 < limit && after * 168 >= limit) {
-              record(alert, "unusual_activity", tx.signature, Math.round((after / baseline) * 100) / 100, now);
+              fire(alert, "unusual_activity", tx, Math.round((after / baseline) * 100) / 100);
             }
           }
         }
@@ -347,6 +358,7 @@ export function createReferenceModel() {
         }
         setScore(address, new Set([...exposure, ...behaviour(s)]), now);
       }
+      return fresh;
     },
 
     /** What the step recorded since the last take. */

@@ -15,9 +15,11 @@ import { createRandom, type Random } from "../../src/sim/random.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { MINTS } from "../helpers/chain.ts";
 import { createAlert, putLabels, settled, track } from "../helpers/pipeline.ts";
+import { heliusLegs, type HeliusItem } from "../helpers/reference-helius.ts";
 import { createReferenceModel, type Condition, type ModelEvent, type ModelScoreChange, type ModelTx } from "../helpers/reference-model.ts";
 import { bearer } from "../helpers/seed.ts";
 
+const HELIUS_SECRET = "reference-model-helius-header-0123";
 const SEEDS = [11, 22, 33, 44, 55, 66, 77, 88];
 const STEPS = 60;
 const WALLETS = 6; // w0–w5 tracked from the start; w6 tracked halfway, after it has history
@@ -46,6 +48,7 @@ type Category = (typeof LABELS)[number]["category"] | (typeof RELABELS)[number][
 type AlertSpec = { owner: "alice" | "bob"; wallet: number; condition: Condition; threshold: number; token: string | null; cooldownSeconds: number };
 type Step =
   | { kind: "ingest"; note: string; txs: ModelTx[] }
+  | { kind: "helius"; items: HeliusItem[] }
   | { kind: "labels"; labels: Array<{ address: string; category: Category; score: number }> }
   | { kind: "alert"; slot: number; spec: AlertSpec }
   | { kind: "status"; slot: number; status: "active" | "paused" }
@@ -96,6 +99,7 @@ function scenario(seed: number): Scenario {
   let clock = 1_717_000_000;
   let slot = 268_000_000;
   const ingested: ModelTx[] = [];
+  const heliusSent: HeliusItem[] = [];
   const trackedWallet = () => wallets[random.pick([...tracked])]!;
   const party = () => {
     const roll = random.next();
@@ -167,7 +171,7 @@ function scenario(seed: number): Scenario {
     } else if (s === Math.floor(STEPS / 2) + 3) {
       step = { kind: "track", owner: "bob", wallet: LATE };
     } else {
-      const kind = random.weighted({ ingest: 66, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
+      const kind = random.weighted({ ingest: 56, helius: 10, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
       if (kind === "labels") {
         // One to three addresses at once, now and then a tracked wallet's.
         const addresses = new Set(
@@ -194,12 +198,50 @@ function scenario(seed: number): Scenario {
         const slot = random.pick(liveSlots("active", "paused"));
         status[slot] = "deleted";
         step = { kind: "delete", slot };
+      } else if (kind === "helius") {
+        step = { kind: "helius", items: heliusStep() };
       } else {
         step = { kind: "ingest", ...ingestStep() };
       }
     }
     // Evaluated a few seconds after the newest transaction.
     steps.push({ ...step, now: clock + random.int(1, 5) });
+  }
+
+  /** A Helius delivery: payouts to one to four accounts in SOL, some with a USDC transfer and its token account's rent. */
+  function heliusStep(): HeliusItem[] {
+    const items = Array.from({ length: random.int(1, 3) }, (): HeliusItem => {
+      const payer = random.chance(0.75) ? trackedWallet() : party();
+      const receivers = [...new Set(Array.from({ length: random.int(1, 4) }, () => (random.chance(0.3) ? random.address() : party())))].filter((to) => to !== payer);
+      const { blockTime, slot, signature } = tx(payer, payer);
+      const nativeTransfers = receivers.map((to) => ({
+        fromUserAccount: payer,
+        toUserAccount: to,
+        amount: random.chance(0.1) ? 0 : Math.round((random.chance(0.12) ? random.between(100, 600) : random.between(0.01, 30)) * 1e9),
+      }));
+      const tokenTransfers =
+        receivers.length > 0 && random.chance(0.35)
+          ? [{ fromUserAccount: payer, toUserAccount: receivers[0]!, fromTokenAccount: random.address(), toTokenAccount: random.address(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) }]
+          : [];
+      // The receiver's token account created on the way: its rent is plumbing, not a payment.
+      if (tokenTransfers[0] && random.chance(0.5)) nativeTransfers.push({ fromUserAccount: payer, toUserAccount: tokenTransfers[0].toTokenAccount, amount: 2_039_280 });
+      const empty = random.chance(0.08);
+      return {
+        signature,
+        slot,
+        timestamp: blockTime,
+        fee: 5000,
+        feePayer: payer,
+        type: empty ? "UNKNOWN" : "TRANSFER",
+        transactionError: random.chance(0.1) ? { InstructionError: [0, "Custom"] } : null,
+        nativeTransfers: empty ? [] : nativeTransfers,
+        tokenTransfers: empty ? [] : tokenTransfers,
+      };
+    });
+    // Helius delivers an item of an earlier delivery again, beside new ones.
+    if (heliusSent.length > 0 && random.chance(0.15)) items.unshift(random.pick(heliusSent));
+    heliusSent.push(...items);
+    return items;
   }
 
   function ingestStep(): { note: string; txs: ModelTx[] } {
@@ -252,7 +294,7 @@ let workers: RunningWorkers;
 let now = 1_717_000_000;
 
 beforeAll(async () => {
-  t = await startTestApp("reference-model");
+  t = await startTestApp("reference-model", { HELIUS_AUTH_HEADER: HELIUS_SECRET });
   workers = runWorkers({ ...t.deps, now: () => new Date(now * 1000), channels: createChannels(t.config, t.deps.logger) }, { queues: ["transactions", "risk"] });
 });
 afterAll(async () => {
@@ -375,6 +417,20 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
         expect(res.statusCode, res.body).toBe(202);
         model.ingest(step.txs, step.now);
         what = `ingest ${step.note}: ${step.txs.map((x) => `${name(x.from)}→${name(x.to)} ${x.amount} ${x.token.slice(0, 6)}${x.status === "failed" ? " failed" : ""} ${x.type} @${x.blockTime} ${x.signature.slice(0, 8)}`).join("; ")}`;
+        break;
+      }
+      case "helius": {
+        const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: step.items });
+        expect(res.statusCode, res.body).toBe(202);
+        const legs = step.items.flatMap(heliusLegs);
+        // The movements stored: the model's reading of the items, each new item whole.
+        const expected = model.ingest(legs, step.now).map((x) => `${x.signature}/${x.leg} ${x.from}→${x.to} ${x.amount} ${x.token} ${x.mint ?? "-"} ${x.type} ${x.status}`);
+        const stored = await t.deps.sql<{ row: string }[]>`
+          select signature || '/' || leg || ' ' || from_address || '→' || to_address || ' ' || amount::float8 || ' ' || token || ' ' ||
+                 coalesce(mint, '-') || ' ' || type || ' ' || status as row
+          from transactions where signature = any(${expected.map((row) => row.split("/")[0]!)}::text[])`;
+        expect(stored.map((r) => r.row).sort(), `seed ${seed}, step ${s}: the stored movements`).toEqual([...expected].sort());
+        what = `helius: ${legs.map((x) => `${x.signature.slice(0, 8)}/${x.leg} ${name(x.from)}→${name(x.to)} ${x.amount} ${x.token.slice(0, 6)}${x.status === "failed" ? " failed" : ""}`).join("; ")}`;
         break;
       }
       case "labels":
