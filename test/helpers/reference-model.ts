@@ -5,9 +5,14 @@
 // transactions, every label exposure from the full history. Each rule below quotes the
 // README sentence it implements.
 //
+// The risk engine is in reference-risk.ts, the reading of Helius items in reference-helius.ts.
+//
 // What the model leaves out, because the README calls the counts exact only then: transactions
 // that arrive more than an hour late, and more than 1,000 counterparties per address (the
 // remembered set is trimmed at random).
+import { DAY, HOUR, LABEL_FACTORS, behaviouralFactors, labelFactor, scoreOf, type Category, type Counted } from "./reference-risk.ts";
+
+const WRAPPED_SOL = "So11111111111111111111111111111111111111112";
 
 /** One movement: a natively ingested transaction, or one leg of a Helius item (same signature, leg 0 its principal). */
 export type ModelTx = {
@@ -26,7 +31,6 @@ export type ModelTx = {
 };
 
 export type Condition = "large_transfer" | "suspicious_counterparty" | "unusual_activity" | "risk_score_increase";
-type Category = "sanctioned" | "mixer" | "scam" | "hack" | "darknet" | "gambling" | "flagged" | "exchange" | "defi";
 
 export type ModelAlert = {
   id: string;
@@ -46,49 +50,6 @@ export type ModelAlert = {
 /** An alert event; `key` is the transaction signature, or `score <address> <previous>-><score>` for a score change. */
 export type ModelEvent = { alertId: string; condition: Condition; key: string; observed: number; suppressed: boolean };
 export type ModelScoreChange = { address: string; previous: number; score: number; factors: string[] };
-
-// README "Risk score": the factors and their weights.
-const WEIGHTS: Record<string, number> = {
-  sanctioned_counterparty: 0.9,
-  mixer_interaction: 0.6,
-  scam_interaction: 0.5,
-  flagged_counterparty: 0.3,
-  large_outflow: 0.2,
-  high_velocity: 0.15,
-  new_counterparty_burst: 0.15,
-  dormant_reactivation: 0.15,
-  failed_tx_ratio: 0.1,
-};
-const LABEL_FACTORS = new Set(["sanctioned_counterparty", "mixer_interaction", "scam_interaction", "flagged_counterparty"]);
-const WRAPPED_SOL = "So11111111111111111111111111111111111111112";
-const HOUR = 3600;
-const DAY = 86_400;
-
-/** README: sanctioned → sanctioned_counterparty; mixer → mixer; scam, hack, darknet → scam; any other with score ≥ 50 → flagged. */
-function labelFactor(label: { category: Category; score: number }): string | null {
-  if (label.category === "sanctioned") return "sanctioned_counterparty";
-  if (label.category === "mixer") return "mixer_interaction";
-  if (label.category === "scam" || label.category === "hack" || label.category === "darknet") return "scam_interaction";
-  return label.score >= 50 ? "flagged_counterparty" : null;
-}
-
-/**
- * README: round(100 × (1 − Π(1 − wᵢ))), an exact .5 rounding up. Worked in whole numbers: every
- * 1 − wᵢ is a whole number of twentieths, so the product is N / 20^k exactly.
- */
-export function scoreOf(factors: Iterable<string>): number {
-  let n = 1;
-  let d = 1;
-  for (const factor of new Set(factors)) {
-    n *= Math.round((1 - WEIGHTS[factor]!) * 20);
-    d *= 20;
-  }
-  // round(100 (d − n) / d) with halves up = floor((200 (d − n) + d) / 2d)
-  return Math.floor((200 * (d - n) + d) / (2 * d));
-}
-
-/** One transaction as an address's activity: the README's "one transaction per wallet". */
-type Counted = { t: number; failed: boolean; solOut: number; counterparties: string[]; batch: number };
 
 type AddressState = {
   trackers: number;
@@ -167,32 +128,6 @@ export function createReferenceModel() {
         alert.baseline = score;
       }
     }
-  }
-
-  /** The windows of README "Alert conditions" (unusual_activity) and "Risk score" (behavioural factors). */
-  function behaviour(s: AddressState): Set<string> {
-    const factors = new Set<string>();
-    if (s.counted.length === 0) return factors;
-    const newest = Math.max(...s.counted.map((c) => c.t));
-    const M = Math.floor(newest / 60);
-    const H = Math.floor(newest / HOUR);
-    const lastHour = s.counted.filter((c) => Math.floor(c.t / 60) >= M - 59).length;
-    const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
-    const day = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 23);
-    const failed = day.filter((c) => c.failed).length;
-    const outflow = day.reduce((sum, c) => sum + c.solOut, 0);
-    const fresh = s.newCounterparties.filter((n) => n.minute >= M - 59).reduce((sum, n) => sum + n.count, 0);
-    // high_velocity: transactions in the last hour ≥ 10 × its baseline and ≥ 20.
-    // (× 168 on both sides: the baseline is previous7Days / 168, floor 1, and whole numbers compare exactly)
-    if (lastHour >= 20 && lastHour * 168 >= 10 * Math.max(168, previous7Days)) factors.add("high_velocity");
-    // large_outflow: SOL sent out in 24 h ≥ max(100 SOL, 50 % of balance + that outflow).
-    if (outflow >= 100 && outflow >= 0.5 * (s.balance + outflow)) factors.add("large_outflow");
-    // failed_tx_ratio: ≥ 30 % of the last 24 h's transactions failed, over ≥ 10.
-    if (day.length >= 10 && failed * 10 >= 3 * day.length) factors.add("failed_tx_ratio");
-    if (fresh >= 10) factors.add("new_counterparty_burst");
-    // dormant_reactivation stays on for 24 h after the wake-up.
-    if (s.wokeAt !== null && newest - s.wokeAt <= DAY) factors.add("dormant_reactivation");
-    return factors;
   }
 
   return {
@@ -356,7 +291,7 @@ export function createReferenceModel() {
           const factor = label ? labelFactor(label) : null;
           if (factor) exposure.push(factor);
         }
-        setScore(address, new Set([...exposure, ...behaviour(s)]), now);
+        setScore(address, new Set([...exposure, ...behaviouralFactors(s)]), now);
       }
       return fresh;
     },

@@ -1,0 +1,271 @@
+// Seeded scenarios for the reference-model test (test/integration/reference-model.test.ts): a
+// few tracked wallets of two callers, labelled counterparties and strangers, and a sequence of
+// steps — native and Helius ingest batches (bursts, failing runs, drains, token transfers,
+// transfers between tracked wallets, late and repeated transactions, a backfill across three
+// months of silence), label changes, alerts created, paused, resumed, edited and deleted, and
+// wallets tracked, deleted and tracked again. The same seed gives the same scenario.
+import { createRandom, type Random } from "../../src/sim/random.ts";
+import { MINTS } from "./chain.ts";
+import type { HeliusItem } from "./reference-helius.ts";
+import type { Condition, ModelTx } from "./reference-model.ts";
+
+export const STEPS = 60;
+export const WALLETS = 6; // w0–w5 tracked from the start; w6 tracked halfway, after it has history
+export const LATE = 6;
+/** Alice's wallet deleted a third of the way in and tracked again six steps later. */
+export const DROPPED = 3;
+export const BOB_WALLETS = [0, 1];
+export const LABELS = [
+  { category: "sanctioned", score: 100 },
+  { category: "mixer", score: 90 },
+  { category: "scam", score: 70 },
+  { category: "flagged", score: 60 },
+  { category: "exchange", score: 20 },
+  { category: "gambling", score: 55 },
+] as const;
+export const RELABELS = [
+  { category: "hack", score: 85 },
+  { category: "defi", score: 10 },
+  { category: "flagged", score: 80 },
+  { category: "exchange", score: 30 },
+  { category: "mixer", score: 95 },
+  { category: "gambling", score: 40 },
+] as const;
+type Category = (typeof LABELS)[number]["category"] | (typeof RELABELS)[number]["category"];
+
+export type AlertSpec = { owner: "alice" | "bob"; wallet: number; condition: Condition; threshold: number; token: string | null; cooldownSeconds: number };
+export type Step =
+  | { kind: "ingest"; note: string; txs: ModelTx[] }
+  | { kind: "helius"; items: HeliusItem[] }
+  | { kind: "labels"; labels: Array<{ address: string; category: Category; score: number }> }
+  | { kind: "alert"; slot: number; spec: AlertSpec }
+  | { kind: "status"; slot: number; status: "active" | "paused" }
+  | { kind: "patch"; slot: number; patch: { threshold?: number; cooldownSeconds?: number } }
+  | { kind: "delete"; slot: number }
+  | { kind: "track"; owner: "alice" | "bob"; wallet: number }
+  | { kind: "untrack"; owner: "alice" | "bob"; wallet: number };
+export type Scenario = {
+  wallets: string[];
+  labelled: string[];
+  strangers: string[];
+  balances: Array<{ wallet: number; balance: number }>;
+  alerts: AlertSpec[];
+  steps: Array<Step & { now: number }>;
+};
+
+function thresholdFor(random: Random, condition: Condition): number {
+  return {
+    large_transfer: random.pick([50, 100, 250]),
+    suspicious_counterparty: random.pick([75, 50, 15, 0]),
+    unusual_activity: random.pick([3, 4, 2.5, 6]),
+    risk_score_increase: random.pick([10, 20, 5, 30]),
+  }[condition];
+}
+
+function randomAlert(random: Random, owner: "alice" | "bob", wallet: number): AlertSpec {
+  const condition = random.pick(["large_transfer", "suspicious_counterparty", "unusual_activity", "risk_score_increase"] as const);
+  const token = condition === "large_transfer" ? random.pick([null, null, "usdc", MINTS.USDC, "SOL"]) : null;
+  return { owner, wallet, condition, threshold: thresholdFor(random, condition), token, cooldownSeconds: random.pick([0, 0, 0, 300, 3600, 86_400]) };
+}
+
+export function scenario(seed: number): Scenario {
+  const random = createRandom(seed);
+  const wallets = Array.from({ length: WALLETS + 1 }, random.address);
+  const labelled = LABELS.map(random.address);
+  const strangers = Array.from({ length: 14 }, random.address);
+  const tracked = new Set(Array.from({ length: WALLETS }, (_, i) => i));
+  const bobWallets = new Set(BOB_WALLETS);
+  const alerts: AlertSpec[] = [];
+  for (let w = 0; w < WALLETS; w++) for (let k = random.int(2, 3); k > 0; k--) alerts.push(randomAlert(random, "alice", w));
+  for (const w of BOB_WALLETS) for (let k = random.int(1, 2); k > 0; k--) alerts.push(randomAlert(random, "bob", w));
+  const initialAlerts = alerts.length;
+  const status = alerts.map(() => "active" as "active" | "paused" | "deleted");
+
+  let clock = 1_717_000_000;
+  let slot = 268_000_000;
+  const ingested: ModelTx[] = [];
+  const heliusSent: HeliusItem[] = [];
+  const trackedWallet = () => wallets[random.pick([...tracked])]!;
+  const party = () => {
+    const roll = random.next();
+    if (roll < 0.45) return wallets[random.int(0, WALLETS)]!; // the late wallet too, before and after its tracking
+    if (roll < 0.65) return random.pick(labelled);
+    return random.pick(strangers);
+  };
+  const tx = (from: string, to: string, extra: Partial<ModelTx> = {}): ModelTx => {
+    // Seconds apart, now and then in the same second (chain order then goes by slot and signature).
+    const sameSecond = random.chance(0.15);
+    if (!sameSecond) clock += random.int(1, 20);
+    slot += sameSecond && random.chance(0.5) ? 0 : random.int(1, 40);
+    const token = random.weighted({ SOL: 6, USDC: 2, USDCbare: 1, BONK: 1 });
+    const amount = random.chance(0.1) ? random.int(100, 900) : Math.round(random.between(0.1, 60) * 10) / 10;
+    return {
+      signature: random.signature(),
+      type: random.weighted({ transfer: 6, swap: 1, stake: 1, nft: 1, other: 1 }),
+      amount: token === "USDC" || token === "USDCbare" ? amount * 4 : amount,
+      token: token === "USDCbare" ? "USDC" : token === "BONK" ? MINTS.BONK : token,
+      ...(token === "USDC" ? { mint: MINTS.USDC } : {}),
+      from,
+      to,
+      blockTime: clock,
+      slot,
+      fee: 0.000005,
+      status: random.chance(0.08) ? "failed" : "success",
+      ...extra,
+    };
+  };
+  /** A transaction a chain source would bring: a tracked wallet on one side. */
+  const ordinary = () => {
+    let from = party();
+    let to = party();
+    while (to === from) to = party();
+    if (!tracked.has(wallets.indexOf(from)) && !tracked.has(wallets.indexOf(to))) from = trackedWallet();
+    return tx(from, to);
+  };
+
+  const steps: Scenario["steps"] = [];
+  const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) ? [i] : []));
+  for (let s = 0; s < STEPS; s++) {
+    // Between steps: mostly minutes, sometimes hours; three months of silence two thirds in
+    // (inside that step's batch: a backfill that spans it).
+    clock += random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
+    let step: Step;
+    if (s === Math.floor((STEPS * 2) / 3)) {
+      const wallet = trackedWallet();
+      const before = tx(wallet, party());
+      clock += 95 * 86_400;
+      step = { kind: "ingest", note: "backfill", txs: [before, tx(wallet, party()), ordinary(), ordinary()] };
+    } else if (s === Math.floor(STEPS / 3)) {
+      tracked.delete(DROPPED);
+      for (const [slot, spec] of alerts.entries()) if (spec.owner === "alice" && spec.wallet === DROPPED) status[slot] = "deleted";
+      step = { kind: "untrack", owner: "alice", wallet: DROPPED };
+    } else if (s === Math.floor(STEPS / 3) + 6) {
+      tracked.add(DROPPED);
+      step = { kind: "track", owner: "alice", wallet: DROPPED };
+    } else if (s === Math.floor(STEPS / 3) + 2) {
+      // One of two callers lets a wallet go: the address stays tracked, bob's alerts go.
+      for (const [slot, spec] of alerts.entries()) if (spec.owner === "bob" && spec.wallet === BOB_WALLETS[1]) status[slot] = "deleted";
+      bobWallets.delete(BOB_WALLETS[1]!);
+      step = { kind: "untrack", owner: "bob", wallet: BOB_WALLETS[1]! };
+    } else if (s === Math.floor(STEPS / 3) + 9) {
+      bobWallets.add(BOB_WALLETS[1]!);
+      step = { kind: "track", owner: "bob", wallet: BOB_WALLETS[1]! };
+    } else if (s === Math.floor(STEPS / 2)) {
+      tracked.add(LATE);
+      step = { kind: "track", owner: "alice", wallet: LATE };
+    } else if (s === Math.floor(STEPS / 2) + 3) {
+      step = { kind: "track", owner: "bob", wallet: LATE };
+    } else {
+      const kind = random.weighted({ ingest: 56, helius: 10, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
+      if (kind === "labels") {
+        // One to three addresses at once, now and then a tracked wallet's.
+        const addresses = new Set(
+          Array.from({ length: random.int(1, 3) }, () =>
+            random.chance(0.15) ? trackedWallet() : random.chance(0.5) ? random.pick(labelled) : random.pick(strangers),
+          ),
+        );
+        step = { kind: "labels", labels: [...addresses].map((address) => ({ address, ...random.pick(RELABELS) })) };
+      } else if (kind === "alert" && alerts.length < 40) {
+        const spec = random.chance(0.2) ? randomAlert(random, "bob", random.pick([...bobWallets])) : randomAlert(random, "alice", random.pick([...tracked]));
+        status.push("active");
+        step = { kind: "alert", slot: status.length - 1, spec };
+        alerts.push(spec);
+      } else if (kind === "status" && liveSlots("active", "paused").length > 0) {
+        const slot = random.pick(liveSlots("active", "paused"));
+        status[slot] = status[slot] === "active" ? "paused" : "active";
+        step = { kind: "status", slot, status: status[slot] as "active" | "paused" };
+      } else if (kind === "patch" && liveSlots("active", "paused").length > 0) {
+        const slot = random.pick(liveSlots("active", "paused"));
+        step = random.chance(0.5)
+          ? { kind: "patch", slot, patch: { cooldownSeconds: random.pick([0, 600, 86_400]) } }
+          : { kind: "patch", slot, patch: { threshold: thresholdFor(random, alerts[slot]!.condition) } };
+      } else if (kind === "delete" && liveSlots("active", "paused").length > 4) {
+        const slot = random.pick(liveSlots("active", "paused"));
+        status[slot] = "deleted";
+        step = { kind: "delete", slot };
+      } else if (kind === "helius") {
+        step = { kind: "helius", items: heliusStep() };
+      } else {
+        step = { kind: "ingest", ...ingestStep() };
+      }
+    }
+    // Evaluated a few seconds after the newest transaction.
+    steps.push({ ...step, now: clock + random.int(1, 5) });
+  }
+
+  /** A Helius delivery: payouts to one to four accounts in SOL, some with a USDC transfer and its token account's rent. */
+  function heliusStep(): HeliusItem[] {
+    const items = Array.from({ length: random.int(1, 3) }, (): HeliusItem => {
+      const payer = random.chance(0.75) ? trackedWallet() : party();
+      const receivers = [...new Set(Array.from({ length: random.int(1, 4) }, () => (random.chance(0.3) ? random.address() : party())))].filter((to) => to !== payer);
+      const { blockTime, slot, signature } = tx(payer, payer);
+      const nativeTransfers = receivers.map((to) => ({
+        fromUserAccount: payer,
+        toUserAccount: to,
+        amount: random.chance(0.1) ? 0 : Math.round((random.chance(0.12) ? random.between(100, 600) : random.between(0.01, 30)) * 1e9),
+      }));
+      const tokenTransfers =
+        receivers.length > 0 && random.chance(0.35)
+          ? [{ fromUserAccount: payer, toUserAccount: receivers[0]!, fromTokenAccount: random.address(), toTokenAccount: random.address(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) }]
+          : [];
+      // The receiver's token account created on the way: its rent is plumbing, not a payment.
+      if (tokenTransfers[0] && random.chance(0.5)) nativeTransfers.push({ fromUserAccount: payer, toUserAccount: tokenTransfers[0].toTokenAccount, amount: 2_039_280 });
+      const empty = random.chance(0.08);
+      return {
+        signature,
+        slot,
+        timestamp: blockTime,
+        fee: 5000,
+        feePayer: payer,
+        type: empty ? "UNKNOWN" : "TRANSFER",
+        transactionError: random.chance(0.1) ? { InstructionError: [0, "Custom"] } : null,
+        nativeTransfers: empty ? [] : nativeTransfers,
+        tokenTransfers: empty ? [] : tokenTransfers,
+      };
+    });
+    // Helius delivers an item of an earlier delivery again, beside new ones.
+    if (heliusSent.length > 0 && random.chance(0.15)) items.unshift(random.pick(heliusSent));
+    heliusSent.push(...items);
+    return items;
+  }
+
+  function ingestStep(): { note: string; txs: ModelTx[] } {
+    const shape = random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2 });
+    const txs: ModelTx[] = [];
+    const wallet = trackedWallet();
+    switch (shape) {
+      case "mixed":
+        for (let k = random.int(1, 5); k > 0; k--) txs.push(ordinary());
+        break;
+      case "burst": // many new counterparties within a few minutes, now and then a labelled one
+        for (let k = random.int(8, 25); k > 0; k--) txs.push(tx(wallet, random.chance(0.9) ? random.address() : party(), random.chance(0.5) ? { token: "SOL", type: "transfer" } : {}));
+        break;
+      case "failing":
+        for (let k = random.int(10, 12); k > 0; k--) txs.push(tx(wallet, party(), { status: random.chance(0.45) ? "failed" : "success" }));
+        break;
+      case "drain":
+        txs.push(tx(wallet, random.pick(strangers), { token: "SOL", type: random.pick(["transfer", "transfer", "swap", "stake"] as const), amount: random.int(120, 400) }));
+        break;
+      case "between": {
+        let other = trackedWallet();
+        while (other === wallet) other = trackedWallet();
+        txs.push(tx(wallet, other), tx(other, wallet, { amount: random.int(100, 300) }));
+        break;
+      }
+      case "replay": // a delivery repeated in part, beside new transactions
+        for (let k = random.int(1, 3); k > 0 && ingested.length > 0; k--) txs.push(random.pick(ingested));
+        txs.push(ordinary());
+        break;
+      case "self":
+        txs.push(tx(wallet, wallet), ordinary());
+        break;
+      case "late": // a transaction up to an hour late (README: counted against its whole trailing hour), beside a current one
+        txs.push(tx(wallet, party(), { blockTime: clock - random.int(60, 3599) }), ordinary());
+        break;
+    }
+    ingested.push(...txs.filter((t) => !ingested.includes(t)));
+    return { note: shape, txs };
+  }
+
+  return { wallets, labelled, strangers, balances: [{ wallet: 2, balance: 300 }], alerts: alerts.slice(0, initialAlerts), steps };
+}
