@@ -48,7 +48,15 @@ export type ModelAlert = {
 };
 
 /** An alert event; `key` is the transaction signature, or `score <address> <previous>-><score>` for a score change. */
-export type ModelEvent = { alertId: string; condition: Condition; key: string; observed: number; suppressed: boolean };
+export type ModelEvent = {
+  alertId: string;
+  condition: Condition;
+  key: string;
+  observed: number;
+  suppressed: boolean;
+  /** A sent event's notification: the wallet's score and factors as of the firing (README "Notifications"). */
+  notified?: { score: number; factors: string[] };
+};
 export type ModelScoreChange = { address: string; previous: number; score: number; factors: string[] };
 
 type AddressState = {
@@ -102,10 +110,10 @@ export function createReferenceModel() {
   }
 
   /** A notification, or a suppressed event within the cooldown (README "Cooldown": at exactly cooldownSeconds it is sent). */
-  function record(alert: ModelAlert, condition: Condition, key: string, observed: number, now: number) {
+  function record(alert: ModelAlert, condition: Condition, key: string, observed: number, now: number, notified?: ModelEvent["notified"]) {
     const suppressed = alert.cooldownSeconds > 0 && alert.lastNotifiedAt !== null && now - alert.lastNotifiedAt < alert.cooldownSeconds;
     if (!suppressed) alert.lastNotifiedAt = now;
-    events.push({ alertId: alert.id, condition, key, observed, suppressed });
+    events.push({ alertId: alert.id, condition, key, observed, suppressed, ...(suppressed ? {} : { notified }) });
   }
 
   const activeAlerts = (address: string, condition: Condition) =>
@@ -124,7 +132,9 @@ export function createReferenceModel() {
     for (const alert of activeAlerts(address, "risk_score_increase")) {
       // README: "only a rise fires; a fall never does, and does not move the baseline".
       if (score > previous && score - alert.baseline >= alert.threshold) {
-        record(alert, "risk_score_increase", `score ${address} ${previous}->${score}`, score - alert.baseline, now);
+        // README: for risk_score_increase the notification shows the score the change reached.
+        const notified = { score, factors: [...factors].sort() };
+        record(alert, "risk_score_increase", `score ${address} ${previous}->${score}`, score - alert.baseline, now, notified);
         alert.baseline = score;
       }
     }
@@ -237,6 +247,7 @@ export function createReferenceModel() {
       // The transaction conditions, in chain order. README: an alert fires at most once per
       // transaction; of several legs that reach its threshold, the first in leg order is the event.
       const fired = new Set<string>();
+      const firstEvent = events.length;
       const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number) => {
         if (fired.has(`${alert.id} ${tx.signature}`)) return;
         fired.add(`${alert.id} ${tx.signature}`);
@@ -292,6 +303,12 @@ export function createReferenceModel() {
           if (factor) exposure.push(factor);
         }
         setScore(address, new Set([...exposure, ...behaviouralFactors(s)]), now);
+      }
+      // README: for the other conditions the notification shows the score once the transaction's batch is scored.
+      for (const event of events.slice(firstEvent)) {
+        if (event.suppressed || event.condition === "risk_score_increase") continue;
+        const s = state(alerts.get(event.alertId)!.address);
+        event.notified = { score: s.score, factors: [...s.factors].sort() };
       }
       return fresh;
     },

@@ -76,8 +76,12 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
     alertName.set(id, `${spec.owner}/w${spec.wallet}/${spec.condition}#${slots.length - 1}`);
     model.createAlert({ id, address: sc.wallets[spec.wallet]!, condition: spec.condition, threshold: spec.threshold, token: spec.token, cooldownSeconds: spec.cooldownSeconds });
   };
-  const describeEvent = (e: ModelEvent) =>
-    `${alertName.get(e.alertId)} ${e.condition} ${e.key.startsWith("score ") ? e.key.replace(/score (\S+)/, (_, a: string) => `score ${name(a)}`) : `tx ${e.key.slice(0, 8)}`} observed=${e.observed}${e.suppressed ? " suppressed" : ""}`;
+  const describeEvent = (e: ModelEvent & { notifications?: number }) =>
+    `${alertName.get(e.alertId)} ${e.condition} ${e.key.startsWith("score ") ? e.key.replace(/score (\S+)/, (_, a: string) => `score ${name(a)}`) : `tx ${e.key.slice(0, 8)}`} observed=${e.observed}` +
+    (e.suppressed ? " suppressed" : "") +
+    (e.notified ? ` notified ${e.notified.score} [${e.notified.factors.join(",")}]` : "") +
+    // One notification for a sent event, none for a suppressed one; anything else is shown.
+    (e.notifications !== undefined && e.notifications !== (e.suppressed ? 0 : 1) ? ` notifications=${e.notifications}` : "");
   const describeChange = (c: ModelScoreChange) => `${name(c.address)} ${c.previous}->${c.score} [${c.factors.join(",")}]`;
 
   /** What the pipeline recorded since the last look. */
@@ -85,11 +89,17 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
     const history = await t.deps.sql<{ id: number; address: string; previous: number; score: number; factors: string[] }[]>`
       select id::int, address, previous_score as previous, score, factors from risk_score_history where id > ${historyId} order by id`;
     historyId = history.at(-1)?.id ?? historyId;
-    const rows = await t.deps.sql<{ id: string; alertId: string; dedupeKey: string; condition: Condition; observed: number; suppressed: boolean }[]>`
-      select id, alert_id as "alertId", dedupe_key as "dedupeKey", condition, observed::float8 as observed, suppressed from alert_events`;
+    const rows = await t.deps.sql<
+      Array<{ id: string; alertId: string; dedupeKey: string; condition: Condition; observed: number; suppressed: boolean; notifications: number; score: number | null; factors: string[] | null }>
+    >`
+      select e.id, e.alert_id as "alertId", e.dedupe_key as "dedupeKey", e.condition, e.observed::float8 as observed, e.suppressed,
+             count(n.id)::int as notifications, min((n.payload->'data'->>'riskScore')::int) as score,
+             (array_agg(n.payload->'data'->'riskFactors'))[1] as factors
+      from alert_events e left join notifications n on n.event_id = e.id
+      group by e.id`;
     const fresh = rows.filter((r) => !seenEvents.has(r.id));
     seenEvents = new Set(rows.map((r) => r.id));
-    const events: ModelEvent[] = [];
+    const events: Array<ModelEvent & { notifications: number }> = [];
     for (const r of fresh) {
       let key = r.dedupeKey;
       if (key.startsWith("score:")) {
@@ -97,7 +107,8 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
           select address, previous_score as previous, score from risk_score_history where id = ${Number(key.slice(6))}`;
         key = `score ${change!.address} ${change!.previous}->${change!.score}`;
       }
-      events.push({ alertId: r.alertId, condition: r.condition, key, observed: r.observed, suppressed: r.suppressed });
+      const notified = r.score === null ? undefined : { score: r.score, factors: [...(r.factors ?? [])].sort() };
+      events.push({ alertId: r.alertId, condition: r.condition, key, observed: r.observed, suppressed: r.suppressed, notifications: r.notifications, ...(notified ? { notified } : {}) });
     }
     return {
       events: events.map(describeEvent).sort(),
