@@ -2,8 +2,8 @@
 // README's "Helius enhanced webhooks" section only (not from src/ingest): one row per non-zero
 // transfer, leg 0 the principal one, the others in Helius's order (native, then token
 // transfers), a token's plumbing left out, an item with no transfer kept as 0 SOL from the fee
-// payer to itself. Only the types the reference test sends are read: TRANSFER, and anything
-// else as `other`.
+// payer to itself. Only the types the reference test sends are read: TRANSFER, SWAP,
+// NFT_SALE, STAKE_SOL, and anything else as `other`.
 import type { ModelTx } from "./reference-model.ts";
 
 export type HeliusItem = {
@@ -25,7 +25,7 @@ const SYMBOLS = new Map([["EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "USDC"
 type Movement = Pick<ModelTx, "from" | "to" | "amount" | "token" | "mint">;
 
 export function heliusLegs(item: HeliusItem): ModelTx[] {
-  const type = item.type === "TRANSFER" ? "transfer" : "other";
+  const type = ({ TRANSFER: "transfer", SWAP: "swap", NFT_SALE: "nft", STAKE_SOL: "stake" } as const)[item.type] ?? "other";
   // README: native transfers into or out of a token account the token transfers name are plumbing.
   const tokenAccounts = new Set(item.tokenTransfers.flatMap((t) => [t.fromTokenAccount, t.toTokenAccount]));
   const natives: Movement[] = item.nativeTransfers
@@ -34,10 +34,18 @@ export function heliusLegs(item: HeliusItem): ModelTx[] {
   const tokens: Movement[] = item.tokenTransfers
     .filter((t) => t.tokenAmount > 0)
     .map((t) => ({ from: t.fromUserAccount, to: t.toUserAccount, amount: t.tokenAmount, token: SYMBOLS.get(t.mint) ?? t.mint, mint: t.mint }));
-  const largestNative = natives.reduce<Movement | undefined>((best, m) => (best === undefined || m.amount > best.amount ? m : best), undefined);
-  // README: for a transfer, the first token transfer, else the largest native one; otherwise the
-  // largest native transfer, else the first token transfer.
-  const principal = type === "transfer" ? (tokens[0] ?? largestNative) : (largestNative ?? tokens[0]);
+  const largest = (movements: Movement[]) => movements.reduce<Movement | undefined>((best, m) => (best === undefined || m.amount > best.amount ? m : best), undefined);
+  const largestNative = largest(natives);
+  // README: for a transfer, the first token transfer, else the largest native one; for a swap,
+  // the fee payer's input leg; for an NFT trade, the largest native transfer, else the NFT
+  // itself; otherwise the largest native transfer, else the first token transfer.
+  const payerInput = tokens.find((m) => m.from === item.feePayer) ?? largest(natives.filter((m) => m.from === item.feePayer));
+  const principal =
+    type === "transfer"
+      ? (tokens[0] ?? largestNative)
+      : type === "swap"
+        ? (payerInput ?? largestNative ?? tokens[0])
+        : (largestNative ?? tokens[0]);
   const movements = principal === undefined ? [] : [principal, ...natives.filter((m) => m !== principal), ...tokens.filter((m) => m !== principal)];
   if (movements.length === 0) movements.push({ from: item.feePayer, to: item.feePayer, amount: 0, token: "SOL", mint: null });
   return movements.map((m, leg) => ({

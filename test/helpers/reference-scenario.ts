@@ -193,35 +193,63 @@ export function scenario(seed: number): Scenario {
     steps.push({ ...step, now: clock + random.int(1, 5) });
   }
 
-  /** A Helius delivery: payouts to one to four accounts in SOL, some with a USDC transfer and its token account's rent. */
+  /**
+   * A Helius delivery: payouts to one to four accounts in SOL, some with a USDC transfer and its
+   * token account's rent; swaps of SOL and USDC with a pool; NFT sales with a royalty; stakes.
+   */
   function heliusStep(): HeliusItem[] {
+    const lamports = (sol: number) => Math.round(sol * 1e9);
+    const solAmount = () => (random.chance(0.12) ? random.between(100, 600) : random.between(0.01, 30));
     const items = Array.from({ length: random.int(1, 3) }, (): HeliusItem => {
       const payer = random.chance(0.75) ? trackedWallet() : party();
-      const receivers = [...new Set(Array.from({ length: random.int(1, 4) }, () => (random.chance(0.3) ? random.address() : party())))].filter((to) => to !== payer);
       const { blockTime, slot, signature } = tx(payer, payer);
-      const nativeTransfers = receivers.map((to) => ({
-        fromUserAccount: payer,
-        toUserAccount: to,
-        amount: random.chance(0.1) ? 0 : Math.round((random.chance(0.12) ? random.between(100, 600) : random.between(0.01, 30)) * 1e9),
-      }));
-      const tokenTransfers =
-        receivers.length > 0 && random.chance(0.35)
-          ? [{ fromUserAccount: payer, toUserAccount: receivers[0]!, fromTokenAccount: random.address(), toTokenAccount: random.address(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) }]
-          : [];
-      // The receiver's token account created on the way: its rent is plumbing, not a payment.
-      if (tokenTransfers[0] && random.chance(0.5)) nativeTransfers.push({ fromUserAccount: payer, toUserAccount: tokenTransfers[0].toTokenAccount, amount: 2_039_280 });
-      const empty = random.chance(0.08);
-      return {
+      const tokenAccounts = () => ({ fromTokenAccount: random.address(), toTokenAccount: random.address() });
+      const item = {
         signature,
         slot,
         timestamp: blockTime,
         fee: 5000,
         feePayer: payer,
-        type: empty ? "UNKNOWN" : "TRANSFER",
         transactionError: random.chance(0.1) ? { InstructionError: [0, "Custom"] } : null,
-        nativeTransfers: empty ? [] : nativeTransfers,
-        tokenTransfers: empty ? [] : tokenTransfers,
       };
+      const kind = random.weighted({ TRANSFER: 6, SWAP: 2, NFT_SALE: 1, STAKE_SOL: 1, UNKNOWN: 1 });
+      const other = () => {
+        let to = random.chance(0.3) ? random.address() : party();
+        while (to === payer) to = party();
+        return to;
+      };
+      if (kind === "SWAP") {
+        // The payer gives SOL for USDC or USDC for SOL; the pool is a stranger or a DEX (labelled).
+        const pool = other();
+        const usdc = { fromUserAccount: pool, toUserAccount: payer, ...tokenAccounts(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) };
+        const sol = { fromUserAccount: payer, toUserAccount: pool, amount: lamports(solAmount()) };
+        return random.chance(0.5)
+          ? { ...item, type: kind, nativeTransfers: [sol], tokenTransfers: [usdc] }
+          : { ...item, type: kind, nativeTransfers: [{ ...sol, fromUserAccount: pool, toUserAccount: payer }], tokenTransfers: [{ ...usdc, fromUserAccount: payer, toUserAccount: pool }] };
+      }
+      if (kind === "NFT_SALE") {
+        // The payer buys an NFT: the price to the seller, a royalty to the creator, the NFT back.
+        const [seller, creator] = [other(), other()];
+        return {
+          ...item,
+          type: kind,
+          nativeTransfers: [
+            { fromUserAccount: payer, toUserAccount: seller, amount: lamports(solAmount()) },
+            { fromUserAccount: payer, toUserAccount: creator, amount: lamports(random.between(0.01, 1)) },
+          ],
+          tokenTransfers: [{ fromUserAccount: seller, toUserAccount: payer, ...tokenAccounts(), mint: random.address(), tokenAmount: 1 }],
+        };
+      }
+      if (kind === "STAKE_SOL") return { ...item, type: kind, nativeTransfers: [{ fromUserAccount: payer, toUserAccount: other(), amount: lamports(solAmount()) }], tokenTransfers: [] };
+      if (kind === "UNKNOWN") return { ...item, type: kind, nativeTransfers: [], tokenTransfers: [] };
+      const receivers = [...new Set(Array.from({ length: random.int(1, 4) }, other))];
+      const nativeTransfers = receivers.map((to) => ({ fromUserAccount: payer, toUserAccount: to, amount: random.chance(0.1) ? 0 : lamports(solAmount()) }));
+      const tokenTransfers = random.chance(0.35)
+        ? [{ fromUserAccount: payer, toUserAccount: receivers[0]!, ...tokenAccounts(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) }]
+        : [];
+      // The receiver's token account created on the way: its rent is plumbing, not a payment.
+      if (tokenTransfers[0] && random.chance(0.5)) nativeTransfers.push({ fromUserAccount: payer, toUserAccount: tokenTransfers[0].toTokenAccount, amount: 2_039_280 });
+      return { ...item, type: kind, nativeTransfers, tokenTransfers };
     });
     // Helius delivers an item of an earlier delivery again, beside new ones.
     if (heliusSent.length > 0 && random.chance(0.15)) items.unshift(random.pick(heliusSent));
