@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
+import { createRandom } from "../../src/sim/random.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { createAlert, putLabels, settled, track } from "../helpers/pipeline.ts";
 import { heliusLegs } from "../helpers/reference-helius.ts";
@@ -150,8 +151,26 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
   await pipelineSide();
   model.take();
 
+  // Now and then a step is evaluated exactly when an alert's cooldown ends, or a second before:
+  // the clock jumps there and stays ahead by as much.
+  const boundaries = createRandom(seed, 1);
+  let ahead = 0;
   for (const [s, step] of sc.steps.entries()) {
-    now = step.now;
+    now = step.now + ahead;
+    // An alert of a wallet this step's transactions touch, so that it may well fire at that moment.
+    const moved = step.kind === "ingest" ? step.txs : step.kind === "helius" ? step.items.flatMap(heliusLegs) : [];
+    const touched = new Set(moved.flatMap((x) => [x.from, x.to]));
+    const cooling = slots
+      .flatMap(({ id }) => model.alert(id) ?? [])
+      .filter((a) => a.cooldownSeconds > 0 && a.lastNotifiedAt !== null && touched.has(a.address));
+    if (cooling.length > 0 && boundaries.chance(0.5)) {
+      const alert = boundaries.pick(cooling);
+      const at = alert.lastNotifiedAt! + alert.cooldownSeconds - (boundaries.chance(0.5) ? 0 : 1);
+      if (at > now) {
+        ahead += at - now;
+        now = at;
+      }
+    }
     const slot = "slot" in step ? slots[step.slot] : undefined;
     const patch = async (payload: Record<string, unknown>) => {
       const res = await t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${slot!.id}`, headers: bearer(tokens[slot!.spec.owner]), payload });
@@ -162,7 +181,7 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
       case "ingest": {
         const res = await t.app.inject({ method: "POST", url: "/v1/ingest/transactions", headers: bearer(tokens.alice), payload: { transactions: step.txs } });
         expect(res.statusCode, res.body).toBe(202);
-        model.ingest(step.txs, step.now);
+        model.ingest(step.txs, now);
         what = `ingest ${step.note}: ${step.txs.map((x) => `${name(x.from)}→${name(x.to)} ${x.amount} ${x.token.slice(0, 6)}${x.status === "failed" ? " failed" : ""} ${x.type} @${x.blockTime} ${x.signature.slice(0, 8)}`).join("; ")}`;
         break;
       }
@@ -171,7 +190,7 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
         expect(res.statusCode, res.body).toBe(202);
         const legs = step.items.flatMap(heliusLegs);
         // The movements stored: the model's reading of the items, each new item whole.
-        const expected = model.ingest(legs, step.now).map((x) => `${x.signature}/${x.leg} ${x.from}→${x.to} ${x.amount} ${x.token} ${x.mint ?? "-"} ${x.type} ${x.status}`);
+        const expected = model.ingest(legs, now).map((x) => `${x.signature}/${x.leg} ${x.from}→${x.to} ${x.amount} ${x.token} ${x.mint ?? "-"} ${x.type} ${x.status}`);
         const stored = await t.deps.sql<{ row: string }[]>`
           select signature || '/' || leg || ' ' || from_address || '→' || to_address || ' ' || amount::float8 || ' ' || token || ' ' ||
                  coalesce(mint, '-') || ' ' || type || ' ' || status as row
@@ -182,7 +201,7 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
       }
       case "labels":
         expect((await putLabels(t, tokens.alice, step.labels)).statusCode).toBe(200);
-        model.putLabels(step.labels, step.now);
+        model.putLabels(step.labels, now);
         what = `labels ${step.labels.map((l) => `${name(l.address)}=${l.category}/${l.score}`).join(", ")}`;
         break;
       case "alert":
@@ -226,7 +245,7 @@ async function play(seed: number): Promise<{ divergence: string | null; modelEve
     if (JSON.stringify(actual) !== JSON.stringify(expected) || scores) {
       return {
         divergence: [
-          `seed ${seed}, step ${s} (now ${step.now}): ${what}`,
+          `seed ${seed}, step ${s} (now ${now}): ${what}`,
           `events  model:    ${JSON.stringify(expected.events, null, 1)}`,
           `events  pipeline: ${JSON.stringify(actual.events, null, 1)}`,
           `changes model:    ${JSON.stringify(expected.changes)}`,
