@@ -25,8 +25,8 @@
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
 -- ARGV[5]  how many of KEYS are markers (the answer hashes follow, in the same order)
 -- Returns msgpack: per address, per step it is in: [lastHour, previous7Days, tx24h,
---          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), countAfter of each
---          event if needWindows]
+--          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), then if needWindows
+--          countAfter of each event and previous7Days of each event's own hour]
 -- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
 -- with printf and parses every one with strtod, about a tenth of the script's time.
 local markerCount = tonumber(ARGV[5])
@@ -216,7 +216,9 @@ for i = 1, #input do
         if redis.call('EXPIRE', hourKey, KEY_TTL) == 1 then flags = flags + HOURS_TTL end
         if redis.call('EXPIRE', cpKey, KEY_TTL) == 1 then flags = flags + CP_TTL end
         local old = {}
-        for h = ch - BASE_FIRST, min(current - BASE_FIRST - 1, ch - BASE_FIRST + 200) do old[#old + 1] = 'c' .. h end
+        -- Transaction counts are kept an hour beyond the baseline's reach: a transaction an hour
+        -- late has its own baseline, [h-169, h-2], an hour further back than the newest one's.
+        for h = ch - BASE_FIRST - 1, min(current - BASE_FIRST - 2, ch - BASE_FIRST + 200) do old[#old + 1] = 'c' .. h end
         for h = ch - 23, min(current - 24, ch + 24) do
           old[#old + 1] = 'f' .. h
           old[#old + 1] = 'o' .. h
@@ -283,6 +285,24 @@ for i = 1, #input do
         laterSameMinute[m] = later + 1
       end
       for e = 1, count do result[#result + 1] = counts[e] end
+      -- The baseline of each event: the 7 days before its own hour, [h-169, h-2]. For the
+      -- newest hour that is the cached sum; for an older hour of the step (a batch spanning
+      -- hours, a late transaction) it is summed from the hour buckets. Measured from the newest
+      -- hour instead, a burst followed in its batch by a transaction hours later raised its own
+      -- baseline and crossed the limit later than the same burst in a batch of its own.
+      local baselineAt = { [ch] = c7 }
+      for e = 0, count - 1 do
+        local h = floor(item[first + e * 5] / HOUR)
+        if baselineAt[h] == nil then
+          local names = {}
+          for x = h - BASE_FIRST, h - BASE_LAST do names[#names + 1] = 'c' .. x end
+          local got = redis.call('HMGET', hourKey, unpack(names))
+          local sum = 0
+          for k = 1, #names do sum = sum + (tonumber(got[k]) or 0) end
+          baselineAt[h] = sum
+        end
+        result[#result + 1] = baselineAt[h]
+      end
     end
     -- The step's events share one (batch, bucket) pair.
     local k = item[first + 4]
@@ -291,7 +311,7 @@ for i = 1, #input do
       answered[k][address] = result
     else
       local before = earlierAnswer(k, address)
-      if before and (not needWindows or #before >= 7 + count) then result = before end
+      if before and (not needWindows or #before >= 7 + 2 * count) then result = before end
     end
     rows[#rows + 1] = result
   end

@@ -6,7 +6,7 @@
 //                                   cached sums (previous 7 days, last 23 hours), the dormancy
 //                                   record, and the last 120 minutes as (minute, transactions,
 //                                   new counterparties) buckets;
-//   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 170 h),
+//   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 171 h),
 //                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);
 //   <prefix>:activity-cp:<address>  a set of its counterparties (by a 12-character prefix), at
 //                                   most 1,000 (trimmed to 500 at random, once an hour).
@@ -83,6 +83,8 @@ export type AddressActivity = {
   dormantGapSeconds: number | null;
   /** Per event (same order): transactions in the trailing 60 minutes at it, itself included. */
   countAfter: number[] | null;
+  /** Per event (same order): transactions in the 168 whole hours before the hour preceding its own hour. */
+  previous7DaysAt: number[] | null;
 };
 
 type ScriptRow = number[];
@@ -307,6 +309,7 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
     newCounterpartiesLastHour: newCounterparties ?? 0,
     dormantGapSeconds: dormantGap === undefined || dormantGap < 0 ? null : dormantGap,
     countAfter: input.needWindows ? row.slice(7, 7 + input.events.length) : null,
+    previous7DaysAt: input.needWindows ? row.slice(7 + input.events.length, 7 + 2 * input.events.length) : null,
   };
 }
 

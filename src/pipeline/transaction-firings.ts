@@ -61,10 +61,10 @@ export function evaluateTransactions(
       const other = needsCounterparty ? counterpartyOf(address, tx) : null;
       // A transaction's legs share its one activity event (see sidesByAddress).
       const countAfter = activity?.countAfter?.[eventIndexes[k]!];
+      // Each transaction against the baseline before its own hour (not the batch's newest).
+      const previous7DaysCount = activity?.previous7DaysAt?.[eventIndexes[k]!] ?? activity?.previous7DaysCount ?? 0;
       const window: ActivityWindow | null =
-        activity && countAfter !== undefined
-          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount: activity.previous7DaysCount }
-          : null;
+        activity && countAfter !== undefined ? { countBefore: countAfter - 1, countAfter, previous7DaysCount } : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;

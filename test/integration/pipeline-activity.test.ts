@@ -55,6 +55,8 @@ function recount(batches: readonly Event[][]) {
       const m = minute(e.blockTime);
       return all.slice(0, start + i + 1).filter((x) => minute(x.blockTime) >= m - 59 && minute(x.blockTime) <= m).length;
     }),
+    // Each event's baseline from its own hour: the 168 hours before the hour preceding it.
+    previous7DaysAt: all.slice(start).map((e) => all.filter((x) => inHours(x, hour(e.blockTime) - 169, hour(e.blockTime) - 2)).length),
   };
 }
 
@@ -177,6 +179,19 @@ describe("activity counters", () => {
     }
     expect(batches[2]![0]!.blockTime).toBeGreaterThan(batches[1]![0]!.blockTime - 3600);
     expect(recount(batches).countAfter).toEqual([3]);
+  });
+
+  it("measures each event's baseline from its own hour, not from the newest event of its batch", async () => {
+    // A burst, then in the same batch a transaction three hours on: the burst's hour falls inside
+    // the newest one's 7 days, so measured from there the burst would raise its own baseline.
+    const address = randomAddress();
+    const t0 = 1_717_200_000 - (1_717_200_000 % 3600);
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const batch = [...Array.from({ length: 400 }, (_, i) => event(t0 + 60 + Math.floor(i / 10))), event(t0 + 3 * 3600 + 60)];
+    const result = (await run([{ address, needWindows: true, events: batch }])).get(address)!;
+    expect(result).toMatchObject(recount([batch]));
+    expect(result.previous7DaysCount).toBe(400);
+    expect(new Set(result.previous7DaysAt!.slice(0, 400))).toEqual(new Set([0]));
   });
 
   it("counts a batch once when it is applied again (a re-run after a crash) and answers the same", async () => {

@@ -81,6 +81,17 @@ const cases: Case[] = [
     expected: [{ at: 4, observed: 5 }],
   },
   {
+    name: "unusual_activity judges a burst against the 7 days before its own hour, though its batch reaches hours later",
+    alert: { condition: "unusual_activity", threshold: 5 },
+    // Measured from the batch's newest transaction, the 400 of the burst would be in their own
+    // baseline (400 / 168 an hour): the limit crossed at the 12th transaction, not the 5th.
+    transactions: (me, p) => [
+      ...Array.from({ length: 400 }, (_, i) => tx({ from: me, to: p.other, blockTime: now + i })),
+      tx({ from: me, to: p.other, blockTime: now + 3 * 3600 }),
+    ],
+    expected: [{ at: 4, observed: 5 }],
+  },
+  {
     name: "risk_score_increase fires when dealing with a mixer raises the wallet's score",
     alert: { condition: "risk_score_increase", threshold: 10 },
     labels: [{ who: "mixer", category: "mixer", score: 90 }],
