@@ -278,8 +278,8 @@ export function createReferenceModel() {
           const minute = Math.floor(event.t / 60);
           // Its trailing hour: what was counted before it (earlier batches, earlier in this one) in minutes [m−59, m], and itself.
           const after = s.counted.slice(0, position + 1).filter((c) => Math.floor(c.t / 60) >= minute - 59 && Math.floor(c.t / 60) <= minute).length;
-          // The baseline is measured from the newest transaction seen: hour buckets [H−169, H−2].
-          const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
+          // Its baseline: the 7 days before the hour preceding its own hour, [h−169, h−2].
+          const H = Math.floor(event.t / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
           const baseline = Math.max(1, previous7Days / 168);
           for (const alert of activeAlerts(address, "unusual_activity")) {
