@@ -44,7 +44,7 @@ export function heliusLegs(item: HeliusItem): ModelTx[] {
     type === "transfer"
       ? (tokens[0] ?? largestNative)
       : type === "swap"
-        ? (payerInput ?? largestNative ?? tokens[0])
+        ? (payerInput ?? tokens[0] ?? largestNative)
         : (largestNative ?? tokens[0]);
   const movements = principal === undefined ? [] : [principal, ...natives.filter((m) => m !== principal), ...tokens.filter((m) => m !== principal)];
   if (movements.length === 0) movements.push({ from: item.feePayer, to: item.feePayer, amount: 0, token: "SOL", mint: null });
