@@ -36,6 +36,13 @@ async function ingestLargeTransfers(blockTime: number): Promise<Set<string>> {
 const warnings = (output: string) =>
   output.split("\n").filter((line) => line.includes('"msg":"worker error"'));
 
+/** SIGTERM, then the worker must exit 0 (a graceful stop), whatever else the test saw. */
+async function stopsGracefully(worker: ReturnType<typeof spawnWorker>): Promise<void> {
+  worker.kill("SIGTERM");
+  const { code } = await exited(worker);
+  expect(code, worker.output()).toBe(0);
+}
+
 describe("a worker process through a Redis outage", () => {
   it("logs the outage once instead of on every reconnect, and evaluates everything once Redis is back", async () => {
     const worker = spawnWorker(t, { LOG_LEVEL: "info", REDIS_URL: throughProxy(t.config.redisUrl, proxy) });
@@ -67,9 +74,7 @@ describe("a worker process through a Redis outage", () => {
       expect(new Set(keys)).toEqual(new Set([...before, ...during]));
     } finally {
       if (cut) await proxy.restore();
-      worker.kill("SIGTERM");
-      const { code } = await exited(worker);
-      expect(code, worker.output()).toBe(0);
+      await stopsGracefully(worker);
     }
   }, 120_000);
 
@@ -104,9 +109,7 @@ describe("a worker process through a Redis outage", () => {
       await waitFor("the worker to start", async () => worker.output().includes('"msg":"worker started"'), 30_000);
     } finally {
       if (cut) await proxy.restore();
-      worker.kill("SIGTERM");
-      const { code } = await exited(worker);
-      expect(code, worker.output()).toBe(0);
+      await stopsGracefully(worker);
     }
   }, 120_000);
 
