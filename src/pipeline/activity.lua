@@ -314,6 +314,18 @@ for i = 1, #input do
       if before and (not needWindows or #before >= 7 + 2 * count) then result = before end
     end
     rows[#rows + 1] = result
+    if adding then
+      -- Drop the minutes the write below would drop, before the group's next step: a call of its
+      -- own would find them gone, and a transaction hours late in a later batch of the group was
+      -- otherwise judged with the earlier batch's late minutes in its trailing hour.
+      local keepFrom = floor(last / 60) - 119
+      for m in pairs(mc) do
+        if m < keepFrom then mc[m] = nil end
+      end
+      for m in pairs(mn) do
+        if m < keepFrom then mn[m] = nil end
+      end
+    end
   end
 
   if wrote then

@@ -127,6 +127,23 @@ describe.each(MODES)("evaluated $name", ({ groupTransactions }) => {
       { observed: 700, riskScore: 96 },
     ]);
   });
+
+  it("judges a transaction hours late only on the minutes that evaluating one batch at a time still keeps", async () => {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "unusual_activity", threshold: 2 });
+    // The newest transaction, then two three hours older than it, a minute apart, in batches of
+    // their own. Minute buckets are kept two hours back from the newest, so the first late one's
+    // minute is gone once its batch is counted: the second one's trailing hour holds itself only,
+    // below the limit of 2.
+    const newest = clock + 4 * 3600;
+    const late = newest - 3 * 3600;
+    const payment = (blockTime: number) => [{ from: wallet.address, to: randomAddress(), blockTime }];
+
+    await storeAndEvaluate([payment(newest), payment(late), payment(late + 60)], groupTransactions);
+    clock = newest + 1;
+
+    expect(await eventsOf(t, alertId)).toEqual([]);
+  });
 });
 
 /** A small seeded generator: the same scenario in every mode and every run. */
