@@ -7,9 +7,9 @@
 //
 // The risk engine is in reference-risk.ts, the reading of Helius items in reference-helius.ts.
 //
-// What the model leaves out, because the README calls the counts exact only then: transactions
-// that arrive more than an hour late, and more than 1,000 counterparties per address (the
-// remembered set is trimmed at random).
+// What the model cannot know: which counterparties an address with more than 1,000 still
+// remembers (README: the set is "trimmed at random to 500 once an hour"), so its
+// new_counterparty_burst; the tests leave that factor out for such an address.
 import { DAY, HOUR, LABEL_FACTORS, behaviouralFactors, labelFactor, scoreOf, type Category, type Counted } from "./reference-risk.ts";
 
 const WRAPPED_SOL = "So11111111111111111111111111111111111111112";
@@ -209,11 +209,16 @@ export function createReferenceModel() {
       // legs the address is on (a self-transfer once): SOL sent summed, each counterparty counted.
       const touched: string[] = [];
       const eventOf = new Map<string, Counted>();
+      /** Per address, its newest minute before the batch: what the minute buckets still held then. */
+      const newestMinuteBefore = new Map<string, number>();
       for (const tx of ordered) {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
           const s = state(address);
-          if (!touched.includes(address)) touched.push(address);
+          if (!touched.includes(address)) {
+            touched.push(address);
+            if (s.counted.length > 0) newestMinuteBefore.set(address, Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60));
+          }
           const sent = tx.from === address && tx.to !== address;
           const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
           const solOut = sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0;
@@ -236,9 +241,16 @@ export function createReferenceModel() {
         }
       }
       // New counterparties: not in the remembered set; they count in the batch's newest minute of the address.
+      const newestHour = new Map<string, number>();
       for (const address of touched) {
         const s = state(address);
         const mine = s.counted.filter((c) => c.batch === batch);
+        // README: one "more than an hour late ... counts only against what is still kept (hour
+        // buckets 171 hours back)" from the newest hour H, [H-170, H]: an hour more than 169 hours
+        // behind the newest is not counted into them at all.
+        const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
+        newestHour.set(address, H);
+        for (const c of mine) c.inHours = Math.floor(c.t / HOUR) >= H - 169;
         const fresh = new Set(mine.flatMap((c) => c.counterparties).filter((c) => !s.remembered.has(c)));
         for (const c of fresh) s.remembered.add(c);
         if (fresh.size > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh.size });
@@ -276,11 +288,18 @@ export function createReferenceModel() {
           const event = eventOf.get(`${tx.signature} ${address}`)!;
           const position = s.counted.indexOf(event);
           const minute = Math.floor(event.t / 60);
+          // What is still kept of earlier batches: minute buckets two hours back from the newest
+          // minute before this batch, [M−119, M]; hour buckets back to the newest hour − 170.
+          const before = newestMinuteBefore.get(address);
+          const keptMinute = (c: Counted) => c.batch === batch || before === undefined || Math.floor(c.t / 60) >= before - 119;
+          const keptHour = (c: Counted) => c.inHours === true && Math.floor(c.t / HOUR) >= newestHour.get(address)! - 170;
           // Its trailing hour: what was counted before it (earlier batches, earlier in this one) in minutes [m−59, m], and itself.
-          const after = s.counted.slice(0, position + 1).filter((c) => Math.floor(c.t / 60) >= minute - 59 && Math.floor(c.t / 60) <= minute).length;
+          const after = s.counted
+            .slice(0, position + 1)
+            .filter((c) => Math.floor(c.t / 60) >= minute - 59 && Math.floor(c.t / 60) <= minute && keptMinute(c)).length;
           // Its baseline: the 7 days before the hour preceding its own hour, [h−169, h−2].
           const H = Math.floor(event.t / HOUR);
-          const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
+          const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
           const baseline = Math.max(1, previous7Days / 168);
           for (const alert of activeAlerts(address, "unusual_activity")) {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count).

@@ -44,7 +44,15 @@ export function scoreOf(factors: Iterable<string>): number {
 }
 
 /** One transaction as an address's activity: the README's "one transaction per wallet". */
-export type Counted = { t: number; failed: boolean; solOut: number; counterparties: string[]; batch: number };
+export type Counted = {
+  t: number;
+  failed: boolean;
+  solOut: number;
+  counterparties: string[];
+  batch: number;
+  /** Counted into the hour buckets: not more than 169 hours behind the address's newest hour then. */
+  inHours?: boolean;
+};
 
 /** What the behavioural factors are counted from. */
 export type CountedActivity = {

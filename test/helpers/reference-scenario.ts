@@ -4,6 +4,11 @@
 // transfers between tracked wallets, late and repeated transactions, a backfill across three
 // months of silence), label changes, alerts created, paused, resumed, edited and deleted, and
 // wallets tracked, deleted and tracked again. The same seed gives the same scenario.
+//
+// Two options add what the README does not promise exact counts for: `veryLate`, transactions
+// one to five hours late, now and then several near the same late minute (they count against
+// what is still kept of the counters); `crowd`, a wallet that pays more than 1,000
+// counterparties, so that its remembered set is trimmed, and then pays some of them again.
 import { createRandom, type Random } from "../../src/sim/random.ts";
 import { MINTS } from "./chain.ts";
 import type { HeliusItem } from "./reference-helius.ts";
@@ -15,6 +20,10 @@ export const LATE = 6;
 /** Alice's wallet deleted a third of the way in and tracked again six steps later. */
 export const DROPPED = 3;
 export const BOB_WALLETS = [0, 1];
+/** The `crowd` option's wallet (index into `wallets`): alice's, with no alert on its score, nobody else's counterparty. */
+export const CROWD = WALLETS + 1;
+/** The steps at which the crowd pays: 560 new counterparties twice, then old ones again after an hour. */
+const CROWD_STEPS = [5, 6, 12, 45];
 export const LABELS = [
   { category: "sanctioned", score: 100 },
   { category: "mixer", score: 90 },
@@ -45,6 +54,8 @@ export type Step =
   | { kind: "track"; owner: "alice" | "bob"; wallet: number }
   | { kind: "untrack"; owner: "alice" | "bob"; wallet: number };
 export type Scenario = {
+  /** Tracked by alice at the start besides w0–w5 (the crowd). */
+  extraWallets?: number[];
   wallets: string[];
   labelled: string[];
   strangers: string[];
@@ -68,9 +79,14 @@ function randomAlert(random: Random, owner: "alice" | "bob", wallet: number): Al
   return { owner, wallet, condition, threshold: thresholdFor(random, condition), token, cooldownSeconds: random.pick([0, 0, 0, 300, 3600, 86_400]) };
 }
 
-export function scenario(seed: number): Scenario {
+export type ScenarioOptions = { veryLate?: boolean; crowd?: boolean };
+
+export function scenario(seed: number, options: ScenarioOptions = {}): Scenario {
   const random = createRandom(seed);
   const wallets = Array.from({ length: WALLETS + 1 }, random.address);
+  // The options draw from streams of their own, so that a seed without them plays as before.
+  const crowdRandom = createRandom(seed, 2);
+  if (options.crowd) wallets.push(crowdRandom.address());
   const labelled = LABELS.map(random.address);
   const strangers = Array.from({ length: 14 }, random.address);
   const tracked = new Set(Array.from({ length: WALLETS }, (_, i) => i));
@@ -78,6 +94,11 @@ export function scenario(seed: number): Scenario {
   const alerts: AlertSpec[] = [];
   for (let w = 0; w < WALLETS; w++) for (let k = random.int(2, 3); k > 0; k--) alerts.push(randomAlert(random, "alice", w));
   for (const w of BOB_WALLETS) for (let k = random.int(1, 2); k > 0; k--) alerts.push(randomAlert(random, "bob", w));
+  if (options.crowd) {
+    // Its alerts do not depend on its score (risk_score_increase would, through new_counterparty_burst).
+    alerts.push({ owner: "alice", wallet: CROWD, condition: "large_transfer", threshold: 100, token: null, cooldownSeconds: 0 });
+    alerts.push({ owner: "alice", wallet: CROWD, condition: "unusual_activity", threshold: 3, token: null, cooldownSeconds: 0 });
+  }
   const initialAlerts = alerts.length;
   const status = alerts.map(() => "active" as "active" | "paused" | "deleted");
 
@@ -123,6 +144,9 @@ export function scenario(seed: number): Scenario {
     return tx(from, to);
   };
 
+  /** Whom the crowd has paid; the last very late transactions. */
+  const crowdPaid: string[] = [];
+  let veryLate: { wallet: string; t: number } | null = null;
   const steps: Scenario["steps"] = [];
   const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) ? [i] : []));
   for (let s = 0; s < STEPS; s++) {
@@ -155,6 +179,8 @@ export function scenario(seed: number): Scenario {
       step = { kind: "track", owner: "alice", wallet: LATE };
     } else if (s === Math.floor(STEPS / 2) + 3) {
       step = { kind: "track", owner: "bob", wallet: LATE };
+    } else if (options.crowd && CROWD_STEPS.includes(s)) {
+      step = { kind: "ingest", ...crowdStep(s) };
     } else {
       const kind = random.weighted({ ingest: 56, helius: 10, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
       if (kind === "labels") {
@@ -257,8 +283,29 @@ export function scenario(seed: number): Scenario {
     return items;
   }
 
+  /** The crowd pays 560 new counterparties a second apart, or (after the clock has gone past an hour) some it paid before and a few new ones. */
+  function crowdStep(s: number): { note: string; txs: ModelTx[] } {
+    const again = s === CROWD_STEPS[2] || s === CROWD_STEPS[3];
+    if (again) clock += 3600;
+    const payees = again
+      ? [...Array.from({ length: 14 }, () => crowdRandom.pick(crowdPaid)), ...Array.from({ length: 6 }, crowdRandom.address)]
+      : Array.from({ length: 560 }, crowdRandom.address);
+    crowdPaid.push(...payees);
+    return {
+      note: again ? "crowd again" : "crowd",
+      txs: payees.map((to) => {
+        clock += 1;
+        slot += 2;
+        const amount = crowdRandom.chance(0.02) ? crowdRandom.int(100, 300) : crowdRandom.int(1, 20) / 10;
+        return { signature: crowdRandom.signature(), type: "transfer", amount, token: "SOL", from: wallets[CROWD]!, to, blockTime: clock, slot, fee: 0.000005, status: "success" };
+      }),
+    };
+  }
+
   function ingestStep(): { note: string; txs: ModelTx[] } {
-    const shape = random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2 });
+    const shape = options.veryLate
+      ? random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2, veryLate: 4 })
+      : random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2 });
     const txs: ModelTx[] = [];
     const wallet = trackedWallet();
     switch (shape) {
@@ -290,10 +337,29 @@ export function scenario(seed: number): Scenario {
       case "late": // a transaction up to an hour late (README: counted against its whole trailing hour), beside a current one
         txs.push(tx(wallet, party(), { blockTime: clock - random.int(60, 3599) }), ordinary());
         break;
+      case "veryLate": {
+        // One to three transactions one to five hours late, half the time near the last such ones
+        // (so that a trailing hour holds several), beside a current one of the same wallet.
+        const near = veryLate !== null && random.chance(0.5) ? veryLate : null;
+        const from = near?.wallet ?? wallet;
+        let t = near ? near.t + random.int(20, 300) : clock - random.int(3601, 5 * 3600);
+        for (let k = random.int(1, 3); k > 0; k--, t += random.int(5, 60)) txs.push(tx(from, party(), { blockTime: t }));
+        veryLate = { wallet: from, t };
+        txs.push(tx(from, party()));
+        break;
+      }
     }
     ingested.push(...txs.filter((t) => !ingested.includes(t)));
     return { note: shape, txs };
   }
 
-  return { wallets, labelled, strangers, balances: [{ wallet: 2, balance: 300 }], alerts: alerts.slice(0, initialAlerts), steps };
+  return {
+    ...(options.crowd ? { extraWallets: [CROWD] } : {}),
+    wallets,
+    labelled,
+    strangers,
+    balances: [{ wallet: 2, balance: 300 }],
+    alerts: alerts.slice(0, initialAlerts),
+    steps,
+  };
 }
