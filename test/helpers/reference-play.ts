@@ -30,13 +30,18 @@ export type PlayOptions = {
    * scores on both sides; the rest is compared. No alert may depend on their score.
    */
   unknowable?: ReadonlySet<string>;
+  /** Called after each comparison, before the next steps are sent (to hold evaluation back, say). */
+  afterCompare?: () => Promise<void>;
+  /** Called before waiting for the pipeline to catch up (to let evaluation go on). */
+  beforeSettle?: () => Promise<void>;
 };
 export type PlayResult = { divergence: string | null; modelEvents: ModelEvent[]; factors: Set<string> };
 
 type Comparable = { events: string[]; changes: string[] };
 const BURST = "new_counterparty_burst";
 
-export async function playScenario({ t, seed, sc, heliusSecret, setupClock, stepClock, settleBefore, unknowable = new Set() }: PlayOptions): Promise<PlayResult> {
+export async function playScenario(options: PlayOptions): Promise<PlayResult> {
+  const { t, seed, sc, heliusSecret, setupClock, stepClock, settleBefore, unknowable = new Set(), afterCompare, beforeSettle } = options;
   const model = createReferenceModel();
   const tokens = { alice: await t.token(`alice-${seed}`), bob: await t.token(`bob-${seed}`) };
   const names = new Map<string, string>([
@@ -149,11 +154,15 @@ export async function playScenario({ t, seed, sc, heliusSecret, setupClock, step
   /** Waits for the pipeline to catch up and compares; the steps played since the last comparison name a divergence. */
   const played: string[] = [];
   async function compare(): Promise<string | null> {
+    await beforeSettle?.();
     await settled(t, 40_000);
     const [actual, expected] = [await pipelineSide(), modelSide()];
     const scores = await scoresDiffer();
     const steps = played.splice(0);
-    if (JSON.stringify(actual) === JSON.stringify(expected) && !scores) return null;
+    if (JSON.stringify(actual) === JSON.stringify(expected) && !scores) {
+      await afterCompare?.();
+      return null;
+    }
     return [
       `seed ${seed}, ${steps.length === 1 ? "step" : "steps"} evaluated since the last comparison:`,
       ...steps.map((line) => `  ${line}`),
@@ -183,6 +192,7 @@ export async function playScenario({ t, seed, sc, heliusSecret, setupClock, step
   await settled(t);
   await pipelineSide();
   model.take();
+  await afterCompare?.();
 
   for (const [s, step] of sc.steps.entries()) {
     if (settleBefore(step) && played.length > 0) {
