@@ -22,7 +22,7 @@ export const DROPPED = 3;
 export const BOB_WALLETS = [0, 1];
 /** The `crowd` option's wallet (index into `wallets`): alice's, with no alert on its score, nobody else's counterparty. */
 export const CROWD = WALLETS + 1;
-/** The steps at which the crowd pays: 560 new counterparties twice, then old ones again after an hour. */
+/** The steps at which the crowd pays: 560 new counterparties twice; then, an hour on, some old ones again twice (the first of these batches trims the set). */
 const CROWD_STEPS = [5, 6, 12, 45];
 export const LABELS = [
   { category: "sanctioned", score: 100 },
