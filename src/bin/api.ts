@@ -1,5 +1,6 @@
 // npm run start:api — the HTTP interface. Run as many as you like behind a load balancer.
 import { loadConfigOrExit } from "./config-or-exit.ts";
+import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp } from "../http/app.ts";
 import { onStopSignal } from "../signals.ts";
@@ -12,6 +13,8 @@ const deps = createDeps(config);
 if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
 const app = await buildApp(deps);
 await app.listen({ port: config.port, host: config.host });
+// Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
+void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
 
 onStopSignal(
   async () => {

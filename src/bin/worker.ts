@@ -1,7 +1,7 @@
 // npm run start:worker — evaluation, risk scoring, the reconciler and delivery, for the
 // queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
 import { loadConfigOrExit } from "./config-or-exit.ts";
-import { behindMessage, createSchemaCheck } from "../db/schema-version.ts";
+import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import {
   createDeliveryMetrics,
@@ -50,7 +50,7 @@ await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
   deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
 );
 deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
-await warnIfSchemaBehind();
+await reportDatabaseAtStart(deps.sql, deps.logger, "worker", "its jobs fail and are retried until it is");
 
 function queuesOrExit() {
   try {
@@ -59,10 +59,4 @@ function queuesOrExit() {
     console.error((error as Error).message);
     process.exit(1);
   }
-}
-
-/** Jobs fail against a schema older than the code; say what to run rather than only fail them. */
-async function warnIfSchemaBehind() {
-  const schema = await createSchemaCheck(deps.sql)().catch(() => null); // unreachable: the jobs will say so
-  if (schema && !schema.current) deps.logger.error(`worker: ${behindMessage(schema)}`);
 }

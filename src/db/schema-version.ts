@@ -5,6 +5,7 @@
 // processes still running just after `npm run migrate` are part of an ordinary upgrade.)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../logger.ts";
 import type { Sql } from "./client.ts";
 import { MIGRATIONS_FOLDER } from "./migrate.ts";
 
@@ -57,4 +58,20 @@ async function newestApplied(sql: Sql): Promise<number | null> {
 export function behindMessage(state: Extract<SchemaState, { current: false }>): string {
   const applied = state.applied === null ? "no migration" : `migrations up to ${state.applied}`;
   return `the database has ${applied}; this code needs ${state.needed}: run \`npm run migrate\``;
+}
+
+/**
+ * Says at a process's start what would otherwise show only as failing requests or jobs: a
+ * database that cannot be reached yet (warn, with what the process does meanwhile), or one
+ * behind the code (error, with the command to run).
+ */
+export async function reportDatabaseAtStart(sql: Sql, logger: Logger, who: string, meanwhile: string): Promise<void> {
+  let state: SchemaState;
+  try {
+    state = await createSchemaCheck(sql)();
+  } catch {
+    logger.warn(`${who}: PostgreSQL is not reachable yet; ${meanwhile}`);
+    return;
+  }
+  if (!state.current) logger.error(`${who}: ${behindMessage(state)}`);
 }
