@@ -315,9 +315,13 @@ for i = 1, #input do
     end
     rows[#rows + 1] = result
     if adding then
-      -- Drop the minutes the write below would drop, before the group's next step: a call of its
-      -- own would find them gone, and a transaction hours late in a later batch of the group was
-      -- otherwise judged with the earlier batch's late minutes in its trailing hour.
+      -- Minutes are kept for two hours back from the newest one, [M-119, M]: a transaction up
+      -- to an hour late is counted against its own trailing 60 minutes, which reach an hour
+      -- further back than the newest one's. Kept for one hour only, a transaction half an hour
+      -- late missed the half hour before the newest window; kept from M-118, one 59 minutes 50
+      -- seconds late (60 buckets behind) missed its oldest minute. Dropped after each step, not
+      -- only when the state is written: a later batch of the group was otherwise judged with an
+      -- earlier batch's late minutes, which a call of its own would have found gone.
       local keepFrom = floor(last / 60) - 119
       for m in pairs(mc) do
         if m < keepFrom then mc[m] = nil end
@@ -329,16 +333,13 @@ for i = 1, #input do
   end
 
   if wrote then
-    -- Minutes are kept for two hours back from the newest one, [M-119, M] (stored in no
-    -- particular order): a transaction up to an hour late is counted against its own trailing
-    -- 60 minutes, which reach an hour further back than the newest one's. Kept for one hour
-    -- only, a transaction half an hour late missed the half hour before the newest window;
-    -- kept from M-118, one 59 minutes 50 seconds late (60 buckets behind) missed its oldest minute.
+    -- The minutes left are the ones to keep (the last adding step dropped the rest, and a
+    -- write means one added); stored in no particular order.
     local M = floor(last / 60)
     local s, sn = 0, 0
     local minutes = {}
     for m, c in pairs(mc) do
-      if m >= M - 119 then minutes[#minutes + 1] = m end
+      minutes[#minutes + 1] = m
       if m >= M - 59 then s = s + c end
     end
     for m, c in pairs(mn) do
