@@ -13,6 +13,7 @@ import { createRandom, type Random } from "../../src/sim/random.ts";
 import { MINTS } from "./chain.ts";
 import type { HeliusItem } from "./reference-helius.ts";
 import type { Condition, ModelTx } from "./reference-model.ts";
+import { COUNTERPARTY_LABELS } from "./counterparty-labels.ts";
 
 export const STEPS = 60;
 export const WALLETS = 6; // w0–w5 tracked from the start; w6 tracked halfway, after it has history
@@ -24,14 +25,7 @@ export const BOB_WALLETS = [0, 1];
 export const CROWD = WALLETS + 1;
 /** The steps at which the crowd pays: 560 new counterparties twice; then, an hour on, some old ones again twice (the first of these batches trims the set). */
 const CROWD_STEPS = [5, 6, 12, 45];
-export const LABELS = [
-  { category: "sanctioned", score: 100 },
-  { category: "mixer", score: 90 },
-  { category: "scam", score: 70 },
-  { category: "flagged", score: 60 },
-  { category: "exchange", score: 20 },
-  { category: "gambling", score: 55 },
-] as const;
+export const LABELS = COUNTERPARTY_LABELS;
 export const RELABELS = [
   { category: "hack", score: 85 },
   { category: "defi", score: 10 },

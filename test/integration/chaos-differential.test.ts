@@ -28,6 +28,7 @@ import { MINTS } from "../helpers/chain.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
 import { createAlert, exited, putLabels, settled, spawnWorker, startWorkers, track, waitFor } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
+import { COUNTERPARTY_LABELS } from "../helpers/counterparty-labels.ts";
 
 const HELIUS_SECRET = "chaos-differential-helius-header-0123";
 const LAMPORTS = 1_000_000_000;
@@ -44,14 +45,7 @@ const WALLETS = 30;
 const wallets = Array.from({ length: WALLETS }, address);
 /** A tracked wallet whose large transfers appear only where a worker is to be killed. */
 const tripwire = address();
-const LABELS = [
-  { category: "sanctioned", score: 100 },
-  { category: "mixer", score: 90 },
-  { category: "scam", score: 70 },
-  { category: "flagged", score: 60 },
-  { category: "exchange", score: 20 },
-  { category: "gambling", score: 55 },
-];
+const LABELS = COUNTERPARTY_LABELS;
 const labelled = LABELS.map(address);
 const strangers = Array.from({ length: 40 }, address);
 /** Names for what the comparison prints. */
