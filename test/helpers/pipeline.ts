@@ -111,8 +111,17 @@ export async function eventsOf(t: TestApp, alertId: string): Promise<EventRow[]>
 
 /** A worker process (`src/bin/worker.ts`) on the test app's database and queue prefix. */
 export function spawnWorker(t: TestApp, env: Record<string, string> = {}): ChildProcess & { output: () => string } {
+  return spawnProcess(t, "src/bin/worker.ts", env);
+}
+
+/** The API as a process of its own (give it a PORT), its output collected like a worker's. */
+export function spawnApi(t: TestApp, env: Record<string, string>): ChildProcess & { output: () => string } {
+  return spawnProcess(t, "src/bin/api.ts", env);
+}
+
+function spawnProcess(t: TestApp, script: string, env: Record<string, string>): ChildProcess & { output: () => string } {
   let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", "src/bin/worker.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: ROOT,
     env: {
       ...process.env,

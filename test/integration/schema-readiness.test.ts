@@ -1,11 +1,10 @@
 // A process whose code is newer than its database's schema: /readyz keeps it out of rotation
 // and names the command to run, and the API and a worker say so when they start; likewise
 // when they start while PostgreSQL cannot be reached.
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shippedMigrations } from "../../src/db/schema-version.ts";
-import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
-import { exited, spawnWorker, waitFor } from "../helpers/pipeline.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { exited, spawnApi, spawnWorker, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 
 let t: TestApp;
@@ -37,7 +36,7 @@ describe("a database behind the code", () => {
 
   for (const name of ["worker", "api"] as const) {
     it(`has a starting ${name} log the migration it needs at error level`, async () => {
-      const child = name === "worker" ? spawnWorker(t) : await spawnApi(t.config.databaseUrl);
+      const child = name === "worker" ? spawnWorker(t) : spawnApi(t, { PORT: String(await freePort()), HOST: "127.0.0.1" });
       try {
         await waitFor(`the ${name} to name the missing migration`, async () => child.output().includes(newest.tag), 20_000);
         const line = JSON.parse(child.output().split("\n").find((l) => l.includes(newest.tag))!);
@@ -68,7 +67,7 @@ describe("a database that cannot be reached at start", () => {
   for (const name of ["worker", "api"] as const) {
     it(`has a starting ${name} say so at warn level instead of staying silent until work fails`, async () => {
       const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}/nowhere`;
-      const child = name === "worker" ? spawnWorker(t, { DATABASE_URL: nowhere }) : await spawnApi(nowhere);
+      const child = name === "worker" ? spawnWorker(t, { DATABASE_URL: nowhere }) : spawnApi(t, { DATABASE_URL: nowhere, PORT: String(await freePort()), HOST: "127.0.0.1" });
       try {
         await waitFor(`the ${name} to say PostgreSQL is not reachable`, async () => child.output().includes("PostgreSQL is not reachable yet"), 20_000);
         const line = JSON.parse(child.output().split("\n").find((l) => l.includes("PostgreSQL is not reachable yet"))!);
@@ -80,18 +79,3 @@ describe("a database that cannot be reached at start", () => {
     });
   }
 });
-
-/** The API as a process of its own, on a free port, its log collected. */
-async function spawnApi(databaseUrl: string) {
-  let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", "src/bin/api.ts"], {
-    env: {
-      ...process.env,
-      ...testEnv({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: t.config.queuePrefix, PORT: String(await freePort()), HOST: "127.0.0.1", LOG_LEVEL: "warn" }),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  return Object.assign(child, { output: () => output });
-}
