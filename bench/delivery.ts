@@ -8,6 +8,9 @@
 //          and enqueued as fast as possible; delivered/s = N / (last receipt − first write).
 //   paced  1,000 notifications/s for 5 s; latency from row creation to receipt, without the
 //          queueing delay that a burst adds by construction.
+// HISTORY (default 0: a new deployment) notifications already delivered before the run, and the
+// tables analyzed, as on a service that has been running: its statements are planned on tables
+// of that size.
 // Output: one JSON document, then a short table. Not a test.
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -39,6 +42,7 @@ const PACED_RATE = 1_000;
 const PACED_SECONDS = 5;
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const WAIT_LIMIT_MS = 300_000;
+const HISTORY = Number(process.env.HISTORY ?? 0);
 
 type Report = { received: number; failedVerification: number; duplicates: number; lastReceivedAt: number; latencies: number[] };
 
@@ -87,6 +91,19 @@ for (let i = 0; i < ALERTS; i++) {
   walletOf.set(alertId, { walletId, address });
 }
 await ask({ secrets });
+
+if (HISTORY > 0) {
+  await deps.sql`
+    insert into notifications (id, alert_id, channel, destination, payload, status, attempt_count, created_at, updated_at, delivered_at)
+    select 'ntf_history_' || i, (${alertIds}::text[])[1 + i % ${ALERTS}], 'webhook', 'http://127.0.0.1/history',
+           jsonb_build_object('type', 'risk_alert.triggered', 'pad', repeat('x', 900)), 'delivered', 1,
+           now() - interval '1 day', now() - interval '1 day', now() - interval '1 day'
+    from generate_series(1, ${HISTORY}::int) as i`;
+  await deps.sql`
+    insert into delivery_attempts (notification_id, at, duration_ms, status_code, response_body)
+    select id, delivered_at, 20, 200, 'ok' from notifications where id like 'ntf_history_%'`;
+  await deps.sql`vacuum analyze notifications, delivery_attempts, alerts`;
+}
 
 const channels = createChannels(config, logger);
 const worker = new Worker(DELIVERY_QUEUE.webhook, makeDeliverProcessor({ ...deps, channels }, "webhook"), {
@@ -183,7 +200,7 @@ const [states] = await deps.sql<{ delivered: number; open: number; failed: numbe
 const result = {
   benchmark: "delivery",
   target: { webhooksPerSecond: 3_000 },
-  settings: { notifications: N, alerts: ALERTS, concurrency: CONCURRENCY, insertBatch: INSERT_BATCH, workerProcesses: 1, receiverProcesses: 1 },
+  settings: { notifications: N, history: HISTORY, alerts: ALERTS, concurrency: CONCURRENCY, insertBatch: INSERT_BATCH, workerProcesses: 1, receiverProcesses: 1 },
   burst: {
     webhooksPerSecond: Math.round(N / burstSeconds),
     seconds: Number(burstSeconds.toFixed(2)),

@@ -120,11 +120,15 @@ const RECORD_ATTEMPTS = `
       from (select alert_id, max(at) as at from input where status = 'delivered' group by alert_id) d
       where a.id = d.alert_id and a.failing_since is not null
     )
+    -- "Not finished" is spelled so that it does not match notifications_open_idx's predicate:
+    -- planned with the open ones counted few (as after any quiet spell), the update read every
+    -- open notification through that index to join the few it moves, and a burst has
+    -- thousands open.
     update notifications n
     set status = i.status, destination = i.destination, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
         delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at
     from live i
-    where n.id = i.notification_id and n.status in ('pending', 'retrying')
+    where n.id = i.notification_id and n.status not in ('delivered', 'failed')
     returning n.id`;
 
 /** Neither jsonb nor text can hold U+0000; a peer's answer may. */
