@@ -9,8 +9,10 @@
 // WORKER_QUEUES=transactions,risk). Timed from the first store to the last batch evaluated.
 // In the same run: the machine's ceilings (bench/pipeline-ceilings.ts), where the CPU went (and
 // its sum against what a transaction may cost at the target: the cores over 40,000/s), and
-// each half alone: storing with no worker running, and evaluating a backlog stored while the
-// queue was paused (which the workers then take in groups). When the server runs with
+// each half alone: storing with no worker running (first on the empty table, and again at the
+// end on the table the run filled: its indexes then outgrow a small shared_buffers, and each
+// row costs Postgres more), and evaluating a backlog stored while the queue was paused (which
+// the workers then take in groups). When the server runs with
 // autovacuum off, bench/lib/stand-in-autovacuum.ts does its work (the JSON says which).
 //
 // Settings (environment): BENCH_TRANSACTIONS (300000), BENCH_BATCH (2500), BENCH_WORKERS (2),
@@ -75,6 +77,7 @@ const startTime = Math.floor(Date.now() / 1000) - 3600;
 const warmup = generateTraffic(population, 5_000, startTime - 600, 4_000);
 const traffic = generateTraffic(population, TRANSACTIONS, startTime, 4_000);
 const storeOnlyTraffic = generateTraffic(population, STORE_ONLY, startTime - 1_200, 4_000);
+const lateStoreTraffic = generateTraffic(population, STORE_ONLY, startTime - 2_400, 4_000);
 const backlogTraffic = generateTraffic(population, BACKLOG, startTime + Math.ceil(TRANSACTIONS / 4_000) + 60, 4_000);
 
 const config = loadConfig(env);
@@ -88,14 +91,30 @@ const ceilings = await measureCeilings(sql, REDIS_URL, PREFIX);
 
 // The ingest path alone (no worker running): its rate and what it costs. These batches are
 // then marked evaluated and their jobs removed; they are not part of the timed run.
+/** Stores `txs` with no worker evaluating them (their jobs are then removed): the ingest path's own rate and cost. */
+async function storeAlone(txs: Transaction[]) {
+  const cpuBefore = sampleCpu([]);
+  const started = performance.now();
+  await ingest(txs);
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuBetween(cpuBefore, sampleCpu([]));
+  await sql`update ingest_batches set evaluated_at = now() where evaluated_at is null`;
+  await deps.queues.transactions.obliterate({ force: true });
+  const [size] = await sql<{ rows: number }[]>`select count(*)::int as rows from transactions`;
+  const perTransaction = (component: "ingest" | "postgres" | "redis") => Math.round((cpu.seconds[component] * 1e6) / txs.length);
+  return {
+    transactions: txs.length,
+    /** Rows in the table once stored. */
+    tableRows: size!.rows,
+    transactionsPerSecond: Math.round(txs.length / seconds),
+    cpuMicrosecondsPerTransaction: { ingest: perTransaction("ingest"), postgres: perTransaction("postgres"), redis: perTransaction("redis") },
+  };
+}
+
+// The ingest path alone (no worker running). These batches are then marked evaluated and their
+// jobs removed; they are not part of the timed run.
 console.error(`storing ${STORE_ONLY.toLocaleString()} transactions with no worker running…`);
-const storeCpuBefore = sampleCpu([]);
-const storeStarted = performance.now();
-await ingest(storeOnlyTraffic);
-const storeOnlySeconds = (performance.now() - storeStarted) / 1000;
-const storeOnlyCpu = cpuBetween(storeCpuBefore, sampleCpu([]));
-await sql`update ingest_batches set evaluated_at = now() where evaluated_at is null`;
-await deps.queues.transactions.obliterate({ force: true });
+const storeOnly = await storeAlone(storeOnlyTraffic);
 
 // The worker processes, exactly as in production.
 const workers: ChildProcess[] = [];
@@ -177,6 +196,8 @@ const vacuumReport = await vacuum.stop();
 
 for (const worker of workers) worker.kill("SIGTERM");
 await Promise.all(workers.map((w) => new Promise((resolve) => w.once("exit", resolve))));
+console.error(`storing ${STORE_ONLY.toLocaleString()} more with no worker running, on the table the run filled…`);
+const storeOnlyLate = await storeAlone(lateStoreTraffic);
 // The benchmark's queue keys, counters and jobs: under its own prefix only.
 await deletePrefixKeys(deps.redis, PREFIX);
 await deps.close();
@@ -209,15 +230,8 @@ const result = {
       Object.entries(backlogCpu.seconds).map(([component, value]) => [component, Math.round((value * 1e6) / BACKLOG)]),
     ),
   },
-  storeOnly: {
-    transactions: STORE_ONLY,
-    transactionsPerSecond: Math.round(STORE_ONLY / storeOnlySeconds),
-    cpuMicrosecondsPerTransaction: {
-      ingest: Math.round((storeOnlyCpu.seconds.ingest * 1e6) / STORE_ONLY),
-      postgres: Math.round((storeOnlyCpu.seconds.postgres * 1e6) / STORE_ONLY),
-      redis: Math.round((storeOnlyCpu.seconds.redis * 1e6) / STORE_ONLY),
-    },
-  },
+  storeOnly,
+  storeOnlyLate,
   ceilings,
   postgres: vacuumReport,
   ratios: {
@@ -239,7 +253,10 @@ const result = {
 const rows: Row[] = [
   { measure: "pipeline (ingest+store+evaluate)", value: tps, unit: "tx/s", target: "≥ 40,000 tx/s", ratio: result.ratios.toTarget },
   { measure: "store, while evaluating", value: result.pipeline.storedPerSecond, unit: "tx/s" },
-  { measure: "store only (no worker running)", value: result.storeOnly.transactionsPerSecond, unit: "tx/s" },
+  { measure: "store only (no worker running)", value: storeOnly.transactionsPerSecond, unit: "tx/s" },
+  { measure: `store only, at ${storeOnlyLate.tableRows.toLocaleString()} rows`, value: storeOnlyLate.transactionsPerSecond, unit: "tx/s" },
+  { measure: "store only: Postgres CPU per transaction", value: storeOnly.cpuMicrosecondsPerTransaction.postgres, unit: "µs" },
+  { measure: `store only, at ${storeOnlyLate.tableRows.toLocaleString()} rows: Postgres CPU per transaction`, value: storeOnlyLate.cpuMicrosecondsPerTransaction.postgres, unit: "µs" },
   { measure: `evaluate only (stored backlog of ${BACKLOG.toLocaleString()})`, value: result.evaluateOnly.transactionsPerSecond, unit: "tx/s" },
   { measure: "events", value: result.pipeline.eventsPerSecond, unit: "events/s" },
   { measure: "worker RSS (peak, largest)", value: Math.max(...rssPeak), unit: "MB" },
