@@ -1,11 +1,13 @@
-// Recording delivery attempts stays a lookup by notification id whatever Postgres believed of
-// the notifications table when it planned the statement. Two beliefs went wrong under a burst
-// (npm run bench:delivery): a plan made once per connection on a small table read the whole
-// table on every record as it grew, and a plan made while few notifications were open (as
-// after any quiet spell) read every open one through the open index to move the few recorded.
-// What a statement read is counted by Postgres itself (pg_stat_xact_user_tables).
+// Recording delivery attempts, and closing a disabled alert's notifications, stay lookups by
+// notification id whatever Postgres believed of the notifications table when it planned them.
+// Two beliefs went wrong under a burst (npm run bench:delivery): a plan made once per
+// connection on a small table read the whole table on every record as it grew, and a plan made
+// while few notifications were open (as after any quiet spell) read every open one through the
+// open index to reach the few it wanted. What a statement read is counted by Postgres itself
+// (pg_stat_xact_user_tables).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recordAttempts, type AttemptRecord } from "../../src/db/queries/deliveries.ts";
+import { failWithoutAttempt } from "../../src/db/queries/notifications.ts";
 import { createDb, type Sql } from "../../src/db/client.ts";
 import { createTestDatabase } from "../helpers/db.ts";
 
@@ -48,25 +50,41 @@ const delivered = (id: string): AttemptRecord => ({
   nextAttemptAt: null,
 });
 
+type Reads = { seqScans: number; rowsFetchedByIndex: number };
+
 /**
- * Records a delivery of each of `ids` and says what Postgres read of notifications meanwhile.
- * Counted inside one transaction: a backend's counts not yet reported (those of earlier
- * statements among them) show in the view too, so the difference is what this one read.
+ * Runs `work` and says what Postgres read of notifications meanwhile. Counted inside one
+ * transaction: a backend's counts not yet reported (those of earlier statements among them)
+ * show in the view too, so the difference is what `work` read.
  */
-async function recordAndCountReads(ids: string[]): Promise<{ seqScans: number; rowsFetchedByIndex: number }> {
+async function countReads(work: (tx: Sql) => Promise<void>): Promise<Reads> {
   return sql.begin(async (tx) => {
     const reads = async () => {
-      const [row] = await tx<{ seqScans: number; rowsFetchedByIndex: number }[]>`
+      const [row] = await tx<Reads[]>`
         select seq_scan::int as "seqScans", coalesce(idx_tup_fetch, 0)::int as "rowsFetchedByIndex"
         from pg_stat_xact_user_tables where relname = 'notifications'`;
       return row!;
     };
     const before = await reads();
-    const moved = await recordAttempts(tx as unknown as Sql, ids.map(delivered));
-    expect([...moved].sort()).toEqual([...ids].sort());
+    await work(tx as unknown as Sql);
     const after = await reads();
     return { seqScans: after.seqScans - before.seqScans, rowsFetchedByIndex: after.rowsFetchedByIndex - before.rowsFetchedByIndex };
   });
+}
+
+/** Records a delivery of each of `ids` and says what Postgres read of notifications meanwhile. */
+function recordAndCountReads(ids: string[]): Promise<Reads> {
+  return countReads(async (tx) => {
+    const moved = await recordAttempts(tx, ids.map(delivered));
+    expect([...moved].sort()).toEqual([...ids].sort());
+  });
+}
+
+/** A quiet spell (everything delivered, and autovacuum's analyze has seen it so), then a burst of 5,000 open. */
+async function burstAfterQuietSpell(): Promise<void> {
+  await addNotifications(0, 20_000, "delivered");
+  await sql`analyze notifications`;
+  await addNotifications(20_000, 5_000);
 }
 
 describe("recording delivery attempts", () => {
@@ -84,15 +102,20 @@ describe("recording delivery attempts", () => {
   });
 
   it("looks notifications up by id when a burst opened thousands after a quiet spell, not through every open one", async () => {
-    // A quiet spell: everything delivered, and autovacuum's analyze has seen it so.
-    await addNotifications(0, 20_000, "delivered");
-    await sql`analyze notifications`;
-    await addNotifications(20_000, 5_000);
-
+    await burstAfterQuietSpell();
     const ids = [20_001, 22_500, 24_999].map((n) => `ntf_plan_${n}`);
     const reads = await recordAndCountReads(ids);
     expect(reads.seqScans).toBe(0);
     // Each recorded notification is read a few times (locked, then updated), not the 5,000 open.
     expect(reads.rowsFetchedByIndex).toBeLessThanOrEqual(ids.length * 4);
+  });
+
+  it("closes an open notification of a disabled alert by id during a burst, not through every open one", async () => {
+    await burstAfterQuietSpell();
+    const reads = await countReads((tx) => failWithoutAttempt(tx, "ntf_plan_22222", new Date()));
+    expect(reads.seqScans).toBe(0);
+    expect(reads.rowsFetchedByIndex).toBeLessThanOrEqual(2);
+    const [row] = await sql<{ status: string }[]>`select status from notifications where id = 'ntf_plan_22222'`;
+    expect(row!.status).toBe("failed");
   });
 });
