@@ -10,6 +10,7 @@ import { recordAttempts, type AttemptRecord } from "../../src/db/queries/deliver
 import { failWithoutAttempt } from "../../src/db/queries/notifications.ts";
 import { createDb, type Sql } from "../../src/db/client.ts";
 import { createTestDatabase } from "../helpers/db.ts";
+import { countTableReads, type TableReads } from "../helpers/table-reads.ts";
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 /** The service's own client, with one connection: every statement below shares what it has planned. */
@@ -50,31 +51,9 @@ const delivered = (id: string): AttemptRecord => ({
   nextAttemptAt: null,
 });
 
-type Reads = { seqScans: number; rowsFetchedByIndex: number };
-
-/**
- * Runs `work` and says what Postgres read of notifications meanwhile. Counted inside one
- * transaction: a backend's counts not yet reported (those of earlier statements among them)
- * show in the view too, so the difference is what `work` read.
- */
-async function countReads(work: (tx: Sql) => Promise<void>): Promise<Reads> {
-  return sql.begin(async (tx) => {
-    const reads = async () => {
-      const [row] = await tx<Reads[]>`
-        select seq_scan::int as "seqScans", coalesce(idx_tup_fetch, 0)::int as "rowsFetchedByIndex"
-        from pg_stat_xact_user_tables where relname = 'notifications'`;
-      return row!;
-    };
-    const before = await reads();
-    await work(tx as unknown as Sql);
-    const after = await reads();
-    return { seqScans: after.seqScans - before.seqScans, rowsFetchedByIndex: after.rowsFetchedByIndex - before.rowsFetchedByIndex };
-  });
-}
-
 /** Records a delivery of each of `ids` and says what Postgres read of notifications meanwhile. */
-function recordAndCountReads(ids: string[]): Promise<Reads> {
-  return countReads(async (tx) => {
+function recordAndCountReads(ids: string[]): Promise<TableReads> {
+  return countTableReads(sql, "notifications", async (tx) => {
     const moved = await recordAttempts(tx, ids.map(delivered));
     expect([...moved].sort()).toEqual([...ids].sort());
   });
@@ -112,7 +91,7 @@ describe("recording delivery attempts", () => {
 
   it("closes an open notification of a disabled alert by id during a burst, not through every open one", async () => {
     await burstAfterQuietSpell();
-    const reads = await countReads((tx) => failWithoutAttempt(tx, "ntf_plan_22222", new Date()));
+    const reads = await countTableReads(sql, "notifications", (tx) => failWithoutAttempt(tx, "ntf_plan_22222", new Date()));
     expect(reads.seqScans).toBe(0);
     expect(reads.rowsFetchedByIndex).toBeLessThanOrEqual(2);
     const [row] = await sql<{ status: string }[]>`select status from notifications where id = 'ntf_plan_22222'`;
