@@ -166,7 +166,11 @@ export const riskScoreHistory = pgTable(
   },
   (t) => [
     index("risk_score_history_address_idx").on(t.address, t.createdAt),
-    index("risk_score_history_unevaluated_idx").on(t.id).where(sql`${t.evaluatedAt} is null`),
+    // The changes not evaluated yet, by address: an evaluation locks those of the addresses it
+    // scores (lockOpenScoreChanges), and reads only them. With the open changes keyed by id
+    // alone, Postgres planned on few open ones read every open change to find them, and a
+    // large relabel makes them thousands. The reconciler reads them all, oldest first (few).
+    index("risk_score_history_unevaluated_address_idx").on(t.address, t.id).where(sql`${t.evaluatedAt} is null`),
   ],
 );
 

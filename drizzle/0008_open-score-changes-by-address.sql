@@ -1,0 +1,2 @@
+DROP INDEX "risk_score_history_unevaluated_idx";--> statement-breakpoint
+CREATE INDEX "risk_score_history_unevaluated_address_idx" ON "risk_score_history" USING btree ("address","id") WHERE "risk_score_history"."evaluated_at" is null;
