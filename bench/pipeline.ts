@@ -89,8 +89,6 @@ const vacuum = await standInForAutovacuum(databaseUrl);
 console.error("measuring the ceilings…");
 const ceilings = await measureCeilings(sql, REDIS_URL, PREFIX);
 
-// The ingest path alone (no worker running): its rate and what it costs. These batches are
-// then marked evaluated and their jobs removed; they are not part of the timed run.
 /** Stores `txs` with no worker evaluating them (their jobs are then removed): the ingest path's own rate and cost. */
 async function storeAlone(txs: Transaction[]) {
   const cpuBefore = sampleCpu([]);
