@@ -1,4 +1,4 @@
-// Looks-ups of a few open rows among many (ingest batches not evaluated yet, score changes not
+// Look-ups of a few open rows among many (ingest batches not evaluated yet, score changes not
 // evaluated yet) read those rows only, whatever Postgres believed of the open ones when it
 // planned the statement: planned after a quiet spell (few open), a look-up read every open row
 // through the table's open-rows index to find the few asked about, and a backlog or a large
