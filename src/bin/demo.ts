@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { createDb } from "../db/client.ts";
 import { runMigrations } from "../db/migrate.ts";
+import { loadJwtConfig } from "../config.ts";
 import { mintToken } from "../http/mint-token.ts";
 import { createApiClient, type ApiCall } from "../demo/api-client.ts";
 import { watchDeliveries } from "../demo/delivery-log.ts";
@@ -25,9 +26,12 @@ import {
 } from "../demo/scenario.ts";
 import { startWebhookSink, type WebhookSink } from "../demo/webhook-sink.ts";
 import { startBackgroundFeed } from "../demo/feed.ts";
+import { renewingToken } from "../demo/token-source.ts";
 
 const DEMO_CALLER = "demo";
 const DEMO_EMAIL = "risk-desk@example.com";
+/** The printed token's lifetime; the demo's own requests use tokens it mints again before then. */
+const TOKEN_TTL_SECONDS = 24 * 3600;
 const DEMO_PHONE = "+15555550123";
 
 const env = {
@@ -78,14 +82,26 @@ async function main(): Promise<void> {
   }
   await waitForReady(`${apiUrl}/readyz`, attachTo ? 120_000 : 30_000);
 
-  const token = await mintToken(env.JWT_SECRET, {
-    sub: DEMO_CALLER,
-    scope: "wallets:read wallets:write transactions:read alerts:read alerts:write ingest:write risk:write",
-    email: DEMO_EMAIL,
-    phone: DEMO_PHONE,
-    ttlSeconds: 24 * 3600,
-  });
-  const api = createApiClient(apiUrl, token);
+  // The token carries the issuer and audience the API checks when they are set (the API child
+  // inherits them, and in compose the API shares the demo's environment).
+  const jwt = loadJwtConfig({ ...process.env, ...env });
+  const tokens = renewingToken(
+    () =>
+      mintToken(
+        env.JWT_SECRET,
+        {
+          sub: DEMO_CALLER,
+          scope: "wallets:read wallets:write transactions:read alerts:read alerts:write ingest:write risk:write",
+          email: DEMO_EMAIL,
+          phone: DEMO_PHONE,
+          ttlSeconds: TOKEN_TTL_SECONDS,
+        },
+        jwt,
+      ),
+    TOKEN_TTL_SECONDS,
+  );
+  const token = await tokens();
+  const api = createApiClient(apiUrl, tokens);
   const cast = createCast();
   const walletIds = await seed(api, cast, sink);
 
@@ -145,6 +161,7 @@ function printBanner(token: string, wallets: number): void {
     `    curl -H "Authorization: Bearer $TOKEN" ${publicUrl}/v1/wallets`,
     "  with",
     `    TOKEN=${token}`,
+    "  (valid for 24 hours; the demo's own feed keeps minting fresh ones)",
     "",
   ];
   console.log(lines.join("\n"));

@@ -1,12 +1,15 @@
-// The demo talks to the API over HTTP like any client, with a token it minted.
+// The demo talks to the API over HTTP like any client, with a token it minted (and mints again
+// before it expires: see token-source.ts).
+import type { TokenSource } from "./token-source.ts";
+
 export type ApiCall = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
 
-export function createApiClient(baseUrl: string, token: string): ApiCall {
+export function createApiClient(baseUrl: string, token: TokenSource): ApiCall {
   return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(new URL(path, baseUrl), {
       method,
       headers: {
-        authorization: `Bearer ${token}`,
+        authorization: `Bearer ${await token()}`,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe("npm run demo", () => {
-  it("delivers every condition by webhook (signature verified), email and SMS, then stops cleanly on SIGINT", async () => {
+  it("delivers every condition by webhook (signature verified), email and SMS to a caller whose token carries the issuer and audience the API checks, then stops cleanly on SIGINT", async () => {
     const port = await freePort();
     const child = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
       env: {
@@ -29,6 +29,9 @@ describe("npm run demo", () => {
         REDIS_URL: TEST_REDIS_URL,
         PORT: String(port),
         QUEUE_PREFIX: prefix,
+        // The API then refuses tokens without this issuer and audience: the demo's must carry them.
+        JWT_ISSUER: "https://issuer.demo.test/",
+        JWT_AUDIENCE: "wallet-alerts-demo",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
