@@ -2,35 +2,47 @@
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
-import { buildApp } from "../http/app.ts";
+import { buildApp, type AppInstance } from "../http/app.ts";
 import { onStopSignal } from "../signals.ts";
 import { whenReady } from "../redis.ts";
 
 const DRAIN_BOUND_MS = 20_000;
 const config = loadConfigOrExit();
 const deps = createDeps(config);
-// Start even when Redis is late: requests answer 503 until it is back, /readyz says why.
-if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
-const app = await buildApp(deps);
-await app.listen({ port: config.port, host: config.host });
-// Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
-void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
-
+// Before any wait below: the start waits up to 5 s for Redis, and a SIGTERM meanwhile must stop
+// the process gracefully (in a container, node is PID 1, which ignores a signal it has no
+// handler for: the stop would wait for the grace period's SIGKILL).
+let app: AppInstance | undefined;
+let stopping = false;
 onStopSignal(
   async () => {
-    // close() stops accepting and waits for in-flight requests. A keep-alive connection
-    // whose request finished after that is idle but still open, and would hold the close
-    // for the whole keep-alive timeout: sweep idle connections until done, and after
-    // DRAIN_BOUND_MS close whatever is left.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
-    const bound = setTimeout(() => app.server.closeAllConnections(), DRAIN_BOUND_MS);
-    try {
-      await app.close();
-    } finally {
-      clearInterval(sweep);
-      clearTimeout(bound);
-    }
+    stopping = true;
+    if (app) await closeApp(app);
     await deps.close();
   },
   (message) => deps.logger.info(message),
 );
+// Start even when Redis is late: requests answer 503 until it is back, /readyz says why.
+if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
+// A stop that came during the wait has closed the connections: nothing is left to start.
+if (!stopping) {
+  app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+}
+// Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
+void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
+
+async function closeApp(server: AppInstance): Promise<void> {
+  // close() stops accepting and waits for in-flight requests. A keep-alive connection whose
+  // request finished after that is idle but still open, and would hold the close for the
+  // whole keep-alive timeout: sweep idle connections until done, and after DRAIN_BOUND_MS
+  // close whatever is left.
+  const sweep = setInterval(() => server.server.closeIdleConnections(), 100);
+  const bound = setTimeout(() => server.server.closeAllConnections(), DRAIN_BOUND_MS);
+  try {
+    await server.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(bound);
+  }
+}

@@ -2,6 +2,7 @@
 // as real processes under load: both exit 0 after draining; after a restart every ingested
 // transaction is evaluated and every owed webhook delivered, each under one webhook-id.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
 import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
@@ -118,4 +119,39 @@ describe("graceful shutdown under load", () => {
     expect((await exited(api)).code).toBe(0);
     expect((await exited(worker)).code).toBe(0);
   }, 120_000);
+
+  it("exits 0 on a SIGTERM that comes while the API waits for Redis at start", async () => {
+    // A Redis that takes connections and never answers: the API's start waits on it.
+    const sockets: Socket[] = [];
+    let connected!: () => void;
+    const firstConnection = new Promise<void>((resolve) => (connected = resolve));
+    const silentRedis = createServer((socket) => {
+      sockets.push(socket);
+      connected();
+    });
+    await new Promise<void>((resolve) => silentRedis.listen(0, "127.0.0.1", resolve));
+    const { port: redisPort } = silentRedis.address() as { port: number };
+    try {
+      const api = spawn(process.execPath, ["--import", "tsx", "src/bin/api.ts"], {
+        env: {
+          ...process.env,
+          ...testEnv({
+            DATABASE_URL: t.config.databaseUrl,
+            REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+            QUEUE_PREFIX: t.config.queuePrefix,
+            PORT: String(await freePort()),
+            HOST: "127.0.0.1",
+            LOG_LEVEL: "warn",
+          }),
+        },
+        stdio: ["ignore", "inherit", "inherit"],
+      });
+      await firstConnection;
+      api.kill("SIGTERM");
+      expect(await exited(api)).toEqual({ code: 0, signal: null });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silentRedis.close();
+    }
+  }, 30_000);
 });
