@@ -14,6 +14,7 @@ import {
 import { createChannels } from "../notify/channels/index.ts";
 import { keepReconcileScheduled, upsertReconcileSchedule } from "../pipeline/reconcile-schedule.ts";
 import { chosenQueues, runWorkers } from "../queue/run-workers.ts";
+import { createReadinessCheck } from "../readiness.ts";
 import { whenReady } from "../redis.ts";
 import { onStopSignal } from "../signals.ts";
 
@@ -41,7 +42,7 @@ onStopSignal(
   (message) => deps.logger.info(message),
 );
 if (config.workerMetricsPort !== undefined) {
-  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host);
+  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host, createReadinessCheck(deps));
 }
 
 // Without Redis the workers wait for it; say so, or the missing "worker started" looks like a hang.

@@ -1,8 +1,12 @@
 // A tiny /metrics server for processes that have no HTTP app of their own (the worker),
-// behind the same admin credentials as the API's /metrics.
-import { createServer } from "node:http";
+// behind the same admin credentials as the API's /metrics, and with the same /readyz as the
+// API (no credentials: for orchestrators' health checks).
+import { randomUUID } from "node:crypto";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { PROBLEM_CONTENT_TYPE, problemBody } from "../http/problem.ts";
+import type { Readiness } from "../readiness.ts";
 import { BASIC_CHALLENGE, createBasicAuthCheck, type AdminCredentials } from "./basic-auth.ts";
 
 export type MetricsServer = { port: number; close: () => Promise<void> };
@@ -12,11 +16,17 @@ export async function startMetricsServer(
   port: number,
   admin: AdminCredentials,
   host = "0.0.0.0",
+  readiness?: () => Promise<Readiness>,
 ): Promise<MetricsServer> {
   const authorized = createBasicAuthCheck(admin);
   const server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
-    if (path !== "/metrics" || (request.method !== "GET" && request.method !== "HEAD")) {
+    const reading = request.method === "GET" || request.method === "HEAD";
+    if (path === "/readyz" && reading && readiness) {
+      void answerReadiness(readiness, response);
+      return;
+    }
+    if (path !== "/metrics" || !reading) {
       response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found\n");
       return;
     }
@@ -46,4 +56,15 @@ export async function startMetricsServer(
         server.closeAllConnections();
       }),
   };
+}
+
+async function answerReadiness(readiness: () => Promise<Readiness>, response: ServerResponse): Promise<void> {
+  const state = await readiness();
+  if (state.ready) {
+    response.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify({ status: "ready", postgres: "up", redis: "up" }));
+    return;
+  }
+  response
+    .writeHead(503, { "content-type": PROBLEM_CONTENT_TYPE, "retry-after": String(state.retryAfter) })
+    .end(JSON.stringify(problemBody("unavailable", state.reason, randomUUID())));
 }
