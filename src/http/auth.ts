@@ -1,9 +1,10 @@
 // Bearer-token authentication (RFC 6750) with jose. The caller is the token's `sub`;
 // scopes come from a space-separated `scope` claim, or an `scp` claim (an array, or a
 // space-separated string as Microsoft Entra ID writes it).
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Config } from "../config.ts";
 import { createTtlCache } from "../ttl-cache.ts";
+import { createJwksKeySource, KeySourceUnavailable } from "./jwks-keys.ts";
 import { ProblemError } from "./problem.ts";
 
 export const SCOPES = [
@@ -41,7 +42,7 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
   // One key source, one algorithm family: a token can never switch from RS256 to HS256
   // (or to `none`) to be checked against the wrong key.
   const key: Uint8Array | JWTVerifyGetKey = jwt.jwksUrl
-    ? createRemoteJWKSet(new URL(jwt.jwksUrl))
+    ? createJwksKeySource(new URL(jwt.jwksUrl), now)
     : new TextEncoder().encode(jwt.secret);
   const algorithms = jwt.jwksUrl ? ["RS256", "ES256"] : ["HS256"];
   const verified = createTtlCache<string, Caller>(VERIFIED_TOKEN_CACHE_SIZE, now);
@@ -60,6 +61,7 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
         currentDate: new Date(now()),
       }));
     } catch (error) {
+      if (error instanceof KeySourceUnavailable) throw keysUnavailable();
       throw invalidToken(describeJoseError(error));
     }
     if (typeof payload.sub !== "string" || payload.sub === "") throw invalidToken("the token has no subject");
@@ -95,6 +97,13 @@ function describeJoseError(error: unknown): string {
 export function invalidToken(detail: string): ProblemError {
   return new ProblemError("unauthorized", detail, {
     headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${detail}"` },
+  });
+}
+
+/** Not the token's fault: the identity provider's keys cannot be fetched (see jwks-keys.ts). */
+function keysUnavailable(): ProblemError {
+  return new ProblemError("unavailable", "the identity provider's signing keys (JWT_JWKS_URL) cannot be fetched; try again shortly", {
+    headers: { "retry-after": "5" },
   });
 }
 
