@@ -5,9 +5,13 @@
 import { createTtlCache } from "../ttl-cache.ts";
 
 export type ReadCache = {
-  get: <T>(key: string) => T | undefined;
-  /** Stores and returns the value (a no-op store when the cache is off). */
-  set: <T>(key: string, value: T) => T;
+  /**
+   * The value cached for key, or else the loader's, which is stored unless the cache was
+   * cleared while the loader ran. There is no bare set: a reader whose query began before a
+   * write committed would otherwise store the old page after the write's clear(), and the
+   * writer's next read would get it back for up to ttlMs.
+   */
+  load: <T>(key: string, loader: () => Promise<T>) => Promise<T>;
   clear: () => void;
 };
 
@@ -15,12 +19,21 @@ const MAX_ENTRIES = 10_000;
 
 export function createReadCache(ttlMs: number, now: () => number = Date.now): ReadCache {
   const entries = createTtlCache<string, unknown>(MAX_ENTRIES, now);
+  // Counts clear() calls: a loader's value is only as new as the generation it started in.
+  let generation = 0;
   return {
-    get: <T>(key: string) => (ttlMs > 0 ? (entries.get(key) as T | undefined) : undefined),
-    set: (key, value) => {
-      if (ttlMs > 0) entries.set(key, value, now() + ttlMs);
+    load: async <T>(key: string, loader: () => Promise<T>) => {
+      if (ttlMs <= 0) return loader();
+      const cached = entries.get(key) as T | undefined;
+      if (cached !== undefined) return cached;
+      const startedIn = generation;
+      const value = await loader();
+      if (generation === startedIn) entries.set(key, value, now() + ttlMs);
       return value;
     },
-    clear: () => entries.clear(),
+    clear: () => {
+      generation += 1;
+      entries.clear();
+    },
   };
 }

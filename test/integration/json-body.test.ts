@@ -126,3 +126,45 @@ describe("a route that takes no body, called with Content-Type: application/json
     expect(problem(res, 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
   });
 });
+
+describe("a DELETE that carries fields in a JSON body", () => {
+  const deleteWithBody = (url: string, payload: string) =>
+    t.app.inject({ method: "DELETE", url, headers: { ...headers, "content-type": "application/json" }, payload });
+  const read = async (url: string) => (await t.app.inject({ method: "GET", url, headers })).statusCode;
+  const createAlert = async (walletId: string) =>
+    (
+      await t.app.inject({
+        method: "POST",
+        url: "/v1/risk/alerts",
+        headers,
+        payload: { walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+      })
+    ).json().alertId as string;
+
+  it("refuses to delete a wallet with a 400 rather than ignore {\"keepAlerts\": true}, and keeps the wallet and its alert", async () => {
+    const { walletId } = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const alertId = await createAlert(walletId);
+    const refused = await deleteWithBody(`/v1/wallets/${walletId}`, '{"keepAlerts":true}');
+    expect(refused.statusCode, "the DELETE went ahead").toBe(400);
+    expect(fieldErrors(refused)).toEqual([
+      "body must be empty: this endpoint takes no fields",
+    ]);
+    expect(await read(`/v1/wallets/${walletId}`)).toBe(200);
+    expect(await read(`/v1/risk/alerts/${alertId}`)).toBe(200);
+    expect((await deleteWithBody(`/v1/wallets/${walletId}`, "")).statusCode).toBe(204);
+    expect(await read(`/v1/wallets/${walletId}`)).toBe(404);
+  });
+
+  it("refuses to delete an alert with a 400 rather than ignore its body's fields, and keeps the alert", async () => {
+    const { walletId } = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const alertId = await createAlert(walletId);
+    const refused = await deleteWithBody(`/v1/risk/alerts/${alertId}`, '{"keepEvents":true}');
+    expect(refused.statusCode, "the DELETE went ahead").toBe(400);
+    expect(fieldErrors(refused)).toEqual([
+      "body must be empty: this endpoint takes no fields",
+    ]);
+    expect(await read(`/v1/risk/alerts/${alertId}`)).toBe(200);
+    expect((await deleteWithBody(`/v1/risk/alerts/${alertId}`, "")).statusCode).toBe(204);
+    expect(await read(`/v1/risk/alerts/${alertId}`)).toBe(404);
+  });
+});

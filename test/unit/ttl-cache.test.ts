@@ -33,22 +33,58 @@ describe("ttl cache", () => {
 });
 
 describe("read cache", () => {
-  it("never serves from memory when its ttl is 0", () => {
+  /** A loader that counts its calls and answers the given values in turn. */
+  const loaderOf = (...values: string[]) => {
+    const loader = Object.assign(async () => values[loader.calls++] ?? "unexpected call", { calls: 0 });
+    return loader;
+  };
+
+  /** A loader that answers only when the test says so: a query still running. */
+  const pendingLoader = (value: string) => {
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    return { load: async () => (await answered, value), answer };
+  };
+
+  it("never serves from memory when its ttl is 0", async () => {
     const cache = createReadCache(0);
-    expect(cache.set("k", { v: 1 })).toEqual({ v: 1 });
-    expect(cache.get("k")).toBeUndefined();
+    const loader = loaderOf("first", "second");
+    expect(await cache.load("k", loader)).toBe("first");
+    expect(await cache.load("k", loader)).toBe("second");
   });
 
-  it("serves a stored page within its ttl, not after, and not after clear()", () => {
+  it("serves a stored page within its ttl, not after, and not after clear()", async () => {
     let now = 0;
     const cache = createReadCache(1_000, () => now);
-    cache.set("k", "page");
+    const loader = loaderOf("page", "page after expiry", "page after clear");
+    expect(await cache.load("k", loader)).toBe("page");
     now = 999;
-    expect(cache.get("k")).toBe("page");
+    expect(await cache.load("k", loader)).toBe("page");
     now = 1_000;
-    expect(cache.get("k")).toBeUndefined();
-    cache.set("k", "page");
+    expect(await cache.load("k", loader)).toBe("page after expiry");
     cache.clear();
-    expect(cache.get("k")).toBeUndefined();
+    expect(await cache.load("k", loader)).toBe("page after clear");
+    expect(loader.calls).toBe(3);
+  });
+
+  it("does not keep a page whose loader was still running when clear() was called", async () => {
+    const cache = createReadCache(60_000, () => 0);
+    const before = pendingLoader("page read before the write");
+    const reading = cache.load("k", before.load);
+    cache.clear(); // the write committed and cleared the cache while the query ran
+    before.answer();
+    expect(await reading).toBe("page read before the write");
+    expect(await cache.load("k", loaderOf("page after the write"))).toBe("page after the write");
+  });
+
+  it("lets a slow reader from before clear() never replace the page a later reader stored", async () => {
+    const cache = createReadCache(60_000, () => 0);
+    const slow = pendingLoader("old page");
+    const slowReading = cache.load("k", slow.load);
+    cache.clear();
+    expect(await cache.load("k", loaderOf("new page"))).toBe("new page");
+    slow.answer();
+    await slowReading;
+    expect(await cache.load("k", loaderOf("unexpected reload"))).toBe("new page");
   });
 });

@@ -8,6 +8,7 @@ import type { Deps } from "../../deps.ts";
 import { newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { assertNoBody } from "../no-body.ts";
 import { notFound } from "../problem.ts";
 import { withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
@@ -149,6 +150,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        assertNoBody(request.body);
         if (!(await deleteAlert(deps.sql, request.caller.sub, request.params.alertId))) {
           throw alertNotFound(request.params.alertId);
         }

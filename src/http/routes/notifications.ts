@@ -16,7 +16,8 @@ import { walletName } from "../../notify/render.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
-import { ProblemError, invalid, notFound } from "../problem.ts";
+import { assertNoBody } from "../no-body.ts";
+import { ProblemError, notFound } from "../problem.ts";
 import { errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
 import { takeTestQuota } from "./test-quota.ts";
 
@@ -50,16 +51,6 @@ const NotificationSchema = Type.Object({
 });
 
 const TAGS = ["notifications"];
-
-/**
- * These POSTs take no body; one that carries fields is a mistake worth telling the caller about.
- * A body sent all the same meets the body parser first, hence their documented 413 and 415.
- */
-function assertNoBody(body: unknown): void {
-  if (body === undefined || body === null) return;
-  if (typeof body === "object" && Object.keys(body).length === 0) return;
-  throw invalid("body", "must be empty: this endpoint takes no fields");
-}
 
 export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -13,6 +13,7 @@ import {
 import { RISK_FACTORS } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { trackWallet } from "../../pipeline/track-wallet.ts";
+import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
@@ -143,13 +144,12 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const order = request.query.order ?? "desc";
         // The page is kept serialized: a hit costs neither the query nor the serializer.
         const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}`;
-        let body = readCache.get<string>(key);
-        if (body === undefined) {
+        const body = await readCache.load(key, async () => {
           const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
           const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
           const result: WalletPage = { wallets, total, page, limit };
-          body = readCache.set(key, (reply as FastifyReply).serializeInput(result, "200") as string);
-        }
+          return (reply as FastifyReply).serializeInput(result, "200") as string;
+        });
         // A string with its content type is sent as it is (the schema already shaped it).
         return (reply as FastifyReply).type("application/json; charset=utf-8").send(body);
       },
@@ -233,6 +233,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         },
       },
       async (request, reply) => {
+        assertNoBody(request.body);
         if (!(await deleteWallet(deps.sql, request.caller.sub, request.params.walletId))) {
           throw notFound(`wallet ${request.params.walletId}`);
         }
