@@ -14,7 +14,7 @@ export type ReconcileOptions = {
   graceMs: number;
   /** Rows read per page. */
   pageSize: number;
-  /** Pages per kind per sweep (a bound on one sweep's work); the next sweep continues. */
+  /** Pages per kind per sweep (a bound on one sweep's work); the next sweep continues where it stopped. */
   maxPages: number;
   /** An open notification whose job completed is re-run once its row has not moved for this long. */
   stuckMs: number;
@@ -24,7 +24,19 @@ export const RECONCILE_DEFAULTS: ReconcileOptions = { graceMs: 5_000, pageSize: 
 
 export type ReconcileResult = { batches: number; scoreChanges: number; notifications: number };
 
-export type ReconcileDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now">;
+export type ReconcileDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now"> & {
+  config: Pick<Deps["config"], "queuePrefix">;
+};
+
+/**
+ * Where each kind's sweep stopped, in Redis: the sweep runs on whichever worker takes the
+ * scheduled job, so a cursor in one process's memory would restart from the oldest rows on
+ * every other one. Losing it (a flush, the TTL) only means starting again from the first row.
+ */
+type SweepKind = "batches" | "notifications";
+// Sweeps come every 30 s; the TTL only keeps the key of a prefix nobody sweeps any more from staying forever.
+const CURSOR_TTL_SECONDS = 3_600;
+const cursorKey = (prefix: string, kind: SweepKind) => `${prefix}:reconcile-cursor:${kind}`;
 
 export async function runReconcileOnce(
   deps: ReconcileDeps,
@@ -36,7 +48,7 @@ export async function runReconcileOnce(
   const result: ReconcileResult = { batches: 0, scoreChanges: 0, notifications: 0 };
 
   const batchQueue = deps.queues[QUEUES.transactions];
-  await forEachPage(settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
+  await forEachPage(deps, "batches", settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
     const states = await jobStates(deps, batchQueue, ids);
     const data = (batchId: string): EvaluateBatchJob => ({ batchId });
     const missing = ids.filter((id) => states.get(id) === "missing");
@@ -59,6 +71,8 @@ export async function runReconcileOnce(
   result.scoreChanges = changeIds.length;
 
   await forEachPage(
+    deps,
+    "notifications",
     settings,
     (after) => openNotifications(deps.sql, before, after, settings.pageSize),
     (n) => n.id,
@@ -89,20 +103,32 @@ export async function runReconcileOnce(
   return result;
 }
 
+/**
+ * Up to maxPages pages of one kind, from where the last sweep stopped. A backlog larger than
+ * that (a receiver failing for a day keeps 50,000 notifications open with live jobs) would
+ * otherwise hide every row past the oldest ones from every sweep. Only a sweep that reaches
+ * the end (a short page) sends the next one back to the first row.
+ */
 async function forEachPage<T>(
+  deps: ReconcileDeps,
+  kind: SweepKind,
   settings: ReconcileOptions,
   read: (after: string) => Promise<T[]>,
   idOf: (row: T) => string,
   handle: (rows: T[]) => Promise<void>,
 ): Promise<void> {
-  let after = "";
+  const key = cursorKey(deps.config.queuePrefix, kind);
+  let after = (await deps.redis.get(key)) ?? "";
   for (let page = 0; page < settings.maxPages; page++) {
     const rows = await read(after);
-    if (rows.length === 0) return;
-    await handle(rows);
-    if (rows.length < settings.pageSize) return;
+    if (rows.length > 0) await handle(rows);
+    if (rows.length < settings.pageSize) {
+      await deps.redis.del(key);
+      return;
+    }
     after = idOf(rows.at(-1)!);
   }
+  await deps.redis.set(key, after, "EX", CURSOR_TTL_SECONDS);
 }
 
 type JobState = "missing" | "failed" | "completed" | "live";
