@@ -9,7 +9,12 @@ import { Webhook } from "standardwebhooks";
 export type ScriptedResponse =
   | { status: number; headers?: Record<string, string>; body?: string }
   /** Never answer: the request hangs until the client gives up or the receiver closes. */
-  | { hang: true };
+  | { hang: true }
+  /**
+   * The status line and headers (Content-Length announcing all of `body`), then only the first
+   * half of the body: "reset" closes the connection there, "stall" leaves it open and silent.
+   */
+  | { status: number; body: string; breakOff: "reset" | "stall" };
 
 export type ReceivedRequest = {
   method: string;
@@ -64,6 +69,7 @@ export async function startWebhookReceiver(options: { host?: string } = {}): Pro
       route.requests.push(record);
       const next = route.queue.shift() ?? { status: 200, body: "ok" };
       if ("hang" in next) return; // leave the socket open
+      if ("breakOff" in next) return answerHalf(res, next);
       answer(res, next);
     });
   });
@@ -108,6 +114,13 @@ export async function startWebhookReceiver(options: { host?: string } = {}): Pro
 function answer(res: ServerResponse, response: { status: number; headers?: Record<string, string>; body?: string }): void {
   res.writeHead(response.status, { "content-type": "text/plain", ...response.headers });
   res.end(response.body ?? "");
+}
+
+function answerHalf(res: ServerResponse, response: { status: number; body: string; breakOff: "reset" | "stall" }): void {
+  res.writeHead(response.status, { "content-type": "text/plain", "content-length": String(Buffer.byteLength(response.body)) });
+  res.write(response.body.slice(0, response.body.length / 2), () => {
+    if (response.breakOff === "reset") res.socket?.destroy();
+  });
 }
 
 function verifiedSecrets(secrets: string[], body: string, headers: IncomingHttpHeaders): string[] {

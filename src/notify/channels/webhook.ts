@@ -2,7 +2,7 @@
 // 2xx is delivered; redirects are answered, not followed; the receiver's answer is kept
 // (first 64 KiB) for the attempt log.
 import { performance } from "node:perf_hooks";
-import { request } from "undici";
+import { request, type Dispatcher } from "undici";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { createSafeDispatcher, type ResolveAll } from "../safe-dispatcher.ts";
 import { webhookHeaders } from "../sign.ts";
@@ -35,8 +35,9 @@ export function createWebhookChannel(options: WebhookChannelOptions): WebhookCha
       return { errorCode: PERMANENT_ERROR_CODES.badDestination, error: url, durationMs: 0 };
     }
     const body = JSON.stringify(message.payload);
+    let response: Dispatcher.ResponseData;
     try {
-      const response = await request(url, {
+      response = await request(url, {
         method: "POST",
         dispatcher,
         headers: {
@@ -50,20 +51,22 @@ export function createWebhookChannel(options: WebhookChannelOptions): WebhookCha
         // Headers and body together, so a receiver that trickles bytes cannot hold a worker slot.
         signal: AbortSignal.timeout(options.timeoutMs),
       });
-      const responseBody = await readCapped(response.body, RESPONSE_BODY_LIMIT);
-      const status = response.statusCode;
-      const retryAfter = header(response.headers["retry-after"]);
-      return {
-        statusCode: status,
-        retryAfter,
-        responseBody,
-        durationMs: elapsed(),
-        error: status >= 200 && status < 300 ? undefined : describeStatus(status, header(response.headers.location)),
-      };
     } catch (error) {
       const { code, text } = describeError(error, options.timeoutMs);
       return { errorCode: code, error: text, durationMs: elapsed() };
     }
+    // The status is the receiver's answer (2xx = delivered); the body is only kept for the
+    // attempt log, so a body that breaks off after it must not turn a 200 into a retry (the
+    // receiver would get the notification again) or a 400 into one either.
+    const responseBody = await readCapped(response.body, RESPONSE_BODY_LIMIT, (error) => describeError(error, options.timeoutMs).text);
+    const status = response.statusCode;
+    return {
+      statusCode: status,
+      retryAfter: header(response.headers["retry-after"]),
+      responseBody,
+      durationMs: elapsed(),
+      error: status >= 200 && status < 300 ? undefined : describeStatus(status, header(response.headers.location)),
+    };
   };
 
   return {
@@ -109,14 +112,30 @@ function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Up to `limit` bytes of the body as text (NUL removed: Postgres text cannot hold it); the rest is dropped unread. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy: () => void }, limit: number): Promise<string> {
+/**
+ * Up to `limit` bytes of the body as text (NUL removed: Postgres text cannot hold it); the rest
+ * is dropped unread. A body that breaks off (reset, stalled past the request's timeout, shorter
+ * than its Content-Length) is kept as far as it came, followed by why it ended there.
+ */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy: () => void },
+  limit: number,
+  describe: (error: unknown) => string,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= limit) break; // leaving the loop destroys the stream and its connection
+  let brokeOff: string | undefined;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) break; // leaving the loop destroys the stream and its connection
+    }
+  } catch (error) {
+    // Mostly ended by its error already; if not, this ends the half-read connection (never reused).
+    body.destroy();
+    brokeOff = describe(error);
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString("utf8").replaceAll("\u0000", "");
+  const text = Buffer.concat(chunks).subarray(0, limit).toString("utf8").replaceAll("\u0000", "");
+  return brokeOff === undefined ? text : `${text}\n[the response body broke off: ${brokeOff}]`;
 }

@@ -1,0 +1,101 @@
+// A webhook receiver's answer is its status (2xx = delivered, DESIGN.md section 6); the body
+// after it is only kept for the attempt log. A body that breaks off — the connection closed
+// before Content-Length bytes came, or the body stalled past the timeout — must leave the
+// status as it was: a 200 is delivered once (not POSTed again), a 400 stays permanent, a 503
+// stays retryable. Real delivery workers, a real receiver on loopback.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import {
+  attemptsOf,
+  isFinished,
+  seedAlert,
+  seedNotification,
+  startDeliveryWorkers,
+  waitForNotification,
+  type DeliveryWorkers,
+} from "../helpers/delivery.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+const TIMEOUT_MS = 500;
+const BODY = "accepted ".repeat(400);
+const HALF = BODY.slice(0, BODY.length / 2);
+
+let t: TestApp;
+let receiver: WebhookReceiver;
+let workers: DeliveryWorkers;
+let path = 0;
+
+beforeAll(async () => {
+  t = await startTestApp("webhook-body-breaks-off", { RETRY_SCHEDULE: "100ms,200ms" });
+  receiver = await startWebhookReceiver();
+  workers = startDeliveryWorkers(t, { webhookTimeoutMs: TIMEOUT_MS });
+});
+afterAll(async () => {
+  await workers?.close();
+  await receiver?.close();
+  await t?.close();
+});
+
+async function webhookAlert() {
+  const route = receiver.route(`/hook-${++path}`);
+  const alert = await seedAlert(t, { method: "webhook", webhookUrl: route.url });
+  route.verifyWith(alert.secret!);
+  return { route, alert };
+}
+
+describe("a webhook answer whose body breaks off after the status", () => {
+  it("is delivered after one attempt when a 200's connection closes mid-body, keeping the part that came", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 200, body: BODY, breakOff: "reset" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
+    expect(route.requests).toHaveLength(1);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt).toMatchObject({ statusCode: 200, error: null });
+    expect(attempt!.responseBody).toMatch(new RegExp(`^${HALF}\\n\\[the response body broke off: .+\\]$`));
+  });
+
+  it("is delivered after one attempt when a 200's body stalls, the read ending at the timeout", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 200, body: BODY, breakOff: "stall" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
+    expect(route.requests).toHaveLength(1);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt).toMatchObject({ statusCode: 200, error: null });
+    expect(attempt!.responseBody).toBe(`${HALF}\n[the response body broke off: no complete answer within ${TIMEOUT_MS} ms]`);
+    // Headers and body share the one timeout: the stalled body holds the worker slot no longer.
+    expect(attempt!.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(attempt!.durationMs).toBeLessThan(TIMEOUT_MS + 1_000);
+  });
+
+  it("stays a permanent failure after one attempt when a 400's connection closes mid-body", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 400, body: BODY, breakOff: "reset" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row).toMatchObject({ status: "failed", attemptCount: 1 });
+    expect(route.requests).toHaveLength(1);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt).toMatchObject({ statusCode: 400, error: "HTTP 400" });
+  });
+
+  it("stays retryable, with its status in the attempt log, when a 503's connection closes mid-body", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 503, body: BODY, breakOff: "reset" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row).toMatchObject({ status: "delivered", attemptCount: 2 });
+    const attempts = await attemptsOf(t, id);
+    expect(attempts.map((a) => [a.statusCode, a.error])).toEqual([
+      [503, "HTTP 503"],
+      [200, null],
+    ]);
+  });
+});
