@@ -83,7 +83,12 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           payload: testPayload(target, now),
           createdAt: now,
         });
-        await enqueueDeliveries(deps.queues, [{ notificationId, channel: target.notificationMethod }]);
+        // The notification is committed and owed from here on: a failed enqueue leaves it pending
+        // for the reconciler (within a sweep), as for any notification. Answering 503 instead
+        // made a client that retried it send a second test (and spend a second of its quota).
+        await enqueueDeliveries(deps.queues, [{ notificationId, channel: target.notificationMethod }]).catch((error: unknown) =>
+          request.log.warn({ err: error, notificationId }, "test notification: enqueue failed; the reconciler will enqueue it"),
+        );
         reply.code(202).header("location", `/v1/notifications/${notificationId}`);
         return { notificationId };
       },
