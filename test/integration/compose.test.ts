@@ -91,13 +91,13 @@ describe("docker-compose.yml", () => {
     expect(healthcheckText(service("redis"))).toContain("ping");
   });
 
-  it("publishes the API and the worker's metrics on the ports their configuration and healthchecks use", () => {
+  it("publishes the API and the worker's metrics on the ports their configuration uses, and both healthchecks ask /readyz", () => {
     const api = service("api");
     expect(containerPorts(api)).toEqual([Number(api.environment?.PORT)]);
     expect(healthcheckText(api)).toContain(`http://127.0.0.1:${api.environment?.PORT}/readyz`);
     const worker = service("worker");
     expect(containerPorts(worker)).toEqual([Number(worker.environment?.WORKER_METRICS_PORT)]);
-    expect(healthcheckText(worker)).toContain(`http://127.0.0.1:${worker.environment?.WORKER_METRICS_PORT}/metrics`);
+    expect(healthcheckText(worker)).toContain(`http://127.0.0.1:${worker.environment?.WORKER_METRICS_PORT}/readyz`);
     // Published on loopback only: a user's machine does not expose the stack to its network.
     for (const name of Object.keys(services)) {
       for (const port of service(name).ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
