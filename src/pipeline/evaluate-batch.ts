@@ -105,7 +105,6 @@ async function evaluateOldestRun(
   deps: PipelineDeps,
 ): Promise<(GroupTotals & { batchIds: string[] }) | undefined | "released"> {
   const { sql } = deps;
-  const now = deps.now();
   let recorded;
   try {
     recorded = await retryTransaction(() =>
@@ -140,6 +139,11 @@ async function evaluateOldestRun(
         const states = byAddress(stateRows);
         const { txFirings, scoreSteps } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });
 
+        // The clock of the writes (events, cooldowns, "evaluated" marks) is read here, after the
+        // waits for the runs ahead (up to EVALUATION_ORDER_WAIT each) and on every retry: read
+        // when the run began, a notification could be stamped seconds before it was recorded,
+        // and a later run's cooldown measured from that earlier time.
+        const now = deps.now();
         const written = await recordScores(tx, scoreSteps, now);
         // A label change's score change that its risk job has not evaluated yet (late, or lost
         // with Redis) happened before this group's change of the same address: it is evaluated

@@ -22,10 +22,12 @@ export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly num
   const throughId = Math.max(...open.map((c) => c.id));
   const { scoreAlerts } = alertsByNeed(await deps.alertRules.forAddresses(addresses));
 
-  const now = deps.now();
   const recorded = await retryTransaction(() =>
     deps.sql.begin(async (tx) => {
       const changes = await lockOpenScoreChanges(tx, addresses, throughId);
+      // The clock of the writes, read once the changes are locked (and on every retry): a wait
+      // for another evaluation's lock must not stamp events and cooldowns before it.
+      const now = deps.now();
       // Each payload shows the score and factors of the address's newest change evaluated here.
       const latest = new Map<string, WalletRisk>(changes.map((c) => [c.address, { score: c.score, factors: c.factors }]));
       const result = await recordEvents(tx, {

@@ -152,6 +152,32 @@ describe("evaluation groups", () => {
   });
 });
 
+describe("the clock of an evaluation's writes", () => {
+  it("stamps events and the alert's last notification after the wait for an earlier batch, not when the run began", async () => {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 100 });
+    const hung = await store(wallet.address, [1]);
+    const next = await store(wallet.address, [500]);
+    const waitMs = 300;
+    const impatient = { ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: waitMs } };
+    const release = await holdClaims([hung]);
+    try {
+      const began = Date.now();
+      expect(await evaluateBatch(impatient, next)).toMatchObject({ status: "evaluated" });
+      const [event] = await t.deps.sql<{ createdAt: number }[]>`
+        select extract(epoch from created_at) * 1000 as "createdAt" from alert_events where alert_id = ${alertId}`;
+      const [alert] = await t.deps.sql<{ lastNotifiedAt: number }[]>`
+        select extract(epoch from last_notified_at) * 1000 as "lastNotifiedAt" from alerts where id = ${alertId}`;
+      // The run waited for the held batch's counts first: nothing it wrote may be stamped earlier.
+      expect(Number(event!.createdAt)).toBeGreaterThanOrEqual(began + waitMs);
+      expect(Number(alert!.lastNotifiedAt)).toBe(Number(event!.createdAt));
+    } finally {
+      await release();
+    }
+    expect(await evaluateBatch(t.deps, hung)).toMatchObject({ status: "evaluated" });
+  });
+});
+
 describe("reading scores after the runs ahead", () => {
   const impatient = () => ({ ...t.deps, config: { ...t.deps.config, evaluationOrderWaitMs: 300 } });
 
