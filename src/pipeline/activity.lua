@@ -38,6 +38,10 @@ local prefix = ARGV[1]
 local input = cmsgpack.unpack(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
 local HOUR, DAY, KEY_TTL = 3600, 86400, 8 * 86400
+-- The newest block time outlives the other keys: dormant_reactivation needs a silence of 90
+-- days or more, and with the hot state gone after 8 days every wake-up looked like a first
+-- transaction (no gap, no factor). Three years: any silence shorter than that is seen.
+local LAST_TTL = 3 * 365 * 86400
 local BASE_FIRST, BASE_LAST = 169, 2 -- previous 7 days: hours [H-169, H-2]
 local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
 local CP_LENGTH = 12                   -- COUNTERPARTY_KEY_LENGTH in activity.ts
@@ -93,6 +97,7 @@ for i = 1, #input do
   local address, needWindows = item[1], item[2] == 1
   local hourKey = prefix .. ':activity-h:' .. address
   local cpKey = prefix .. ':activity-cp:' .. address
+  local lastKey = prefix .. ':activity-last:' .. address
 
   -- The state: sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags, then the minute buckets.
   local st = states[i] and cmsgpack.unpack(states[i]) or nil
@@ -182,6 +187,8 @@ for i = 1, #input do
       -- Dormancy: the longest silence before one of the batch's transactions, kept for a day:
       -- before its first one, or between two of them (a backfill can span the silence).
       local previous = last
+      -- A state that expired (8 days of silence) leaves the newest block time in its own key.
+      if previous == nil then previous = tonumber(redis.call('GET', lastKey) or nil) end
       for _, b in ipairs(adds) do
         local t = item[b]
         if previous ~= nil and t > previous then
@@ -355,10 +362,14 @@ for i = 1, #input do
       out[#out + 1] = mc[m]
       out[#out + 1] = mn[m] or 0
     end
+    -- The newest block time is written with every write of the state (it must be exact when
+    -- the state expires), its expiry renewed with the state's, once an hour.
     if keepTtl then
       redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'KEEPTTL')
+      redis.call('SET', lastKey, last, 'KEEPTTL')
     else
       redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'EX', KEY_TTL)
+      redis.call('SET', lastKey, last, 'EX', LAST_TTL)
     end
   end
   results[i] = rows

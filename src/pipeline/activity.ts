@@ -9,7 +9,9 @@
 //   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 171 h),
 //                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);
 //   <prefix>:activity-cp:<address>  a set of its counterparties (by a 12-character prefix), at
-//                                   most 1,000 (trimmed to 500 at random, once an hour).
+//                                   most 1,000 (trimmed to 500 at random, once an hour);
+//   <prefix>:activity-last:<address> its newest block time, kept 3 years: what a wake-up after
+//                                   the other keys expired measures its silence from.
 // A batch reads every hot state of a chunk with one MGET and writes each back with one SET;
 // the hour hash is touched when an hour finishes (and for late transactions), the set once
 // per batch when the address has counterparties. The cached sums are recomputed from the
@@ -27,7 +29,7 @@
 // with that (unless it needs per-event windows that the first run did not). The markers and
 // answers are deleted once the evaluation has committed (a batch marked evaluated is never
 // evaluated again), and expire after a day if that deletion is lost. Keys expire 8 days after
-// their address was last active.
+// their address was last active (its newest block time, 3 years).
 //
 // Only tracked addresses are counted (see scoring.ts); the tracked set is read when the
 // evaluation starts, so an address counts from the first evaluation that begins after its
@@ -237,7 +239,12 @@ export async function forgetCountedBatches(redis: Redis, prefix: string, batchId
  * earlier period of tracking) miss what it did while untracked.
  */
 export async function forgetAddressActivity(redis: Redis, prefix: string, address: string): Promise<void> {
-  await redis.unlink(activityStateKey(prefix, address), `${prefix}:activity-h:${address}`, `${prefix}:activity-cp:${address}`);
+  await redis.unlink(
+    activityStateKey(prefix, address),
+    `${prefix}:activity-h:${address}`,
+    `${prefix}:activity-cp:${address}`,
+    `${prefix}:activity-last:${address}`,
+  );
 }
 
 /** The key of an address's hot state (activity.lua spells the same names): it exists once the address is counted. */

@@ -2,7 +2,7 @@
 // every event (the definition the running sums must agree with).
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyActivityInOrder, applyBatchActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
+import { applyActivityInOrder, applyBatchActivity, forgetAddressActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { freePort } from "../helpers/ports.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
@@ -309,6 +309,30 @@ describe("activity counters", () => {
     expect(await gap(wake)).toBe(100 * 86_400);
     expect(await gap(wake + 3600)).toBe(100 * 86_400);
     expect(await gap(wake + 2 * 86_400)).toBe(2 * 86_400 - 3600);
+  });
+
+  it("measures a wake-up's silence from the newest block time kept after the other keys expired (8 days)", async () => {
+    const address = randomAddress();
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const t0 = 1_700_000_000;
+    await run([{ address, needWindows: false, events: [event(t0)] }]);
+    await run([{ address, needWindows: false, events: [event(t0 + 600)] }]);
+    // What Redis does to them 8 days later (every key but the newest block time's).
+    expect(await redis.ttl(`${prefix}:activity-last:${address}`)).toBeGreaterThan(1_000 * 86_400);
+    await redis.del(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`, `${prefix}:activity-cp:${address}`);
+    const wake = t0 + 600 + 100 * 86_400;
+    const answer = await run([{ address, needWindows: false, events: [event(wake)] }]);
+    expect(answer.get(address)!.dormantGapSeconds).toBe(100 * 86_400);
+  });
+
+  it("forgets the newest block time with the rest when the address's counters are dropped (tracked anew)", async () => {
+    const address = randomAddress();
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    await run([{ address, needWindows: false, events: [event(1_700_000_000)] }]);
+    await forgetAddressActivity(redis, prefix, address);
+    expect(await redis.exists(`${prefix}:activity-last:${address}`)).toBe(0);
+    const answer = await run([{ address, needWindows: false, events: [event(1_700_000_000 + 100 * 86_400)] }]);
+    expect(answer.get(address)!.dormantGapSeconds).toBeNull();
   });
 
   it("finds a dormancy gap between two transactions of one batch (a backfill spanning the silence)", async () => {
