@@ -271,8 +271,13 @@ export function createReferenceModel() {
           const s = state(address);
           const other = otherSide(address, tx);
           for (const alert of activeAlerts(address, "large_transfer")) {
+            // A symbol matches in any case; a mint (also a token named by its mint) only exactly.
+            const namedByMint = tx.token === tx.mint || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(tx.token);
             const tokenMatches =
-              alert.token === null || (tx.mint != null && tx.mint === alert.token) || tx.token.toLowerCase() === alert.token.toLowerCase();
+              alert.token === null ||
+              (tx.mint != null && tx.mint === alert.token) ||
+              tx.token === alert.token ||
+              (!namedByMint && tx.token.toLowerCase() === alert.token.toLowerCase());
             // A failed transaction does not fire, nor does a self-transfer.
             if (tx.status === "success" && other !== null && tokenMatches && tx.amount >= alert.threshold) {
               fire(alert, "large_transfer", tx, tx.amount);
@@ -302,9 +307,12 @@ export function createReferenceModel() {
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
           const baseline = Math.max(1, previous7Days / 168);
           for (const alert of activeAlerts(address, "unusual_activity")) {
-            // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count).
-            const limit = alert.threshold * Math.max(168, previous7Days);
-            if (alert.threshold > 0 && (after - 1) * 168 < limit && after * 168 >= limit) {
+            // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
+            // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
+            const billionths = BigInt(Math.round(alert.threshold * 1e9));
+            const limit = billionths * BigInt(Math.max(168, previous7Days));
+            const reaches = (count: number) => BigInt(count) * 168n * 1_000_000_000n >= limit;
+            if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
               fire(alert, "unusual_activity", tx, Math.round((after / baseline) * 100) / 100);
             }
           }

@@ -6,7 +6,10 @@
 // - A self-transfer (from = to = the wallet) does not fire: the wallet's holdings did not change
 //   and nothing reached anyone else.
 // - The token filter matches the transaction's mint exactly (base58 is case-sensitive) or its
-//   symbol ignoring case, so "usdc" and "USDC" and the USDC mint all select USDC.
+//   symbol ignoring case, so "usdc" and "USDC" and the USDC mint all select USDC. A token
+//   without a symbol is shown by its mint (Helius sets token = mint; native ingest may send the
+//   mint as `token` with no `mint`), and that token too is matched exactly.
+import { isAddress } from "../base58.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
@@ -15,7 +18,17 @@ import type { AlertRule, Firing } from "./types.ts";
 export function matchesToken(filter: string | null, tx: Transaction): boolean {
   if (filter === null) return true;
   if (tx.mint != null && tx.mint === filter) return true;
-  return tx.token === filter || tx.token.toLowerCase() === filter.toLowerCase();
+  if (tx.token === filter) return true;
+  return tx.token.toLowerCase() === filter.toLowerCase() && !isMintAsToken(tx);
+}
+
+/**
+ * Whether the transaction's token is a mint standing in for a missing symbol. `token === mint`
+ * alone would miss native ingest, which may send the mint as `token` and leave `mint` out, so
+ * any token that is an address (base58 of 32 bytes, as no real symbol is) counts as a mint.
+ */
+function isMintAsToken(tx: Transaction): boolean {
+  return tx.token === tx.mint || isAddress(tx.token);
 }
 
 /**

@@ -23,12 +23,26 @@ export function baselinePerHour(previous7DaysCount: number): number {
 }
 
 /**
+ * Thresholds are stored with 9 decimals (numeric(38, 9)), so in billionths they are whole
+ * numbers. unusual_activity allows at most 1,000,000 (alert-settings.ts): 1e15 billionths, below
+ * 2^53, so `Math.round(multiple * 1e9)` recovers the stored value exactly.
+ */
+const BILLIONTHS_PER_UNIT = 1_000_000_000;
+
+/**
  * Whether `count` transactions in an hour reach `multiple` × the baseline. Compared as
- * count × 168 ≥ multiple × max(168, previous7DaysCount) so that the equality edge is exact
- * for whole multiples (no division, no rounding).
+ * count × 168 × 1e9 ≥ multipleInBillionths × max(168, previous7DaysCount), all whole numbers,
+ * so the equality edge is exact for any stored threshold: in floating point 1.1 × 1,680 is
+ * 1,848.0000000000002, and 11 transactions on a baseline of 10/hour missed a limit of exactly 11.
+ * BigInt because the products pass 2^53 (up to 1e15 billionths × the 7-day count).
  */
 export function reachesMultiple(count: number, multiple: number, previous7DaysCount: number): boolean {
-  return count * BASELINE_HOURS >= multiple * Math.max(BASELINE_HOURS, previous7DaysCount);
+  // BigInt() refuses NaN and ±Infinity: answer as the plain comparison would (only -∞ is reached).
+  if (!Number.isFinite(multiple)) return multiple < 0;
+  const multipleInBillionths = BigInt(Math.round(multiple * BILLIONTHS_PER_UNIT));
+  const reached = BigInt(count) * BigInt(BASELINE_HOURS) * BigInt(BILLIONTHS_PER_UNIT);
+  const limit = multipleInBillionths * BigInt(Math.max(BASELINE_HOURS, previous7DaysCount));
+  return reached >= limit;
 }
 
 export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing | null {

@@ -2,6 +2,11 @@ import { describe, expect, it } from "vitest";
 import { evaluateLargeTransfer, matchesToken } from "../../../src/domain/conditions/index.ts";
 import { MINTS, OTHER, SIGNATURE, WALLET, rule, tx } from "./fixtures.ts";
 
+/** A mint outside the well-known list, so shown by its mint; and an address differing from it only in the last letter's case. */
+const UNLISTED_MINT = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy";
+const CASE_TWIN_MINT = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPY";
+const MSOL_MINT = "mSoLzYCxHdYgdzU16g5QSh3i5K3z3KZK7ytfqcJm7So";
+
 describe("large_transfer", () => {
   it.each([
     { amount: 9_999.99, fires: false, case: "just below the threshold" },
@@ -70,6 +75,24 @@ describe("large_transfer", () => {
     expect(evaluateLargeTransfer(rule("large_transfer", { token: MINTS.JUP }), byMint)?.reason).toBe(
       "Sent 25,000 JUPy…DvCN to A3Cb…E6Fb (threshold 10,000).",
     );
+  });
+
+  // A token without a symbol is shown by its mint: Helius sets token = mint, native ingest may
+  // send the mint as token and no mint. Either way it is base58, so matched exactly, while a
+  // symbol, with or without its mint, still matches in any case.
+  it.each([
+    { token: UNLISTED_MINT, mint: UNLISTED_MINT, filter: UNLISTED_MINT, fires: true, case: "Helius: the same mint" },
+    { token: UNLISTED_MINT, mint: UNLISTED_MINT, filter: UNLISTED_MINT.toLowerCase(), fires: false, case: "Helius: the mint in lower case" },
+    { token: UNLISTED_MINT, mint: UNLISTED_MINT, filter: UNLISTED_MINT.toUpperCase(), fires: false, case: "Helius: the mint in upper case" },
+    { token: UNLISTED_MINT, mint: UNLISTED_MINT, filter: CASE_TWIN_MINT, fires: false, case: "Helius: a mint differing only in case" },
+    { token: UNLISTED_MINT, mint: null, filter: UNLISTED_MINT, fires: true, case: "native: the same mint" },
+    { token: UNLISTED_MINT, mint: null, filter: UNLISTED_MINT.toLowerCase(), fires: false, case: "native: the mint in lower case" },
+    { token: UNLISTED_MINT, mint: null, filter: CASE_TWIN_MINT, fires: false, case: "native: a mint differing only in case" },
+    { token: "BONK", mint: null, filter: "bonk", fires: true, case: "native: a symbol in another case" },
+    { token: "mSOL", mint: MSOL_MINT, filter: "MSOL", fires: true, case: "Helius: mSOL written as MSOL" },
+  ])("token filter, mints exact and symbols in any case: $case → fires $fires", ({ token, mint, filter, fires }) => {
+    const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx({ token, mint }));
+    expect(firing !== null).toBe(fires);
   });
 
   it("does not fire for a rule of another condition", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { baselinePerHour, evaluateUnusualActivity } from "../../../src/domain/conditions/index.ts";
+import { baselinePerHour, evaluateUnusualActivity, reachesMultiple } from "../../../src/domain/conditions/index.ts";
 import { OTHER, SIGNATURE, THIRD, WALLET, rule, tx } from "./fixtures.ts";
 
 describe("baselinePerHour", () => {
@@ -12,6 +12,30 @@ describe("baselinePerHour", () => {
     { previous7DaysCount: 252, baseline: 1.5, case: "a fractional mean is kept" },
   ])("$case ($previous7DaysCount in 7 days → $baseline)", ({ previous7DaysCount, baseline }) => {
     expect(baselinePerHour(previous7DaysCount)).toBe(baseline);
+  });
+});
+
+// Decimal thresholds whose limit on the baseline is a whole number of transactions: in floating
+// point threshold × 7-day count lands just above count × 168 (1.1 × 1,680 = 1,848.0000000000002),
+// so the exact limit was missed and the alert fired one transaction late.
+describe("reachesMultiple with a decimal threshold", () => {
+  const edges = [
+    { threshold: 1.1, perHour: 10, limit: 11 },
+    { threshold: 2.2, perHour: 5, limit: 11 },
+    { threshold: 4.4, perHour: 10, limit: 44 },
+    { threshold: 8.3, perHour: 10, limit: 83 },
+    { threshold: 0.55, perHour: 20, limit: 11 },
+    // count × 168 × 1e9 passes 2^53 here: the comparison must stay exact beyond it.
+    { threshold: 1.1, perHour: 1_000_000, limit: 1_100_000 },
+  ];
+  it.each(
+    edges.flatMap(({ threshold, perHour, limit }) => [
+      { threshold, perHour, limit, count: limit - 1, reaches: false, case: "just below the limit" },
+      { threshold, perHour, limit, count: limit, reaches: true, case: "at the limit" },
+      { threshold, perHour, limit, count: limit + 1, reaches: true, case: "just above the limit" },
+    ]),
+  )("$threshold × $perHour/hour (limit $limit): $count is $case → $reaches", ({ threshold, perHour, count, reaches }) => {
+    expect(reachesMultiple(count, threshold, perHour * 168)).toBe(reaches);
   });
 });
 
@@ -69,6 +93,30 @@ describe("unusual_activity", () => {
     expect(at(2, 3)).toBeNull();
     expect(at(3, 4)?.observed).toBe(2.67);
     expect(at(3, 4)?.reason).toBe("4 transactions in the last hour, 2.67× the usual 1.5 per hour (threshold 2.5×).");
+  });
+
+  // Threshold 1.1 on a baseline of 10/hour: the limit is exactly 11 transactions.
+  it.each([
+    { countBefore: 9, countAfter: 10, fires: false, case: "just below the limit" },
+    { countBefore: 10, countAfter: 11, fires: true, case: "reaching exactly the limit" },
+    { countBefore: 11, countAfter: 12, fires: false, case: "already at the limit (edge-triggered)" },
+  ])("with a decimal threshold: $case ($countBefore → $countAfter, limit 11) fires: $fires", ({ countBefore, countAfter, fires }) => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity", { threshold: 1.1 }), tx(), {
+      countBefore,
+      countAfter,
+      previous7DaysCount: 1680,
+    });
+    expect(firing !== null).toBe(fires);
+  });
+
+  it("fires at the exact limit of a decimal threshold with the multiple observed", () => {
+    const firing = evaluateUnusualActivity(rule("unusual_activity", { threshold: 1.1 }), tx(), {
+      countBefore: 10,
+      countAfter: 11,
+      previous7DaysCount: 1680,
+    });
+    expect(firing?.observed).toBe(1.1);
+    expect(firing?.reason).toBe("11 transactions in the last hour, 1.1× the usual 10 per hour (threshold 1.1×).");
   });
 
   it.each([
