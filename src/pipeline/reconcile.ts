@@ -1,13 +1,14 @@
 // The reconciler (the outbox sweep): Postgres says what work is owed, Redis may have lost the
 // jobs for it (a flush, a new Redis, an enqueue that failed after a commit). Each sweep
 // re-enqueues with the same jobIds as the first enqueue, so work whose job is alive is left
-// alone (BullMQ ignores an add with an existing jobId) and nothing runs twice at once.
+// alone and nothing runs twice at once. BullMQ also ignores an add whose jobId is kept as
+// failed or completed, so for those each kind removes or retries the old job (jobStates).
 import type { Queue } from "bullmq";
 import type { Deps } from "../deps.ts";
 import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type OpenNotification } from "../db/queries/reconcile.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
-import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
+import { scoreEvaluationJobs } from "./enqueue-risk.ts";
 
 export type ReconcileOptions = {
   /** Work younger than this is left to its first enqueue (which normally follows the commit at once). */
@@ -66,9 +67,19 @@ export async function runReconcileOnce(
     }
   });
 
+  const riskQueue = deps.queues[QUEUES.risk];
   const changeIds = await unevaluatedScoreChanges(deps.sql, before, settings.pageSize * settings.maxPages);
-  await enqueueScoreEvaluation(deps.queues, changeIds);
-  result.scoreChanges = changeIds.length;
+  const riskJobs = scoreEvaluationJobs(changeIds);
+  const riskStates = await jobStates(deps, riskQueue, riskJobs.map((job) => job.opts.jobId));
+  const owedRiskJobs = riskJobs.filter((job) => riskStates.get(job.opts.jobId) !== "live");
+  for (const job of owedRiskJobs) {
+    // Failed (its attempts ran out) or completed while its changes stay unevaluated (say,
+    // its commit lost in a failover): an add under its jobId would be ignored, so afresh.
+    // Not retried in place: a chunk with the same first and last id may hold other changes.
+    if (riskStates.get(job.opts.jobId) !== "missing") await riskQueue.remove(job.opts.jobId);
+  }
+  await riskQueue.addBulk(owedRiskJobs);
+  result.scoreChanges = owedRiskJobs.reduce((sum, job) => sum + job.data.scoreChangeIds.length, 0);
 
   await forEachPage(
     deps,
