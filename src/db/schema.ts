@@ -151,6 +151,17 @@ export const riskLabels = pgTable("risk_labels", {
   updatedAt: updatedAt(),
 });
 
+/**
+ * Label changes whose wallets are still to be rescored (the outbox of src/pipeline/relabel.ts):
+ * written in the transaction that changes the labels, deleted by the one that rescores the
+ * tracked addresses that dealt with them; the reconciler rescores what a lost process left.
+ */
+export const labelRescores = pgTable("label_rescores", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  addresses: text("addresses").array().notNull(),
+  createdAt: createdAt(),
+});
+
 /** Every change of an address's risk score; its id is the dedupe key of risk_score_increase. */
 export const riskScoreHistory = pgTable(
   "risk_score_history",

@@ -1,5 +1,6 @@
 // The reconciler (the outbox sweep): Postgres says what work is owed, Redis may have lost the
-// jobs for it (a flush, a new Redis, an enqueue that failed after a commit). Each sweep
+// jobs for it (a flush, a new Redis, an enqueue that failed after a commit). It also does
+// itself the one kind of owed work that has no job: a label change's rescore (relabel.ts). Each sweep
 // re-enqueues with the same jobIds as the first enqueue, so work whose job is alive is left
 // alone and nothing runs twice at once. BullMQ also ignores an add whose jobId is kept as
 // failed or completed, so for those each kind removes or retries the old job (jobStates).
@@ -8,7 +9,9 @@ import type { Deps } from "../deps.ts";
 import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type OpenNotification } from "../db/queries/reconcile.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
+import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
+import { rescoreRelabelled } from "./relabel.ts";
 
 export type ReconcileOptions = {
   /** Work younger than this is left to its first enqueue (which normally follows the commit at once). */
@@ -23,7 +26,7 @@ export type ReconcileOptions = {
 
 export const RECONCILE_DEFAULTS: ReconcileOptions = { graceMs: 5_000, pageSize: 1_000, maxPages: 50, stuckMs: 10 * 60_000 };
 
-export type ReconcileResult = { batches: number; scoreChanges: number; notifications: number };
+export type ReconcileResult = { batches: number; labelRescores: number; scoreChanges: number; notifications: number };
 
 export type ReconcileDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now"> & {
   config: Pick<Deps["config"], "queuePrefix">;
@@ -46,7 +49,7 @@ export async function runReconcileOnce(
   const settings = { ...RECONCILE_DEFAULTS, ...options };
   const now = deps.now();
   const before = new Date(now.getTime() - settings.graceMs);
-  const result: ReconcileResult = { batches: 0, scoreChanges: 0, notifications: 0 };
+  const result: ReconcileResult = { batches: 0, labelRescores: 0, scoreChanges: 0, notifications: 0 };
 
   const batchQueue = deps.queues[QUEUES.transactions];
   await forEachPage(deps, "batches", settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
@@ -66,6 +69,12 @@ export async function runReconcileOnce(
       if (state === "failed" || state === "completed") result.batches++;
     }
   });
+
+  // Label changes whose rescore their process never ran (it ended between the two steps).
+  for (const rescoreId of await pendingLabelRescores(deps.sql, before, settings.pageSize)) {
+    await rescoreRelabelled(deps, rescoreId);
+    result.labelRescores++;
+  }
 
   const riskQueue = deps.queues[QUEUES.risk];
   const changeIds = await unevaluatedScoreChanges(deps.sql, before, settings.pageSize * settings.maxPages);
@@ -108,7 +117,7 @@ export async function runReconcileOnce(
     },
   );
 
-  if (result.batches + result.scoreChanges + result.notifications > 0) {
+  if (result.batches + result.labelRescores + result.scoreChanges + result.notifications > 0) {
     deps.logger.info(result, "reconciler re-enqueued owed work");
   }
   return result;

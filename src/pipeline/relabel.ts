@@ -1,14 +1,23 @@
-// A label change (PUT /v1/risk/labels): the labels, the new scores of every tracked address
-// that ever dealt with a relabelled address (the service scores tracked addresses only: see
-// scoring.ts), and the score changes owed an evaluation are committed in one Postgres
-// transaction; the evaluation itself is a `risk` job. Should the job be lost,
-// the reconciler finds the unevaluated changes in risk_score_history and enqueues them again.
+// A label change (PUT /v1/risk/labels), in two steps. First the labels commit, with a record
+// that they are owed a rescore (label_rescores). Then, in a transaction of its own, the tracked
+// addresses that ever dealt with a relabelled address are found and rescored (the service
+// scores tracked addresses only: see scoring.ts), with the score changes owed an evaluation,
+// and the record is deleted; the evaluation itself is a `risk` job.
+// Why two steps: looked up inside the labels' own transaction, the addresses missed a batch
+// stored after the look-up whose evaluation read the labels before they committed: a wallet
+// that dealt with a newly sanctioned address in that window was never flagged. Now a batch
+// stored before the look-up is found by it, and one stored after it is evaluated with the
+// committed labels. A process that ends between the steps leaves the record: the reconciler
+// rescores it. Should a risk job be lost, the reconciler finds the unevaluated changes in
+// risk_score_history and enqueues them again.
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import {
+  insertLabelRescore,
   labelExposure,
   shareLabelExposure,
+  takeLabelRescore,
   trackedCounterpartiesOf,
   upsertLabels,
   type LabelInput,
@@ -25,15 +34,46 @@ export const LABELS_CAUSE = "labels";
 
 export type RelabelResult = { upserted: number; rescored: number; scoreChangeIds: number[] };
 
-export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: readonly LabelInput[]): Promise<RelabelResult> {
+export async function applyLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, labels: readonly LabelInput[]): Promise<RelabelResult> {
+  const { upserted, rescoreId } = await recordLabels(deps, labels);
+  if (rescoreId === null) return { upserted, rescored: 0, scoreChangeIds: [] };
+  try {
+    return { upserted, ...(await rescoreRelabelled(deps, rescoreId)) };
+  } catch (error) {
+    // The labels are committed, and what is left is owed in Postgres (the rescore's record, or
+    // the unevaluated score changes whose jobs could not be enqueued): the reconciler does it.
+    deps.logger.warn({ err: error, rescoreId }, "labels: the rescore did not finish after the labels committed; the reconciler will");
+    return { upserted, rescored: 0, scoreChangeIds: [] };
+  }
+}
+
+/** The first step: the labels, and (when any changed) the record of the rescore they are owed. */
+export async function recordLabels(
+  deps: Pick<Deps, "sql">,
+  labels: readonly LabelInput[],
+): Promise<{ upserted: number; rescoreId: number | null }> {
   // The last of several labels for one address wins, as if they had been sent one by one.
   const byAddress = new Map(labels.map((label) => [label.address, label]));
-  const result = await retryTransaction(() =>
+  return retryTransaction(() =>
     deps.sql.begin(async (tx) => {
       // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
       // this lock makes a tracking wait for these labels, or this change wait for the new wallet.
       await shareLabelExposure(tx);
       const changed = await upsertLabels(tx, [...byAddress.values()]);
+      return { upserted: byAddress.size, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
+    }),
+  );
+}
+
+/** The second step (also the reconciler's): rescores what an owed rescore names, unless another process took it. */
+export async function rescoreRelabelled(
+  deps: Pick<Deps, "sql" | "queues">,
+  rescoreId: number,
+): Promise<{ rescored: number; scoreChangeIds: number[] }> {
+  const result = await retryTransaction(() =>
+    deps.sql.begin(async (tx) => {
+      const changed = await takeLabelRescore(tx, rescoreId);
+      if (changed === null) return { rescored: 0, scoreChangeIds: [] };
       const affected = await trackedCounterpartiesOf(tx, changed);
       let rescored = 0;
       const ids: number[] = [];
@@ -46,7 +86,7 @@ export async function applyLabels(deps: Pick<Deps, "sql" | "queues">, labels: re
         rescored += written.rescored;
         ids.push(...written.ids);
       }
-      return { upserted: byAddress.size, rescored, scoreChangeIds: ids.sort((a, b) => a - b) };
+      return { rescored, scoreChangeIds: ids.sort((a, b) => a - b) };
     }),
   );
   await enqueueScoreEvaluation(deps.queues, result.scoreChangeIds);

@@ -2,6 +2,7 @@
 // change concerns: the addresses that ever dealt with a relabelled address.
 import type { TransactionSql } from "postgres";
 import type { LabelCategory } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
 import { transactionLock } from "./advisory-lock.ts";
 
 type Tx = TransactionSql;
@@ -45,6 +46,29 @@ export const shareLabelExposure = LABEL_EXPOSURE_LOCK.share;
 
 /** Held by a tracking until it commits: waits for the label changes under way, holds new ones back. */
 export const lockLabelExposure = LABEL_EXPOSURE_LOCK.take;
+
+/** Records that the tracked addresses that dealt with `addresses` are owed a rescore (in the labels' transaction). */
+export async function insertLabelRescore(tx: Tx, addresses: readonly string[]): Promise<number> {
+  const [row] = await tx<{ id: number }[]>`
+    insert into label_rescores (addresses) values (${addresses as string[]}::text[]) returning id::float8 as id`;
+  return row!.id;
+}
+
+/**
+ * Takes an owed rescore: deletes it and returns its addresses (null when another process took
+ * it first). The delete holds its row until the rescore commits, so two never run the same one.
+ */
+export async function takeLabelRescore(tx: Tx, id: number): Promise<string[] | null> {
+  const [row] = await tx<{ addresses: string[] }[]>`delete from label_rescores where id = ${id} returning addresses`;
+  return row?.addresses ?? null;
+}
+
+/** Rescores owed since before `before`, oldest first: their process ended between the two steps. */
+export async function pendingLabelRescores(sql: Sql, before: Date, limit: number): Promise<number[]> {
+  const rows = await sql<{ id: number }[]>`
+    select id::float8 as id from label_rescores where created_at < ${before.toISOString()}::timestamptz order by id limit ${limit}`;
+  return rows.map((row) => row.id);
+}
 
 /** Every tracked address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
 export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
