@@ -12,7 +12,7 @@
 // lock, and needs fewer statements. Deliveries are enqueued after the commit; if that fails,
 // the reconciler enqueues the pending notifications later.
 import type { Deps } from "../deps.ts";
-import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels } from "../db/queries/pipeline.ts";
+import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels, loadScoreAlerts } from "../db/queries/pipeline.ts";
 import {
   claimBatchGroup,
   isBatchClaimed,
@@ -24,6 +24,7 @@ import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { applyActivityInOrder, flagCountedBatches, forgetCountedBatches } from "./activity.ts";
 import { alertsByNeed } from "./alert-rules.ts";
 import { touchedAddresses } from "./batch-facts.ts";
+import { groupByAddress } from "./transaction-firings.ts";
 import { batchSteps, evaluateSteps, stepEvents } from "./batch-steps.ts";
 import { EarlierBatchReleased, waitForEarlierCounts, waitForEarlierEvaluations } from "./count-order.ts";
 import { recordEvents } from "./record-events.ts";
@@ -118,7 +119,7 @@ async function evaluateOldestRun(
         const txs = await loadBatchTransactions(sql, batchIds);
         const addresses = touchedAddresses(txs);
         const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
-        const { needWindows, scoreAlerts } = alertsByNeed(alertsByAddress);
+        const { needWindows } = alertsByNeed(alertsByAddress);
         // The group is evaluated batch by batch, in ingest order, so that it fires what its
         // batches would fire evaluated one at a time: counted, scored and checked in turn.
         const steps = batchSteps(txs, batchIds, tracked, needWindows);
@@ -145,12 +146,16 @@ async function evaluateOldestRun(
         // and a later run's cooldown measured from that earlier time.
         const now = deps.now();
         const written = await recordScores(tx, scoreSteps, now);
+        // The risk_score_increase alerts of the changed addresses, read now that their scores
+        // are locked (see loadScoreAlerts): an alert created while this group was evaluated counts.
+        const changed = [...new Set(written.changes.map((c) => c.address))];
+        const scoreAlerts = alertsByNeed(groupByAddress(await loadScoreAlerts(tx, changed))).scoreAlerts;
         // A label change's score change that its risk job has not evaluated yet (late, or lost
         // with Redis) happened before this group's change of the same address: it is evaluated
         // first, here, since each firing moves the alert's baseline.
         const earlier = await lockOpenScoreChanges(
           tx,
-          [...new Set(written.changes.map((c) => c.address))].filter((address) => scoreAlerts.has(address)),
+          changed.filter((address) => scoreAlerts.has(address)),
         );
         const recordedEvents = await recordEvents(tx, {
           now,

@@ -4,7 +4,7 @@
 // the older changes of its addresses still owed an evaluation along with its own (their own
 // job may be late, or lost with Redis), because each firing moves the alert's baseline.
 // Changes already evaluated (a replayed job, or taken along by another) are skipped under lock.
-import { loadScoreChanges } from "../db/queries/pipeline.ts";
+import { loadScoreAlerts, loadScoreChanges } from "../db/queries/pipeline.ts";
 import { lockOpenScoreChanges, markScoreChangesEvaluated } from "../db/queries/pipeline-writes.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import type { PipelineDeps } from "./evaluate-batch.ts";
@@ -12,6 +12,7 @@ import type { WalletRisk } from "./notification.ts";
 import { recordEvents } from "./record-events.ts";
 import { retryTransaction } from "./retry.ts";
 import { alertsByNeed } from "./alert-rules.ts";
+import { groupByAddress } from "./transaction-firings.ts";
 
 export type RiskOutcome = { evaluated: number; events: number; notifications: number };
 
@@ -20,11 +21,12 @@ export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly num
   if (open.length === 0) return { evaluated: 0, events: 0, notifications: 0 };
   const addresses = [...new Set(open.map((c) => c.address))];
   const throughId = Math.max(...open.map((c) => c.id));
-  const { scoreAlerts } = alertsByNeed(await deps.alertRules.forAddresses(addresses));
 
   const recorded = await retryTransaction(() =>
     deps.sql.begin(async (tx) => {
       const changes = await lockOpenScoreChanges(tx, addresses, throughId);
+      // Read here, not before the transaction: an alert created meanwhile counts (loadScoreAlerts).
+      const { scoreAlerts } = alertsByNeed(groupByAddress(await loadScoreAlerts(tx, addresses)));
       // The clock of the writes, read once the changes are locked (and on every retry): a wait
       // for another evaluation's lock must not stamp events and cooldowns before it.
       const now = deps.now();

@@ -44,20 +44,28 @@ export type NewAlert = {
 /**
  * Inserts the alert if the wallet is the owner's, in one statement so a wallet deleted
  * meanwhile cannot leave an orphan; undefined when the wallet is not found. A
- * risk_score_increase alert starts from the address's current score (0 before any).
+ * risk_score_increase alert starts from the address's current score (0 before any), read
+ * under a share lock: an evaluation writing a new score holds the row until it commits, so
+ * the alert starts from the new score, or (created first) is found by that evaluation
+ * (loadScoreAlerts) and judges the rise from the score it started from.
  */
 export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow | undefined> {
   const [row] = await sql<AlertRow[]>`
+    with wallet as (
+      select id, address from tracked_wallets where id = ${alert.walletId} and owner = ${alert.owner}
+    ), score as (
+      select risk_score from address_state
+      where ${alert.condition} = 'risk_score_increase' and address = (select address from wallet)
+      for share
+    )
     insert into alerts (id, owner, wallet_id, condition, threshold, token, notification_method, webhook_url,
                         recipient, cooldown_seconds, status, webhook_secret, baseline_score, created_at, updated_at)
-    select ${alert.id}, ${alert.owner}, w.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
+    select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
            ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
            'active', ${alert.webhookSecret}::text,
-           case when ${alert.condition} = 'risk_score_increase' then coalesce(s.risk_score, 0) end,
+           case when ${alert.condition} = 'risk_score_increase' then coalesce((select risk_score from score), 0) end,
            ${alert.createdAt.toISOString()}::timestamptz, ${alert.createdAt.toISOString()}::timestamptz
-    from tracked_wallets w
-    left join address_state s on s.address = w.address
-    where w.id = ${alert.walletId} and w.owner = ${alert.owner}
+    from wallet
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
 }

@@ -1,6 +1,6 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
-import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
+import type { Condition, LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
 import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
@@ -59,8 +59,21 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
   return selectActiveAlerts(sql, addresses);
 }
 
-/** The active alerts of `addresses`, or of every address when none are given. */
-function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[]) {
+/**
+ * The active risk_score_increase alerts of `addresses`, read in an evaluation's writing
+ * transaction once their scores are locked, rather than as loaded before: an alert created
+ * meanwhile is among them. (Its creation reads the score under a share lock, insertAlert:
+ * it either committed before these locks, from the score before, and is found here, or waits
+ * for this commit and starts from the new score.) Loaded before, such an alert missed the
+ * rise and then fired on the next rise of any size.
+ */
+export async function loadScoreAlerts(tx: TransactionSql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
+  if (addresses.length === 0) return [];
+  return selectActiveAlerts(tx, addresses, "risk_score_increase");
+}
+
+/** The active alerts of `addresses` (of every address when none are given), of one condition or all. */
+function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[], condition?: Condition) {
   return sql<ActiveAlertRow[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
            a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
@@ -68,6 +81,7 @@ function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly stri
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
     where a.status = 'active' ${addresses ? sql`and w.address = any(${addresses as string[]}::text[])` : sql``}
+      ${condition ? sql`and a.condition = ${condition}` : sql``}
     order by a.id`;
 }
 
