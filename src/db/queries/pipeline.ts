@@ -1,6 +1,6 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
-import type { Condition, LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
+import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
 import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
@@ -69,11 +69,26 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
  */
 export async function loadScoreAlerts(tx: TransactionSql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
   if (addresses.length === 0) return [];
-  return selectActiveAlerts(tx, addresses, "risk_score_increase");
+  // Wallet by wallet through alerts_wallet_idx (OFFSET 0 keeps the subquery from being joined
+  // the other way round): planned on a table filled since its last analyze, a plain join read
+  // every alert in every group that changed a score, the writing transaction's locks held
+  // meanwhile (bench:latency, 100,000 alerts: detection p50 122 ms against 38 ms).
+  return tx<ActiveAlertRow[]>`
+    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
+           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+    from tracked_wallets w
+    cross join lateral (
+      select * from alerts a
+      where a.wallet_id = w.id and a.status = 'active' and a.condition = 'risk_score_increase'
+      offset 0
+    ) a
+    where w.address = any(${addresses as string[]}::text[])
+    order by a.id`;
 }
 
-/** The active alerts of `addresses` (of every address when none are given), of one condition or all. */
-function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[], condition?: Condition) {
+/** The active alerts of `addresses`, or of every address when none are given. */
+function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[]) {
   return sql<ActiveAlertRow[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
            a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
@@ -81,7 +96,6 @@ function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly stri
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
     where a.status = 'active' ${addresses ? sql`and w.address = any(${addresses as string[]}::text[])` : sql``}
-      ${condition ? sql`and a.condition = ${condition}` : sql``}
     order by a.id`;
 }
 
