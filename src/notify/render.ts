@@ -186,32 +186,48 @@ export function gsm7Length(text: string): number {
   return septets;
 }
 
+/** How long a segment may be, how text is counted and spelled, and how a cut is marked, in one encoding. */
+type Encoding = {
+  limit: number;
+  length: (text: string) => number;
+  spell: (text: string) => string;
+  ellipsis: string;
+};
+
+const GSM7: Encoding = { limit: GSM7_SEGMENT_SEPTETS, length: gsm7Length, spell: toGsm7Friendly, ellipsis: "..." };
+/** In UCS-2 our typography stays as it is: "…" is one unit, and spelled "..." it would take two more from the facts. */
+const UCS2: Encoding = { limit: UCS2_SEGMENT_UNITS, length: (text) => text.length, spell: (text) => text, ellipsis: "…" };
+
 /**
  * The SMS text: one GSM-7 segment (≤ 160 septets) whenever the content can be written in
- * GSM-7, cut with "..." when too long (a long alias first). When it cannot (a token symbol
- * in another script), one UCS-2 segment (≤ 70 UTF-16 units) cut with "…".
+ * GSM-7, otherwise one UCS-2 segment (≤ 70 UTF-16 units). Either way a long alias gives way
+ * before the facts after it do, and the text is cut with the encoding's ellipsis. `attemptAt`
+ * is when this attempt sends it: a notification sent late says how late (lateNote).
  */
-export function renderSms(payload: NotificationPayload): string {
+export function renderSms(payload: NotificationPayload, attemptAt?: Date): string {
   const { data } = payload;
-  const head = isTest(payload) ? "Risk alert test" : "Risk alert";
-  const address = toGsm7Friendly(shortAddress(data.address));
-  const friendly = data.alias ? toGsm7Friendly(walletName(data)) : undefined;
+  const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(payload.timestamp, attemptAt)}`;
+  const address = shortAddress(data.address);
+  const named = data.alias ? walletName(data) : undefined;
   // An alias outside GSM-7 would cost the whole message its 160-character segment; the
   // short address names the wallet just as well.
-  const alias = friendly && isGsm7(friendly) ? friendly : undefined;
+  const alias = named && isGsm7(toGsm7Friendly(named)) ? named : undefined;
   // A test's reason names the wallet by its alias again: in another script, that alone would
   // cut the SMS to one UCS-2 segment of 70 characters.
-  const reason = isTest(payload) ? SMS_TEST_NOTE : reasonOf(payload);
+  const reason = isTest(payload) ? SMS_TEST_NOTE : smsReason(payload);
   const sms = (name: string) =>
-    toGsm7Friendly(`${head}: ${CONDITION_NAMES[data.condition]} on ${name}${name.endsWith("...") ? "" : "."} ${reason} Risk ${data.riskScore}/100`);
-  let text = sms(alias ?? address);
-  if (alias && isGsm7(text) && gsm7Length(text) > GSM7_SEGMENT_SEPTETS) {
+    `${head}: ${CONDITION_NAMES[data.condition]} on ${name}${ENDS_CUT.test(name) ? "" : "."} ${reason} Risk ${data.riskScore}/100`;
+  // The name is GSM-7 whichever it is, so the rest of the text decides the encoding.
+  const encoding = isGsm7(toGsm7Friendly(sms(address))) ? GSM7 : UCS2;
+  const spelledLength = (name: string) => encoding.length(encoding.spell(sms(name)));
+  let name = alias ?? address;
+  if (alias && spelledLength(alias) > encoding.limit) {
     // A long alias (up to 64 characters) gives way to the facts after it: the amount,
     // counterparty and threshold are the news, the alias only names the wallet.
-    const room = GSM7_SEGMENT_SEPTETS - gsm7Length(sms(""));
-    text = sms(room >= MIN_ALIAS_SHOWN ? fitGsm7(alias, room) : address);
+    const room = encoding.limit - spelledLength("");
+    name = room >= MIN_ALIAS_SHOWN ? fit(encoding.spell(alias), room, encoding, false) : address;
   }
-  return isGsm7(text) ? fitGsm7(text, GSM7_SEGMENT_SEPTETS) : fitUcs2(text, UCS2_SEGMENT_UNITS);
+  return fit(encoding.spell(sms(name)), encoding.limit, encoding, true);
 }
 
 const SMS_TEST_NOTE = "Sent on request to check that this channel works.";
@@ -219,25 +235,67 @@ const SMS_TEST_NOTE = "Sent on request to check that this channel works.";
 /** Fewer characters of an alias than this name nothing; the short address (11) does better. */
 const MIN_ALIAS_SHOWN = 12;
 
-function fitGsm7(text: string, septets: number): string {
-  if (gsm7Length(text) <= septets) return text;
-  let out = "";
-  let used = 0;
-  for (const c of text) {
-    const cost = EXTENDED.has(c) ? 2 : 1;
-    if (used + cost > septets - 3) break;
-    out += c;
-    used += cost;
-  }
-  return `${out.trimEnd()}...`;
+/** A name cut to fit already ends with an ellipsis, and takes no full stop after it. */
+const ENDS_CUT = /(\.\.\.|…)$/;
+
+/**
+ * The reason, with a token symbol that GSM-7 cannot spell shown with "?" for each character
+ * it cannot: "币安人生" as "????". Native ingest takes any 1–64 characters as a symbol, and
+ * one such character would make the whole SMS one UCS-2 segment of 70 characters, too short
+ * for the alias, the counterparty, the threshold and the score besides the amount: the
+ * reader needs those more than the symbol's glyphs, which the email and the webhook carry as
+ * given. A lookalike symbol ("USDС" with a Cyrillic С) then reads "USD?", not "USDC".
+ */
+function smsReason(payload: NotificationPayload): string {
+  const reason = reasonOf(payload);
+  const token = payload.data.transaction?.token;
+  if (token === undefined) return reason;
+  const shown = oneLine(shortAddress(token)); // as the reason shows it (domain/reason.ts)
+  const spelled = toGsm7Friendly(shown);
+  if (isGsm7(spelled)) return reason;
+  const standIn = Array.from(spelled, (c) => (isGsm7(c) ? c : "?")).join("");
+  return reason.replaceAll(shown, () => standIn);
 }
 
-function fitUcs2(text: string, units: number): string {
-  if (text.length <= units) return text;
-  let out = "";
+/** An SMS shows no time of its own: one sent later than this after its alert fired says how much later. */
+const LATE_AFTER_MS = 10 * 60_000;
+
+/**
+ * " (3h ago)" when the attempt is more than LATE_AFTER_MS after the notification's timestamp,
+ * otherwise "". Relative rather than a clock time: the phone stamps the SMS with about the
+ * time it is sent, so "3h ago" counts back from a time the reader sees, in no time zone to convert.
+ */
+function lateNote(timestamp: string, attemptAt: Date | undefined): string {
+  if (attemptAt === undefined) return "";
+  const lateMs = attemptAt.getTime() - Date.parse(timestamp);
+  if (!(lateMs > LATE_AFTER_MS)) return ""; // on time, or a timestamp that does not parse
+  const minutes = Math.floor(lateMs / 60_000);
+  const hours = Math.floor(minutes / 60);
+  const age = hours < 1 ? `${minutes} min` : hours < 48 ? `${hours}h` : `${Math.floor(hours / 24)}d`;
+  return ` (${age} ago)`;
+}
+
+/**
+ * `text` cut to `limit` in `encoding` and ended with its ellipsis, never inside a character
+ * (a surrogate pair, a GSM-7 escape). With `keepNumbersWhole`, a cut that falls inside a
+ * word with a digit in it drops the whole word: part of an amount or a score reads as
+ * another one ("1,250,000" as "1,250", "82/100" as "82/1").
+ */
+function fit(text: string, limit: number, encoding: Encoding, keepNumbersWhole: boolean): string {
+  if (encoding.length(text) <= limit) return text;
+  const room = limit - encoding.length(encoding.ellipsis);
+  let kept = "";
+  let used = 0;
   for (const c of text) {
-    if (out.length + c.length > units - 1) break; // never split a surrogate pair
-    out += c;
+    const cost = encoding.length(c);
+    if (used + cost > room) break;
+    kept += c;
+    used += cost;
   }
-  return `${out.trimEnd()}…`;
+  if (keepNumbersWhole) {
+    const wordStart = /\S*$/.exec(kept)?.[0] ?? "";
+    const wordRest = /^\S*/.exec(text.slice(kept.length))?.[0] ?? "";
+    if (wordStart && wordRest && /\d/.test(wordStart + wordRest)) kept = kept.slice(0, -wordStart.length);
+  }
+  return `${kept.trimEnd()}${encoding.ellipsis}`;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { largeTransferReason } from "../../src/domain/reason.ts";
 import type { NotificationPayload } from "../../src/domain/types.ts";
 import {
   GSM7_SEGMENT_SEPTETS,
@@ -192,6 +193,121 @@ describe("SMS rendering", () => {
     // The test's reason names the wallet by its alias, which the SMS leaves out for the short address.
     const sms = renderSms(payload({ alias: "Казна 🏦", observed: null, reason: "Test notification for your large_transfer alert on Казна 🏦." }, "risk_alert.test"));
     expect(sms).toBe("Risk alert test: Large transfer on 7xKX...gAsU. Sent on request to check that this channel works. Risk 82/100");
+  });
+});
+
+describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 and a late send", () => {
+  const SYMBOL = "币安人生";
+  /** A native-ingest token symbol outside GSM-7, moving 1,250,000. */
+  const foreignToken = {
+    observed: 1_250_000,
+    transaction: { ...payload().data.transaction!, amount: 1_250_000, token: SYMBOL },
+  };
+  const SENT = `Sent 1,250,000 ${SYMBOL} to 9WzD…AWWM (threshold 10,000).`;
+  const RECEIVED = `Received 1,250,000 ${SYMBOL} from 9WzD…AWWM (sanctioned, risk 95, threshold 75).`;
+  const ALIAS_64 = "Operations hot wallet for the Frankfurt desk, EUR settlement #47";
+  /** Text outside GSM-7 that is not the token symbol (no transaction names one): the SMS stays UCS-2. */
+  const foreignText = { transaction: undefined };
+
+  /** One segment in the encoding the text needs. */
+  function expectOneSegment(sms: string) {
+    if (isGsm7(sms)) expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+    else expect(sms.length).toBeLessThanOrEqual(UCS2_SEGMENT_UNITS);
+  }
+
+  it.each([
+    {
+      when: "a long alias meets a token symbol outside GSM-7",
+      data: { ...foreignToken, alias: "Frankfurt settlement wallet", reason: SENT },
+      sms: "Risk alert: Large transfer on Frankfurt settlement wallet. Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000). Risk 82/100",
+    },
+    {
+      when: "a 64-character alias meets a token symbol outside GSM-7",
+      data: { ...foreignToken, alias: ALIAS_64, reason: SENT },
+      sms: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt desk, EUR settlemen... Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000). Risk 82/100",
+    },
+    {
+      when: "a Cyrillic alias meets a token symbol outside GSM-7 in a long reason",
+      data: { ...foreignToken, alias: "Трежери кошелёк", condition: "suspicious_counterparty" as const, reason: RECEIVED },
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU. Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 82/100",
+    },
+    {
+      when: "an emoji alias meets a token symbol outside GSM-7 in a long reason",
+      data: { ...foreignToken, alias: "🏦 Treasury", condition: "suspicious_counterparty" as const, reason: RECEIVED },
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU. Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 82/100",
+    },
+    {
+      when: "other text outside GSM-7 makes it UCS-2: the long alias gives way there too, and '…' stays one unit",
+      data: { ...foreignText, alias: "Frankfurt settlement wallet", reason: SENT },
+      sms: `Risk alert: Large transfer on 7xKX…gAsU. Sent 1,250,000 ${SYMBOL} to…`,
+    },
+    {
+      when: "other text outside GSM-7 makes it UCS-2 and the alias has 64 characters",
+      data: { ...foreignText, alias: ALIAS_64, reason: SENT },
+      sms: `Risk alert: Large transfer on 7xKX…gAsU. Sent 1,250,000 ${SYMBOL} to…`,
+    },
+    {
+      when: "other text outside GSM-7 makes it UCS-2 and the amount comes late in the reason",
+      data: { ...foreignText, alias: null, condition: "suspicious_counterparty" as const, reason: RECEIVED },
+      sms: "Risk alert: Suspicious counterparty on 7xKX…gAsU. Received 1,250,000…",
+    },
+  ])("keeps the amount whole when $when", ({ data, sms: expected }) => {
+    const sms = renderSms(payload(data));
+    expect(sms).toBe(expected);
+    expect(sms).toContain("1,250,000");
+    expectOneSegment(sms);
+  });
+
+  it.each([
+    { symbol: SYMBOL, shown: "????" },
+    { symbol: "USDС", shown: "USD?" }, // a Cyrillic С: must not read as USDC
+    { symbol: "🐶", shown: "?" },
+    { symbol: SYMBOL.repeat(16), shown: "????...????" }, // 64 characters, shortened by the reason
+  ])("spells a token symbol outside GSM-7 with '?' for each character it cannot, keeping one 160-character segment: $symbol as $shown", ({ symbol, shown }) => {
+    const movement = { direction: "sent", failed: false, amount: 1_250_000, token: symbol, counterparty: COUNTERPARTY, type: "transfer" } as const;
+    const sms = renderSms(payload({ ...foreignToken, transaction: { ...foreignToken.transaction, token: symbol }, reason: largeTransferReason(movement, 10_000) }));
+    expect(sms).toBe(`Risk alert: Large transfer on Treasury. Sent 1,250,000 ${shown} to 9WzD...AWWM (threshold 10,000). Risk 82/100`);
+    expect(isGsm7(sms)).toBe(true);
+  });
+
+  it("drops a number it cannot show whole rather than show part of it", () => {
+    // 162 septets: cut at 157, the score would read "Risk 8".
+    const sms = renderSms(
+      payload({
+        alias: null,
+        condition: "suspicious_counterparty",
+        reason: "Tried to receive 1,250,000 USDC from 9WzD…AWWM in an NFT trade (flagged, risk 95, threshold 75).",
+      }),
+    );
+    expect(sms).toBe(
+      "Risk alert: Suspicious counterparty on 7xKX...gAsU. Tried to receive 1,250,000 USDC from 9WzD...AWWM in an NFT trade (flagged, risk 95, threshold 75). Risk...",
+    );
+    expectOneSegment(sms);
+  });
+
+  it("says how long ago the alert fired when the SMS goes out more than 10 minutes after it, and nothing sooner", () => {
+    // payload().timestamp is 2026-03-01T12:00:00.000Z.
+    const rows: Array<[Date | undefined, string]> = [
+      [undefined, "Risk alert: Large transfer on Treasury."],
+      [new Date("2026-03-01T12:10:00.000Z"), "Risk alert: Large transfer on Treasury."],
+      [new Date("2026-03-01T12:10:01.000Z"), "Risk alert (10 min ago): Large transfer on Treasury."],
+      [new Date("2026-03-01T12:59:59.000Z"), "Risk alert (59 min ago): Large transfer on Treasury."],
+      [new Date("2026-03-01T15:05:00.000Z"), "Risk alert (3h ago): Large transfer on Treasury."],
+      [new Date("2026-03-04T12:10:00.000Z"), "Risk alert (3d ago): Large transfer on Treasury."],
+    ];
+    for (const [attemptAt, start] of rows) expect(renderSms(payload(), attemptAt).startsWith(start), `${attemptAt?.toISOString()}`).toBe(true);
+    expect(renderSms(payload({}, "risk_alert.test"), new Date("2026-03-01T15:05:00.000Z"))).toMatch(/^Risk alert test \(3h ago\): /);
+  });
+
+  it("cuts a long alias, not the facts, to make room for how late the SMS is", () => {
+    const sms = renderSms(
+      payload({ alias: ALIAS_64, condition: "suspicious_counterparty", riskScore: 90, reason: "Sent 5 SOL to 9WzD…AWWM (sanctioned, risk 95, threshold 75)." }),
+      new Date("2026-03-01T15:05:00.000Z"),
+    );
+    expect(sms).toBe(
+      "Risk alert (3h ago): Suspicious counterparty on Operations hot wallet for the Fra... Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 90/100",
+    );
+    expectOneSegment(sms);
   });
 });
 
