@@ -14,11 +14,15 @@ export type DeliveryOutcome = {
   /** The Retry-After header as received: seconds or an HTTP-date. */
   retryAfter?: string;
   /**
-   * The channel's own provider (the SMTP server, Twilio) refused the service's credentials:
-   * a fault of the deployment, which its operator can fix, not of the recipient.
+   * The channel's own provider (the SMTP server, Twilio) refused the deployment's side of the
+   * message, not the recipient's: its login (`credentials`) or its sender address or number
+   * (`sender`). The operator can fix it, and nothing about the recipient was judged.
    */
-  providerRefusedCredentials?: boolean;
+  deploymentFault?: DeploymentFault;
 };
+
+/** What of the deployment's own a provider refused (see DeliveryOutcome.deploymentFault). */
+export type DeploymentFault = "credentials" | "sender";
 
 export type Verdict = "delivered" | "retry" | "permanent";
 
@@ -38,9 +42,10 @@ const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429]);
 
 export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
   const { statusCode, errorCode, smtpResponseCode } = outcome;
-  // Retried although the status says "never" (SMTP 535, Twilio 401): the same message goes
-  // through once the operator fixes SMTP_URL or the Twilio token, so failing it would lose it.
-  if (outcome.providerRefusedCredentials) return "retry";
+  // Retried although the status says "never" (SMTP 535 or 553 at MAIL FROM, Twilio 401 or
+  // 21606): the same message goes through once the operator fixes the login or the sender,
+  // so failing it would lose it.
+  if (outcome.deploymentFault) return "retry";
   if (statusCode !== undefined) {
     if (statusCode >= 200 && statusCode < 300) return "delivered";
     if (RETRYABLE_STATUSES.has(statusCode) || statusCode >= 500) return "retry";

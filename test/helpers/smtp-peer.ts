@@ -1,5 +1,5 @@
 // A real SMTP server on loopback (the smtp-server package): accepts anything unless told to
-// answer a recipient with an error code, and records every message raw. parseMessage reads
+// answer a recipient or a sender with an error code, and records every message raw. parseMessage reads
 // what the tests need (headers, text and HTML parts) without a mail parsing library.
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
@@ -12,6 +12,10 @@ export type SmtpPeer = {
   messages: ReceivedMail[];
   /** The next RCPT TO for `address` is answered with `code` (451 busy, 550 unknown, …), once per call. */
   rejectRecipient: (address: string, code: number, message?: string) => void;
+  /** From now on, MAIL FROM `address` is answered with `code` (553 "not owned by user"…), until acceptSender. */
+  refuseSender: (address: string, code: number, message: string) => void;
+  /** From now on, MAIL FROM `address` is accepted again. */
+  acceptSender: (address: string) => void;
   /** From now on, logins with these credentials are accepted (and only these, when the peer requires a login). */
   acceptLogin: (user: string, password: string) => void;
   close: () => Promise<void>;
@@ -21,6 +25,7 @@ export type SmtpPeer = {
 export async function startSmtpPeer(options: { login?: { user: string; password: string } } = {}): Promise<SmtpPeer> {
   const messages: ReceivedMail[] = [];
   const rejections = new Map<string, Array<{ code: number; message: string }>>();
+  const refusedSenders = new Map<string, { code: number; message: string }>();
   let login = options.login;
 
   const server = new SMTPServer({
@@ -35,6 +40,14 @@ export async function startSmtpPeer(options: { login?: { user: string; password:
         return;
       }
       callback(new Error("Invalid username or password"));
+    },
+    onMailFrom(address, _session, callback) {
+      const refusal = refusedSenders.get(address.address.toLowerCase());
+      if (refusal) {
+        callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
+        return;
+      }
+      callback();
     },
     onRcptTo(address, _session, callback) {
       const next = rejections.get(address.address.toLowerCase())?.shift();
@@ -70,6 +83,12 @@ export async function startSmtpPeer(options: { login?: { user: string; password:
     rejectRecipient: (address, code, message = code < 500 ? "mailbox busy, try again later" : "no such mailbox") => {
       const key = address.toLowerCase();
       rejections.set(key, [...(rejections.get(key) ?? []), { code, message }]);
+    },
+    refuseSender: (address, code, message) => {
+      refusedSenders.set(address.toLowerCase(), { code, message });
+    },
+    acceptSender: (address) => {
+      refusedSenders.delete(address.toLowerCase());
     },
     acceptLogin: (user, password) => {
       login = { user, password };

@@ -1,7 +1,10 @@
 // A Twilio stand-in on loopback: Stoplight Prism serving Twilio's own Messages API
 // description (test/fixtures/twilio), so every request our SDK client sends is validated
-// against Twilio's contract; valid ones get a 201 Message, malformed ones a 422.
+// against Twilio's contract; valid ones get a 201 Message, malformed ones a 422. A thin
+// front passes every request to Prism and, for a From number a test told it to refuse,
+// turns Prism's 201 into Twilio's error answer: Twilio, too, checks the request first.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -16,10 +19,17 @@ export const TEST_TWILIO = {
   from: "+15005550006",
 } as const;
 
+/** An error as Twilio answers it: HTTP status, Twilio error code, message. */
+export type TwilioErrorAnswer = { status: number; code: number; message: string };
+
 export type TwilioStandin = {
   baseUrl: string;
   /** Prism's log so far: one line per validation step of every request. */
   log: () => string;
+  /** From now on, every valid message from `from` is answered with `error` instead of a 201, until acceptSender. */
+  refuseSender: (from: string, error: TwilioErrorAnswer) => void;
+  /** From now on, messages from `from` are accepted again. */
+  acceptSender: (from: string) => void;
   close: () => Promise<void>;
 };
 
@@ -59,14 +69,75 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
     });
   });
 
+  const refusedSenders = new Map<string, TwilioErrorAnswer>();
+  const front = await startFront(port, refusedSenders);
+
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
     log: () => output,
+    refuseSender: (from, error) => {
+      refusedSenders.set(from, error);
+    },
+    acceptSender: (from) => {
+      refusedSenders.delete(from);
+    },
     close: async () => {
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
       if (child.exitCode !== null || child.pid === undefined) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       process.kill(-child.pid, "SIGTERM");
       await exited;
     },
   };
+}
+
+type Answer = { status: number; headers: IncomingHttpHeaders; body: Buffer };
+
+/** Headers that describe one hop's framing, not the answer: the front frames its own. */
+const HOP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"]);
+
+/** The front on loopback: each request goes to Prism; a valid one from a refused sender gets that sender's error. */
+async function startFront(prismPort: number, refusedSenders: ReadonlyMap<string, TwilioErrorAnswer>): Promise<Server> {
+  const front = createHttpServer((incoming, outgoing) => {
+    void (async () => {
+      const body = await readAll(incoming);
+      const answer = await forward(prismPort, incoming, body);
+      const refusal = refusedSenders.get(new URLSearchParams(body.toString("utf8")).get("From") ?? "");
+      const { status, headers, body: answerBody } = refusal && answer.status === 201 ? twilioError(refusal) : answer;
+      const kept = Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name)));
+      outgoing.writeHead(status, { ...kept, "content-length": answerBody.length });
+      outgoing.end(answerBody);
+    })().catch((error: unknown) => {
+      outgoing.writeHead(502, { "content-type": "text/plain" });
+      outgoing.end(`Twilio stand-in front: ${String(error)}`);
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  return front;
+}
+
+function forward(prismPort: number, incoming: IncomingMessage, body: Buffer): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const upstream = request(
+      { host: "127.0.0.1", port: prismPort, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (response) => {
+        readAll(response).then((answerBody) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answerBody }), reject);
+      },
+    );
+    upstream.once("error", reject);
+    upstream.end(body);
+  });
+}
+
+/** Twilio's error body (what the SDK's RestException reads). */
+function twilioError(error: TwilioErrorAnswer): Answer {
+  const body = { code: error.code, message: error.message, more_info: `https://www.twilio.com/docs/errors/${error.code}`, status: error.status };
+  return { status: error.status, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)) };
+}
+
+async function readAll(stream: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

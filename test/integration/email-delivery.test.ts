@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { alerts } from "../../src/db/schema.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { classifyOutcome } from "../../src/notify/retry-policy.ts";
@@ -53,7 +53,9 @@ describe("email delivery", () => {
     const parsed = parseMessage(mail!.raw);
     expect(parsed.subject).toBe("[Risk alert] large_transfer on Treasury");
     expect(parsed.headers.get("to")).toBe(to);
-    expect(parsed.headers.get("message-id")).toBe(`<${id}@wallet-alerts>`);
+    // The notification id (the same on every attempt) at EMAIL_FROM's domain: a right-hand
+    // side that is not a domain is a spam signal (MID_RHS_NOT_FQDN).
+    expect(parsed.headers.get("message-id")).toBe(`<${id}@wallet-alerts.test>`);
     expect(parsed.text).toContain("Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).");
     expect(parsed.text).toContain(alert.address);
     expect(parsed.html).toContain("<strong>Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).</strong>");
@@ -229,6 +231,68 @@ describe("email delivery when the SMTP server refuses the service's login", () =
     expect((await waitForNotification(loginApp, id, isFinished)).status).toBe("delivered");
     expect(loginSmtp.messages.filter((mail) => mail.to.includes(to))).toHaveLength(1);
     const row = await alertRow(loginApp, alert.alertId);
+    expect(row.status).toBe("active");
+    expect(row.failingSince).toBeNull();
+  });
+});
+
+// The operator's sender address, not the recipient, is refused: the message must wait for the fix.
+describe("email delivery when the SMTP server refuses the service's sender at MAIL FROM", () => {
+  const sender = "alerts@wallet-alerts.test";
+  const notOwned = "5.7.1 Sender address rejected: not owned by user";
+  let senderApp: TestApp;
+  let senderSmtp: SmtpPeer;
+  let senderWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    senderSmtp = await startSmtpPeer();
+    senderApp = await startTestApp("email-sender", {
+      SMTP_URL: senderSmtp.url,
+      EMAIL_FROM: `Wallet Alerts <${sender}>`,
+      RETRY_SCHEDULE: "300ms,300ms,300ms",
+    });
+    senderWorkers = startDeliveryWorkers(senderApp, { smtpTimeoutMs: 2_000 });
+  });
+  afterEach(() => senderSmtp.acceptSender(sender));
+  afterAll(async () => {
+    await senderWorkers?.close();
+    await senderSmtp?.close();
+    await senderApp?.close();
+  });
+
+  it("never disables an alert for a sender refused at MAIL FROM (553), even when its schedule runs out", async () => {
+    senderSmtp.refuseSender(sender, 553, notOwned);
+    const to = recipient();
+    const alert = await seedAlert(senderApp, { method: "email", recipient: to });
+    // A day of permanent failures already: one more counted failure would disable the alert.
+    await senderApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(senderApp, alert, "email", to);
+
+    const row = await waitForNotification(senderApp, id, isFinished);
+    expect(row.status).toBe("failed");
+    const attempts = await attemptsOf(senderApp, id);
+    expect(attempts.map((attempt) => attempt.statusCode)).toEqual([553, 553, 553, 553]);
+    expect(attempts[0]!.error).toContain("Sender address rejected");
+    expect((await alertRow(senderApp, alert.alertId)).status).toBe("active");
+  });
+
+  it("keeps retrying a 553 at MAIL FROM and delivers once the sender is taken, without starting a failure run", async () => {
+    senderSmtp.refuseSender(sender, 553, notOwned);
+    const to = recipient();
+    const alert = await seedAlert(senderApp, { method: "email", recipient: to });
+    const id = await seedNotification(senderApp, alert, "email", to);
+
+    const refused = await waitForNotification(senderApp, id, (row) => row.attemptCount >= 1);
+    expect(refused.status).toBe("retrying");
+    expect((await alertRow(senderApp, alert.alertId)).failingSince).toBeNull();
+
+    senderSmtp.acceptSender(sender); // the operator's fix, seen from the server
+    expect((await waitForNotification(senderApp, id, isFinished)).status).toBe("delivered");
+    const mails = senderSmtp.messages.filter((mail) => mail.to.includes(to));
+    expect(mails).toHaveLength(1);
+    // The retry carries the Message-ID every attempt has: the notification id at EMAIL_FROM's domain.
+    expect(parseMessage(mails[0]!.raw).headers.get("message-id")).toBe(`<${id}@wallet-alerts.test>`);
+    const row = await alertRow(senderApp, alert.alertId);
     expect(row.status).toBe("active");
     expect(row.failingSince).toBeNull();
   });

@@ -2,13 +2,16 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import twilio from "twilio";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { alerts } from "../../src/db/schema.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { baseUrlRequestClient, describeTwilioError } from "../../src/notify/channels/sms.ts";
 import { classifyOutcome } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import {
+  alertRow,
   attemptsOf,
   isFinished,
   samplePayload,
@@ -126,6 +129,20 @@ describe("SMS delivery through the Twilio SDK", () => {
     expect(classifyOutcome(describeTwilioError({ status: 503, message: "Service Unavailable" }))).toBe("retry");
   });
 
+  it("retries Twilio's refusals of the service's own From number (21212, 21606, 21659, 21611), and keeps the recipient's refusals permanent", () => {
+    for (const code of [21212, 21606, 21659, 21611]) {
+      const refused = describeTwilioError({ status: 400, code, message: "the 'From' number cannot send this" });
+      expect(refused.deploymentFault, String(code)).toBe("sender");
+      expect(classifyOutcome(refused), String(code)).toBe("retry");
+    }
+    // Invalid To, unsubscribed, not a mobile number, To's region not enabled: the recipient's.
+    for (const code of [21211, 21610, 21614, 21408]) {
+      const refused = describeTwilioError({ status: 400, code, message: "the 'To' number cannot get this" });
+      expect(refused.deploymentFault, String(code)).toBeUndefined();
+      expect(classifyOutcome(refused), String(code)).toBe("permanent");
+    }
+  });
+
   it("retries when Twilio refuses the service's own credentials (401, error 20003): the operator's to fix", async () => {
     // Twilio's documented answer to a wrong account SID or auth token.
     const refusing = createServer((_request, response) => {
@@ -137,7 +154,7 @@ describe("SMS delivery through the Twilio SDK", () => {
       const result = await sendOneThrough(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, "+15551230004");
       expect(result.statusCode).toBe(401);
       expect(result.error).toContain("Twilio 20003");
-      expect(result.providerRefusedCredentials).toBe(true);
+      expect(result.deploymentFault).toBe("credentials");
       expect(classifyOutcome(result)).toBe("retry");
     } finally {
       await new Promise((resolve) => refusing.close(resolve));
@@ -166,5 +183,64 @@ describe("SMS delivery through the Twilio SDK", () => {
     } finally {
       await unconfigured.close();
     }
+  });
+});
+
+// The operator's From number, not the recipient, is refused: the message must wait for the fix.
+describe("SMS delivery when Twilio refuses the service's From number", () => {
+  const from = "+15005550009";
+  let senderApp: TestApp;
+  let senderWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    senderApp = await startTestApp("sms-sender", {
+      TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
+      TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
+      TWILIO_FROM: from,
+      TWILIO_BASE_URL: standin.baseUrl,
+      RETRY_SCHEDULE: "300ms,300ms,300ms",
+    });
+    senderWorkers = startDeliveryWorkers(senderApp, { smsTimeoutMs: 5_000 });
+  });
+  afterEach(() => standin.acceptSender(from));
+  afterAll(async () => {
+    await senderWorkers?.close();
+    await senderApp?.close();
+  });
+
+  it("never disables an alert for a From number that cannot send SMS (21606), even when its schedule runs out", async () => {
+    standin.refuseSender(from, {
+      status: 400,
+      code: 21606,
+      message: "The 'From' phone number provided is not a valid, SMS-capable inbound phone number or short code for your account.",
+    });
+    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+15551230101" });
+    // A day of permanent failures already: one more counted failure would disable the alert.
+    await senderApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(senderApp, alert, "sms", "+15551230101");
+
+    const row = await waitForNotification(senderApp, id, isFinished);
+    expect(row.status).toBe("failed");
+    const attempts = await attemptsOf(senderApp, id);
+    expect(attempts.map((attempt) => attempt.statusCode)).toEqual([400, 400, 400, 400]);
+    expect(attempts[0]!.error).toContain("Twilio 21606");
+    expect((await alertRow(senderApp, alert.alertId)).status).toBe("active");
+  });
+
+  it("keeps retrying while the From number's queue is full (21611) and delivers once Twilio takes it, without starting a failure run", async () => {
+    standin.refuseSender(from, { status: 400, code: 21611, message: "This 'From' number has exceeded the maximum number of queued messages" });
+    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+15551230102" });
+    const id = await seedNotification(senderApp, alert, "sms", "+15551230102");
+
+    const refused = await waitForNotification(senderApp, id, (row) => row.attemptCount >= 1);
+    expect(refused.status).toBe("retrying");
+    expect((await attemptsOf(senderApp, id))[0]!.error).toContain("Twilio 21611");
+    expect((await alertRow(senderApp, alert.alertId)).failingSince).toBeNull();
+
+    standin.acceptSender(from); // the queue drained
+    expect((await waitForNotification(senderApp, id, isFinished)).status).toBe("delivered");
+    const row = await alertRow(senderApp, alert.alertId);
+    expect(row.status).toBe("active");
+    expect(row.failingSince).toBeNull();
   });
 });

@@ -46,10 +46,15 @@ describe("classifyOutcome", () => {
   });
 
   it("retries whatever the status when the provider refused the service's own credentials", () => {
-    expect(classifyOutcome({ smtpResponseCode: 535, errorCode: "EAUTH", providerRefusedCredentials: true })).toBe("retry");
-    expect(classifyOutcome({ statusCode: 401, providerRefusedCredentials: true })).toBe("retry");
+    expect(classifyOutcome({ smtpResponseCode: 535, errorCode: "EAUTH", deploymentFault: "credentials" })).toBe("retry");
+    expect(classifyOutcome({ statusCode: 401, deploymentFault: "credentials" })).toBe("retry");
     // A webhook receiver's 401 is the receiver's answer, not a refusal of our credentials.
     expect(classifyOutcome({ statusCode: 401 })).toBe("permanent");
+  });
+
+  it("retries whatever the status when the provider refused the service's own sender", () => {
+    expect(classifyOutcome({ smtpResponseCode: 553, errorCode: "EENVELOPE", deploymentFault: "sender" })).toBe("retry");
+    expect(classifyOutcome({ statusCode: 400, deploymentFault: "sender" })).toBe("retry");
   });
 
   it("counts an outcome without any code (outbox file, SMS log) as delivered", () => {

@@ -4,7 +4,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { domainToASCII } from "node:url";
 import nodemailer from "nodemailer";
+import addressparser from "nodemailer/lib/addressparser";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { renderEmail, type RenderedEmail } from "../render.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
@@ -36,6 +38,7 @@ export function createEmailChannel(
       })
     : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
   let outboxReady: Promise<unknown> | undefined;
+  const messageIdDomain = domainOfSender(options.from);
 
   const deliver = async (to: string, email: RenderedEmail, fileStem: string, messageId?: string): Promise<AttemptResult> => {
     const started = performance.now();
@@ -65,8 +68,7 @@ export function createEmailChannel(
 
   return {
     send: (message: OutboundMessage) =>
-      // The notification id in Message-ID lets a mail client thread retries and spot duplicates.
-      deliver(message.destination, renderEmail(message.payload), message.notificationId, `<${message.notificationId}@wallet-alerts>`),
+      deliver(message.destination, renderEmail(message.payload), message.notificationId, messageIdFor(message.notificationId, messageIdDomain)),
     sendMail: (to, email) => deliver(to, email, `notice-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
     describe: () => (options.smtpUrl ? `SMTP ${redactUrl(options.smtpUrl)}` : `.eml files in ${options.outboxDir}/ (SMTP_URL not set)`),
     close: async () => {
@@ -75,12 +77,34 @@ export function createEmailChannel(
   };
 }
 
+/** What Message-ID says after the "@" when EMAIL_FROM has no usable domain. */
+const FALLBACK_MESSAGE_ID_DOMAIN = "wallet-alerts";
+
+/**
+ * The notification id in Message-ID lets a mail client thread retries and spot duplicates,
+ * so it is the same on every attempt. The right-hand side is the sender's domain: spam
+ * filters score a Message-ID whose right-hand side is not a domain (MID_RHS_NOT_FQDN).
+ */
+export function messageIdFor(notificationId: string, domain: string | undefined): string {
+  return `<${notificationId}@${domain ?? FALLBACK_MESSAGE_ID_DOMAIN}>`;
+}
+
+/** The domain of EMAIL_FROM's address ("Name <alerts@example.com>" → "example.com"), in ASCII; undefined without one. */
+export function domainOfSender(from: string): string | undefined {
+  const address = addressparser(from, { flatten: true })[0]?.address ?? "";
+  const at = address.lastIndexOf("@");
+  // domainToASCII: an internationalised domain in its punycode form (headers are ASCII), "" when invalid.
+  const domain = at === -1 ? "" : domainToASCII(address.slice(at + 1));
+  return domain === "" ? undefined : domain;
+}
+
 function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
-  const { code, responseCode, response, message } = (error ?? {}) as {
+  const { code, responseCode, response, message, command } = (error ?? {}) as {
     code?: unknown;
     responseCode?: unknown;
     response?: unknown;
     message?: string;
+    command?: unknown;
   };
   const smtpResponseCode = typeof responseCode === "number" ? responseCode : undefined;
   const text = typeof response === "string" && response !== "" ? response : (message ?? "sending failed");
@@ -92,10 +116,22 @@ function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
   return {
     errorCode,
     smtpResponseCode,
-    // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
-    ...(errorCode === "EAUTH" || smtpResponseCode === 530 ? { providerRefusedCredentials: true } : {}),
+    ...smtpDeploymentFault(errorCode, smtpResponseCode, command),
     error: `${smtpResponseCode ?? errorCode}: ${withoutPeerAddress(text)}`.slice(0, 1000),
   };
+}
+
+/**
+ * Refusals of our side of the transaction rather than of the recipient: our login, or our
+ * sender at MAIL FROM (553 "Sender address rejected: not owned by user"…), which the server
+ * answers before it has heard of any recipient. Refusals at RCPT TO stay the recipient's.
+ */
+function smtpDeploymentFault(errorCode: string, smtpResponseCode: number | undefined, command: unknown): Pick<AttemptResult, "deploymentFault"> {
+  // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
+  if (errorCode === "EAUTH" || smtpResponseCode === 530) return { deploymentFault: "credentials" };
+  // Only a server's reply: nodemailer's own refusals at MAIL FROM (message too large) have none.
+  if (command === "MAIL FROM" && smtpResponseCode !== undefined) return { deploymentFault: "sender" };
+  return {};
 }
 
 function redactUrl(raw: string): string {

@@ -44,7 +44,7 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
       : undefined;
 
   const send = async (message: OutboundMessage): Promise<AttemptResult> => {
-    const body = renderSms(message.payload);
+    const body = renderSms(message.payload, message.attemptAt);
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     if (!client || !from) {
@@ -70,11 +70,19 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
 const TWILIO_AUTHENTICATE = 20003;
 
 /**
+ * Twilio's refusals of our From number (TWILIO_FROM), whatever the recipient: 21212 not a
+ * valid From, 21606 not SMS-capable for this account, 21659 not a Twilio number, and 21611
+ * its queue of waiting messages is full (temporary).
+ */
+const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21606, 21611, 21659]);
+
+/**
  * Twilio's answer decides: its HTTP status (400 for 21211 invalid To, 21610 unsubscribed,
- * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
- * A transport error carries a code (retried); an error with neither is the SDK refusing
- * the message before sending it, which no retry can fix. A refusal of our credentials is
- * retried whatever its status (see providerRefusedCredentials).
+ * 21614 not a mobile number, 21408 region not enabled…; 429; 5xx) goes through the retry
+ * policy like any HTTP status. A transport error carries a code (retried); an error with
+ * neither is the SDK refusing the message before sending it, which no retry can fix. A
+ * refusal of our credentials or of our From number is retried whatever its status (see
+ * DeliveryOutcome.deploymentFault).
  */
 export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
   const { status, code, message, detail, moreInfo } = (error ?? {}) as {
@@ -88,14 +96,19 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
     const text = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
-    // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
-    const refused = status === 401 || code === TWILIO_AUTHENTICATE;
     return {
       statusCode: status,
-      ...(refused ? { providerRefusedCredentials: true } : {}),
+      ...twilioDeploymentFault(status, code),
       error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
     };
   }
   if (typeof code === "string") return { errorCode: code, error: `${code}: ${withoutPeerAddress(message ?? "request failed")}` };
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };
+}
+
+function twilioDeploymentFault(status: number, code: unknown): Pick<AttemptResult, "deploymentFault"> {
+  // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
+  if (status === 401 || code === TWILIO_AUTHENTICATE) return { deploymentFault: "credentials" };
+  if (typeof code === "number" && TWILIO_SENDER_REFUSED.has(code)) return { deploymentFault: "sender" };
+  return {};
 }

@@ -12,7 +12,7 @@ import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
 import { recordPermanentFailure } from "../../notify/alert-health.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
-import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs } from "../../notify/retry-policy.ts";
+import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs, type DeploymentFault } from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
 import type { DeliverJob } from "../names.ts";
 
@@ -103,10 +103,10 @@ export function makeDeliverProcessor(
       }
     }
     const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
-    if (result.providerRefusedCredentials) {
+    if (result.deploymentFault) {
       deps.logger.error(
         { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
-        `the ${row.channel} provider refused this service's credentials (${CREDENTIALS_SETTING[row.channel]}); the notification is retried on its schedule`,
+        `the ${row.channel} provider refused this service's ${result.deploymentFault} (${SETTING_TO_FIX[result.deploymentFault][row.channel]}); the notification is retried on its schedule`,
       );
     }
 
@@ -128,8 +128,8 @@ export function makeDeliverProcessor(
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
       await sleepUntil(job, outcome.nextAttemptAt, token);
     }
-    // Our own credentials are no fault of the alert's destination: they never count toward disabling it.
-    if (outcome.status === "failed" && !result.providerRefusedCredentials) {
+    // Our own credentials or sender are no fault of the alert's destination: they never count toward disabling it.
+    if (outcome.status === "failed" && !result.deploymentFault) {
       await recordPermanentFailure(
         { sql: deps.sql, logger: deps.logger, email: deps.channels.email },
         { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
@@ -142,11 +142,11 @@ export function makeDeliverProcessor(
   };
 }
 
-/** Where an operator fixes the credentials each channel's provider refused. */
-const CREDENTIALS_SETTING: Readonly<Record<NotificationMethod, string>> = {
-  webhook: "none of ours",
-  email: "SMTP_URL",
-  sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN",
+/** Where an operator fixes what each channel's provider refused. */
+const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<NotificationMethod, string>>>> = {
+  credentials: { webhook: "none of ours", email: "SMTP_URL", sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN" },
+  // "553 Sender address rejected: not owned by user": the address, or the login in SMTP_URL, is wrong.
+  sender: { webhook: "none of ours", email: "EMAIL_FROM, or the login in SMTP_URL", sms: "TWILIO_FROM" },
 };
 
 type Decision = { status: "delivered" | "retrying" | "failed"; nextAttemptAt: Date | null; error: string | undefined };
