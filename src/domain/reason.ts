@@ -7,10 +7,15 @@ import type { LabelCategory, RiskFactor, TransactionType } from "./types.ts";
 /** Longer than this and a string is shown as `head…tail` (a symbol like "USDC" stays whole). */
 const SHORTEN_ABOVE = 12;
 
-/** `7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU` → `7xKX…gAsU`; short strings unchanged. */
+/**
+ * `7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU` → `7xKX…gAsU`; short strings unchanged.
+ * Counted in characters (code points), not UTF-16 units: a token symbol of emoji cut by
+ * units left half a surrogate pair, a broken character in the email and the webhook.
+ */
 export function shortAddress(text: string): string {
-  if (text.length <= SHORTEN_ABOVE) return text;
-  return `${text.slice(0, 4)}…${text.slice(-4)}`;
+  const characters = [...text];
+  if (characters.length <= SHORTEN_ABOVE) return text;
+  return `${characters.slice(0, 4).join("")}…${characters.slice(-4).join("")}`;
 }
 
 const WHOLE = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });

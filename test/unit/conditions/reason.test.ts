@@ -32,6 +32,10 @@ describe("shortAddress", () => {
     { text: MINTS.USDC, short: "EPjF…Dt1v" },
     { text: "USDC", short: "USDC" },
     { text: "TWELVECHARSX", short: "TWELVECHARSX" },
+    // Characters, not UTF-16 units: no emoji is cut in half, and twelve emoji stay whole.
+    { text: "🐋".repeat(13), short: `${"🐋".repeat(4)}…${"🐋".repeat(4)}` },
+    { text: "🐋".repeat(12), short: "🐋".repeat(12) },
+    { text: "a🐶🐶🐶🐶🐶🐶🐶🐶🐶🐶🐶🐶b", short: "a🐶🐶🐶…🐶🐶🐶b" },
   ])("$text → $short", ({ text, short }) => {
     expect(shortAddress(text)).toBe(short);
   });
