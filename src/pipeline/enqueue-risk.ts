@@ -3,22 +3,19 @@
 // is one job while it lives in Redis; a second job for the same changes would be harmless
 // anyway: evaluation locks the rows and skips the ones already evaluated.
 import { JOB_RETENTION, QUEUES, type EvaluateRiskJob } from "../queue/names.ts";
+import { DELIVER_JOB_OPTIONS } from "../queue/deliveries.ts";
 import type { Queues } from "../queue/producers.ts";
 
 const CHANGES_PER_JOB = 500;
 
 /**
- * BullMQ retries a failed risk job after 1, 2, 4, 8 and 16 s, as it does a delivery job
- * (queue/deliveries.ts): what fails a risk job is infrastructure (Postgres away through a
- * failover or restart), and a job is cheap to run again since its changes are marked
- * evaluated in the transaction that records their events. So a short outage delays
- * risk_score_increase alerts by seconds rather than until the reconciler's next sweep
- * (30 s, plus its grace period), which still starts afresh a job whose attempts ran out.
+ * A risk job gets the delivery jobs' infrastructure retries (queue/deliveries.ts): what fails
+ * one is Postgres away through a failover or restart, and running it again is safe since its
+ * changes are marked evaluated in the transaction that records their events. So a short
+ * outage delays risk_score_increase alerts by seconds rather than until the reconciler's next
+ * sweep (30 s, plus its grace period), which still starts afresh a job whose attempts ran out.
  */
-export const RISK_JOB_OPTIONS = {
-  attempts: 6,
-  backoff: { type: "exponential", delay: 1_000 },
-} as const;
+export const RISK_JOB_OPTIONS = DELIVER_JOB_OPTIONS;
 
 export type ScoreEvaluationJob = {
   name: "evaluate-risk";

@@ -149,7 +149,7 @@ async function evaluateOldestRun(
         // The risk_score_increase alerts of the changed addresses, read now that their scores
         // are locked (see loadScoreAlerts): an alert created while this group was evaluated counts.
         const changed = [...new Set(written.changes.map((c) => c.address))];
-        const scoreAlerts = alertsByNeed(groupByAddress(await loadScoreAlerts(tx, changed))).scoreAlerts;
+        const scoreAlerts = groupByAddress(await loadScoreAlerts(tx, changed));
         // A label change's score change that its risk job has not evaluated yet (late, or lost
         // with Redis) happened before this group's change of the same address: it is evaluated
         // first, here, since each firing moves the alert's baseline.

@@ -11,7 +11,6 @@ import type { PipelineDeps } from "./evaluate-batch.ts";
 import type { WalletRisk } from "./notification.ts";
 import { recordEvents } from "./record-events.ts";
 import { retryTransaction } from "./retry.ts";
-import { alertsByNeed } from "./alert-rules.ts";
 import { groupByAddress } from "./transaction-firings.ts";
 
 export type RiskOutcome = { evaluated: number; events: number; notifications: number };
@@ -26,7 +25,7 @@ export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly num
     deps.sql.begin(async (tx) => {
       const changes = await lockOpenScoreChanges(tx, addresses, throughId);
       // Read here, not before the transaction: an alert created meanwhile counts (loadScoreAlerts).
-      const { scoreAlerts } = alertsByNeed(groupByAddress(await loadScoreAlerts(tx, addresses)));
+      const scoreAlerts = groupByAddress(await loadScoreAlerts(tx, addresses));
       // The clock of the writes, read once the changes are locked (and on every retry): a wait
       // for another evaluation's lock must not stamp events and cooldowns before it.
       const now = deps.now();

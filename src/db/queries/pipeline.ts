@@ -59,6 +59,11 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
   return selectActiveAlerts(sql, addresses);
 }
 
+/** What an evaluation knows of an active alert (`a` the alert, `w` its tracked wallet). */
+const ACTIVE_ALERT_COLUMNS = `a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
+  a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+  a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient`;
+
 /**
  * The active risk_score_increase alerts of `addresses`, read in an evaluation's writing
  * transaction once their scores are locked, rather than as loaded before: an alert created
@@ -74,9 +79,7 @@ export async function loadScoreAlerts(tx: TransactionSql, addresses: readonly st
   // every alert in every group that changed a score, the writing transaction's locks held
   // meanwhile (bench:latency, 100,000 alerts: detection p50 122 ms against 38 ms).
   return tx<ActiveAlertRow[]>`
-    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
-           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+    select ${tx.unsafe(ACTIVE_ALERT_COLUMNS)}
     from tracked_wallets w
     cross join lateral (
       select * from alerts a
@@ -90,9 +93,7 @@ export async function loadScoreAlerts(tx: TransactionSql, addresses: readonly st
 /** The active alerts of `addresses`, or of every address when none are given. */
 function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly string[]) {
   return sql<ActiveAlertRow[]>`
-    select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-           a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
-           a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient
+    select ${sql.unsafe(ACTIVE_ALERT_COLUMNS)}
     from tracked_wallets w
     join alerts a on a.wallet_id = w.id
     where a.status = 'active' ${addresses ? sql`and w.address = any(${addresses as string[]}::text[])` : sql``}
