@@ -3,12 +3,11 @@
 // is at its commit, or a downgraded label's factor comes back through the batch and stays.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { flagCountedBatches } from "../../src/pipeline/activity.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { holdTransaction } from "../helpers/held-transaction.ts";
-import { putLabels, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { evaluateBehindHeldBatch } from "../helpers/held-evaluation.ts";
+import { putLabels, track, tx } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -45,15 +44,7 @@ describe("a label change during an evaluation", () => {
     // evaluation waiting after it has read the labels and before it reads and writes scores.
     const ahead = await store([tx({ from: randomAddress(), to: randomAddress(), blockTime: now + 1 })]);
     const second = await store([tx({ from: wallet.address, to: scam, blockTime: now + 2 })]);
-    await flagCountedBatches(t.deps.redis, t.config.queuePrefix, [ahead]);
-    const release = await holdTransaction(t.deps.sql, async (sql) => {
-      await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${ahead}))`;
-      await sql`update ingest_batches set evaluated_at = now() where id = ${ahead}`;
-    });
-    const evaluation = evaluateBatch(t.deps, second);
-    await waitFor("the evaluation to claim its batch", async () =>
-      (await t.deps.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x62617463}`).length >= 2,
-    );
+    const { evaluation, release } = await evaluateBehindHeldBatch(t, ahead, second);
 
     // The operator downgrades the label meanwhile: the wallet's exposure is recomputed at once.
     expect((await putLabels(t, alice, [{ address: scam, category: "exchange", score: 10 }])).statusCode).toBe(200);

@@ -4,10 +4,9 @@
 // rise: it must fire on it, not miss it and fire later on the next rise of any size.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { flagCountedBatches } from "../../src/pipeline/activity.ts";
-import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { evaluateBehindHeldBatch } from "../helpers/held-evaluation.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
 import { createAlert, eventsOf, putLabels, track, tx, waitFor } from "../helpers/pipeline.ts";
 
@@ -37,15 +36,7 @@ describe("a risk_score_increase alert created during an evaluation", () => {
     // evaluation waiting after it has loaded the alerts and before it writes scores.
     const ahead = await store([tx({ from: randomAddress(), to: randomAddress(), blockTime: now })]);
     const batch = await store([tx({ from: wallet.address, to: scam, blockTime: now + 1 })]);
-    await flagCountedBatches(t.deps.redis, t.config.queuePrefix, [ahead]);
-    const release = await holdTransaction(t.deps.sql, async (sql) => {
-      await sql`select pg_advisory_xact_lock(${0x62617463}, hashtext(${ahead}))`;
-      await sql`update ingest_batches set evaluated_at = now() where id = ${ahead}`;
-    });
-    const evaluation = evaluateBatch(t.deps, batch);
-    await waitFor("the evaluation to claim its batch", async () =>
-      (await t.deps.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x62617463}`).length >= 2,
-    );
+    const { evaluation, release } = await evaluateBehindHeldBatch(t, ahead, batch);
 
     // Created meanwhile: its baseline is the score still stored, 0.
     const alertId = await createAlert(t, alice, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 10 });
