@@ -215,11 +215,20 @@ export function renderSms(payload: NotificationPayload, attemptAt?: Date): strin
   // A test's reason names the wallet by its alias again: in another script, that alone would
   // cut the SMS to one UCS-2 segment of 70 characters.
   const reason = isTest(payload) ? SMS_TEST_NOTE : smsReason(payload);
-  const sms = (name: string) =>
-    `${head}: ${CONDITION_NAMES[data.condition]} on ${name}${ENDS_CUT.test(name) ? "" : "."} ${reason} Risk ${data.riskScore}/100`;
+  // A score-increase reason states the new score itself.
+  const score = data.condition === "risk_score_increase" ? "" : `risk ${data.riskScore}/100`;
+  // In a 160-character segment the wallet's score comes before the reason: a reason long
+  // enough to be cut (a counterparty alert on a wallet without an alias, an NFT trade, a late
+  // note) lost the score at the end. A 70-unit UCS-2 segment has room for one fact besides the
+  // wallet, and the reason's amount is the news: there the score comes last, if it fits.
+  const sms = (name: string, encoding: Encoding) => {
+    const early = score && encoding === GSM7 ? ` (${score})` : "";
+    const late = score && encoding === UCS2 ? ` ${score[0]!.toUpperCase()}${score.slice(1)}` : "";
+    return `${head}: ${CONDITION_NAMES[data.condition]} on ${name}${early}${!early && ENDS_CUT.test(name) ? "" : "."} ${reason}${late}`;
+  };
   // The name is GSM-7 whichever it is, so the rest of the text decides the encoding.
-  const encoding = isGsm7(toGsm7Friendly(sms(address))) ? GSM7 : UCS2;
-  const spelledLength = (name: string) => encoding.length(encoding.spell(sms(name)));
+  const encoding = isGsm7(toGsm7Friendly(sms(address, GSM7))) ? GSM7 : UCS2;
+  const spelledLength = (name: string) => encoding.length(encoding.spell(sms(name, encoding)));
   let name = alias ?? address;
   if (alias && spelledLength(alias) > encoding.limit) {
     // A long alias (up to 64 characters) gives way to the facts after it: the amount,
@@ -227,7 +236,7 @@ export function renderSms(payload: NotificationPayload, attemptAt?: Date): strin
     const room = encoding.limit - spelledLength("");
     name = room >= MIN_ALIAS_SHOWN ? fit(encoding.spell(alias), room, encoding, false) : address;
   }
-  return fit(encoding.spell(sms(name)), encoding.limit, encoding, true);
+  return fit(encoding.spell(sms(name, encoding)), encoding.limit, encoding, true);
 }
 
 const SMS_TEST_NOTE = "Sent on request to check that this channel works.";
@@ -277,11 +286,11 @@ function lateNote(timestamp: string, attemptAt: Date | undefined): string {
 
 /**
  * `text` cut to `limit` in `encoding` and ended with its ellipsis, never inside a character
- * (a surrogate pair, a GSM-7 escape). With `keepNumbersWhole`, a cut that falls inside a
- * word with a digit in it drops the whole word: part of an amount or a score reads as
- * another one ("1,250,000" as "1,250", "82/100" as "82/1").
+ * (a surrogate pair, a GSM-7 escape). With `wholeWords`, a cut that falls inside a word
+ * drops the whole word: part of an amount or a score reads as another one ("1,250,000" as
+ * "1,250", "82/100" as "82/1"), and part of a word ("thresho...") reads as a garbled message.
  */
-function fit(text: string, limit: number, encoding: Encoding, keepNumbersWhole: boolean): string {
+function fit(text: string, limit: number, encoding: Encoding, wholeWords: boolean): string {
   if (encoding.length(text) <= limit) return text;
   const room = limit - encoding.length(encoding.ellipsis);
   let kept = "";
@@ -292,10 +301,11 @@ function fit(text: string, limit: number, encoding: Encoding, keepNumbersWhole: 
     kept += c;
     used += cost;
   }
-  if (keepNumbersWhole) {
+  if (wholeWords) {
     const wordStart = /\S*$/.exec(kept)?.[0] ?? "";
     const wordRest = /^\S*/.exec(text.slice(kept.length))?.[0] ?? "";
-    if (wordStart && wordRest && /\d/.test(wordStart + wordRest)) kept = kept.slice(0, -wordStart.length);
+    if (wordStart && wordRest && wordStart.length < kept.length) kept = kept.slice(0, -wordStart.length);
   }
-  return `${kept.trimEnd()}${encoding.ellipsis}`;
+  // "(flagged, risk 95,..." reads better without the comma the cut left hanging.
+  return `${kept.trimEnd().replace(/[,;:]+$/, "")}${encoding.ellipsis}`;
 }

@@ -179,7 +179,7 @@ describe("SMS delivery through the Twilio SDK", () => {
       });
       expect(classifyOutcome(result)).toBe("delivered");
       const entry = JSON.parse(lines.find((line) => line.includes("ntf_logged"))!);
-      expect(entry).toMatchObject({ level: 40, to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury\./) });
+      expect(entry).toMatchObject({ level: 40, to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) });
     } finally {
       await unconfigured.close();
     }

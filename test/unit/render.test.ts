@@ -94,7 +94,7 @@ describe("email rendering", () => {
     expect(email.text).toContain(`Movement:     25,000 USDC Risk factors: none from ${ADDRESS}`);
     expect(email.text).toContain("Sent 25,000 USDC All clear from 9WzD…AWWM (threshold 10,000).\n");
     expect(email.html).toContain("<strong>Sent 25,000 USDC All clear from");
-    expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury. Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000). Risk 82/100");
+    expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000).");
   });
 
   it("states the threshold and the observed value in the condition's unit", () => {
@@ -134,7 +134,7 @@ describe("SMS rendering", () => {
     const sms = renderSms(payload());
     expect(isGsm7(sms)).toBe(true);
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
-    expect(sms).toBe("Risk alert: Large transfer on Treasury. Sent 25,000 USDC to 9WzD...AWWM (threshold 10,000). Risk 82/100");
+    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC to 9WzD...AWWM (threshold 10,000).");
   });
 
   it("cuts a long message to 160 septets with '...'", () => {
@@ -153,7 +153,7 @@ describe("SMS rendering", () => {
 
   it("names the wallet by its short address when the alias is not GSM-7, keeping the 160-character segment", () => {
     const sms = renderSms(payload({ alias: "Казна 🏦" }));
-    expect(sms).toContain("on 7xKX...gAsU.");
+    expect(sms).toContain("on 7xKX...gAsU (risk 82/100).");
     expect(isGsm7(sms)).toBe(true);
   });
 
@@ -168,13 +168,13 @@ describe("SMS rendering", () => {
     );
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
     expect(sms).toBe(
-      "Risk alert: Suspicious counterparty on Operations hot wallet for the Frankfurt de... Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 90/100",
+      "Risk alert: Suspicious counterparty on Operations hot wallet for the Frankfurt... (risk 90/100). Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
     );
   });
 
   it("names the wallet by its short address when the facts leave too little room for the alias", () => {
     const sms = renderSms(payload({ alias: "Operations hot wallet", reason: `${"Risk score rose 25 points: ".repeat(4)}end.` }));
-    expect(sms).toMatch(/^Risk alert: Large transfer on 7xKX\.\.\.gAsU\. Risk score rose/);
+    expect(sms).toMatch(/^Risk alert: Large transfer on 7xKX\.\.\.gAsU \(risk 82\/100\)\. Risk score rose/);
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
   });
 
@@ -192,7 +192,7 @@ describe("SMS rendering", () => {
   it("keeps a test notification for a wallet with a non-GSM-7 alias whole in one GSM-7 segment", () => {
     // The test's reason names the wallet by its alias, which the SMS leaves out for the short address.
     const sms = renderSms(payload({ alias: "Казна 🏦", observed: null, reason: "Test notification for your large_transfer alert on Казна 🏦." }, "risk_alert.test"));
-    expect(sms).toBe("Risk alert test: Large transfer on 7xKX...gAsU. Sent on request to check that this channel works. Risk 82/100");
+    expect(sms).toBe("Risk alert test: Large transfer on 7xKX...gAsU (risk 82/100). Sent on request to check that this channel works.");
   });
 });
 
@@ -219,22 +219,22 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
     {
       when: "a long alias meets a token symbol outside GSM-7",
       data: { ...foreignToken, alias: "Frankfurt settlement wallet", reason: SENT },
-      sms: "Risk alert: Large transfer on Frankfurt settlement wallet. Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000). Risk 82/100",
+      sms: "Risk alert: Large transfer on Frankfurt settlement wallet (risk 82/100). Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000).",
     },
     {
       when: "a 64-character alias meets a token symbol outside GSM-7",
       data: { ...foreignToken, alias: ALIAS_64, reason: SENT },
-      sms: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt desk, EUR settlemen... Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000). Risk 82/100",
+      sms: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt desk, EUR settlem... (risk 82/100). Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000).",
     },
     {
       when: "a Cyrillic alias meets a token symbol outside GSM-7 in a long reason",
       data: { ...foreignToken, alias: "Трежери кошелёк", condition: "suspicious_counterparty" as const, reason: RECEIVED },
-      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU. Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 82/100",
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
     },
     {
       when: "an emoji alias meets a token symbol outside GSM-7 in a long reason",
       data: { ...foreignToken, alias: "🏦 Treasury", condition: "suspicious_counterparty" as const, reason: RECEIVED },
-      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU. Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 82/100",
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
     },
     {
       when: "other text outside GSM-7 makes it UCS-2: the long alias gives way there too, and '…' stays one unit",
@@ -266,12 +266,12 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
   ])("spells a token symbol outside GSM-7 with '?' for each character it cannot, keeping one 160-character segment: $symbol as $shown", ({ symbol, shown }) => {
     const movement = { direction: "sent", failed: false, amount: 1_250_000, token: symbol, counterparty: COUNTERPARTY, type: "transfer" } as const;
     const sms = renderSms(payload({ ...foreignToken, transaction: { ...foreignToken.transaction, token: symbol }, reason: largeTransferReason(movement, 10_000) }));
-    expect(sms).toBe(`Risk alert: Large transfer on Treasury. Sent 1,250,000 ${shown} to 9WzD...AWWM (threshold 10,000). Risk 82/100`);
+    expect(sms).toBe(`Risk alert: Large transfer on Treasury (risk 82/100). Sent 1,250,000 ${shown} to 9WzD...AWWM (threshold 10,000).`);
     expect(isGsm7(sms)).toBe(true);
   });
 
-  it("drops a number it cannot show whole rather than show part of it", () => {
-    // 162 septets: cut at 157, the score would read "Risk 8".
+  it("keeps the wallet's score when a counterparty alert's reason is too long for the segment, cutting the reason at a whole word", () => {
+    // 176 septets: with the score last, the cut fell on it ("Risk..." or "Risk 8").
     const sms = renderSms(
       payload({
         alias: null,
@@ -280,20 +280,41 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
       }),
     );
     expect(sms).toBe(
-      "Risk alert: Suspicious counterparty on 7xKX...gAsU. Tried to receive 1,250,000 USDC from 9WzD...AWWM in an NFT trade (flagged, risk 95, threshold 75). Risk...",
+      "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 1,250,000 USDC from 9WzD...AWWM in an NFT trade (flagged, risk 95...",
     );
+    expectOneSegment(sms);
+  });
+
+  it("drops a number it cannot show whole rather than show part of it", () => {
+    const sms = renderSms(payload({ alias: null, reason: `Sent ${"1,250,000 ".repeat(10)}USDC.` }));
+    expect(sms).toBe(
+      "Risk alert: Large transfer on 7xKX...gAsU (risk 82/100). Sent 1,250,000 1,250,000 1,250,000 1,250,000 1,250,000 1,250,000 1,250,000 1,250,000 1,250,000...",
+    );
+    expectOneSegment(sms);
+  });
+
+  it("states the score once in a score-increase SMS: its reason gives the new score", () => {
+    const sms = renderSms(
+      payload({ condition: "risk_score_increase", riskScore: 45, transaction: undefined, reason: "Risk score rose 25 points, from 20 to 45 (threshold 10): sanctioned counterparty." }),
+    );
+    expect(sms).toBe("Risk alert: Risk score increase on Treasury. Risk score rose 25 points, from 20 to 45 (threshold 10): sanctioned counterparty.");
+  });
+
+  it("puts the score last in a 70-unit UCS-2 segment, where the reason's amount comes first", () => {
+    const sms = renderSms(payload({ alias: null, transaction: undefined, reason: "Sent 5 🐶 to 9WzD…AWWM (threshold 1)." }));
+    expect(sms).toBe("Risk alert: Large transfer on 7xKX…gAsU. Sent 5 🐶 to 9WzD…AWWM…");
     expectOneSegment(sms);
   });
 
   it("says how long ago the alert fired when the SMS goes out more than 10 minutes after it, and nothing sooner", () => {
     // payload().timestamp is 2026-03-01T12:00:00.000Z.
     const rows: Array<[Date | undefined, string]> = [
-      [undefined, "Risk alert: Large transfer on Treasury."],
-      [new Date("2026-03-01T12:10:00.000Z"), "Risk alert: Large transfer on Treasury."],
-      [new Date("2026-03-01T12:10:01.000Z"), "Risk alert (10 min ago): Large transfer on Treasury."],
-      [new Date("2026-03-01T12:59:59.000Z"), "Risk alert (59 min ago): Large transfer on Treasury."],
-      [new Date("2026-03-01T15:05:00.000Z"), "Risk alert (3h ago): Large transfer on Treasury."],
-      [new Date("2026-03-04T12:10:00.000Z"), "Risk alert (3d ago): Large transfer on Treasury."],
+      [undefined, "Risk alert: Large transfer on Treasury (risk 82/100)."],
+      [new Date("2026-03-01T12:10:00.000Z"), "Risk alert: Large transfer on Treasury (risk 82/100)."],
+      [new Date("2026-03-01T12:10:01.000Z"), "Risk alert (10 min ago): Large transfer on Treasury (risk 82/100)."],
+      [new Date("2026-03-01T12:59:59.000Z"), "Risk alert (59 min ago): Large transfer on Treasury (risk 82/100)."],
+      [new Date("2026-03-01T15:05:00.000Z"), "Risk alert (3h ago): Large transfer on Treasury (risk 82/100)."],
+      [new Date("2026-03-04T12:10:00.000Z"), "Risk alert (3d ago): Large transfer on Treasury (risk 82/100)."],
     ];
     for (const [attemptAt, start] of rows) expect(renderSms(payload(), attemptAt).startsWith(start), `${attemptAt?.toISOString()}`).toBe(true);
     expect(renderSms(payload({}, "risk_alert.test"), new Date("2026-03-01T15:05:00.000Z"))).toMatch(/^Risk alert test \(3h ago\): /);
@@ -305,7 +326,7 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
       new Date("2026-03-01T15:05:00.000Z"),
     );
     expect(sms).toBe(
-      "Risk alert (3h ago): Suspicious counterparty on Operations hot wallet for the Fra... Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75). Risk 90/100",
+      "Risk alert (3h ago): Suspicious counterparty on Operations hot wallet for the F... (risk 90/100). Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
     );
     expectOneSegment(sms);
   });
