@@ -79,6 +79,15 @@ describe("POST /v1/wallets", () => {
     expect(bobs.address).toBe(address);
   });
 
+  it("names the wallet the caller already has in a 409, with its Location, so a retried create can find it", async () => {
+    const address = randomAddress();
+    const first = await trackWallet(t, alice, { address });
+    const retry = await request("POST", "/v1/wallets", alice, { address });
+    expectProblem(retry, 409, "conflict");
+    expect(retry.headers.location).toBe(`/v1/wallets/${first.walletId}`);
+    expect(retry.json().detail).toContain(first.walletId);
+  });
+
   it("answers one of two simultaneous requests for the same address with 201 and the other with 409", async () => {
     const address = randomAddress();
     const answers = await Promise.all([1, 2].map(() => request("POST", "/v1/wallets", alice, { address })));

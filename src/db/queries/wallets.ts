@@ -106,6 +106,13 @@ export async function findWalletAddress(sql: Sql, owner: string, walletId: strin
   return row?.address;
 }
 
+/** The id of the caller's wallet tracking `address`, or undefined when the caller does not track it. */
+export async function findWalletIdByAddress(sql: Sql, owner: string, address: string): Promise<string | undefined> {
+  const [row] = await sql<{ id: string }[]>`
+    select id from tracked_wallets where owner = ${owner} and address = ${address}`;
+  return row?.id;
+}
+
 /**
  * Inserts the wallet (and the address's shared state if it is new): undefined when the caller
  * already tracks the address, else whether another caller tracked it before. Call inside the

@@ -5,6 +5,7 @@ import type { Deps } from "../../deps.ts";
 import {
   WALLET_SORT_KEYS,
   deleteWallet,
+  findWalletIdByAddress,
   getWallet,
   listWallets,
   updateWallet,
@@ -48,7 +49,7 @@ const CreateBodySchema = Type.Object(
 );
 const UpdateBodySchema = Type.Object(
   { alias: Type.Optional(AliasSchema), tags: Type.Optional(TagsSchema) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, description: "change at least one of alias, tags" },
 );
 const ParamsSchema = Type.Object({ walletId: idSchema("wal", "wallet") });
 
@@ -190,7 +191,16 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const id = newId("wal");
         const owner = request.caller.sub;
         if (!(await trackWallet(deps, { id, owner, address, alias, tags: walletTags }))) {
-          throw new ProblemError("conflict", `address ${address} is already tracked by this caller`);
+          // A client retrying a create whose answer it lost needs the id it already has: its
+          // own wallet, so naming it tells nothing to anyone else.
+          const existing = await findWalletIdByAddress(deps.sql, owner, address);
+          throw new ProblemError(
+            "conflict",
+            existing
+              ? `address ${address} is already tracked by this caller as wallet ${existing}`
+              : `address ${address} is already tracked by this caller`,
+            existing ? { headers: { location: `/v1/wallets/${existing}` } } : {},
+          );
         }
         const row = await getWallet(deps.sql, owner, id);
         if (!row) throw notFound(`wallet ${id}`); // deleted by a concurrent request
