@@ -21,6 +21,8 @@ type ValidationIssue = {
   message?: string;
   params?: Record<string, unknown>;
   parentSchema?: { description?: string };
+  /** The value that failed (ajv verbose mode). */
+  data?: unknown;
 };
 
 const FRAMEWORK_CODES: Record<string, ProblemCode> = {
@@ -95,7 +97,10 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
     const base = context ?? "body";
     let path = `${base}${(issue.instancePath ?? "").replaceAll("/", ".")}`;
     let message = issue.message ?? "is not valid";
-    if (issue.keyword === "additionalProperties") {
+    if (base === "querystring" && Array.isArray(issue.data)) {
+      // Every query value is a string; the parser makes a list of a parameter given twice.
+      message = "is given more than once; give it once";
+    } else if (issue.keyword === "additionalProperties") {
       path = `${path}.${String(issue.params?.additionalProperty)}`;
       message = "is not a known field";
     } else if (issue.keyword === "required") {
@@ -105,6 +110,8 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
       message = `must be ${issue.parentSchema.description}`;
     } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {
       message = `must be one of ${(issue.params.allowedValues as unknown[]).join(", ")}`;
+    } else if (issue.keyword === "minProperties") {
+      message = issue.parentSchema?.description ? `must ${issue.parentSchema.description}` : "must give at least one field";
     }
     if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
     return { path, message };

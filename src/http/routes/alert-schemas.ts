@@ -71,7 +71,7 @@ export const UpdateAlertBody = Type.Object(
     recipient: Type.Optional(Recipient),
     webhookUrl: Type.Optional(WebhookUrl),
   },
-  { additionalProperties: false, description: "at least one field" },
+  { additionalProperties: false, minProperties: 1, description: "change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl" },
 );
 
 export const ListAlertsQuery = Type.Object(
