@@ -37,7 +37,18 @@ export function walletName(data: Pick<NotificationPayload["data"], "alias" | "ad
 /** `[Risk alert] large_transfer on Treasury` (tests: `[Risk alert test] …`). */
 export function emailSubject(payload: NotificationPayload): string {
   const tag = isTest(payload) ? "[Risk alert test]" : "[Risk alert]";
-  return `${tag} ${payload.data.condition} on ${walletName(payload.data)}`;
+  return headerText(`${tag} ${payload.data.condition} on ${walletName(payload.data)}`);
+}
+
+/**
+ * A header's text with every "=?" broken by a word joiner. An alias written as an RFC 2047
+ * encoded-word ("=?UTF-8?B?4oCu?=") went out as is in an all-ASCII subject, and mail clients
+ * decoded it into the bidi override or the line break that oneLine() had removed. The joiner
+ * is invisible, and makes the subject non-ASCII: the mailer then encodes all of it, and the
+ * reader sees the alias as its owner typed it.
+ */
+export function headerText(text: string): string {
+  return text.replaceAll("=?", "=\u2060?");
 }
 
 /**
@@ -121,7 +132,7 @@ export type DisabledNotice = { alertId: string; condition: Condition; walletName
 
 /** The email that tells an owner their alert was disabled because delivery kept failing. */
 export function renderDisabledNotice(notice: DisabledNotice): RenderedEmail {
-  const subject = `[Risk alert disabled] ${notice.condition} on ${notice.walletName}`;
+  const subject = headerText(`[Risk alert disabled] ${notice.condition} on ${notice.walletName}`);
   const lines = [
     `Your ${notice.condition} alert ${notice.alertId} on ${notice.walletName} has been disabled: ${notice.reason}.`,
     "It sends nothing until you set its status back to active (PATCH /v1/risk/alerts/{id} with {\"status\": \"active\"}).",

@@ -63,6 +63,32 @@ describe("email delivery", () => {
     expect(attempt!.statusCode).toBe(250);
   });
 
+  it("delivers an alias written as RFC 2047 encoded-words as typed: the reader's client decodes no bidi override or line break out of it", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const sample = samplePayload(alert);
+    const alias = "Cold =?UTF-8?B?4oCu?= 9fQa =?UTF-8?Q?=0AX-Fake:_1?=";
+    const result = await workers.channels.email.send({
+      notificationId: "ntf_encoded_word_alias",
+      destination: to,
+      payload: { ...sample, data: { ...sample.data, alias } },
+      secrets: [],
+      attemptAt: new Date(),
+    });
+    expect(result.smtpResponseCode).toBe(250);
+    const subject = parseMessage(mailsTo(to)[0]!.raw).subject;
+    expect(subject).not.toMatch(/[\u202e\n]/);
+    expect(subject.replaceAll("\u2060", "")).toBe(`[Risk alert] large_transfer on ${alias}`);
+  });
+
+  it("marks every message Auto-Submitted, so vacation responders do not answer alerts", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const result = await workers.channels.email.send({ notificationId: "ntf_auto_submitted", destination: to, payload: samplePayload(alert), secrets: [], attemptAt: new Date() });
+    expect(result.smtpResponseCode).toBe(250);
+    expect(mailsTo(to)[0]!.raw).toMatch(/^Auto-Submitted: auto-generated\r?$/m);
+  });
+
   it("delivers an alias with bidi overrides and zero-width characters without them, so the address after it reads as sent", async () => {
     const to = recipient();
     const alert = await seedAlert(t, { method: "email", recipient: to });

@@ -51,6 +51,8 @@ export function createEmailChannel(
         text: email.text,
         html: email.html,
         ...(messageId ? { messageId } : {}),
+        // RFC 3834: machine-sent; an out-of-office or vacation responder must not answer it.
+        headers: { "Auto-Submitted": "auto-generated" },
       })) as SentInfo;
       if (!options.smtpUrl) {
         outboxReady ??= mkdir(options.outboxDir, { recursive: true });
