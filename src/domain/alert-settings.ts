@@ -41,5 +41,19 @@ export function effectiveThreshold(condition: Condition, given: number | undefin
   if (!Number.isFinite(given) || given < rule.min || given > rule.max) {
     return { ok: false, message: `must be ${rule.meaning} for ${condition} alerts` };
   }
+  // Stored with 9 decimals: a finer threshold was rounded without a word, and the alert then
+  // fired on amounts its owner had set it not to (10.0000000004 stored as 10).
+  if (decimalPlaces(given) > THRESHOLD_DECIMALS) {
+    return { ok: false, message: `must have at most ${THRESHOLD_DECIMALS} decimal places` };
+  }
   return { ok: true, threshold: given };
+}
+
+const THRESHOLD_DECIMALS = 9;
+
+/** Digits after the decimal point of the shortest decimal that reads back as `value` ("1e-10": 10). */
+export function decimalPlaces(value: number): number {
+  const [mantissa = "", exponent = "0"] = String(Math.abs(value)).split("e");
+  const fraction = mantissa.split(".")[1] ?? "";
+  return Math.max(0, fraction.length - Number(exponent));
 }

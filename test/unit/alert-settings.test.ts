@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { effectiveThreshold } from "../../src/domain/alert-settings.ts";
+import { decimalPlaces, effectiveThreshold } from "../../src/domain/alert-settings.ts";
 
 describe("effectiveThreshold", () => {
   it.each([
@@ -45,5 +45,35 @@ describe("effectiveThreshold", () => {
   ] as const)("refuses the %s threshold %d", (condition, threshold) => {
     const result = effectiveThreshold(condition, threshold);
     expect(result).toEqual({ ok: false, message: expect.stringMatching(new RegExp(`^must be .* for ${condition} alerts$`)) });
+  });
+
+  it.each([
+    ["large_transfer", 10.0000000004],
+    ["large_transfer", 1e-10 + 1],
+    ["unusual_activity", 1.0000000001],
+    ["suspicious_counterparty", 74.9999999999],
+  ] as const)("refuses the %s threshold %d: finer than the 9 decimals it is stored with", (condition, threshold) => {
+    expect(effectiveThreshold(condition, threshold)).toEqual({ ok: false, message: "must have at most 9 decimal places" });
+  });
+
+  it.each([
+    ["large_transfer", 10.000000001],
+    ["unusual_activity", 1.123456789],
+  ] as const)("keeps the %s threshold %d: 9 decimals fit", (condition, threshold) => {
+    expect(effectiveThreshold(condition, threshold)).toEqual({ ok: true, threshold });
+  });
+});
+
+describe("decimalPlaces", () => {
+  it.each([
+    [10, 0],
+    [1e21, 0],
+    [0.5, 1],
+    [-0.25, 2],
+    [1e-7, 7],
+    [1.5e-9, 10],
+    [10.0000000004, 10],
+  ])("counts %d as %d decimal places", (value, places) => {
+    expect(decimalPlaces(value)).toBe(places);
   });
 });
