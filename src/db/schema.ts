@@ -210,6 +210,11 @@ export const alerts = pgTable(
     /** Start of the current run of permanent delivery failures (alert health). */
     failingSince: timestamp("failing_since", { withTimezone: true, mode: "date" }),
     disabledReason: text("disabled_reason"),
+    /**
+     * The owner's address for the disabled-alert notice: the token's email claim at creation,
+     * refreshed by each PATCH whose token has one (alert health). Never shown by the API.
+     */
+    ownerEmail: text("owner_email"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

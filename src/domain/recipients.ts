@@ -65,3 +65,12 @@ export function resolveRecipient(
     ? { ok: true, recipient: claims.phone }
     : { ok: false, message: "is required: the token's phone_number claim is not an E.164 phone number" };
 }
+
+/**
+ * The token's email claim when it is an address we would send to: stored as the alert's owner
+ * email, where the notice of a disabled alert goes (alert health). An unusable claim is not
+ * stored, as if absent: refusing the request for a claim the caller cannot change would help nobody.
+ */
+export function ownerEmailOf(claims: Pick<ClaimedContacts, "email">): string | undefined {
+  return claims.email !== undefined && isEmailAddress(claims.email) ? claims.email : undefined;
+}

@@ -4,15 +4,14 @@
 // - any delivery clears it (recordAttempt does that in the same statement);
 // - a permanent failure when failing_since is 24 h old or more disables the alert;
 // - a 410 Gone from a webhook receiver disables it at once;
-// - the owner is told by email when we know an address for them: the recipient of an
-//   email alert. Tokens' email claims are not stored, so for webhook and SMS alerts the
-//   disabling is logged (warn) and shown on the alert (status, disabledReason).
+// - the owner is told by email when we know an address for them (noticeAddress): the token's
+//   email claim stored on the alert (owner_email), else the recipient of an email alert;
+//   without either the disabling is logged (warn) and shown on the alert (status,
+//   disabledReason). The notice is a job on the email queue, retried on RETRY_SCHEDULE
+//   (queue/disabled-notices.ts): sent from here, one 451 or a short SMTP outage lost it.
 // A PATCH of status back to active clears failing_since and disabled_reason (alerts route).
 import type { Sql } from "../db/client.ts";
-import type { Condition } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
-import type { EmailChannel } from "./channels/index.ts";
-import { renderDisabledNotice, walletName } from "./render.ts";
 
 export const FAILING_DISABLES_AFTER_MS = 24 * 3_600_000;
 
@@ -25,18 +24,31 @@ export type FailureFacts = {
   now: Date;
 };
 
-type DisabledAlert = {
-  alertId: string;
-  owner: string;
-  condition: Condition;
-  notificationMethod: string;
-  recipient: string | null;
-  address: string;
-  alias: string | null;
-  disabledReason: string;
+/** What decides where an alert's disabled notice goes. */
+export type NoticeContacts = { ownerEmail: string | null; notificationMethod: string; recipient: string | null };
+
+type DisabledAlert = NoticeContacts & { alertId: string; owner: string; disabledReason: string };
+
+/** One disabling to tell the owner about; `disabledAt` tells it apart from a later one. */
+export type DisabledNotice = { alertId: string; disabledAt: Date };
+
+export type AlertHealthDeps = {
+  sql: Sql;
+  logger: Logger;
+  /** Queues the notice to the owner (queue/disabled-notices.ts). */
+  enqueueNotice: (notice: DisabledNotice) => Promise<void>;
 };
 
-export type AlertHealthDeps = { sql: Sql; logger: Logger; email: EmailChannel };
+/**
+ * Where the owner is told: their token's email claim as stored on the alert (at creation, and
+ * by each PATCH whose token has one), else an email alert's own recipient (often the very
+ * mailbox that keeps refusing it, but the only address known for an alert made without a
+ * claim); undefined when neither.
+ */
+export function noticeAddress(alert: NoticeContacts): string | undefined {
+  if (alert.ownerEmail) return alert.ownerEmail;
+  return alert.notificationMethod === "email" && alert.recipient ? alert.recipient : undefined;
+}
 
 /** Records a permanent failure against the alert; disables it (and tells the owner) when the rules say so. */
 export async function recordPermanentFailure(deps: AlertHealthDeps, facts: FailureFacts): Promise<boolean> {
@@ -46,7 +58,7 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
     { alertId: disabled.alertId, owner: disabled.owner, reason: disabled.disabledReason, lastError: facts.error },
     "alert disabled: its notifications keep failing",
   );
-  await tellOwner(deps, disabled);
+  await tellOwner(deps, disabled, facts.now);
   return true;
 }
 
@@ -75,26 +87,26 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
                ' failed (24 hours of failures)'
         end,
         updated_at = ${now}::timestamptz
-    from verdict, tracked_wallets w
-    where a.id = verdict.id and w.id = a.wallet_id
-    returning a.id as "alertId", a.owner, a.condition, a.notification_method as "notificationMethod", a.recipient,
-              w.address, w.alias, a.disabled_reason as "disabledReason", verdict.disable as "disabledNow"`;
+    from verdict
+    where a.id = verdict.id
+    returning a.id as "alertId", a.owner, a.notification_method as "notificationMethod", a.recipient,
+              a.owner_email as "ownerEmail", a.disabled_reason as "disabledReason", verdict.disable as "disabledNow"`;
   return row?.disabledNow ? row : undefined;
 }
 
-async function tellOwner(deps: AlertHealthDeps, alert: DisabledAlert): Promise<void> {
-  if (alert.notificationMethod !== "email" || !alert.recipient) {
+/**
+ * Queues the notice; the job renders it from the alert as it is when it runs. A failed enqueue
+ * (Redis away) is logged, not thrown: the notification is recorded failed already, so a retry
+ * of its job would not come back here, and the alert shows why it was disabled.
+ */
+async function tellOwner(deps: AlertHealthDeps, alert: DisabledAlert, disabledAt: Date): Promise<void> {
+  if (noticeAddress(alert) === undefined) {
     deps.logger.warn({ alertId: alert.alertId, owner: alert.owner }, "alert disabled; no email address known for its owner");
     return;
   }
-  const notice = renderDisabledNotice({
-    alertId: alert.alertId,
-    condition: alert.condition,
-    walletName: walletName(alert),
-    reason: alert.disabledReason,
-  });
-  const result = await deps.email.sendMail(alert.recipient, notice);
-  if (result.error) {
-    deps.logger.warn({ alertId: alert.alertId, error: result.error }, "could not email the owner of a disabled alert");
+  try {
+    await deps.enqueueNotice({ alertId: alert.alertId, disabledAt });
+  } catch (error) {
+    deps.logger.warn({ alertId: alert.alertId, owner: alert.owner, err: error }, "could not queue the notice to the owner of a disabled alert");
   }
 }

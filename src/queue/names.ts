@@ -26,6 +26,11 @@ export const DELIVERY_QUEUE: Readonly<Record<NotificationMethod, QueueName>> = {
 export type EvaluateBatchJob = { batchId: string };
 export type EvaluateRiskJob = { scoreChangeIds: number[] };
 export type DeliverJob = { notificationId: string };
+/**
+ * On the email queue beside the deliveries, under its own job name: tell the owner that the
+ * alert was disabled. The one payload with no row behind it: a Redis flush loses it.
+ */
+export type DisabledNoticeJob = { alertId: string };
 
 /** Finished jobs leave Redis; Postgres keeps the history. */
 export const JOB_RETENTION = {

@@ -10,7 +10,9 @@ import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS, type DeliveryMetrics } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
+import { retryScheduleBackoff } from "./disabled-notices.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
+import { makeEmailQueueProcessor } from "./jobs/email-queue.ts";
 import { makeEvaluateBatchProcessor } from "./jobs/evaluate-batch.ts";
 import { makeEvaluateRiskProcessor } from "./jobs/evaluate-risk.ts";
 import { makeReconcileProcessor } from "./jobs/reconcile.ts";
@@ -71,7 +73,7 @@ function processorFor(deps: WorkerDeps, name: QueueName, stopping: AbortSignal):
     case QUEUES.deliverWebhook:
       return makeDeliverProcessor(deps, "webhook") as Processor;
     case QUEUES.deliverEmail:
-      return makeDeliverProcessor(deps, "email") as Processor;
+      return makeEmailQueueProcessor(deps) as Processor;
     case QUEUES.deliverSms:
       return makeDeliverProcessor(deps, "sms") as Processor;
   }
@@ -99,6 +101,8 @@ export function runWorkers(
       concurrency: CONCURRENCY[name],
       lockDuration: LOCK_DURATION_MS,
       stalledInterval: STALLED_INTERVAL_MS,
+      // The disabled-alert notices' retries (on the email queue) follow RETRY_SCHEDULE; every other job names a built-in backoff.
+      settings: { backoffStrategy: retryScheduleBackoff(deps.config.retryScheduleMs) },
       ...WORKER_METRICS_OPTIONS,
     });
     // Without a listener an 'error' event would end the process; Redis trouble is retried,

@@ -10,7 +10,9 @@ import { newId } from "../../src/ids.ts";
 import { createChannels, type ChannelOptions, type Channels } from "../../src/notify/channels/index.ts";
 import { generateWebhookSecret } from "../../src/notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
+import { retryScheduleBackoff } from "../../src/queue/disabled-notices.ts";
 import { makeDeliverProcessor, type DeliverDeps } from "../../src/queue/jobs/deliver.ts";
+import { makeEmailQueueProcessor } from "../../src/queue/jobs/email-queue.ts";
 import { DELIVERY_QUEUE } from "../../src/queue/names.ts";
 import { createWorkerRedis } from "../../src/redis.ts";
 import type { TestApp } from "./app.ts";
@@ -85,19 +87,25 @@ export async function seedNotification(
 
 export type DeliveryWorkers = { channels: Channels; close: () => Promise<void> };
 
-/** Real BullMQ workers on the test app's queue prefix, one per channel, running makeDeliverProcessor. */
+/**
+ * Real BullMQ workers on the test app's queue prefix, one per channel, running makeDeliverProcessor
+ * (the email one through makeEmailQueueProcessor, which also sends disabled-alert notices), set up
+ * as runWorkers sets them up.
+ */
 export function startDeliveryWorkers(
   t: TestApp,
   channelOptions: ChannelOptions = {},
   processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver" | "deliveryMetrics"> = {},
 ): DeliveryWorkers {
   const channels = createChannels(t.config, t.deps.logger, channelOptions);
+  const deps = { ...t.deps, channels, ...processorOptions };
   const workers = (["webhook", "email", "sms"] as const).map(
     (channel) =>
-      new Worker(DELIVERY_QUEUE[channel], makeDeliverProcessor({ ...t.deps, channels, ...processorOptions }, channel), {
+      new Worker(DELIVERY_QUEUE[channel], channel === "email" ? makeEmailQueueProcessor(deps) : makeDeliverProcessor(deps, channel), {
         connection: createWorkerRedis(t.config.redisUrl),
         prefix: t.config.queuePrefix,
         concurrency: 5,
+        settings: { backoffStrategy: retryScheduleBackoff(t.config.retryScheduleMs) },
       }),
   );
   // A worker without an 'error' listener would throw on a connection hiccup; show it instead.

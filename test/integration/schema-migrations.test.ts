@@ -1,7 +1,8 @@
 // What the later migrations promise: identifiers that compare byte by byte (0003), ingest's
 // per-address counters moved out of address_state with nothing lost on the way (0004), a
 // replaced webhook secret still in its grace period kept signing (0005, 0006), and the stored
-// transactions kept as leg 0 of their signature (0007).
+// transactions kept as leg 0 of their signature (0007), and the owner's email added to
+// existing alerts empty, outside what reloads the workers' alert rules (0010).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -140,6 +141,23 @@ describe("transaction legs (0007)", () => {
         { leg: 0, to: "first" },
         { leg: 1, to: "second" },
       ]);
+    });
+  });
+});
+
+describe("alert owner email (0010)", () => {
+  it("leaves existing alerts without an owner email, and changing one does not reload the workers' alert rules", async () => {
+    await fromDatabaseMigratedUpTo(9, async (old, upgrade) => {
+      await old`insert into tracked_wallets (id, owner, address) values ('wal_1', 'alice', 'addr1')`;
+      await old`
+        insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, recipient)
+        values ('alr_before', 'alice', 'wal_1', 'large_transfer', 1, 'email', 'alice@fund.example')`;
+      await upgrade();
+      expect(await old`select id, owner_email as "ownerEmail" from alerts`).toEqual([{ id: "alr_before", ownerEmail: null }]);
+      const version = async () => (await old<{ version: number }[]>`select version::float8 as version from alert_rules_version`)[0]!.version;
+      const before = await version();
+      await old`update alerts set owner_email = 'alice@fund.example' where id = 'alr_before'`;
+      expect(await version()).toBe(before);
     });
   });
 });

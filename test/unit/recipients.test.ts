@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isE164, isEmailAddress, resolveRecipient } from "../../src/domain/recipients.ts";
+import { isE164, isEmailAddress, ownerEmailOf, resolveRecipient } from "../../src/domain/recipients.ts";
 
 const noClaims = { email: undefined, phone: undefined };
 
@@ -93,5 +93,14 @@ describe("resolveRecipient", () => {
       message: expect.stringContaining("not an E.164 phone number"),
     });
     expect(resolveRecipient("email", undefined, { email: "not-an-address", phone: undefined }).ok).toBe(false);
+  });
+});
+
+describe("ownerEmailOf", () => {
+  it("takes a usable email claim, and drops a missing or unusable one instead of refusing the request", () => {
+    expect(ownerEmailOf({ email: "alice@fund.example" })).toBe("alice@fund.example");
+    expect(ownerEmailOf({ email: undefined })).toBeUndefined();
+    expect(ownerEmailOf({ email: "Alice <alice@fund.example>" })).toBeUndefined();
+    expect(ownerEmailOf({ email: "" })).toBeUndefined();
   });
 });

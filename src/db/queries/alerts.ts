@@ -38,6 +38,8 @@ export type NewAlert = {
   recipient: string | null;
   cooldownSeconds: number;
   webhookSecret: string | null;
+  /** The token's usable email claim (owner_email; never returned by these queries). */
+  ownerEmail: string | null;
   createdAt: Date;
 };
 
@@ -59,10 +61,10 @@ export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow |
       for share
     )
     insert into alerts (id, owner, wallet_id, condition, threshold, token, notification_method, webhook_url,
-                        recipient, cooldown_seconds, status, webhook_secret, baseline_score, created_at, updated_at)
+                        recipient, cooldown_seconds, status, webhook_secret, owner_email, baseline_score, created_at, updated_at)
     select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
            ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
-           'active', ${alert.webhookSecret}::text,
+           'active', ${alert.webhookSecret}::text, ${alert.ownerEmail}::text,
            case when ${alert.condition} = 'risk_score_increase' then coalesce((select risk_score from score), 0) end,
            ${alert.createdAt.toISOString()}::timestamptz, ${alert.createdAt.toISOString()}::timestamptz
     from wallet
@@ -110,6 +112,8 @@ export type AlertChanges = {
   cooldownSeconds?: number;
   recipient?: string;
   webhookUrl?: string;
+  /** The PATCHing caller is the owner: their token's usable email claim replaces the stored one. */
+  ownerEmail?: string;
 };
 
 /**
@@ -133,6 +137,7 @@ export async function updateAlert(
   if (changes.cooldownSeconds !== undefined) columns.cooldown_seconds = changes.cooldownSeconds;
   if (changes.recipient !== undefined) columns.recipient = changes.recipient;
   if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
+  if (changes.ownerEmail !== undefined) columns.owner_email = changes.ownerEmail;
   const [row] = await sql<AlertRow[]>`
     update alerts set ${sql(columns)}
     where id = ${alertId} and owner = ${owner}

@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { deleteAlert, findAlert, insertAlert, listAlerts, updateAlert } from "../../db/queries/alerts.ts";
 import { listAlertEvents } from "../../db/queries/events.ts";
 import type { Deps } from "../../deps.ts";
+import { ownerEmailOf } from "../../domain/recipients.ts";
 import { newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
@@ -62,6 +63,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           condition: body.condition,
           notificationMethod: body.notificationMethod,
           webhookSecret,
+          ownerEmail: ownerEmailOf(request.caller) ?? null,
           createdAt: now,
           ...settings,
         });
@@ -131,7 +133,9 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const current = await findAlert(deps.sql, request.caller.sub, alertId);
         if (!current) throw alertNotFound(alertId);
         const changes = await checkAlertChanges(request.body, current, webhookRules);
-        const row = await updateAlert(deps.sql, request.caller.sub, alertId, changes, deps.now());
+        // A token without a usable email claim keeps the address stored before.
+        const ownerEmail = ownerEmailOf(request.caller);
+        const row = await updateAlert(deps.sql, request.caller.sub, alertId, { ...changes, ...(ownerEmail ? { ownerEmail } : {}) }, deps.now());
         if (!row) throw alertNotFound(alertId);
         return row;
       },

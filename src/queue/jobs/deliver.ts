@@ -9,11 +9,12 @@ import { failWithoutAttempt } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
 import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
-import { recordPermanentFailure } from "../../notify/alert-health.ts";
+import { recordPermanentFailure, type AlertHealthDeps } from "../../notify/alert-health.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
 import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs, type DeploymentFault } from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
+import { enqueueDisabledNotice } from "../disabled-notices.ts";
 import type { DeliverJob } from "../names.ts";
 
 /**
@@ -44,7 +45,7 @@ const BUSY_RECEIVER_WAIT_MS = 1_000;
 const DUE_SLACK_MS = 50;
 const STORED_ERROR_LIMIT = 2_000;
 
-export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now"> & {
+export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now" | "queues"> & {
   channels: Channels;
   random?: () => number;
   /** WEBHOOK_ATTEMPTS_PER_RECEIVER unless given (tests). */
@@ -59,6 +60,11 @@ export function makeDeliverProcessor(
 ): (job: Job<DeliverJob>, token?: string) => Promise<void> {
   const random = deps.random ?? Math.random;
   const store = createDeliveryStore(deps.sql);
+  const alertHealth: AlertHealthDeps = {
+    sql: deps.sql,
+    logger: deps.logger,
+    enqueueNotice: (notice) => enqueueDisabledNotice(deps.queues, deps.config.retryScheduleMs, notice),
+  };
   const receivers = createHostSlots({
     floor: deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER,
     ceiling: DELIVERY_CONCURRENCY.webhook,
@@ -131,7 +137,7 @@ export function makeDeliverProcessor(
     // Our own credentials or sender are no fault of the alert's destination: they never count toward disabling it.
     if (outcome.status === "failed" && !result.deploymentFault) {
       await recordPermanentFailure(
-        { sql: deps.sql, logger: deps.logger, email: deps.channels.email },
+        alertHealth,
         { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
       );
     }

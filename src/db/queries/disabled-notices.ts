@@ -1,0 +1,27 @@
+// What the notice to the owner of a disabled alert says, read when its job runs: the alert
+// as it is then (its reason, its wallet's name, the owner's address), not as it was queued.
+import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
+import type { Sql } from "../client.ts";
+
+export type NoticeFacts = {
+  alertId: string;
+  owner: string;
+  status: AlertStatus;
+  condition: Condition;
+  notificationMethod: NotificationMethod;
+  recipient: string | null;
+  ownerEmail: string | null;
+  disabledReason: string | null;
+  address: string;
+  alias: string | null;
+};
+
+/** Undefined when the alert (or its wallet) was deleted meanwhile. */
+export async function loadNoticeFacts(sql: Sql, alertId: string): Promise<NoticeFacts | undefined> {
+  const [row] = await sql<NoticeFacts[]>`
+    select a.id as "alertId", a.owner, a.status, a.condition, a.notification_method as "notificationMethod",
+           a.recipient, a.owner_email as "ownerEmail", a.disabled_reason as "disabledReason", w.address, w.alias
+    from alerts a join tracked_wallets w on w.id = a.wallet_id
+    where a.id = ${alertId}`;
+  return row;
+}

@@ -1,0 +1,55 @@
+// The notice job: tell the owner that their alert was disabled (notify/alert-health.ts). It
+// reads the alert when it runs, so a notice still waiting for its retry goes to the address
+// stored by then, and is dropped once the owner has re-enabled or deleted the alert (they know).
+// A refusal of the address (SMTP 5xx) ends it; anything worth another try (4xx, the server out
+// of reach) is thrown for BullMQ to retry on the schedule (disabled-notices.ts).
+import { UnrecoverableError, type Job } from "bullmq";
+import type { Sql } from "../../db/client.ts";
+import { loadNoticeFacts } from "../../db/queries/disabled-notices.ts";
+import type { Logger } from "../../logger.ts";
+import { noticeAddress } from "../../notify/alert-health.ts";
+import type { EmailChannel } from "../../notify/channels/index.ts";
+import { renderDisabledNotice, walletName } from "../../notify/render.ts";
+import { classifyOutcome } from "../../notify/retry-policy.ts";
+import type { DisabledNoticeJob } from "../names.ts";
+
+export type DisabledNoticeDeps = { sql: Sql; logger: Logger; email: EmailChannel };
+
+/** Said when disabled_reason is missing (it is set with the status; a hand-edited row may lack it). */
+const UNKNOWN_REASON = "its notifications kept failing";
+
+export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job<DisabledNoticeJob>) => Promise<void> {
+  return async (job) => {
+    const alert = await loadNoticeFacts(deps.sql, job.data.alertId);
+    if (alert?.status !== "disabled") {
+      deps.logger.info({ alertId: job.data.alertId }, "notice of a disabled alert not sent: the alert was re-enabled or deleted meanwhile");
+      return;
+    }
+    const to = noticeAddress(alert);
+    if (to === undefined) {
+      // Not met in practice: the job is queued only with an address known, and none is ever removed.
+      deps.logger.warn({ alertId: alert.alertId, owner: alert.owner }, "alert disabled; no email address known for its owner");
+      return;
+    }
+    const notice = renderDisabledNotice({
+      alertId: alert.alertId,
+      condition: alert.condition,
+      walletName: walletName(alert),
+      reason: alert.disabledReason ?? UNKNOWN_REASON,
+    });
+    const result = await deps.email.sendMail(to, notice);
+    const verdict = classifyOutcome(result);
+    if (verdict === "delivered") return;
+
+    const error = result.error ?? "not sent";
+    const attempts = job.attemptsMade + 1;
+    if (verdict === "permanent" || attempts >= (job.opts.attempts ?? 1)) {
+      deps.logger.warn(
+        { alertId: alert.alertId, owner: alert.owner, attempts, error },
+        "gave up telling the owner of a disabled alert by email",
+      );
+      throw new UnrecoverableError(error);
+    }
+    throw new Error(error);
+  };
+}
