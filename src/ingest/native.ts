@@ -10,9 +10,9 @@ import { invalid } from "../http/problem.ts";
 export const MAX_BATCH_TRANSACTIONS = 1000;
 export const MAX_BATCH_ACCOUNTS = 1000;
 export const MAX_ACCOUNT_ITEMS = 10_000;
-/** numeric(38, 9): 29 digits before the point. */
+// Upper bounds far beyond any real amount, fee or value (the columns, unconstrained numeric
+// since 0011, would take more): what passes them is a feed's mistake, refused with its path.
 export const MAX_AMOUNT = 1e28;
-/** numeric(20, 9) for fees, numeric(24, 6) for USD values. */
 export const MAX_FEE = 1e10;
 export const MAX_USD = 1e17;
 /** 9999-12-31T23:59:59Z: any later second cannot be written as an ISO 8601 date-time. */

@@ -44,13 +44,13 @@ describe("POST /v1/ingest/helius", () => {
     const bySignature = new Map(delivery().map((item) => [item.signature as string, item]));
     const summary = rows.map((row) => [bySignature.get(row.signature)?.type, row.type, row.amount, row.token, row.status]);
     expect(summary).toEqual([
-      ["TRANSFER", "transfer", "12.500000000", "SOL", "success"],
-      ["TRANSFER", "transfer", "2500.750000000", "USDC", "success"],
-      ["SWAP", "swap", "3.000000000", "SOL", "success"],
-      ["NFT_SALE", "nft", "23.275000000", "SOL", "success"],
-      ["STAKE_SOL", "stake", "150.002282880", "SOL", "success"],
-      ["TRANSFER", "transfer", "0.000000000", "SOL", "failed"],
-      ["UNKNOWN", "other", "0.050000000", "SOL", "success"],
+      ["TRANSFER", "transfer", "12.5", "SOL", "success"],
+      ["TRANSFER", "transfer", "2500.75", "USDC", "success"],
+      ["SWAP", "swap", "3", "SOL", "success"],
+      ["NFT_SALE", "nft", "23.275", "SOL", "success"],
+      ["STAKE_SOL", "stake", "150.00228288", "SOL", "success"],
+      ["TRANSFER", "transfer", "0", "SOL", "failed"],
+      ["UNKNOWN", "other", "0.05", "SOL", "success"],
     ]);
     const usdc = rows[1]!;
     expect(usdc).toMatchObject({
@@ -59,17 +59,17 @@ describe("POST /v1/ingest/helius", () => {
       to_address: "DHvTBxtmNA1iP3AWQgdB2TDYLV8h6bYVSU8uMz8qUmRK",
       block_time: 1718035206,
       slot: 270118355,
-      fee: "0.000015000",
+      fee: "0.000015",
     });
     const failed = rows[5]!;
     expect(failed.from_address).toBe(failed.to_address);
     const nft = await t.deps.sql`
       select leg, amount::text, token, from_address, to_address from transactions where signature = ${fixture("nft-sale")[0]!.signature} order by leg`;
     expect(nft.map((row) => [row.leg, row.amount, row.token])).toEqual([
-      [0, "23.275000000", "SOL"],
-      [1, "0.980000000", "SOL"],
-      [2, "0.245000000", "SOL"],
-      [3, "1.000000000", "BF2eY47GGXj8kJP8fQcaj2HWzcETYoSAY9XPG6mBLpM6"],
+      [0, "23.275", "SOL"],
+      [1, "0.98", "SOL"],
+      [2, "0.245", "SOL"],
+      [3, "1", "BF2eY47GGXj8kJP8fQcaj2HWzcETYoSAY9XPG6mBLpM6"],
     ]);
   });
 
@@ -141,7 +141,7 @@ describe("POST /v1/ingest/helius", () => {
     expect(res.statusCode).toBe(202);
     expect(res.json()).toEqual({ accepted: 2, duplicates: 0, skipped: 0 });
     const [row] = await t.deps.sql`select amount::text from transactions where signature = ${whale.signature}`;
-    expect(row).toEqual({ amount: "25000000.000000000" });
+    expect(row).toEqual({ amount: "25000000" });
   });
 
   it.each([
