@@ -215,10 +215,18 @@ export const alerts = pgTable(
      * refreshed by each PATCH whose token has one (alert health). Never shown by the API.
      */
     ownerEmail: text("owner_email"),
+    /** The create request's Idempotency-Key header, if it had one: a retry answers with this alert. */
+    idempotencyKey: text("idempotency_key"),
+    /** A fingerprint of that request's body: the same key with another body is a 409, not a replay. */
+    idempotencyFingerprint: text("idempotency_fingerprint"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("alerts_owner_created_idx").on(t.owner, t.createdAt), index("alerts_wallet_idx").on(t.walletId)],
+  (t) => [
+    index("alerts_owner_created_idx").on(t.owner, t.createdAt),
+    index("alerts_wallet_idx").on(t.walletId),
+    uniqueIndex("alerts_owner_idempotency_key").on(t.owner, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+  ],
 );
 
 /**

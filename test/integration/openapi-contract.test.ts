@@ -238,12 +238,20 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(400, create({ walletId: wallet.walletId, condition: "bad_vibes", notificationMethod: "sms", recipient: "+14155550123" }));
     await expectStatus(404, create({ walletId: "wal_unknown", condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }));
     await expectStatus(404, create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }, bob));
+    // An Idempotency-Key replays the first answer (201), and refuses another request under it (409).
+    const keyed = (threshold: number) => ({
+      ...create({ walletId: wallet.walletId, condition: "large_transfer", threshold, notificationMethod: "email", recipient: "ops@example.com" }),
+      headers: { "idempotency-key": "contract-create-1" },
+    });
+    const keyedFirst = await expectStatus<Alert>(201, keyed(7));
+    expect((await expectStatus<Alert>(201, keyed(7))).alertId).toBe(keyedFirst.alertId);
+    await expectStatus(409, keyed(8));
 
     const webhookAlert = alerts.get("large_transfer webhook")!;
     const emailAlert = alerts.get("large_transfer email")!;
     const one = (alert: Alert, suffix = "") => `/v1/risk/alerts/${alert.alertId}${suffix}`;
     const list = await expectStatus<{ alerts: unknown[]; total: number }>(200, { method: "GET", url: "/v1/risk/alerts", token: alice });
-    expect(list.total).toBe(13);
+    expect(list.total).toBe(14); // 12 of every condition and method, one with a token filter, one keyed
     await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}&status=active&page=2&limit=5`, token: alice });
     await expectStatus(400, { method: "GET", url: "/v1/risk/alerts?status=sleeping", token: alice });
     await expectStatus(200, { method: "GET", url: one(webhookAlert), token: alice });

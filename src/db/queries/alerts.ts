@@ -40,12 +40,16 @@ export type NewAlert = {
   webhookSecret: string | null;
   /** The token's usable email claim (owner_email; never returned by these queries). */
   ownerEmail: string | null;
+  /** The request's Idempotency-Key and its body's fingerprint, when it had one. */
+  idempotency?: { key: string; fingerprint: string } | undefined;
   createdAt: Date;
 };
 
 /**
  * Inserts the alert if the wallet is the owner's, in one statement so a wallet deleted
- * meanwhile cannot leave an orphan; undefined when the wallet is not found. A
+ * meanwhile cannot leave an orphan; undefined when the wallet is not found, or when the
+ * owner has an alert under the same idempotency key already (findAlertByIdempotencyKey;
+ * a concurrent insert under that key is waited for by the unique index). A
  * risk_score_increase alert starts from the address's current score (0 before any), read
  * under a share lock: an evaluation writing a new score holds the row until it commits, so
  * the alert starts from the new score, or (created first) is found by that evaluation
@@ -61,15 +65,37 @@ export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow |
       for share
     )
     insert into alerts (id, owner, wallet_id, condition, threshold, token, notification_method, webhook_url,
-                        recipient, cooldown_seconds, status, webhook_secret, owner_email, baseline_score, created_at, updated_at)
+                        recipient, cooldown_seconds, status, webhook_secret, owner_email, baseline_score,
+                        idempotency_key, idempotency_fingerprint, created_at, updated_at)
     select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
            ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
            'active', ${alert.webhookSecret}::text, ${alert.ownerEmail}::text,
            case when ${alert.condition} = 'risk_score_increase' then coalesce((select risk_score from score), 0) end,
+           ${alert.idempotency?.key ?? null}::text, ${alert.idempotency?.fingerprint ?? null}::text,
            ${alert.createdAt.toISOString()}::timestamptz, ${alert.createdAt.toISOString()}::timestamptz
     from wallet
+    on conflict (owner, idempotency_key) where idempotency_key is not null do nothing
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
+}
+
+export type IdempotentAlert = {
+  row: AlertRow;
+  fingerprint: string;
+  webhookSecret: string | null;
+  /** Seconds since the alert was created. */
+  ageSeconds: number;
+};
+
+/** The owner's alert created under `key`, with what a replay of its creation needs. */
+export async function findAlertByIdempotencyKey(sql: Sql, owner: string, key: string): Promise<IdempotentAlert | undefined> {
+  const [found] = await sql<(AlertRow & { fingerprint: string; webhookSecret: string | null; ageSeconds: number })[]>`
+    select ${sql.unsafe(COLUMNS)}, idempotency_fingerprint as fingerprint, webhook_secret as "webhookSecret",
+           extract(epoch from now() - created_at)::float8 as "ageSeconds"
+    from alerts where owner = ${owner} and idempotency_key = ${key}`;
+  if (!found) return undefined;
+  const { fingerprint, webhookSecret, ageSeconds, ...row } = found;
+  return { row, fingerprint, webhookSecret, ageSeconds };
 }
 
 export async function findAlert(sql: Sql, owner: string, alertId: string): Promise<AlertRow | undefined> {

@@ -2,15 +2,16 @@
 // read, change, delete and the events an alert fired. Every query is scoped by the
 // caller, so another caller's alert is a 404, never a 403.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { deleteAlert, findAlert, insertAlert, listAlerts, updateAlert } from "../../db/queries/alerts.ts";
+import { deleteAlert, findAlert, findAlertByIdempotencyKey, insertAlert, listAlerts, updateAlert } from "../../db/queries/alerts.ts";
 import { listAlertEvents } from "../../db/queries/events.ts";
 import type { Deps } from "../../deps.ts";
 import { ownerEmailOf } from "../../domain/recipients.ts";
 import { newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
-import { notFound } from "../problem.ts";
+import { ProblemError, notFound } from "../problem.ts";
 import { withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
@@ -48,29 +49,47 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Create a risk alert on a wallet",
           body: CreateAlertBody,
-          response: { 201: withLocation(CreatedAlertSchema, "risk alert created", "the new risk alert's URL"), ...errorResponses(400, 404, 413, 415) },
+          headers: IdempotencyHeaders,
+          response: { 201: withLocation(CreatedAlertSchema, "risk alert created", "the new risk alert's URL"), ...errorResponses(400, 404, 409, 413, 415) },
         },
       },
       async (request, reply) => {
         const body = request.body;
+        const owner = request.caller.sub;
+        const key = request.headers[IDEMPOTENCY_HEADER];
+        const fingerprint = requestFingerprint(body);
         const settings = await checkNewAlert(body, request.caller, webhookRules);
         const now = deps.now();
         const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
         const row = await insertAlert(deps.sql, {
           id: newId("alr", now.getTime()),
-          owner: request.caller.sub,
+          owner,
           walletId: body.walletId,
           condition: body.condition,
           notificationMethod: body.notificationMethod,
           webhookSecret,
           ownerEmail: ownerEmailOf(request.caller) ?? null,
+          idempotency: key === undefined ? undefined : { key, fingerprint },
           createdAt: now,
           ...settings,
         });
-        if (!row) throw notFound(`wallet ${body.walletId}`);
-        reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
-        // The only time the secret leaves the service: the caller must keep it now.
-        return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
+        if (row) {
+          reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
+          // The only time the secret leaves the service (bar a replay): the caller must keep it now.
+          return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
+        }
+        const earlier = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
+        if (!earlier) throw notFound(`wallet ${body.walletId}`);
+        const location = `/v1/risk/alerts/${earlier.row.alertId}`;
+        const verdict = replayVerdict(earlier, fingerprint);
+        if (verdict.kind === "different-request") {
+          throw new ProblemError("conflict", `Idempotency-Key ${key} was used for a different request (alert ${earlier.row.alertId}); use a new key for a new alert`, { headers: { location } });
+        }
+        if (verdict.kind === "expired") {
+          throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId} more than a day ago; its answer is not replayed`, { headers: { location } });
+        }
+        reply.code(201).header("location", location).header("idempotent-replayed", "true");
+        return { ...earlier.row, ...(earlier.webhookSecret ? { webhookSecret: earlier.webhookSecret } : {}) };
       },
     );
 
