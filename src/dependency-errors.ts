@@ -1,6 +1,7 @@
-// Whether an error means that PostgreSQL or Redis is down (or going down, or refusing new
-// connections): the API answers such an error 503, and a worker logs such job failures
-// once a minute rather than once per job. Nothing was half-done: the work may be retried.
+// Whether an error means that PostgreSQL or Redis cannot serve this process now: down (or
+// going down, or refusing new connections), refusing its credentials, or read-only. The API
+// answers such an error 503 (the client can do nothing about it), and a worker logs such job
+// failures once a minute rather than once per job. Nothing was half-done: the work may be retried.
 const UNAVAILABLE_PATTERNS = [
   /ECONNREFUSED/,
   /ECONNRESET/,
@@ -18,16 +19,86 @@ const UNAVAILABLE_PATTERNS = [
   /the database system is (starting up|shutting down)/,
 ];
 
+/**
+ * SQLSTATEs that mean DATABASE_URL is wrong (or was made wrong under a running process: the
+ * database dropped, the password rotated). Waiting cannot help; a process starting with one
+ * stops and says so, and one that meets it later answers 503 until an operator acts.
+ */
+const REFUSED_SQLSTATES: Readonly<Record<string, string>> = {
+  "28P01": "password authentication failed",
+  "28000": "role does not exist, or no pg_hba.conf entry",
+  "3D000": "database does not exist",
+};
+
+/** Redis's refusals of REDIS_URL's credentials (NOAUTH, WRONGPASS) or of its user's rights (NOPERM). */
+const REDIS_REFUSAL = /\b(NOAUTH|WRONGPASS|NOPERM)\b/;
+
+/** SQLSTATEs of a PostgreSQL that is there but cannot take this work now. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01", // admin shutdown
+  "57P03", // cannot connect now
+  "53300", // too many connections
+  "25006", // read-only transaction: a failover onto a standby, default_transaction_read_only
+  ...Object.keys(REFUSED_SQLSTATES),
+]);
+
+export type Misconfiguration = {
+  setting: "DATABASE_URL" | "REDIS_URL";
+  service: "PostgreSQL" | "Redis";
+  /** The server's own words (never the password: servers do not repeat it). */
+  message: string;
+  /** The SQLSTATE, or Redis's error word (NOAUTH, WRONGPASS, NOPERM). */
+  code: string;
+};
+
 export function isUnavailableError(error: unknown): boolean {
+  return errorChain(error).some(({ code, message }) => {
+    if (typeof code === "string" && UNAVAILABLE_SQLSTATES.has(code)) return true;
+    const text = `${String(code ?? "")} ${String(message ?? "")}`;
+    return UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text)) || REDIS_REFUSAL.test(text);
+  });
+}
+
+/** The setting a server's refusal points at, when the error is one; undefined for anything else. */
+export function misconfiguredSetting(error: unknown): Misconfiguration | undefined {
+  for (const { code, message } of errorChain(error)) {
+    if (typeof code === "string" && code in REFUSED_SQLSTATES) {
+      return { setting: "DATABASE_URL", service: "PostgreSQL", message: String(message ?? REFUSED_SQLSTATES[code]), code };
+    }
+    const text = String(message ?? "");
+    const refusal = REDIS_REFUSAL.exec(text);
+    // From the error word on: ioredis prefixes some ("Ready check failed: NOAUTH …").
+    if (refusal) return { setting: "REDIS_URL", service: "Redis", message: text.slice(refusal.index), code: refusal[1]! };
+  }
+  return undefined;
+}
+
+/** What the server refused, in a sentence: for /readyz and the logs. */
+export function describeRefusal(found: Misconfiguration): string {
+  const what = found.code === "NOPERM" ? "a command" : "the connection";
+  const code = found.service === "PostgreSQL" ? ` (${found.code})` : "";
+  return `${found.service} refused ${what}: ${found.message}${code}`;
+}
+
+/** An error in a few words for an operator: its message and code (a connect error's message may be empty). */
+export function errorSummary(error: unknown): string {
+  const { code, message, errors } = (error ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
+  const first = Array.isArray(errors) ? (errors[0] as { message?: unknown } | undefined)?.message : undefined;
+  const text = [message, first].find((candidate) => typeof candidate === "string" && candidate !== "") as string | undefined;
+  const codeText = typeof code === "string" || typeof code === "number" ? String(code) : undefined;
+  if (text && codeText && !text.includes(codeText)) return `${text} (${codeText})`;
+  return text ?? codeText ?? String(error);
+}
+
+/** The error and its causes, each once. */
+function errorChain(error: unknown): Array<{ code?: unknown; message?: unknown }> {
+  const chain: Array<{ code?: unknown; message?: unknown }> = [];
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (current && typeof current === "object" && !seen.has(current)) {
     seen.add(current);
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    const text = `${String(code ?? "")} ${String(message ?? "")}`;
-    if (UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text))) return true;
-    if (code === "57P01" || code === "57P03" || code === "53300") return true; // admin shutdown, cannot connect now, too many connections
+    chain.push(current as { code?: unknown; message?: unknown });
     current = (current as { cause?: unknown }).cause;
   }
-  return false;
+  return chain;
 }

@@ -27,6 +27,13 @@ export const REDACT_PATHS = [
   "config.jwt.secret",
   "config.twilio.authToken",
   "config.admin.password",
+  // ioredis attaches the failed command to a reply error: a refused AUTH carries the
+  // password as its argument. Any command's arguments are data, not a diagnosis: all go.
+  // Paths rather than an err serializer: Fastify's request loggers bring serializers of
+  // their own, and redaction applies after whichever serializer ran.
+  "err.command.args",
+  "*.command.args",
+  "err.aggregateErrors[*].command.args",
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

@@ -1,9 +1,12 @@
-// Whether a process can do its work now: PostgreSQL and Redis answer within a bound, and the
-// database's schema is the one the code was built for. The API's /readyz and the worker's
-// answer the same question the same way (a worker waiting for Redis, or failing every job on
-// a schema behind it, is not ready however well its metrics server answers).
+// Whether a process can do its work now: PostgreSQL and Redis answer within a bound, accept
+// its settings, PostgreSQL takes writes, and the database's schema is the one the code was
+// built for. The API's /readyz and the worker's answer the same question the same way (a
+// worker waiting for Redis, or failing every job on a schema behind it, is not ready however
+// well its metrics server answers).
 import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, type SchemaState } from "./db/schema-version.ts";
+import { describeRefusal, misconfiguredSetting } from "./dependency-errors.ts";
+import { trackConnectionError } from "./redis.ts";
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -11,14 +14,33 @@ export type Readiness =
   | { ready: true }
   | { ready: false; reason: string; /** Seconds before asking again is worth it. */ retryAfter: number };
 
+/** A probe's outcome: its value, or the error it failed with (undefined: no answer in time). */
+type Probe<T> = { ok: true; value: T } | { ok: false; error?: unknown };
+
+/** Why a service is not ready: "unreachable" is said for both services in one phrase. */
+type Problem = "unreachable" | { reason: string; retryAfter: number };
+
+const READ_ONLY: Problem = { reason: "PostgreSQL is read-only (a standby?)", retryAfter: 5 };
+
 export function createReadinessCheck(deps: Pick<Deps, "sql" | "redis">): () => Promise<Readiness> {
   const schemaState = createSchemaCheck(deps.sql);
+  const redisConnectionError = trackConnectionError(deps.redis);
   return async () => {
-    const [postgres, redis] = await Promise.all([withinBound(() => deps.sql`select 1`), withinBound(() => deps.redis.ping())]);
-    if (!postgres || !redis) {
-      const down = [postgres ? null : "PostgreSQL", redis ? null : "Redis"].filter(Boolean).join(" and ");
-      return { ready: false, reason: `${down} cannot be reached`, retryAfter: 5 };
-    }
+    const [postgres, redis] = await Promise.all([
+      // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
+      // standby after a failover onto it, or a primary set read-only (default_transaction_read_only).
+      withinBound(async () => {
+        const [row] = await deps.sql<{ readOnly: boolean }[]>`
+          select pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as "readOnly"`;
+        return row?.readOnly ?? false;
+      }),
+      withinBound(() => deps.redis.ping()),
+    ]);
+    // Ping fails with ioredis's words when the connection is not ready; why it is not, the
+    // connection's last error says.
+    const redisProblem = redis.ok ? undefined : refusalOrUnreachable(redis.error, redisConnectionError());
+    const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : refusalOrUnreachable(postgres.error);
+    if (postgresProblem || redisProblem) return notReady([["PostgreSQL", postgresProblem], ["Redis", redisProblem]]);
     const schema = await schemaOrNull(schemaState);
     if (schema === null) return { ready: false, reason: "PostgreSQL cannot be read", retryAfter: 5 };
     if (!schema.current) return { ready: false, reason: behindMessage(schema), retryAfter: 30 };
@@ -26,28 +48,44 @@ export function createReadinessCheck(deps: Pick<Deps, "sql" | "redis">): () => P
   };
 }
 
-/** The schema's state, or null when it could not be read in time. */
-async function schemaOrNull(schemaState: () => Promise<SchemaState>): Promise<SchemaState | null> {
-  let state: SchemaState | null = null;
-  const read = await withinBound(async () => {
-    state = await schemaState();
-  });
-  return read ? state : null;
+function refusalOrUnreachable(...errors: unknown[]): Problem {
+  for (const error of errors) {
+    const refused = misconfiguredSetting(error);
+    // A setting is not fixed in seconds: ask again later than for an outage.
+    if (refused) return { reason: describeRefusal(refused), retryAfter: 30 };
+  }
+  return "unreachable";
 }
 
-async function withinBound(probe: () => Promise<unknown>): Promise<boolean> {
+/** Every problem in one reason ("PostgreSQL and Redis cannot be reached" when both are down). */
+function notReady(problems: Array<[service: string, problem: Problem | undefined]>): Readiness {
+  const unreachable = problems.filter(([, problem]) => problem === "unreachable").map(([service]) => service);
+  const stated = problems.flatMap(([, problem]) => (problem && problem !== "unreachable" ? [problem] : []));
+  if (unreachable.length > 0) stated.push({ reason: `${unreachable.join(" and ")} cannot be reached`, retryAfter: 5 });
+  return { ready: false, reason: stated.map((problem) => problem.reason).join("; "), retryAfter: Math.min(...stated.map((p) => p.retryAfter)) };
+}
+
+/** The schema's state, or null when it could not be read in time. */
+async function schemaOrNull(schemaState: () => Promise<SchemaState>): Promise<SchemaState | null> {
+  const read = await withinBound(schemaState);
+  return read.ok ? read.value : null;
+}
+
+async function withinBound<T>(probe: () => Promise<T>): Promise<Probe<T>> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
+    const value = await Promise.race([
       probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error("timeout")), CHECK_TIMEOUT_MS);
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(TIMED_OUT), CHECK_TIMEOUT_MS);
       }),
     ]);
-    return true;
-  } catch {
-    return false;
+    return { ok: true, value };
+  } catch (error) {
+    return { ok: false, error: error === TIMED_OUT ? undefined : error };
   } finally {
     clearTimeout(timer);
   }
 }
+
+const TIMED_OUT = Symbol("timed out");

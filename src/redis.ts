@@ -26,3 +26,15 @@ export function whenReady(redis: Redis, timeoutMs: number): Promise<boolean> {
     redis.once("ready", onReady);
   });
 }
+
+/**
+ * The error the connection last reported, until it is ready again: why it is down. A command
+ * on a connection that is not ready fails with ioredis's own words ("Stream isn't writeable"),
+ * which do not say that Redis refused the password.
+ */
+export function trackConnectionError(redis: Redis): () => unknown {
+  let last: unknown;
+  redis.on("error", (error: unknown) => (last = error));
+  redis.on("ready", () => (last = undefined));
+  return () => last;
+}

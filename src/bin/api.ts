@@ -1,17 +1,17 @@
 // npm run start:api — the HTTP interface. Run as many as you like behind a load balancer.
 import { loadConfigOrExit } from "./config-or-exit.ts";
+import { preflightOrExit } from "./preflight-or-exit.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp, type AppInstance } from "../http/app.ts";
 import { onStopSignal } from "../signals.ts";
-import { whenReady } from "../redis.ts";
 
 const DRAIN_BOUND_MS = 20_000;
 const config = loadConfigOrExit();
 const deps = createDeps(config);
-// Before any wait below: the start waits up to 5 s for Redis, and a SIGTERM meanwhile must stop
-// the process gracefully (in a container, node is PID 1, which ignores a signal it has no
-// handler for: the stop would wait for the grace period's SIGKILL).
+// Before any wait below: the start waits up to 5 s for PostgreSQL and Redis, and a SIGTERM
+// meanwhile must stop the process gracefully (in a container, node is PID 1, which ignores a
+// signal it has no handler for: the stop would wait for the grace period's SIGKILL).
 let app: AppInstance | undefined;
 let stopping = false;
 onStopSignal(
@@ -22,8 +22,11 @@ onStopSignal(
   },
   (message) => deps.logger.info(message),
 );
-// Start even when Redis is late: requests answer 503 until it is back, /readyz says why.
-if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
+// Settings that PostgreSQL or Redis refuse stop the process here, with one line naming them:
+// serving would only answer 503 to every request until an operator fixes them anyway. A late
+// Redis does not: requests answer 503 until it is back, and /readyz says why.
+const reachable = await preflightOrExit(deps, "api");
+if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
 // A stop that came during the wait has closed the connections: nothing is left to start.
 if (!stopping) {
   app = await buildApp(deps);

@@ -1,6 +1,7 @@
 // npm run start:worker — evaluation, risk scoring, the reconciler and delivery, for the
 // queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
 import { loadConfigOrExit } from "./config-or-exit.ts";
+import { preflightOrExit } from "./preflight-or-exit.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import {
@@ -12,10 +13,9 @@ import {
   type MetricsServer,
 } from "../metrics/index.ts";
 import { createChannels } from "../notify/channels/index.ts";
-import { keepReconcileScheduled, upsertReconcileSchedule } from "../pipeline/reconcile-schedule.ts";
-import { chosenQueues, runWorkers } from "../queue/run-workers.ts";
+import { keepReconcileScheduled, upsertReconcileSchedule, type ScheduleKeeper } from "../pipeline/reconcile-schedule.ts";
+import { chosenQueues, runWorkers, type RunningWorkers } from "../queue/run-workers.ts";
 import { createReadinessCheck } from "../readiness.ts";
-import { whenReady } from "../redis.ts";
 import { onStopSignal } from "../signals.ts";
 
 const config = loadConfigOrExit();
@@ -24,18 +24,18 @@ const queues = queuesOrExit();
 const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
 const metrics = [createJobMetrics(registry), createEvaluationMetrics(registry, deps.alertRules)];
-const running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry) }, { queues, metrics });
+let running: RunningWorkers | undefined;
+let keeper: ScheduleKeeper | undefined;
 let metricsServer: MetricsServer | undefined;
-// The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
-// so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
-const keeper = keepReconcileScheduled(deps);
+let stopping = false;
 // Before any wait below: a start that waits for Redis can last as long as the outage, and a
 // SIGTERM meanwhile must stop the workers already running, not kill the process.
 onStopSignal(
   async () => {
-    keeper.stop();
+    stopping = true;
+    keeper?.stop();
     // Active jobs get a bounded time to finish; the rest are taken over by other workers.
-    await running.close();
+    await running?.close();
     await Promise.all([channels.close(), metricsServer?.close()]);
     await deps.close();
   },
@@ -45,13 +45,24 @@ if (config.workerMetricsPort !== undefined) {
   metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host, createReadinessCheck(deps));
 }
 
-// Without Redis the workers wait for it; say so, or the missing "worker started" looks like a hang.
-if (!(await whenReady(deps.redis, 5_000))) deps.logger.warn("Redis is not reachable yet; the worker starts when it is");
-await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
-  deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
-);
-deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
-await reportDatabaseAtStart(deps.sql, deps.logger, "worker", "its jobs fail and are retried until it is");
+// Before the workers: settings that PostgreSQL or Redis refuse stop the process here, with one
+// line naming them. BullMQ's loop retries a refused connection without yielding: the worker
+// spun at 100 % CPU, deaf to SIGTERM, after a single "worker error".
+const reachable = await preflightOrExit(deps, "worker");
+// A stop that came during the check has closed the connections: nothing is left to start.
+if (!stopping) {
+  running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry) }, { queues, metrics });
+  // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
+  // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
+  keeper = keepReconcileScheduled(deps);
+  // Without Redis the workers wait for it; say so, or the missing "worker started" looks like a hang.
+  if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; the worker starts when it is");
+  await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>
+    deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
+  );
+  deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
+  await reportDatabaseAtStart(deps.sql, deps.logger, "worker", "its jobs fail and are retried until it is");
+}
 
 function queuesOrExit() {
   try {

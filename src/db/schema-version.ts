@@ -5,6 +5,7 @@
 // processes still running just after `npm run migrate` are part of an ordinary upgrade.)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { describeRefusal, errorSummary, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Sql } from "./client.ts";
 import { MIGRATIONS_FOLDER } from "./migrate.ts";
@@ -62,15 +63,18 @@ export function behindMessage(state: Extract<SchemaState, { current: false }>): 
 
 /**
  * Says at a process's start what would otherwise show only as failing requests or jobs: a
- * database that cannot be reached yet (warn, with what the process does meanwhile), or one
- * behind the code (error, with the command to run).
+ * database that cannot be reached yet (warn, with why and what the process does meanwhile), one
+ * that refuses the process's settings (error: the database was dropped or the password changed
+ * since the start's check), or one behind the code (error, with the command to run).
  */
 export async function reportDatabaseAtStart(sql: Sql, logger: Logger, who: string, meanwhile: string): Promise<void> {
   let state: SchemaState;
   try {
     state = await createSchemaCheck(sql)();
-  } catch {
-    logger.warn(`${who}: PostgreSQL is not reachable yet; ${meanwhile}`);
+  } catch (error) {
+    const refused = misconfiguredSetting(error);
+    if (refused) logger.error(`${who}: ${describeRefusal(refused)} — check DATABASE_URL; ${meanwhile}`);
+    else logger.warn(`${who}: PostgreSQL is not reachable yet (${errorSummary(error)}); ${meanwhile}`);
     return;
   }
   if (!state.current) logger.error(`${who}: ${behindMessage(state)}`);

@@ -1,15 +1,16 @@
 // Starts one BullMQ Worker per chosen queue (WORKER_QUEUES), each on its own blocking Redis
 // connection, and stops them within a bound: active jobs get `closeTimeoutMs` to finish,
-// then the workers are closed by force and whatever was still running is picked up again
-// by another worker when its lock expires (a stalled job), or by the reconciler.
+// then the connections are dropped and whatever was still running is picked up again by
+// another worker when its lock expires (a stalled job), or by the reconciler.
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
-import { isUnavailableError } from "../dependency-errors.ts";
+import { isUnavailableError, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS, type DeliveryMetrics } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
+import { logRefusedSetting } from "../refused-setting.ts";
 import { retryScheduleBackoff } from "./disabled-notices.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
 import { makeEmailQueueProcessor } from "./jobs/email-queue.ts";
@@ -27,9 +28,14 @@ export type WorkerDeps = Deps & { channels: Channels; deliveryMetrics?: Delivery
  */
 export const LOCK_DURATION_MS = 15_000;
 export const STALLED_INTERVAL_MS = 5_000;
-export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
-/** After the forced close, how long to wait for it before stopping anyway. */
-const FORCED_CLOSE_WAIT_MS = 2_000;
+/**
+ * How long active jobs get to finish at shutdown: longer than a delivery can take (a channel's
+ * 15 s timeout, after the webhook host's 3 s DNS check). A delivery cut short is sent again
+ * once its lock expires, and a receiver that does not deduplicate by webhook-id acts twice.
+ */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 20_000;
+/** How often a close that waits checks whether it only waits for Redis. */
+const GIVE_UP_CHECK_MS = 200;
 
 /**
  * Jobs in flight per process. Evaluation takes one group at a time: batches that arrive
@@ -79,12 +85,20 @@ function processorFor(deps: WorkerDeps, name: QueueName, stopping: AbortSignal):
   }
 }
 
-export function runWorkers(
-  deps: WorkerDeps,
-  options: { queues?: readonly QueueName[]; metrics?: ReadonlyArray<{ watch: (worker: Worker) => void }> } = {},
-): RunningWorkers {
+export type RunWorkersOptions = {
+  queues?: readonly QueueName[];
+  metrics?: ReadonlyArray<{ watch: (worker: Worker) => void }>;
+  /** Ends the process when Redis refuses REDIS_URL (process.exit; tests pass their own). */
+  exit?: (code: number) => void;
+};
+
+export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): RunningWorkers {
   const names = options.queues ?? chosenQueues(deps.config.workerQueues);
+  const exit = options.exit ?? ((code: number) => process.exit(code));
   const connections: Redis[] = [];
+  // Jobs whose processor is running, per queue: what a close that runs out of time leaves behind.
+  const active = new Map<QueueName, number>(names.map((name) => [name, 0]));
+  let refused = false;
   // Aborted when close() is called, before the workers wait for their active jobs.
   const stopping = new AbortController();
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
@@ -95,7 +109,16 @@ export function runWorkers(
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
-    const worker = new Worker(name, processorFor(deps, name, stopping.signal), {
+    const processor = processorFor(deps, name, stopping.signal);
+    const counted: Processor = async (...args) => {
+      active.set(name, active.get(name)! + 1);
+      try {
+        return await processor(...args);
+      } finally {
+        active.set(name, active.get(name)! - 1);
+      }
+    };
+    const worker = new Worker(name, counted, {
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: CONCURRENCY[name],
@@ -106,8 +129,18 @@ export function runWorkers(
       ...WORKER_METRICS_OPTIONS,
     });
     // Without a listener an 'error' event would end the process; Redis trouble is retried,
-    // and logged once a minute however many reconnect attempts fail meanwhile.
-    worker.on("error", (error) => warnWorkerError(error, { queue: name }));
+    // and logged once a minute however many reconnect attempts fail meanwhile. Except a
+    // refusal of REDIS_URL (credentials rotated under a running worker): BullMQ's loop then
+    // retries without yielding, starving the event loop, so no graceful close could run.
+    // Exit at once; jobs in flight run again when their locks expire, or by the reconciler.
+    worker.on("error", (error) => {
+      const refusal = misconfiguredSetting(error);
+      if (!refusal) return warnWorkerError(error, { queue: name });
+      if (refused) return;
+      refused = true;
+      logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)");
+      exit(1);
+    });
     worker.on("failed", (job, error) => {
       const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };
       if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
@@ -125,14 +158,14 @@ export function runWorkers(
       closing ??= (async () => {
         stopping.abort();
         const graceful = Promise.all(workers.map((worker) => worker.close()));
-        if (!(await settlesWithin(graceful, timeoutMs))) {
-          deps.logger.warn({ timeoutMs }, "active jobs did not finish in time; closing workers by force");
-          // BullMQ answers a second close() with the first one's promise, so close(true)
-          // cannot cut short a close that waits on an unreachable Redis: bound it as well.
-          const forced = Promise.all(workers.map((worker) => worker.close(true)));
-          if (!(await settlesWithin(forced, FORCED_CLOSE_WAIT_MS))) {
-            deps.logger.warn("workers did not close (is Redis reachable?); stopping without them");
-          }
+        // BullMQ never closes these (they are passed in), so one that is not ready means Redis.
+        const unready = () => connections.filter((connection) => connection.status !== "ready").length;
+        const running = () => [...active.values()].reduce((sum, count) => sum + count, 0);
+        // With no job running and Redis away, the close only waits for Redis: stop at once.
+        // BullMQ answers a second close() (close(true) too) with the first one's promise: past
+        // the bound nothing cuts the close short but dropping the connections.
+        if (!(await settlesWithin(graceful, timeoutMs, () => running() === 0 && unready() > 0))) {
+          deps.logger.warn(...unclosedWarning(timeoutMs, active, unready()));
         }
         for (const connection of connections) connection.disconnect();
       })();
@@ -141,19 +174,48 @@ export function runWorkers(
   };
 }
 
-/** True when `work` settles (either way) within `ms`; a later rejection is ignored. */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+/**
+ * Why a close ran out of time, for the log. With Redis answering it was a job that took
+ * longer: say which queues, and that nothing is lost. Only a connection that is not ready
+ * points at Redis.
+ */
+export function unclosedWarning(
+  timeoutMs: number,
+  active: ReadonlyMap<QueueName, number>,
+  unreadyConnections: number,
+): [Record<string, unknown>, string] {
+  const activeJobs = Object.fromEntries([...active].filter(([, count]) => count > 0));
+  const fields = { timeoutMs, activeJobs, unreadyConnections };
+  if (unreadyConnections > 0) {
+    return [fields, `workers did not close: Redis is not reachable (${unreadyConnections} of their connections are not ready); stopping without them`];
+  }
+  const queues = Object.entries(activeJobs).map(([queue, count]) => `${queue} (${count})`);
+  if (queues.length === 0) return [fields, `workers did not close within ${timeoutMs} ms; stopping without them`];
+  return [
+    fields,
+    `active jobs did not finish within ${timeoutMs} ms: ${queues.join(", ")}; stopping without them — they run again once their locks expire (on another worker, or on this one after a restart)`,
+  ];
+}
+
+/**
+ * True when `work` settles (either way) within `ms`; false at the deadline, or earlier once
+ * `pointless()` says waiting on cannot help. A later rejection is ignored.
+ */
+async function settlesWithin(work: Promise<unknown>, ms: number, pointless: () => boolean = () => false): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
+  let poll: NodeJS.Timeout | undefined;
   const settled = work.then(
     () => true,
     () => true,
   );
   const deadline = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), ms);
+    poll = setInterval(() => pointless() && resolve(false), GIVE_UP_CHECK_MS);
   });
   try {
     return await Promise.race([settled, deadline]);
   } finally {
     clearTimeout(timer);
+    clearInterval(poll);
   }
 }

@@ -3,12 +3,18 @@
 // transaction is evaluated and every owed webhook delivered, each under one webhook-id.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Socket } from "node:net";
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/domain/types.ts";
+import { createLogger } from "../../src/logger.ts";
+import { createChannels } from "../../src/notify/channels/index.ts";
+import { runWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { exited, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { exited, spawnWorker, track, tx, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
+import { bearer } from "../helpers/seed.ts";
+import { endpointOf, startTcpProxy, throughProxy } from "../helpers/tcp-proxy.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let t: TestApp;
@@ -155,3 +161,73 @@ describe("graceful shutdown under load", () => {
     }
   }, 30_000);
 });
+
+describe("a worker whose close runs out of time", () => {
+  /** A test notification of a new webhook alert, to a receiver that never answers: a delivery that outlasts the bound. */
+  async function slowDelivery(path: string) {
+    const route = receiver.route(path).respond({ hang: true });
+    const { walletId } = await track(t, token);
+    const created = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: bearer(token),
+      payload: { walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: route.url },
+    });
+    const sent = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${created.json().alertId}/test`, headers: bearer(token) });
+    expect(sent.statusCode, sent.body).toBe(202);
+    return route;
+  }
+
+  function capturedLogger() {
+    const lines: string[] = [];
+    const logger = createLogger("info", new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }));
+    const warnings = () => lines.map((line) => JSON.parse(line) as { level: number; msg: string; activeJobs?: unknown }).filter((line) => line.level === 40);
+    return { logger, warnings };
+  }
+
+  it("names the queue whose job is still running, and does not blame a Redis that answers", async () => {
+    const route = await slowDelivery("/hooks/slow-receiver");
+    const { logger, warnings } = capturedLogger();
+    // As a receiver taking 14 s under the 15 s webhook timeout, past a 10 s close bound (here
+    // 4 s and 0.5 s: also past the 2 s more that the old close waited before it blamed Redis).
+    // Closing the channels waits for the request to end: at its timeout.
+    const channels = createChannels(t.config, logger, { webhookTimeoutMs: 4_000 });
+    const running = runWorkers({ ...t.deps, logger, channels }, { queues: ["deliver-webhook"] });
+    try {
+      await waitFor("the delivery to be under way", async () => route.requests.length === 1);
+      await running.close(500);
+    } finally {
+      await channels.close();
+    }
+    // The job's own failure, once its request times out, may be logged too: not under test here.
+    const unclosed = warnings().filter((line) => line.msg.includes("did not"));
+    expect(unclosed).toEqual([
+      expect.objectContaining({
+        activeJobs: { "deliver-webhook": 1 },
+        msg: "active jobs did not finish within 500 ms: deliver-webhook (1); stopping without them — they run again once their locks expire (on another worker, or on this one after a restart)",
+      }),
+    ]);
+    expect(JSON.stringify(unclosed)).not.toMatch(/redis/i);
+  });
+
+  it("asks about Redis when the workers' connections to it are down", async () => {
+    const route = await slowDelivery("/hooks/slow-receiver-redis-down");
+    const proxy = await startTcpProxy(endpointOf(t.config.redisUrl, 6379));
+    const { logger, warnings } = capturedLogger();
+    const channels = createChannels(t.config, logger, { webhookTimeoutMs: 2_000 });
+    const config = { ...t.config, redisUrl: throughProxy(t.config.redisUrl, proxy) };
+    const running = runWorkers({ ...t.deps, config, logger, channels }, { queues: ["deliver-webhook"] });
+    try {
+      await waitFor("the delivery to be under way", async () => route.requests.length === 1);
+      await proxy.cut();
+      await waitFor("the workers to notice", async () => warnings().some((line) => line.msg === "worker error"));
+      await running.close(500);
+    } finally {
+      await channels.close();
+      await proxy.close();
+    }
+    const unclosed = warnings().find((line) => line.msg.includes("did not close"));
+    expect(unclosed?.msg).toMatch(/^workers did not close: Redis is not reachable \(\d+ of their connections are not ready\); stopping without them$/);
+  });
+});
+

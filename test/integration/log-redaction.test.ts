@@ -1,17 +1,21 @@
 // Secrets never reach a log: with every log line captured at the most verbose level, the
-// bearer token, a webhook secret (created and rotated) and Basic credentials never appear.
+// bearer token, a webhook secret (created and rotated), Basic credentials and a Redis password
+// that Redis refused never appear.
 import { Writable } from "node:stream";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { createDeps, type Deps } from "../../src/deps.ts";
 import { buildApp, type AppInstance } from "../../src/http/app.ts";
 import { mintToken } from "../../src/http/mint-token.ts";
+import { createRepeatedWarning } from "../../src/log-repeats.ts";
 import { createLogger } from "../../src/logger.ts";
 import { whenReady } from "../../src/redis.ts";
 import { testEnv } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { deletePrefixKeys } from "../helpers/redis-keys.ts";
+import { startPasswordRedis } from "../helpers/redis-server.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
 
 const lines: string[] = [];
@@ -66,5 +70,34 @@ describe("log redaction", () => {
       expect(typeof secret).toBe("string");
       expect(log).not.toContain(secret);
     }
+  });
+
+  it("never logs the password of a refused Redis AUTH, which ioredis attaches to the error as the command's argument", async () => {
+    const server = await startPasswordRedis("s3cret-redis-pw");
+    let error: Error;
+    try {
+      const refused = new Redis(server.url("wrong-redis-pw"), { retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      error = await new Promise<Error>((resolve) => refused.once("error", resolve));
+      refused.disconnect();
+    } finally {
+      await server.stop();
+    }
+    // What the worker's 'error' listener received when REDIS_URL had a wrong password.
+    expect(error).toMatchObject({ message: expect.stringContaining("WRONGPASS"), command: { name: "auth", args: ["wrong-redis-pw"] } });
+
+    const from = lines.length;
+    createRepeatedWarning(deps.logger, "worker error")(error, { queue: "transactions" }); // as src/queue/run-workers.ts logs it
+    app.log.warn({ err: error }, "through Fastify's logger");
+    deps.logger.warn({ error }, "under another key");
+    deps.logger.warn({ err: new AggregateError([error], "every attempt failed") }, "inside an AggregateError");
+    const logged = lines.slice(from);
+    for (const msg of ["worker error", "through Fastify's logger", "under another key", "inside an AggregateError"]) {
+      expect(logged.find((line) => line.includes(`"msg":"${msg}"`)), msg).toContain('"command":{"name":"auth","args":"[redacted]"}');
+    }
+    const log = logged.join("");
+    expect(log).toContain("WRONGPASS invalid username-password pair");
+    expect(log).not.toContain("wrong-redis-pw");
+    // Redaction works on the line, not on the error: the object is left as it was.
+    expect(error).toMatchObject({ command: { args: ["wrong-redis-pw"] } });
   });
 });

@@ -5,6 +5,7 @@ import { createQueues, closeQueues, type Queues } from "../../src/queue/producer
 import { createWorkerRedis } from "../../src/redis.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
+import { startPasswordRedis } from "../helpers/redis-server.ts";
 
 const run = promisify(execFile);
 const prefix = uniqueQueuePrefix("queues-cli");
@@ -63,6 +64,24 @@ describe("npm run queues", () => {
   it("exits non-zero and says so when Redis cannot be reached", async () => {
     const failure = await queuesCommand("redis://127.0.0.1:1").catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 1 });
-    expect((failure as { stderr: string }).stderr).toContain("Redis at redis://127.0.0.1:1 cannot be reached");
+    expect((failure as { stderr: string }).stderr).toContain("Redis at redis://127.0.0.1:1 cannot be reached (connect ECONNREFUSED 127.0.0.1:1)");
+  });
+
+  it("exits non-zero and gives Redis's refusal, not \"cannot be reached\", when REDIS_URL's password is wrong or missing", async () => {
+    const server = await startPasswordRedis("s3cret-redis-pw");
+    try {
+      const wrong = await queuesCommand(server.url("wrong-redis-pw")).catch((error: { code: number; stderr: string }) => error);
+      expect(wrong).toMatchObject({ code: 1 });
+      const { stderr } = wrong as { stderr: string };
+      expect(stderr.trim()).toBe(
+        `Redis refused the connection: WRONGPASS invalid username-password pair or user is disabled. — check REDIS_URL (redis://:***@127.0.0.1:${server.port})`,
+      );
+      expect(stderr).not.toContain("wrong-redis-pw");
+
+      const none = await queuesCommand(server.url()).catch((error: { code: number; stderr: string }) => error);
+      expect(none).toMatchObject({ code: 1, stderr: expect.stringContaining("Redis refused the connection: NOAUTH Authentication required.") });
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -1,0 +1,78 @@
+// Before a process starts its work: do PostgreSQL and Redis accept its settings? A wrong
+// password, user or database name does not heal by waiting. Without this check a worker that
+// Redis refused spun in BullMQ's retry loop at 100 % CPU, deaf to SIGTERM and silent after
+// one warning, and an API answered every request with an error. A server that cannot be
+// reached is another matter (it may be starting): the process goes on and waits for it.
+import type { Redis } from "ioredis";
+import type { Sql } from "./db/client.ts";
+import { misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+
+/** How long each server gets to answer before it counts as not reachable (yet). */
+export const PREFLIGHT_TIMEOUT_MS = 5_000;
+
+export type Reachability = "up" | "unreachable";
+export type Preflight =
+  | { refused: Misconfiguration }
+  | { refused?: undefined; postgres: Reachability; redis: Reachability };
+
+type Outcome = Reachability | Misconfiguration;
+
+/** Both checks at once; a refusal answers at once, without waiting for the other server. */
+export async function preflight(deps: { sql: Sql; redis: Redis }, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<Preflight> {
+  const checks = [checkPostgres(deps.sql, timeoutMs), checkRedis(deps.redis, timeoutMs)] as const;
+  const firstRefusal = new Promise<Preflight>((resolve) => {
+    for (const check of checks) void check.then((outcome) => typeof outcome === "object" && resolve({ refused: outcome }));
+  });
+  const both = Promise.all(checks).then(([postgres, redis]): Preflight => {
+    if (typeof postgres === "object") return { refused: postgres };
+    if (typeof redis === "object") return { refused: redis };
+    return { postgres, redis };
+  });
+  return Promise.race([firstRefusal, both]);
+}
+
+async function checkPostgres(sql: Sql, timeoutMs: number): Promise<Outcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve("unreachable"), timeoutMs);
+  });
+  const answer = sql`select 1`.then(
+    (): Outcome => "up",
+    (error: unknown): Outcome => misconfiguredSetting(error) ?? "unreachable",
+  );
+  try {
+    return await Promise.race([answer, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Waits for the connection to be ready and PINGs it. Redis refuses a password in the
+ * connection's handshake, so the refusal arrives as the connection's 'error' event (again on
+ * every reconnect), never as a command's answer.
+ */
+function checkRedis(redis: Redis, timeoutMs: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const finish = (outcome: Outcome) => {
+      clearTimeout(timer);
+      redis.off("error", onError);
+      redis.off("ready", onReady);
+      resolve(outcome);
+    };
+    const onError = (error: unknown) => {
+      const refused = misconfiguredSetting(error);
+      if (refused) finish(refused);
+    };
+    const onReady = () => {
+      redis.ping().then(
+        () => finish("up"),
+        (error: unknown) => finish(misconfiguredSetting(error) ?? "unreachable"),
+      );
+    };
+    const timer = setTimeout(() => finish("unreachable"), timeoutMs);
+    redis.on("error", onError);
+    if (redis.status === "ready") onReady();
+    else redis.once("ready", onReady);
+  });
+}
