@@ -46,6 +46,11 @@ export type Config = Readonly<{
   testNotificationsPerHour: number;
   /** How long a GET /v1/wallets page may be served from this process's memory (0: never). */
   walletListCacheMs: number;
+  /**
+   * How long the API works on a request (from its handler's start) before answering it 503: a
+   * PostgreSQL that stops answering raises no error, and the request would wait with it.
+   */
+  requestTimeoutMs: number;
   logLevel: string;
   queuePrefix: string;
 }>;
@@ -114,6 +119,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
+    // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000
+    // labels over 500 wallets and 150,000 transactions); below a second is a unit typed wrong.
+    requestTimeoutMs: read("REQUEST_TIMEOUT", durationBetween(1_000, 300_000), 10_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
     queuePrefix: read("QUEUE_PREFIX", (v) => v, DEFAULT_QUEUE_PREFIX),
   };
@@ -155,6 +163,17 @@ function integerIn(min: number, max: number) {
     return value;
   };
 }
+
+function durationBetween(minMs: number, maxMs: number) {
+  const bounds = `from ${formatMs(minMs)} to ${formatMs(maxMs)}`;
+  return (raw: string): number => {
+    const ms = parseDuration(raw);
+    if (ms < minMs || ms > maxMs) throw new Error(`expected a duration ${bounds}, such as 10s`);
+    return ms;
+  };
+}
+
+const formatMs = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
 
 function minLength(length: number) {
   return (raw: string): string => {

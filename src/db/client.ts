@@ -20,13 +20,36 @@ export const reconnectPauseSeconds = (failures: number): number =>
 const CONNECT_TIMEOUT_SECONDS = 5;
 
 /**
+ * A connection whose server has vanished (its host gone, the network cut after the query got
+ * there) gets no answer and no error: its query, and the pool slot, waited until TCP gave up.
+ * Keepalive probes find such a peer: after this many idle seconds, then every second, ten
+ * times (libuv's fixed interval and count), so in about 20 s instead of postgres.js's 70.
+ * A live server's kernel answers the probes however long a statement runs, so nothing
+ * legitimate is cut; an idle connection costs one small packet every 10 s.
+ */
+const KEEPALIVE_IDLE_SECONDS = 10;
+
+/**
+ * The other side: a session whose client vanished (an API or worker host gone, partitioned)
+ * while PostgreSQL waited for its next command — mid-transaction, say, holding ingest's lock
+ * or an evaluation's batch claims — kept its locks until the server's keepalive found it,
+ * which by default starts after two hours. Probed after 10 idle seconds, every 5, three
+ * times, such a session ends in about 25 s. Only a client host that answers no probe is cut:
+ * a worker waiting on Redis inside a transaction, or a long migration, is not (unlike
+ * idle_in_transaction_session_timeout or statement_timeout, which this service does not set:
+ * the workers and migrations share these settings, and their long waits are legitimate).
+ * Ignored on a Unix-socket connection.
+ */
+const SERVER_KEEPALIVE = { tcp_keepalives_idle: "10", tcp_keepalives_interval: "5", tcp_keepalives_count: "3" };
+
+/**
  * Every statement of this service is a small OLTP one. JIT compilation is for long analytic
  * queries, and Postgres chooses it by estimated cost: on statistics that trail a table's
  * growth (a table filled since its last analyze) a lookup of a few rows was estimated
  * expensive, compiled for 12 ms and ran in 38 ms, against 0.5 ms without (the evaluation's
  * read of its score alerts, inside the transaction that holds the group's locks).
  */
-const SESSION_SETTINGS = { application_name: "wallet-alerts", jit: "off" };
+const SESSION_SETTINGS = { application_name: "wallet-alerts", jit: "off", ...SERVER_KEEPALIVE };
 
 /** One postgres.js pool and the drizzle view of it; `sql` is there for the hot paths. */
 export function createDb(url: string, options: DbOptions = {}): { db: Database; sql: Sql } {
@@ -36,6 +59,7 @@ export function createDb(url: string, options: DbOptions = {}): { db: Database; 
     connection: SESSION_SETTINGS,
     backoff: reconnectPauseSeconds,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    keep_alive: KEEPALIVE_IDLE_SECONDS,
   });
   return { db: drizzle(sql, { schema }), sql };
 }

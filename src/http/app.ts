@@ -10,6 +10,7 @@ import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
+import { registerRequestDeadline } from "./request-deadline.ts";
 import { ProblemSchema, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -76,6 +77,8 @@ export async function buildApp(deps: Deps) {
   app.removeContentTypeParser("text/plain");
   registerJsonBodyParser(app);
   registerErrorHandling(app);
+  // Before any route: it wraps their handlers as they are added.
+  registerRequestDeadline(app, deps.config.requestTimeoutMs);
   app.decorateRequest("caller");
 
   // One hook admits every request, in this order: request id, authentication, scope, rate

@@ -1,15 +1,22 @@
-// Delivery attempts by channel and outcome, counted by the worker that made them. Counted as
-// they happen, not from the notifications table at scrape time: that table only grows, and
-// counting its delivered rows on every scrape got slower with every notification ever sent.
+// What the delivery processor reports for the worker's /metrics. Attempts by channel and
+// outcome, counted as they happen, not from the notifications table at scrape time: that
+// table only grows, and counting its delivered rows on every scrape got slower with every
+// notification ever sent. And the duration of a run that ends with the job parked for its next
+// attempt, which only the processor knows of (see job-metrics.ts).
 import { Counter, type Registry } from "prom-client";
 import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.ts";
+import { jobDurations, type JobRun } from "./job-metrics.ts";
 import { METRIC_PREFIX } from "./registry.ts";
 
 /** What an attempt came to: sent, to be tried again later, or given up. */
 export type AttemptOutcome = "delivered" | "retrying" | "failed";
 const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "retrying", "failed"];
 
-export type DeliveryMetrics = { attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void };
+export type DeliveryMetrics = {
+  attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void;
+  /** A run whose attempt failed and whose job now waits in the delayed set for the next one (no BullMQ event says so). */
+  parkedForRetry: (job: JobRun) => void;
+};
 
 export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
   const attempts = new Counter({
@@ -20,5 +27,9 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
   });
   // Every pair from the start (0), so rate() and alerts see a series before the first attempt.
   for (const channel of NOTIFICATION_METHODS) for (const outcome of OUTCOMES) attempts.inc({ channel, outcome }, 0);
-  return { attempted: (channel, outcome) => attempts.inc({ channel, outcome }) };
+  const durations = jobDurations(registry);
+  return {
+    attempted: (channel, outcome) => attempts.inc({ channel, outcome }),
+    parkedForRetry: (job) => durations.observeRun(job, "retrying"),
+  };
 }

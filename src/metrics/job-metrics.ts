@@ -8,36 +8,67 @@ import { METRIC_PREFIX } from "./registry.ts";
 /** Spread into every `new Worker(…, { …WORKER_METRICS_OPTIONS })`: a week of per-minute points. */
 export const WORKER_METRICS_OPTIONS = { metrics: { maxDataPoints: MetricsTime.ONE_WEEK } } as const;
 
-export type JobOutcome = "completed" | "failed";
+/**
+ * How one run of a job ended: the job is done (`completed`), it runs again later (`retrying`:
+ * a delivery attempt the receiver did not take, or a run that threw with attempts left), or it
+ * was given up (`failed`).
+ */
+export type JobOutcome = "completed" | "retrying" | "failed";
 
-export type JobMetrics = {
+/** What a run's duration is read from: the queue, and when BullMQ started this run. */
+export type JobRun = Pick<Job, "queueName" | "processedOn" | "finishedOn">;
+
+export type JobDurations = {
   observe: (queue: string, seconds: number, outcome: JobOutcome) => void;
-  /** Observes every job the worker finishes, from BullMQ's processedOn/finishedOn stamps. */
+  /** Observes a run that ends now (or at its finishedOn stamp), from BullMQ's processedOn stamp. */
+  observeRun: (job: JobRun | undefined, outcome: JobOutcome) => void;
+};
+
+export type JobMetrics = JobDurations & {
+  /** Observes every run that the worker reports as completed or failed. */
   watch: (worker: Worker) => void;
 };
 
 const BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
-export function createJobMetrics(registry: Registry): JobMetrics {
+// One histogram per registry, shared by its two observers: the worker's events (completed,
+// failed) and the delivery processor, which alone knows of a run that ends with the job parked
+// in the delayed set for its next attempt (moveToDelayed + DelayedError): BullMQ emits no event
+// for such a run, and without it every attempt that will be retried was missing.
+const histograms = new WeakMap<Registry, JobDurations>();
+
+export function jobDurations(registry: Registry): JobDurations {
+  const known = histograms.get(registry);
+  if (known) return known;
   const histogram = new Histogram({
     name: `${METRIC_PREFIX}job_duration_seconds`,
-    help: "Time a worker spent on a job attempt, by queue and outcome (completed, or failed: retried or given up).",
+    help:
+      "Time a worker spent on one run of a job, by queue and outcome: completed; retrying (the job runs again later: " +
+      "a delivery attempt that failed and waits for its next try, or a run that threw with attempts left); failed (given up).",
     labelNames: ["queue", "outcome"],
     buckets: BUCKETS_SECONDS,
     registers: [registry],
   });
-  const observe = (queue: string, seconds: number, outcome: JobOutcome) =>
-    histogram.observe({ queue, outcome }, Math.max(0, seconds));
-  const record = (queue: string, job: Job | undefined, outcome: JobOutcome) => {
-    if (!job?.processedOn) return;
-    // A failed attempt that will be retried has no finishedOn: it ended just now.
-    observe(queue, ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000, outcome);
-  };
-  return {
+  const observe = (queue: string, seconds: number, outcome: JobOutcome) => histogram.observe({ queue, outcome }, Math.max(0, seconds));
+  const durations: JobDurations = {
     observe,
+    observeRun: (job, outcome) => {
+      if (!job?.processedOn) return;
+      observe(job.queueName, ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000, outcome);
+    },
+  };
+  histograms.set(registry, durations);
+  return durations;
+}
+
+export function createJobMetrics(registry: Registry): JobMetrics {
+  const durations = jobDurations(registry);
+  return {
+    ...durations,
     watch: (worker) => {
-      worker.on("completed", (job) => record(worker.name, job, "completed"));
-      worker.on("failed", (job) => record(worker.name, job, "failed"));
+      worker.on("completed", (job) => durations.observeRun(job, "completed"));
+      // BullMQ stamps finishedOn only on a job it gives up; one it retries ended just now.
+      worker.on("failed", (job) => durations.observeRun(job, job?.finishedOn === undefined ? "retrying" : "failed"));
     },
   };
 }

@@ -85,7 +85,7 @@ export async function seedNotification(
   return id;
 }
 
-export type DeliveryWorkers = { channels: Channels; close: () => Promise<void> };
+export type DeliveryWorkers = { channels: Channels; workers: readonly Worker[]; close: () => Promise<void> };
 
 /**
  * Real BullMQ workers on the test app's queue prefix, one per channel, running makeDeliverProcessor
@@ -112,6 +112,7 @@ export function startDeliveryWorkers(
   for (const worker of workers) worker.on("error", (error) => console.error("delivery worker error:", error));
   return {
     channels,
+    workers,
     close: async () => {
       await Promise.all(workers.map((worker) => worker.close()));
       await channels.close();

@@ -31,6 +31,7 @@ describe("loadConfig", () => {
       workerQueues: "all",
       evaluationGroupTransactions: 10_000,
       evaluationOrderWaitMs: 5_000,
+      requestTimeoutMs: 10_000,
       queuePrefix: "{wallet-alerts}",
       logLevel: "info",
       webhookAllowHttp: false,
@@ -50,6 +51,7 @@ describe("loadConfig", () => {
       WEBHOOK_ALLOW_HTTP: "true",
       WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
       WALLET_LIST_CACHE_TTL: "0ms",
+      REQUEST_TIMEOUT: "1500ms",
       EMAIL_FROM: '"Risk desk, ACME" <alerts@example.com>',
     });
     expect(config).toMatchObject({
@@ -61,6 +63,7 @@ describe("loadConfig", () => {
       webhookAllowHttp: true,
       webhookAllowedCidrs: ["127.0.0.0/8", "::1/128"],
       walletListCacheMs: 0,
+      requestTimeoutMs: 1_500,
       emailFrom: '"Risk desk, ACME" <alerts@example.com>',
     });
   });
@@ -85,6 +88,10 @@ describe("loadConfig", () => {
     ["WEBHOOK_ALLOWED_CIDRS", "10.0.0.0/33", '"10.0.0.0/33" is not a CIDR range'],
     ["WEBHOOK_ALLOWED_CIDRS", "127.0.0.0/8,300.1.0.0/16", '"300.1.0.0/16" is not a CIDR range'],
     ["WEBHOOK_ALLOWED_CIDRS", "fd00::/129", '"fd00::/129" is not a CIDR range'],
+    // A deadline below the slowest legitimate requests would answer them all 503: a unit typed wrong.
+    ["REQUEST_TIMEOUT", "500ms", "REQUEST_TIMEOUT: expected a duration from 1s to 5m, such as 10s"],
+    ["REQUEST_TIMEOUT", "10m", "REQUEST_TIMEOUT: expected a duration from 1s to 5m, such as 10s"],
+    ["REQUEST_TIMEOUT", "10", "REQUEST_TIMEOUT: \"10\" is not a duration such as 500ms, 5s, 5m or 2h"],
   ])("rejects %s=%s with a message naming it", (name, value, message) => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });

@@ -132,7 +132,9 @@ export function makeDeliverProcessor(
     deps.deliveryMetrics?.attempted(row.channel, outcome.status);
 
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
-      await sleepUntil(job, outcome.nextAttemptAt, token);
+      // Once parked, this run ends in a DelayedError, for which BullMQ emits neither completed
+      // nor failed: the job-duration histogram hears of the attempt only from here.
+      await sleepUntil(job, outcome.nextAttemptAt, token, () => deps.deliveryMetrics?.parkedForRetry(job));
     }
     // Our own credentials or sender are no fault of the alert's destination: they never count toward disabling it.
     if (outcome.status === "failed" && !result.deploymentFault) {
@@ -170,8 +172,12 @@ function decide(row: DeliveryRow, result: AttemptResult, scheduleMs: readonly nu
   return { status: "retrying", nextAttemptAt: new Date(now.getTime() + delay), error };
 }
 
-/** Parks the job in BullMQ's delayed set until `at`; the worker must not complete or fail it. */
-async function sleepUntil(job: Job<DeliverJob>, at: Date, token: string | undefined): Promise<never> {
+/**
+ * Parks the job in BullMQ's delayed set until `at`; the worker must not complete or fail it.
+ * `parked` runs once it is (a move that failed throws, and BullMQ reports that run as failed).
+ */
+async function sleepUntil(job: Job<DeliverJob>, at: Date, token: string | undefined, parked?: () => void): Promise<never> {
   await job.moveToDelayed(at.getTime(), token);
+  parked?.();
   throw new DelayedError();
 }

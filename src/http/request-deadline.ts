@@ -1,0 +1,63 @@
+// Every request is answered within REQUEST_TIMEOUT of the moment its handler starts (its body
+// received and validated: a slow upload is the client's time, not ours). A PostgreSQL that
+// stops answering on open connections — a partition, a frozen primary, a long lock wait —
+// raises no error: a statement waits as long as its TCP connection lives, a quarter of an
+// hour or more, and so did the request. Past the deadline the caller gets the 503 that an
+// unreachable dependency gets. The handler cannot be stopped mid-statement and runs on to its
+// end: what it answers or throws then has nobody to go to, and is dropped (at debug) instead
+// of each late request logging Fastify's "Reply was already sent" or "Promise errored".
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
+import { createRepeatedWarning } from "../log-repeats.ts";
+import type { Logger } from "../logger.ts";
+import { sendProblem } from "./error-handler.ts";
+
+/** As long as any other 503 asks a client to wait. */
+const RETRY_AFTER_SECONDS = "5";
+
+export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number): void {
+  // Requests answered at their deadline: while they last, their handlers are still running.
+  const answeredAtDeadline = new WeakSet<FastifyRequest>();
+  // While PostgreSQL hangs every request hits the deadline: one warning a minute, the rest at debug.
+  const warn = createRepeatedWarning(app.log as Logger, "request deadline passed: answered 503");
+  const deadlineError = Object.assign(new Error(`no answer within ${deadlineMs} ms`), { code: "REQUEST_DEADLINE" });
+
+  const answerAtDeadline = (request: FastifyRequest, reply: FastifyReply) => {
+    // Answered meanwhile, or already streaming its answer, or the client has gone.
+    if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+    answeredAtDeadline.add(request);
+    warn(deadlineError, { requestId: request.id, method: request.method, route: request.routeOptions.url });
+    sendProblem(
+      reply,
+      "unavailable",
+      `no answer within ${deadlineMs / 1000} s (a backing service is slow or not answering); retry shortly: the request may still be carried out`,
+      { headers: { "retry-after": RETRY_AFTER_SECONDS } },
+    );
+    // What the handler sends later, by returning or through reply.send, goes nowhere.
+    reply.send = () => reply;
+  };
+
+  app.addHook("preHandler", (request, reply, done) => {
+    const timer = setTimeout(() => answerAtDeadline(request, reply), deadlineMs);
+    // 'close' comes once the answer is out or the connection is gone, whichever is first.
+    reply.raw.once("close", () => clearTimeout(timer));
+    done();
+  });
+
+  // A handler that throws after its 503: Fastify would log it at error, once per request.
+  app.addHook("onRoute", (route) => {
+    const handler = route.handler;
+    route.handler = function (this: FastifyInstance, request, reply) {
+      const result = handler.call(this, request, reply) as unknown;
+      if (!isThenable(result)) return result;
+      return result.then(undefined, (error: unknown) => {
+        if (!answeredAtDeadline.has(request)) throw error;
+        request.log.debug({ err: error }, "a request answered 503 at its deadline failed afterwards");
+        return undefined;
+      });
+    } as RouteHandlerMethod;
+  });
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
