@@ -106,8 +106,8 @@ describe("docker-compose.yml", () => {
 
   it("lets api and worker finish their graceful stop before Docker's SIGKILL", () => {
     // The API drains for up to 20 s, then closes its pool (up to 5 s); the worker gives
-    // active jobs 10 s, then waits for in-flight webhooks (15 s timeout, 5 s left at most)
-    // and its pool (5 s). Docker's own default is 10 s.
+    // active jobs 20 s (a webhook's 15 s timeout after its 3 s DNS check), then closes its
+    // channels and pool (up to 5 s). Docker's own default is 10 s.
     for (const name of ["api", "worker"]) {
       const grace = /^(\d+)s$/.exec(service(name).stop_grace_period ?? "")?.[1];
       expect(Number(grace), name).toBeGreaterThanOrEqual(25);
