@@ -27,6 +27,7 @@ import {
 import { startWebhookSink, type WebhookSink } from "../demo/webhook-sink.ts";
 import { startBackgroundFeed } from "../demo/feed.ts";
 import { renewingToken } from "../demo/token-source.ts";
+import { redactUrl } from "../redact-url.ts";
 
 const DEMO_CALLER = "demo";
 const DEMO_EMAIL = "risk-desk@example.com";
@@ -169,12 +170,6 @@ function printBanner(token: string, wallets: number): void {
 
 const describe = (type: string, count: number) =>
   count > 1 ? `a burst of ${count} ${type}s from the market maker` : type === "transfer" ? "a transfer" : type;
-
-function redactUrl(raw: string): string {
-  const url = new URL(raw);
-  if (url.password) url.password = "***";
-  return url.toString();
-}
 
 async function ensureDatabase(url: string): Promise<void> {
   const name = new URL(url).pathname.slice(1);

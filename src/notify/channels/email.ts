@@ -11,6 +11,7 @@ import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { renderEmail, type RenderedEmail } from "../render.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
 import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
+import { redactUrl } from "../../redact-url.ts";
 
 export type EmailChannelOptions = {
   smtpUrl: string | undefined;
@@ -136,8 +137,3 @@ function smtpDeploymentFault(errorCode: string, smtpResponseCode: number | undef
   return {};
 }
 
-function redactUrl(raw: string): string {
-  const url = new URL(raw);
-  if (url.password) url.password = "***";
-  return url.toString();
-}
