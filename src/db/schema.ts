@@ -9,6 +9,7 @@ import {
   boolean,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -139,6 +140,32 @@ export const transactions = pgTable(
     index("transactions_from_newest_idx").on(t.fromAddress, t.blockTime.desc(), t.slot.desc(), t.signature, t.leg),
     index("transactions_to_newest_idx").on(t.toAddress, t.blockTime.desc(), t.slot.desc(), t.signature, t.leg),
     index("transactions_batch_idx").on(t.batchId),
+  ],
+);
+
+/**
+ * Helius webhook items that POST /v1/ingest/helius refused (the dead letters of the webhook):
+ * the rest of their delivery was stored and answered 202, so Helius will not send them again;
+ * each is kept here whole for an operator to inspect, fix and post again. `item` is json, not
+ * jsonb: json stores the item's text as given, while jsonb refuses a string holding \u0000 (an
+ * on-chain name padded with NULs, say), which is just the kind of item that gets refused. One row
+ * per distinct item (its text's SHA-256): a retried or replayed delivery adds none.
+ */
+export const heliusRejectedItems = pgTable(
+  "helius_rejected_items",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    receivedAt: timestamp("received_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    /** The item's signature when it has a readable one. */
+    signature: text("signature"),
+    /** [{ path, message }], as in the 202's `rejected`. */
+    errors: jsonb("errors").$type<Array<{ path: string; message: string }>>().notNull(),
+    item: json("item").notNull(),
+    itemSha256: text("item_sha256").notNull(),
+  },
+  (t) => [
+    uniqueIndex("helius_rejected_items_item_sha256_key").on(t.itemSha256),
+    index("helius_rejected_items_signature_idx").on(t.signature),
   ],
 );
 

@@ -1,28 +1,40 @@
 // Helius enhanced-transaction webhook items → our Transaction rows. Pure: no I/O, no clock.
 //
-// A Helius item describes one chain transaction with any number of native (SOL) and token
-// transfers; our Transaction is a single from → to movement, unique by (signature, leg). So
-// each item becomes one row per non-zero transfer: a payout from one account to fifty is
-// fifty rows, and each receiver's alerts see its own. Leg 0 is the item's *principal*
-// transfer, the one its type is about; the others follow in Helius's order (native transfers,
-// then token transfers), every row carrying the item's type, time, fee and status. Native
-// transfers that only serve a token transfer (wrapping SOL, a token account's rent) are not
-// rows: see nativeLegs.
+// A Helius item describes one chain transaction with any number of native (SOL) transfers,
+// token transfers and compressed-NFT events; our Transaction is a single from → to movement,
+// unique by (signature, leg). So each item becomes one row per movement it names: a payout
+// from one account to fifty is fifty rows, and each receiver's alerts see its own. Leg 0 is
+// the item's *principal* movement, the one its type is about; the others follow in Helius's
+// order (native transfers, token transfers, then compressed-NFT events), every row carrying
+// the item's type, time, fee and status. Native transfers that only serve a token transfer
+// (wrapping SOL, a token account's rent) are not rows: see nativeLegs.
+//
+// A transfer of amount 0 is a movement too: it has two real sides, and a 0 SOL transfer from
+// a scam address to a wallet (address poisoning) is exactly what the counterparty checks are
+// for — POST /v1/ingest/transactions stores it as sent, and so do we. A self-transfer is kept
+// as well, as native ingest keeps it. A zero amount only never becomes the principal while
+// the item moved something: the rules below pick among the non-zero movements first, and
+// among all of them only when every one is zero.
 //
 //   nft    the largest native transfer (the price going to the seller), else the first token
-//          transfer (the NFT itself, amount 1, token = its mint).
+//          transfer or compressed NFT (the NFT itself, amount 1, token = its mint or asset id).
 //   swap   the fee payer's input leg — what the signing wallet gave up: the first token
 //          transfer it sent, else the largest native transfer it sent; else as below.
 //   token-first types (TRANSFER, STAKE_TOKEN, UNSTAKE_TOKEN): the first token transfer, else
 //          the largest native transfer.
 //   others the largest native transfer, else the first token transfer.
-//   none   an item without any non-zero transfer (a failed transaction, a listing) is still
+//   none   an item that names no movement at all (a failed transaction, a listing) is still
 //          stored — its fee was paid, it is activity and, when failed, it feeds
 //          failed_tx_ratio — as amount 0 SOL from the fee payer to the fee payer.
 //
-// Units: native lamports → SOL; tokenAmount is already in UI units; fee lamports → SOL;
-// blockTime = timestamp. A side Helius leaves empty ("" or null) is the mint address for a
-// token transfer (minted from / burned to the mint) and the fee payer for a native one.
+// A compressed NFT (events.compressed[]) has no token account and no token transfer: Helius
+// reports it as a change of the leaf owner in a Merkle tree. It is a movement of 1 of its
+// asset id from the old owner (the tree, for a mint) to the new one (the tree, for a burn).
+//
+// Units: native lamports → SOL; tokenAmount is already in UI units (a number, or a decimal
+// string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. A side
+// Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
+// burned to the mint) and the fee payer for a native one.
 import { isAddress, isSignature } from "../domain/base58.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
@@ -40,8 +52,19 @@ export type HeliusTokenTransfer = {
   fromTokenAccount?: unknown;
   toTokenAccount?: unknown;
   mint: string;
-  /** UI units (decimals already applied). */
-  tokenAmount: number;
+  /** UI units (decimals already applied); a decimal string in some deliveries. */
+  tokenAmount: number | string;
+};
+
+/** One entry of `events.compressed`: a compressed NFT's leaf changing owner (or being minted, burned). */
+export type HeliusCompressedNftEvent = {
+  /** The Merkle tree holding the NFT: the missing side of a mint or a burn. */
+  treeId: string;
+  assetId: string;
+  /** Absent ("" or null) for a mint. */
+  oldLeafOwner?: string | null;
+  /** Absent ("" or null) for a burn. */
+  newLeafOwner?: string | null;
 };
 
 /** The fields of an enhanced transaction we read; Helius sends many more, which we ignore. */
@@ -57,6 +80,8 @@ export type HeliusTransaction = {
   transactionError?: unknown;
   nativeTransfers?: HeliusNativeTransfer[] | null;
   tokenTransfers?: HeliusTokenTransfer[] | null;
+  /** Helius's parsed events; only the compressed-NFT ones are read. */
+  events?: { compressed?: HeliusCompressedNftEvent[] | null } | null;
 };
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
@@ -94,7 +119,8 @@ export function mapHeliusType(type: string): TransactionType {
 
 type Leg = Pick<Transaction, "from" | "to" | "amount" | "token" | "mint">;
 
-const present = (account: string | null): account is string => account !== null && account !== "";
+const present = (account: string | null | undefined): account is string =>
+  account !== null && account !== undefined && account !== "";
 
 /**
  * Native transfers into or out of a token account that the item's token transfers name are
@@ -108,7 +134,7 @@ function nativeLegs(item: HeliusTransaction): Leg[] {
   for (const t of item.tokenTransfers ?? []) tokenAccounts.add(t.fromTokenAccount).add(t.toTokenAccount);
   const plumbing = (account: string | null) => present(account) && tokenAccounts.has(account);
   return (item.nativeTransfers ?? [])
-    .filter((t) => t.amount > 0 && !plumbing(t.fromUserAccount) && !plumbing(t.toUserAccount))
+    .filter((t) => !plumbing(t.fromUserAccount) && !plumbing(t.toUserAccount))
     .map((t) => ({
       from: present(t.fromUserAccount) ? t.fromUserAccount : item.feePayer,
       to: present(t.toUserAccount) ? t.toUserAccount : item.feePayer,
@@ -119,26 +145,42 @@ function nativeLegs(item: HeliusTransaction): Leg[] {
 }
 
 function tokenLegs(item: HeliusTransaction): Leg[] {
-  return (item.tokenTransfers ?? [])
-    .filter((t) => t.tokenAmount > 0)
-    .map((t) => ({
-      from: present(t.fromUserAccount) ? t.fromUserAccount : t.mint,
-      to: present(t.toUserAccount) ? t.toUserAccount : t.mint,
-      amount: t.tokenAmount,
-      token: tokenSymbol(t.mint),
-      mint: t.mint,
-    }));
+  return (item.tokenTransfers ?? []).map((t) => ({
+    from: present(t.fromUserAccount) ? t.fromUserAccount : t.mint,
+    to: present(t.toUserAccount) ? t.toUserAccount : t.mint,
+    amount: uiAmount(t.tokenAmount),
+    token: tokenSymbol(t.mint),
+    mint: t.mint,
+  }));
+}
+
+/** The route lets a string through only when it is digits with an optional fraction. */
+const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
+
+/** A compressed NFT moves whole, as an NFT's token transfer does: 1 of it, shown by its asset id. */
+function compressedNftLegs(item: HeliusTransaction): Leg[] {
+  return (item.events?.compressed ?? []).map((event) => ({
+    from: present(event.oldLeafOwner) ? event.oldLeafOwner : event.treeId,
+    to: present(event.newLeafOwner) ? event.newLeafOwner : event.treeId,
+    amount: 1,
+    token: tokenSymbol(event.assetId),
+    mint: event.assetId,
+  }));
 }
 
 /** The first of the largest: ties keep Helius's order. */
 const largest = (legs: Leg[]): Leg | undefined =>
   legs.reduce<Leg | undefined>((best, leg) => (best === undefined || leg.amount > best.amount ? leg : best), undefined);
 
-/** The item's movements, its principal one first; none when it moved nothing. */
+const moved = (leg: Leg) => leg.amount > 0;
+
+/** The item's movements, its principal one first; none when it names no movement. */
 function orderedLegs(item: HeliusTransaction, type: TransactionType): Leg[] {
   const natives = nativeLegs(item);
-  const tokens = tokenLegs(item);
-  const principal = principalAmong(item, type, natives, tokens);
+  // A compressed NFT counts as a token transfer (it is one, of a token without an account).
+  const tokens = [...tokenLegs(item), ...compressedNftLegs(item)];
+  const principal =
+    principalAmong(item, type, natives.filter(moved), tokens.filter(moved)) ?? principalAmong(item, type, natives, tokens);
   if (!principal) return [];
   return [principal, ...[...natives, ...tokens].filter((leg) => leg !== principal)];
 }
@@ -194,30 +236,38 @@ export type FieldIssue = { path: string; message: string };
 const ADDRESS_MESSAGE = "must be a Solana address (base58 of 32 bytes)";
 
 /**
- * What a JSON schema cannot say: the decoded byte lengths of signatures and addresses.
- * Paths are written as the HTTP layer writes schema errors (`body.3.feePayer`).
+ * What a JSON schema cannot say: the decoded byte lengths of an item's signature and
+ * addresses. Paths are written as the HTTP layer writes schema errors (`body.3.feePayer`), the
+ * item being at `at`.
  */
-export function heliusAddressIssues(items: readonly HeliusTransaction[], base = "body"): FieldIssue[] {
+export function heliusItemAddressIssues(item: HeliusTransaction, at: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const account = (path: string, value: string | null, optional: boolean) => {
+  const account = (path: string, value: string | null | undefined, optional: boolean) => {
     if (optional && !present(value)) return;
-    if (value === null || !isAddress(value)) issues.push({ path, message: ADDRESS_MESSAGE });
+    if (!present(value) || !isAddress(value)) issues.push({ path: `${at}.${path}`, message: ADDRESS_MESSAGE });
   };
-  items.forEach((item, i) => {
-    const at = `${base}.${i}`;
-    if (!isSignature(item.signature)) {
-      issues.push({ path: `${at}.signature`, message: "must be a transaction signature (base58 of 64 bytes)" });
-    }
-    account(`${at}.feePayer`, item.feePayer, false);
-    (item.nativeTransfers ?? []).forEach((t, j) => {
-      account(`${at}.nativeTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
-      account(`${at}.nativeTransfers.${j}.toUserAccount`, t.toUserAccount, true);
-    });
-    (item.tokenTransfers ?? []).forEach((t, j) => {
-      account(`${at}.tokenTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
-      account(`${at}.tokenTransfers.${j}.toUserAccount`, t.toUserAccount, true);
-      account(`${at}.tokenTransfers.${j}.mint`, t.mint, false);
-    });
+  if (!isSignature(item.signature)) {
+    issues.push({ path: `${at}.signature`, message: "must be a transaction signature (base58 of 64 bytes)" });
+  }
+  account("feePayer", item.feePayer, false);
+  (item.nativeTransfers ?? []).forEach((t, j) => {
+    account(`nativeTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
+    account(`nativeTransfers.${j}.toUserAccount`, t.toUserAccount, true);
+  });
+  (item.tokenTransfers ?? []).forEach((t, j) => {
+    account(`tokenTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
+    account(`tokenTransfers.${j}.toUserAccount`, t.toUserAccount, true);
+    account(`tokenTransfers.${j}.mint`, t.mint, false);
+  });
+  (item.events?.compressed ?? []).forEach((event, j) => {
+    account(`events.compressed.${j}.treeId`, event.treeId, false);
+    account(`events.compressed.${j}.assetId`, event.assetId, false);
+    account(`events.compressed.${j}.oldLeafOwner`, event.oldLeafOwner, true);
+    account(`events.compressed.${j}.newLeafOwner`, event.newLeafOwner, true);
   });
   return issues;
 }
+
+/** heliusItemAddressIssues of every item of a delivery, each at `base.<index>`. */
+export const heliusAddressIssues = (items: readonly HeliusTransaction[], base = "body"): FieldIssue[] =>
+  items.flatMap((item, i) => heliusItemAddressIssues(item, `${base}.${i}`));

@@ -31,7 +31,7 @@ describe("POST /v1/ingest/helius", () => {
   it("stores a delivery of every fixture kind and answers 202 with the counts", async () => {
     const res = await post(delivery());
     expect(res.statusCode).toBe(202);
-    expect(res.json()).toEqual({ accepted: 7, duplicates: 0, skipped: 0 });
+    expect(res.json()).toEqual({ accepted: 7, duplicates: 0, skipped: 0, rejected: [] });
     // One row per movement: the swap's two legs and the NFT sale's four (price, two fees, the NFT).
     const [batch] = await t.deps.sql`select transaction_count from ingest_batches`;
     expect(batch).toEqual({ transaction_count: 11 });
@@ -124,9 +124,9 @@ describe("POST /v1/ingest/helius", () => {
 
   it("stores nothing new when Helius replays a delivery, and counts repeats inside one delivery as skipped", async () => {
     const before = await storedCount();
-    expect((await post(delivery())).json()).toEqual({ accepted: 0, duplicates: 7, skipped: 0 });
+    expect((await post(delivery())).json()).toEqual({ accepted: 0, duplicates: 7, skipped: 0, rejected: [] });
     const sol = fixture("sol-transfer")[0]!;
-    expect((await post([sol, sol])).json()).toEqual({ accepted: 0, duplicates: 1, skipped: 1 });
+    expect((await post([sol, sol])).json()).toEqual({ accepted: 0, duplicates: 1, skipped: 1, rejected: [] });
     expect(await storedCount()).toBe(before);
   });
 
@@ -139,7 +139,7 @@ describe("POST /v1/ingest/helius", () => {
     small.signature = randomSignature();
     const res = await post([whale, small]);
     expect(res.statusCode).toBe(202);
-    expect(res.json()).toEqual({ accepted: 2, duplicates: 0, skipped: 0 });
+    expect(res.json()).toEqual({ accepted: 2, duplicates: 0, skipped: 0, rejected: [] });
     const [row] = await t.deps.sql`select amount::text from transactions where signature = ${whale.signature}`;
     expect(row).toEqual({ amount: "25000000" });
   });
@@ -156,30 +156,64 @@ describe("POST /v1/ingest/helius", () => {
     expect(res.json()).toMatchObject({ status: 401, code: "unauthorized" });
   });
 
-  it("answers 400 naming the path of a missing field, a mistyped field and a bad address", async () => {
-    const items = delivery().slice(0, 3);
+  it("refuses an item with a missing field, a mistyped field or a bad address on its own, naming the path, and stores the rest", async () => {
+    const items = delivery().slice(0, 4);
     delete items[0]!.feePayer;
     items[1]!.slot = "270118355";
     items[2]!.tokenTransfers[1].toUserAccount = "z".repeat(44);
+    items[3]!.signature = randomSignature();
     const res = await post(items);
-    expect(res.statusCode).toBe(400);
-    expect(res.json().code).toBe("validation_failed");
-    const paths = (res.json().errors as { path: string }[]).map((e) => e.path);
-    expect(paths).toEqual(expect.arrayContaining(["body.0.feePayer", "body.1.slot"]));
-
-    const decodedLength = await post([fixture("swap")[0]!].map((item) => {
-      item.tokenTransfers[1].toUserAccount = "z".repeat(44);
-      return item;
-    }));
-    expect(decodedLength.statusCode).toBe(400);
-    expect(decodedLength.json().errors).toEqual([
-      { path: "body.0.tokenTransfers.1.toUserAccount", message: "must be a Solana address (base58 of 32 bytes)" },
-    ]);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      skipped: 0,
+      rejected: [
+        { index: 0, signature: items[0]!.signature, errors: [{ path: "body.0.feePayer", message: "is required" }] },
+        { index: 1, signature: items[1]!.signature, errors: [{ path: "body.1.slot", message: "must be integer" }] },
+        {
+          index: 2,
+          signature: items[2]!.signature,
+          errors: [{ path: "body.2.tokenTransfers.1.toUserAccount", message: "must be a Solana address (base58 of 32 bytes)" }],
+        },
+      ],
+    });
+    const [stored] = await t.deps.sql`select count(*)::int as n from transactions where signature = ${items[3]!.signature} and leg = 0`;
+    expect(stored).toEqual({ n: 1 });
   });
 
-  it("rejects an empty delivery, a non-array body and more than 1000 items with 400", async () => {
+  it("stores a token transfer whose tokenAmount Helius sent as a decimal string, and refuses any other string", async () => {
+    const asString = fixture("usdc-transfer")[0]!;
+    asString.signature = randomSignature();
+    asString.tokenTransfers[0].tokenAmount = "2500.75";
+    const notDecimal = fixture("usdc-transfer")[0]!;
+    notDecimal.signature = randomSignature();
+    notDecimal.tokenTransfers[0].tokenAmount = "2.5e3";
+    const negative = fixture("usdc-transfer")[0]!;
+    negative.signature = randomSignature();
+    negative.tokenTransfers[0].tokenAmount = -1;
+    const res = await post([asString, notDecimal, negative]);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect(res.json().rejected).toEqual([
+      {
+        index: 1,
+        signature: notDecimal.signature,
+        errors: [{ path: "body.1.tokenTransfers.0.tokenAmount", message: "must be a decimal number written as a string (digits, an optional fraction)" }],
+      },
+      { index: 2, signature: negative.signature, errors: [{ path: "body.2.tokenTransfers.0.tokenAmount", message: "must be >= 0" }] },
+    ]);
+    const [row] = await t.deps.sql`select amount::text, token from transactions where signature = ${asString.signature} and leg = 0`;
+    expect(row).toEqual({ amount: "2500.75", token: "USDC" });
+  });
+
+  it("rejects an empty delivery, a non-array body, items that are not objects and more than 1000 items with 400", async () => {
     expect((await post([])).statusCode).toBe(400);
     expect((await post({ transactions: delivery() })).statusCode).toBe(400);
+    // Not a delivery at all: items that are not even objects.
+    const notObjects = await post([fixture("sol-transfer")[0]!, 42]);
+    expect(notObjects.statusCode).toBe(400);
+    expect(notObjects.json().errors).toEqual([{ path: "body.1", message: "must be object" }]);
     const tooMany = Array.from({ length: 1001 }, () => fixture("failed-transfer")[0]!);
     const res = await post(tooMany);
     expect(res.statusCode).toBe(400);

@@ -47,12 +47,82 @@ function payout(payer: string, legs: Array<[to: string, sol: number]>, timestamp
 async function deliver(items: HeliusTransaction[]): Promise<void> {
   const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: items });
   expect(res.statusCode).toBe(202);
-  expect(res.json()).toEqual({ accepted: items.length, duplicates: 0, skipped: 0 });
+  // Every item stored (none refused: the shape of the answer is helius-ingest's to check).
+  expect(res.json()).toMatchObject({ accepted: items.length, duplicates: 0, skipped: 0 });
   await settled(t);
 }
 
 const notificationsOf = (alertId: string) => t.deps.sql<{ payload: NotificationPayload }[]>`
   select n.payload from notifications n join alert_events e on e.id = n.event_id where e.alert_id = ${alertId}`;
+
+describe("a Helius item that moves nothing of value, or a compressed NFT", () => {
+  const history = async (walletId: string) =>
+    (await t.app.inject({ url: `/v1/transactions?walletId=${walletId}`, headers: bearer(token) })).json() as {
+      transactions: Array<{ signature: string; type: string; amount: number; token: string; from: string; to: string }>;
+      total: number;
+    };
+
+  it("keeps a 0 SOL transfer from a scam address to a tracked wallet (address poisoning) in its history and fires suspicious_counterparty", async () => {
+    const scam = randomAddress();
+    expect((await putLabels(t, token, [{ address: scam, category: "scam", score: 80 }])).statusCode).toBe(200);
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "suspicious_counterparty", threshold: 75 });
+    const poison = payout(scam, [[w.address, 0]]);
+    await deliver([poison]);
+
+    expect(await history(w.walletId)).toMatchObject({
+      total: 1,
+      transactions: [{ signature: poison.signature, type: "transfer", amount: 0, token: "SOL", from: scam, to: w.address }],
+    });
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: poison.signature, observed: 80, suppressed: false }]);
+  });
+
+  it("shows a tracked wallet's 0 SOL transfer to a sanctioned address with that address as `to`, and scores sanctioned_counterparty", async () => {
+    const sanctioned = randomAddress();
+    expect((await putLabels(t, token, [{ address: sanctioned, category: "sanctioned", score: 95 }])).statusCode).toBe(200);
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "suspicious_counterparty", threshold: 75 });
+    const probe = payout(w.address, [[sanctioned, 0]]);
+    await deliver([probe]);
+
+    expect((await history(w.walletId)).transactions).toMatchObject([{ signature: probe.signature, amount: 0, from: w.address, to: sanctioned }]);
+    const detail = await t.app.inject({ url: `/v1/wallets/${w.walletId}`, headers: bearer(token) });
+    expect(detail.json().riskFactors).toContain("sanctioned_counterparty");
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: probe.signature, observed: 95 }]);
+  });
+
+  it("stores a compressed NFT sent by a scam address from the old leaf owner to the new one, and fires suspicious_counterparty", async () => {
+    const scam = randomAddress();
+    expect((await putLabels(t, token, [{ address: scam, category: "scam", score: 85 }])).statusCode).toBe(200);
+    const w = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "suspicious_counterparty", threshold: 75 });
+    const [treeId, assetId] = [randomAddress(), randomAddress()];
+    // As Helius sends a cNFT transfer: no native or token transfer, the move only in events.compressed.
+    const transferEvent = {
+      type: "COMPRESSED_NFT_TRANSFER",
+      treeId,
+      assetId,
+      leafIndex: 4_102,
+      instructionIndex: 0,
+      innerInstructionIndex: null,
+      newLeafOwner: w.address,
+      oldLeafOwner: scam,
+      newLeafDelegate: null,
+      oldLeafDelegate: null,
+      treeDelegate: null,
+      seq: 5_033,
+    };
+    const cnft: HeliusTransaction = { ...payout(scam, []), type: "COMPRESSED_NFT_TRANSFER", events: { compressed: [transferEvent] } };
+    await deliver([cnft]);
+
+    const rows = await t.deps.sql`
+      select leg, type, amount::text, token, mint, from_address, to_address from transactions where signature = ${cnft.signature}`;
+    expect(rows.map((row) => ({ ...row }))).toEqual([
+      { leg: 0, type: "nft", amount: "1", token: assetId, mint: assetId, from_address: scam, to_address: w.address },
+    ]);
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: cnft.signature, observed: 85 }]);
+  });
+});
 
 describe("a Helius item with several legs", () => {
   it("fires the alerts of tracked wallets on legs other than the principal one, each judged on its own leg", async () => {
@@ -140,7 +210,7 @@ describe("a Helius item with several legs", () => {
     ]);
     await deliver([item]);
     const again = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [item] });
-    expect(again.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    expect(again.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0, rejected: [] });
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
     const [rows] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from transactions where signature = ${item.signature}`;
@@ -166,7 +236,7 @@ describe("a Helius item with several legs", () => {
       first.signature,
     );
     const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [again] });
-    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0, rejected: [] });
     await settled(t);
     const rows = await t.deps.sql<{ leg: number; to: string; amount: number }[]>`
       select leg, to_address as "to", amount::float8 as amount from transactions where signature = ${first.signature} order by leg`;
@@ -194,7 +264,7 @@ describe("a Helius item with several legs", () => {
       signature,
     );
     const res = await t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: [item] });
-    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    expect(res.json()).toEqual({ accepted: 0, duplicates: 1, skipped: 0, rejected: [] });
     await settled(t);
     // One chain transaction in the hour: under 2 × the floor of 1.
     expect(await eventsOf(t, alertId)).toEqual([]);

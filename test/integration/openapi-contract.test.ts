@@ -161,6 +161,10 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect(await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: history.slice(0, 2) } })).toEqual({ accepted: 0, duplicates: 2 });
     await expectStatus(400, { method: "POST", url: "/v1/ingest/transactions", token: alice, payload: { transactions: [{ ...history[0], amount: "40" }] } });
     await expectStatus(202, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: helius() });
+    // An item the webhook cannot read: the delivery is still a 202, the item listed in `rejected`.
+    const refused = { ...(helius()[0] as object), fee: "5000" };
+    const withRefused = await expectStatus<{ rejected: unknown[] }>(202, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: [refused] });
+    expect(withRefused.rejected).toEqual([{ index: 0, signature: expect.any(String), errors: [{ path: "body.0.fee", message: "must be integer" }] }]);
     await expectStatus(400, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: [] });
     await settled(t);
 

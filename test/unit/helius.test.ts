@@ -187,7 +187,7 @@ describe("principal transfer rules", () => {
     expect(native).toMatchObject({ from: payer, to: other, amount: 0.000000007 });
   });
 
-  it("ignores zero-amount transfers and keeps the first of equally large native transfers", () => {
+  it("passes over zero-amount transfers for the principal and keeps the first of equally large native transfers", () => {
     const tx = principalOf(
       base({
         nativeTransfers: [

@@ -2,84 +2,39 @@
 // POST /v1/ingest/transactions. Helius cannot send a JWT: it echoes the authHeader set on the
 // webhook in `Authorization`, which we compare with HELIUS_AUTH_HEADER in constant time.
 //
-// This is the one endpoint lenient on unknown fields: Helius items carry many fields we do
-// not read (accountData, instructions, events, description, …) and adds new ones over time,
-// so unknown fields are ignored here, inside the items and their transfers. The fields we
-// read are typed strictly all the same.
+// A delivery is judged item by item (src/ingest/helius-triage.ts): Helius retries a non-2xx
+// answer three times and then drops the delivery for good, so one item we cannot read must not
+// cost the others. The valid items are stored; the refused ones are kept whole in
+// helius_rejected_items, listed in the 202's `rejected` and logged, for an operator to fix and
+// post again. Only what is not a delivery at all (not an array of 1–1000 objects, over 10 MiB,
+// without the secret) is refused whole.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { keepRefusedHeliusItems } from "../../db/queries/helius-rejected-items.ts";
 import type { Deps } from "../../deps.ts";
-import { heliusAddressIssues, mapHeliusWebhook, type HeliusTransaction } from "../../ingest/helius.ts";
-import { MAX_AMOUNT, MAX_BATCH_TRANSACTIONS, MAX_UNIX_SECONDS } from "../../ingest/native.ts";
+import { mapHeliusWebhook } from "../../ingest/helius.ts";
+import { triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
 import { storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
+import { validationErrors } from "../error-handler.ts";
 import { ProblemError } from "../problem.ts";
-import { AddressSchema, SignatureSchema, problemResponses } from "../schemas.ts";
-
-/**
- * Lamports are a u64 on chain. Capping them at 2^53 refused a whole delivery for one transfer
- * of 9,007,199 SOL or more (whales, stake pools): beyond 2^53 a JSON number may be off by a few
- * lamports, a billionth of a SOL, which is nothing next to refusing it.
- */
-const MAX_LAMPORTS = 2 ** 64 - 1;
-
-const Lamports = (description: string) =>
-  Type.Integer({ minimum: 0, maximum: MAX_LAMPORTS, description: `${description} (lamports)` });
-
-// Helius writes an absent side (a mint, a burn) as "" or null.
-const UserAccount = Type.Unsafe<string | null>({
-  type: ["string", "null"],
-  pattern: "^([1-9A-HJ-NP-Za-km-z]{32,44})?$",
-  description: "a Solana address, or empty/null when the transfer has no such side",
-});
-
-const NativeTransferSchema = Type.Object(
-  { fromUserAccount: UserAccount, toUserAccount: UserAccount, amount: Lamports("amount") },
-  { additionalProperties: true },
-);
-
-const TokenTransferSchema = Type.Object(
-  {
-    fromUserAccount: UserAccount,
-    toUserAccount: UserAccount,
-    mint: AddressSchema,
-    tokenAmount: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "UI units (decimals applied)" }),
-  },
-  { additionalProperties: true },
-);
-
-// Each transfer becomes a row (its leg, a smallint); a Solana transaction's compute budget
-// allows a few hundred transfers at most, so more than this is not a real chain transaction.
-const MAX_TRANSFERS_PER_ITEM = 1_000;
-
-const HeliusItemSchema = Type.Object(
-  {
-    signature: SignatureSchema,
-    slot: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-    timestamp: Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: "Unix seconds" }),
-    fee: Lamports("fee"),
-    feePayer: AddressSchema,
-    type: Type.String({ maxLength: 64, description: "Helius transaction type (TRANSFER, SWAP, NFT_SALE, …)" }),
-    transactionError: Type.Optional(Type.Unknown({ description: "null when the transaction succeeded" })),
-    nativeTransfers: Type.Optional(Type.Union([Type.Array(NativeTransferSchema, { maxItems: MAX_TRANSFERS_PER_ITEM }), Type.Null()])),
-    tokenTransfers: Type.Optional(Type.Union([Type.Array(TokenTransferSchema, { maxItems: MAX_TRANSFERS_PER_ITEM }), Type.Null()])),
-  },
-  { additionalProperties: true, description: "a Helius enhanced transaction; fields not listed here are ignored" },
-);
-
-const BodySchema = Type.Array(HeliusItemSchema, { minItems: 1, maxItems: MAX_BATCH_TRANSACTIONS });
-
-const AcceptedSchema = Type.Object({
-  accepted: Type.Integer({ description: "transactions stored by this call" }),
-  duplicates: Type.Integer({ description: "items already stored (Helius retries and replays)" }),
-  skipped: Type.Integer({ description: "items repeating a signature earlier in this same delivery" }),
-});
+import { problemResponses } from "../schemas.ts";
+import { AcceptedSchema, DeliverySchema, HeliusItemSchema } from "./helius-schemas.ts";
 
 /** Equal-length digests, so neither the content nor the length of the secret leaks by timing. */
 function sameSecret(given: string | undefined, expected: string): boolean {
   const digest = (value: string) => createHash("sha256").update(value).digest();
   return given !== undefined && timingSafeEqual(digest(given), digest(expected));
 }
+
+/** ajv's errors, as the error handler reads them for every other 400. */
+type AjvIssues = Parameters<typeof validationErrors>[0];
+
+// An if/then/else (tokenAmount) reports the failing branch's own error, then an `if` error
+// that only says a branch failed: the first is the one worth reading.
+const withoutSummaries = (errors: readonly { keyword: string }[]) => errors.filter((e) => e.keyword !== "if") as AjvIssues;
+
+const asRejected = ({ index, signature, errors }: RefusedItem) => ({ index, ...(signature ? { signature } : {}), errors });
 
 export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -105,9 +60,12 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           summary: "Ingest a Helius enhanced-transaction webhook delivery (idempotent by signature)",
           description:
             "Authenticated by the webhook's auth header (`Authorization` equal to HELIUS_AUTH_HEADER), not by a JWT. " +
-            "Unknown fields inside the items are ignored; the fields listed are typed strictly.",
+            "Each item is checked on its own: the valid ones are stored, the others listed in `rejected` and kept " +
+            "for an operator, and the delivery is answered 202 all the same (a 4xx would make Helius drop all of it). " +
+            "Unknown fields inside the items are ignored; the fields read are typed strictly. A body that is not an " +
+            "array of 1–1000 objects is a 400.",
           security: [],
-          body: BodySchema,
+          body: DeliverySchema,
           response: {
             202: AcceptedSchema,
             ...problemResponses(400, 401, 404, 413, 415, 500, 503),
@@ -115,14 +73,27 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const items = request.body as HeliusTransaction[];
-        const errors = heliusAddressIssues(items);
-        if (errors.length > 0) {
-          throw new ProblemError("validation_failed", errors.map((e) => `${e.path} ${e.message}`).join("; "), { errors });
-        }
-        const { transactions, skipped } = mapHeliusWebhook(items);
+        const items = request.body;
+        // The app's own ajv (its options, its messages), compiled once per route.
+        const checkItem = request.compileValidationSchema(HeliusItemSchema, "body");
+        const { valid, refused } = triageHeliusItems(items, (item, at) =>
+          checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at),
+        );
+        const { transactions, skipped } = mapHeliusWebhook(valid);
         const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);
-        return reply.code(202).send({ accepted, duplicates, skipped });
+        if (refused.length > 0) {
+          const kept = await keepRefusedHeliusItems(deps.sql, refused);
+          request.log.warn(
+            {
+              refused: refused.length,
+              items: items.length,
+              newlyKept: kept,
+              signatures: refused.flatMap((r) => (r.signature ? [r.signature] : [])),
+            },
+            `helius: refused ${refused.length} of ${items.length} items of a delivery; kept in helius_rejected_items`,
+          );
+        }
+        return reply.code(202).send({ accepted, duplicates, skipped, rejected: refused.map(asRejected) });
       },
     );
   };

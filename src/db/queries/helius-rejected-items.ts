@@ -1,0 +1,28 @@
+// The Helius webhook's dead letters (helius_rejected_items): the items a delivery carried that
+// the webhook refused, kept whole for an operator.
+import { createHash } from "node:crypto";
+import type { RefusedItem } from "../../ingest/helius-triage.ts";
+import type { Sql } from "../client.ts";
+
+/**
+ * Keeps each refused item once: an item whose text is kept already (Helius retrying the
+ * delivery, or replaying it) adds nothing. Returns how many were new.
+ */
+export async function keepRefusedHeliusItems(sql: Sql, refused: readonly RefusedItem[]): Promise<number> {
+  if (refused.length === 0) return 0;
+  // JSON.stringify writes a NUL as \u0000: text Postgres takes, and json (not jsonb) keeps.
+  const rows = refused
+    .map((r) => {
+      const item = JSON.stringify(r.item);
+      return { signature: r.signature, errors: JSON.stringify(r.errors), item, sha256: createHash("sha256").update(item).digest("hex") };
+    })
+    // In key order, so that two deliveries holding the same items take their locks alike.
+    .sort((a, b) => (a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0));
+  const result = await sql`
+    insert into helius_rejected_items (signature, errors, item, item_sha256)
+    select signature, errors::jsonb, item::json, sha256
+    from unnest(${rows.map((r) => r.signature)}::text[], ${rows.map((r) => r.errors)}::text[],
+                ${rows.map((r) => r.item)}::text[], ${rows.map((r) => r.sha256)}::text[]) as u(signature, errors, item, sha256)
+    on conflict (item_sha256) do nothing`;
+  return result.count;
+}

@@ -1,0 +1,114 @@
+// One Helius item we cannot read no longer costs its delivery: Helius retries a non-2xx three
+// times and then drops every item of it. The valid items are stored, the refused one is
+// answered in `rejected`, kept whole in helius_rejected_items and logged once; a replay of the
+// delivery stores nothing new anywhere.
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import type { HeliusTransaction } from "../../src/ingest/helius.ts";
+import { createLogger } from "../../src/logger.ts";
+import { whenReady } from "../../src/redis.ts";
+import { testEnv } from "../helpers/app.ts";
+import { randomAddress, randomSignature } from "../helpers/chain.ts";
+import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
+import { deletePrefixKeys } from "../helpers/redis-keys.ts";
+
+const SECRET = "helius-rejected-items-auth-header-0123";
+const lines: string[] = [];
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let deps: Deps;
+let app: AppInstance;
+
+beforeAll(async () => {
+  database = await createTestDatabase("helius-rejected-items");
+  const config = loadConfig(
+    testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix("helius-rejected-items"), HELIUS_AUTH_HEADER: SECRET }),
+  );
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  deps = createDeps(config, { logger: createLogger("warn", sink) });
+  await whenReady(deps.redis, 5_000);
+  app = await buildApp(deps);
+});
+afterAll(async () => {
+  await app.close();
+  await deletePrefixKeys(deps.redis, deps.config.queuePrefix);
+  await deps.close();
+  await database.drop();
+});
+
+const post = (items: unknown[]) =>
+  app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: items as object[] });
+
+const transfer = (): HeliusTransaction & { description: string } => ({
+  signature: randomSignature(),
+  slot: 280_000_000,
+  timestamp: 1_720_000_000,
+  fee: 5000,
+  feePayer: randomAddress(),
+  type: "TRANSFER",
+  transactionError: null,
+  nativeTransfers: [{ fromUserAccount: randomAddress(), toUserAccount: randomAddress(), amount: 1_500_000_000 }],
+  tokenTransfers: [],
+  description: "an unknown field, ignored",
+});
+
+const count = async (table: "transactions" | "helius_rejected_items") =>
+  Number((await deps.sql`select count(*)::int as n from ${deps.sql(table)}`)[0]!.n);
+
+const warnings = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 40);
+
+describe("a Helius delivery with an item the webhook cannot read", () => {
+  // Lamports as a string: a shape Helius could drift into, which we do not read.
+  const refused = { ...transfer(), nativeTransfers: [{ fromUserAccount: randomAddress(), toUserAccount: randomAddress(), amount: "5000000" }] };
+  const delivery: unknown[] = Array.from({ length: 100 }, (_, i) => (i === 57 ? refused : transfer()));
+  const answer = {
+    skipped: 0,
+    rejected: [{ index: 57, signature: refused.signature, errors: [{ path: "body.57.nativeTransfers.0.amount", message: "must be integer" }] }],
+  };
+
+  it("stores the 99 valid items, answers 202 naming the refused one, keeps it whole and logs one warning", async () => {
+    const res = await post(delivery);
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toEqual({ accepted: 99, duplicates: 0, ...answer });
+    expect(await count("transactions")).toBe(99);
+    const [row] = await deps.sql`select signature, errors, item, received_at from helius_rejected_items`;
+    expect(row).toMatchObject({ signature: refused.signature, errors: answer.rejected[0]!.errors, item: refused });
+    expect(await count("helius_rejected_items")).toBe(1);
+
+    const warned = warnings();
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ refused: 1, items: 100, signatures: [refused.signature] });
+    expect(JSON.stringify(warned[0])).not.toContain(SECRET);
+  });
+
+  it("stores nothing new, in either table, when Helius delivers it again", async () => {
+    const res = await post(delivery);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ accepted: 0, duplicates: 99, ...answer });
+    expect(await count("transactions")).toBe(99);
+    expect(await count("helius_rejected_items")).toBe(1);
+  });
+
+  it("answers 202 to a delivery whose every item is refused, keeping each, one without a readable signature and one holding a NUL", async () => {
+    const noSignature = { ...transfer(), signature: 42 };
+    // jsonb could not hold this string; the json column keeps it as sent.
+    const withNul = { ...transfer(), fee: -1, description: "Mad Lad #1\u0000\u0000\u0000" };
+    const res = await post([noSignature, withNul]);
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 0, duplicates: 0, skipped: 0, rejected: [{ index: 0 }, { index: 1, signature: withNul.signature }] });
+    expect(res.json().rejected[0]).not.toHaveProperty("signature");
+    const kept = await deps.sql`select signature, item::text as item from helius_rejected_items where signature is null or signature = ${withNul.signature} order by signature nulls first`;
+    expect(kept.map((row) => [row.signature, JSON.parse(row.item as string)])).toEqual([
+      [null, noSignature],
+      [withNul.signature, withNul],
+    ]);
+    expect(await count("transactions")).toBe(99);
+  });
+});
