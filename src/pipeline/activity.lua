@@ -16,11 +16,15 @@
 --          any counted since), so reading them would judge the earlier batches by the later
 --          ones' transactions: a burst's crossing of unusual_activity's limit could be jumped.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, counterparties, marker, t, ...
---          (n events), n, ... (the next step's)], ...] one entry per address, the steps it is
---          in, in order, each step's events sorted by block time (oldest first); marker is an
---          index into ARGV[4]; counterparties are the event's other sides, each by a prefix of
---          CP_LENGTH characters, run together ('' when none)
+-- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, sentTo, receivedFrom,
+--          marker, t, ... (n events), n, ... (the next step's)], ...] one entry per address, the
+--          steps it is in, in order, each step's events sorted by block time (oldest first);
+--          marker is an index into ARGV[4]; sentTo are the event's other sides the address sent
+--          to (failed sends too), receivedFrom those it only received from, each by a prefix of
+--          CP_LENGTH characters, run together ('' when none). Both go into the remembered set;
+--          only sentTo ones not in it yet are new counterparties (src/domain/risk/dealings.ts).
+--          The input format is not part of a batch's marker or answers: a re-run reads the
+--          answers stored by the first run, whatever format that run was called with.
 -- ARGV[3]  marker TTL in seconds
 -- ARGV[4]  JSON: [[key index, bucket], ...] the (batch, bucket) pairs of this call
 -- ARGV[5]  how many of KEYS are markers (the answer hashes follow, in the same order)
@@ -47,6 +51,7 @@ local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
 local CP_LENGTH = 12                   -- COUNTERPARTY_KEY_LENGTH in activity.ts
 local NONE = -1
 local META = 15                         -- state: 15 numbers, then (minute, count, new) triples
+local EVENT, MARKER = 6, 5              -- fields per event in ARGV[2], and the marker's offset
 local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
 local results = {}
 
@@ -70,6 +75,17 @@ local function sadd(key, members)
   local added = 0
   for k = 1, #members, 1000 do added = added + redis.call('SADD', key, unpack(members, k, min(k + 999, #members))) end
   return added
+end
+
+-- Adds the counterparties of `run` (prefixes run together) to `list`, those not in `dealt` yet.
+local function collect(list, dealt, run)
+  for at = 1, #run, CP_LENGTH do
+    local one = string.sub(run, at, at + CP_LENGTH - 1)
+    if dealt[one] == nil then
+      dealt[one] = true
+      list[#list + 1] = one
+    end
+  end
 end
 
 -- Per (batch, bucket) pair: what this call answers for the events it counts (kept below), and
@@ -121,12 +137,12 @@ for i = 1, #input do
   local p = 3
   while p <= #item do
     local count, first = item[p], p + 1
-    p = first + count * 5
+    p = first + count * EVENT
     -- The events to add: those whose batch marker was set just now, oldest first.
     local adds = {}
     for e = 0, count - 1 do
-      local b = first + e * 5
-      if fresh[item[b + 4]] then adds[#adds + 1] = b end
+      local b = first + e * EVENT
+      if fresh[item[b + MARKER]] then adds[#adds + 1] = b end
     end
     local adding = #adds > 0
     local lastT
@@ -144,9 +160,11 @@ for i = 1, #input do
         cH, fH, oH = 0, 0, 0
       end
       local current = max(H, ch or H)
-      local cpList, cpSeen = {}, {}
+      -- The step's counterparties, each once, in chain order: one it received from before it
+      -- sent to it (in an earlier event) goes with the received ones, so it is not new.
+      local sentList, receivedList, dealt = {}, {}, {}
       for _, b in ipairs(adds) do
-        local t, failed, out, cp = item[b], item[b + 1], item[b + 2], item[b + 3]
+        local t, failed, out = item[b], item[b + 1], item[b + 2]
         local m, h = floor(t / 60), floor(t / HOUR)
         mc[m] = (mc[m] or 0) + 1
         if h == current then
@@ -167,23 +185,22 @@ for i = 1, #input do
             end
           end
         end
-        for at = 1, #cp, CP_LENGTH do
-          local one = string.sub(cp, at, at + CP_LENGTH - 1)
-          if cpSeen[one] == nil then
-            cpSeen[one] = true
-            cpList[#cpList + 1] = one
-          end
-        end
+        -- Sent first: within one transaction, one both sent to and received from is sent to.
+        if item[b + 3] ~= '' then collect(sentList, dealt, item[b + 3]) end
+        if item[b + 4] ~= '' then collect(receivedList, dealt, item[b + 4]) end
       end
-      -- Counterparties never seen before; they count in the newest minute of the batch.
-      if #cpList > 0 then
-        local added = sadd(cpKey, cpList)
-        flags = expireOnce(cpKey, flags, CP_TTL)
+      -- Counterparties sent to and never dealt with before; they count in the newest minute of
+      -- the batch. The received ones are only remembered (a second SADD, when there are both):
+      -- the lists do not overlap, so their order does not matter.
+      if #sentList > 0 then
+        local added = sadd(cpKey, sentList)
         if added > 0 then
           local m = floor(lastT / 60)
           mn[m] = (mn[m] or 0) + added
         end
       end
+      if #receivedList > 0 then sadd(cpKey, receivedList) end
+      if #sentList > 0 or #receivedList > 0 then flags = expireOnce(cpKey, flags, CP_TTL) end
       -- Dormancy: the longest silence before one of the batch's transactions, kept for a day:
       -- before its first one, or between two of them (a backfill can span the silence).
       local previous = last
@@ -254,7 +271,7 @@ for i = 1, #input do
       wrote = true
     elseif last == nil then
       -- Counted before, but the state is gone: answer from the events themselves.
-      last = item[first + (count - 1) * 5]
+      last = item[first + (count - 1) * EVENT]
       ch = floor(last / HOUR)
     end
 
@@ -279,7 +296,7 @@ for i = 1, #input do
       local laterSameMinute = {}
       local counts = {}
       for e = count - 1, 0, -1 do
-        local m = floor(item[first + e * 5] / 60)
+        local m = floor(item[first + e * EVENT] / 60)
         if windowAt[m] == nil then
           local sum = 0
           for x, c in pairs(mc) do
@@ -299,7 +316,7 @@ for i = 1, #input do
       -- baseline and crossed the limit later than the same burst in a batch of its own.
       local baselineAt = { [ch] = c7 }
       for e = 0, count - 1 do
-        local h = floor(item[first + e * 5] / HOUR)
+        local h = floor(item[first + e * EVENT] / HOUR)
         if baselineAt[h] == nil then
           local names = {}
           for x = h - BASE_FIRST, h - BASE_LAST do names[#names + 1] = 'c' .. x end
@@ -312,7 +329,7 @@ for i = 1, #input do
       end
     end
     -- The step's events share one (batch, bucket) pair.
-    local k = item[first + 4]
+    local k = item[first + MARKER]
     if adding then
       answered[k] = answered[k] or {}
       answered[k][address] = result

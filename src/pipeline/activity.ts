@@ -9,13 +9,17 @@
 //   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 171 h),
 //                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);
 //   <prefix>:activity-cp:<address>  a set of its counterparties (by a 12-character prefix), at
-//                                   most 1,000 (trimmed to 500 at random, once an hour);
+//                                   most 1,000 (trimmed to 500 at random, once an hour): every
+//                                   other side it dealt with, either way, failed or not; of
+//                                   those it sent to, the ones not in it yet are the new
+//                                   counterparties (src/domain/risk/dealings.ts);
 //   <prefix>:activity-last:<address> its newest block time, kept 3 years: what a wake-up after
 //                                   the other keys expired measures its silence from.
 // A batch reads every hot state of a chunk with one MGET and writes each back with one SET;
 // the hour hash is touched when an hour finishes (and for late transactions), the set once
-// per batch when the address has counterparties. The cached sums are recomputed from the
-// hour hash once an hour per address.
+// per batch when the address has counterparties (twice when it both sent and received: once
+// for those it sent to, whose additions are the new ones, once for the rest). The cached sums
+// are recomputed from the hour hash once an hour per address.
 //
 // One Lua script per evaluation (in chunks of about 2,000 addresses) adds the events and reads
 // the results atomically. An evaluation may cover several ingest batches: they are steps of the
@@ -60,8 +64,13 @@ export type ActivityEvent = {
   failedSent: boolean;
   /** SOL the address sent in this (successful) transaction, else 0; summed over its legs. */
   solSent: number;
-  /** The other sides of its legs, each once; none for a self-transfer. */
-  counterparties: string[];
+  /**
+   * The other sides of its legs that it sent to (failed sends too), each once; none for a
+   * self-transfer. Those not remembered yet are new counterparties (new_counterparty_burst).
+   */
+  sentTo: string[];
+  /** The other sides it only received from (none of sentTo), each once: remembered, never new. */
+  receivedFrom: string[];
 };
 
 export type AddressEvents = {
@@ -295,7 +304,8 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
             e.failedSent ? 1 : 0,
             e.solSent,
             // Addresses are 32–44 characters, so every prefix has the full length the script cuts by.
-            e.counterparties.map((counterparty) => counterparty.slice(0, COUNTERPARTY_KEY_LENGTH)).join(""),
+            counterpartyKeys(e.sentTo),
+            counterpartyKeys(e.receivedFrom),
             marker,
           );
         }
@@ -304,6 +314,10 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
     }),
   );
 }
+
+/** The counterparties as the script reads them: their prefixes, run together. */
+const counterpartyKeys = (addresses: readonly string[]): string =>
+  addresses.map((counterparty) => counterparty.slice(0, COUNTERPARTY_KEY_LENGTH)).join("");
 
 function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
   const [lastHour, previous7Days, tx24h, failed24h, solOut24h, newCounterparties, dormantGap] = row;

@@ -2,9 +2,10 @@
 // counters, the labelled counterparties it dealt with, and what is known of every
 // counterparty. Pure: the rows come in, maps go out.
 import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
-import { counterpartyOf, type CounterpartyRisk } from "../domain/conditions/index.ts";
+import type { CounterpartyRisk } from "../domain/conditions/index.ts";
+import { dealingOf, type Dealing } from "../domain/risk/index.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
-import type { AddressEvents } from "./activity.ts";
+import type { ActivityEvent, AddressEvents } from "./activity.ts";
 
 const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
 
@@ -58,22 +59,38 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
       // moves nothing and is stored from its fee payer to itself.
       const failedSent = tx.from === address && tx.status === "failed";
       const solSent = sent && tx.status === "success" && isSol(tx) && OUTFLOW_TYPES.has(tx.type) ? tx.amount : 0;
-      const counterparty = counterpartyOf(address, tx);
+      const dealing = dealingOf(address, tx);
       const events = entry.events.events;
-      const last = events[events.length - 1];
-      if (last && lastSignature.get(address) === tx.signature) {
-        last.failedSent ||= failedSent;
-        last.solSent += solSent;
-        if (counterparty !== null && !last.counterparties.includes(counterparty)) last.counterparties.push(counterparty);
+      let event = events[events.length - 1];
+      if (event && lastSignature.get(address) === tx.signature) {
+        event.failedSent ||= failedSent;
+        event.solSent += solSent;
       } else {
-        events.push({ batchId: tx.batchId, blockTime: tx.blockTime, failedSent, solSent, counterparties: counterparty === null ? [] : [counterparty] });
+        event = { batchId: tx.batchId, blockTime: tx.blockTime, failedSent, solSent, sentTo: [], receivedFrom: [] };
+        events.push(event);
         lastSignature.set(address, tx.signature);
       }
+      if (dealing !== null) addDealing(event, dealing);
       entry.txIndexes.push(index);
       entry.eventIndexes.push(events.length - 1);
     }
   });
   return sides;
+}
+
+/**
+ * Adds a leg's other side to its transaction's event, once: among those sent to when any leg of
+ * the transaction sent to it (only those can be new counterparties; see dealings.ts).
+ */
+function addDealing(event: ActivityEvent, { counterparty, sentTo }: Dealing): void {
+  if (event.sentTo.includes(counterparty)) return;
+  const received = event.receivedFrom.indexOf(counterparty);
+  if (!sentTo) {
+    if (received < 0) event.receivedFrom.push(counterparty);
+    return;
+  }
+  if (received >= 0) event.receivedFrom.splice(received, 1);
+  event.sentTo.push(counterparty);
 }
 
 /** Per address of `scored`, the labels of the counterparties it dealt with in the batch. */

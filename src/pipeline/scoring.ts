@@ -5,8 +5,8 @@
 // transactions that have a tracked wallet on one side, so what the service sees of any other
 // address is only its dealings with tracked wallets: a velocity, failure ratio or dormancy
 // measured on that sample describes the callers' choice of wallets, not the address, and an
-// exchange's deposit address that many tracked wallets use would look like a burst of new
-// counterparties. Leaving them out also bounds the counters' memory by the tracked wallets, not
+// exchange's hot wallet that pays many tracked wallets' withdrawals would look like a burst of
+// new counterparties. Leaving them out also bounds the counters' memory by the tracked wallets, not
 // by every counterparty of the last week, and was measured to more than double evaluation's
 // rate (bench:pipeline, evaluating a backlog: 11,186 → 26,549 tx/s). A counterparty's risk is
 // its label score, or its own score when it is itself tracked.

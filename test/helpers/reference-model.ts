@@ -66,6 +66,7 @@ type AddressState = {
   balance: number;
   /** Counted since the tracking (README: "Only tracked addresses are counted, from the first evaluation that starts after the tracking"). */
   counted: Counted[];
+  /** README: "the other side of every one of its transactions, either way, failed ones included". */
   remembered: Set<string>;
   /** Per batch: the new counterparties and the minute they count in. */
   newCounterparties: Array<{ minute: number; count: number }>;
@@ -225,22 +226,27 @@ export function createReferenceModel() {
           // README: a failed transaction counts as failed only for its sender.
           const failed = tx.status === "failed" && tx.from === address;
           const other = otherSide(address, tx);
+          // README: a new counterparty is "an address it sent to (the `to` of a leg whose `from` it
+          // is; a failed send counts)"; "within one transaction, an address both sent to and
+          // received from counts as sent to".
+          const sentTo = other !== null && tx.from === address ? other : null;
           const known = eventOf.get(`${tx.signature} ${address}`);
           if (known) {
             known.failed ||= failed;
             known.solOut += solOut;
             if (other !== null && !known.counterparties.includes(other)) known.counterparties.push(other);
+            if (sentTo !== null && !known.sentTo.includes(sentTo)) known.sentTo.push(sentTo);
             continue;
           }
           // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
           const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
           if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
-          const event: Counted = { t: tx.blockTime, failed, solOut, counterparties: other === null ? [] : [other], batch };
+          const event: Counted = { t: tx.blockTime, failed, solOut, counterparties: other === null ? [] : [other], sentTo: sentTo === null ? [] : [sentTo], batch };
           s.counted.push(event);
           eventOf.set(`${tx.signature} ${address}`, event);
         }
       }
-      // New counterparties: not in the remembered set; they count in the batch's newest minute of the address.
+      // New counterparties: sent to and not in the remembered set; they count in the batch's newest minute of the address.
       const newestHour = new Map<string, number>();
       for (const address of touched) {
         const s = state(address);
@@ -251,9 +257,18 @@ export function createReferenceModel() {
         const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
         newestHour.set(address, H);
         for (const c of mine) c.inHours = Math.floor(c.t / HOUR) >= H - 169;
-        const fresh = new Set(mine.flatMap((c) => c.counterparties).filter((c) => !s.remembered.has(c)));
-        for (const c of fresh) s.remembered.add(c);
-        if (fresh.size > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh.size });
+        // README: the set "holds the other side of every one of its transactions, either way,
+        // failed ones included"; "a transfer it received is only remembered, never counted";
+        // "within a batch, chain order decides" (`mine` is in chain order).
+        let fresh = 0;
+        for (const c of mine) {
+          for (const other of c.sentTo) {
+            if (!s.remembered.has(other)) fresh++;
+            s.remembered.add(other);
+          }
+          for (const other of c.counterparties) s.remembered.add(other);
+        }
+        if (fresh > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh });
       }
 
       // The transaction conditions, in chain order. README: an alert fires at most once per

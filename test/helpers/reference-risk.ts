@@ -48,7 +48,10 @@ export type Counted = {
   t: number;
   failed: boolean;
   solOut: number;
+  /** Every other side of its legs, each once; none for a self-transfer. */
   counterparties: string[];
+  /** Those of them it sent to (a failed send too): the only ones that can be new counterparties. */
+  sentTo: string[];
   batch: number;
   /** Counted into the hour buckets: not more than 169 hours behind the address's newest hour then. */
   inHours?: boolean;
@@ -57,7 +60,7 @@ export type Counted = {
 /** What the behavioural factors are counted from. */
 export type CountedActivity = {
   counted: readonly Counted[];
-  /** Per batch: the new counterparties and the minute they count in. */
+  /** Per batch: the new counterparties (addresses it sent to and had not dealt with) and the minute they count in. */
   newCounterparties: ReadonlyArray<{ minute: number; count: number }>;
   /** When the address last woke after ≥ 90 days of silence. */
   wokeAt: number | null;
@@ -85,6 +88,7 @@ export function behaviouralFactors(s: CountedActivity): Set<string> {
   if (outflow >= 100 && outflow >= 0.5 * (s.balance + outflow)) factors.add("large_outflow");
   // failed_tx_ratio: ≥ 30 % of the last 24 h's transactions failed, over ≥ 10.
   if (day.length >= 10 && failed * 10 >= 3 * day.length) factors.add("failed_tx_ratio");
+  // new_counterparty_burst: it sent to ≥ 10 new counterparties within an hour.
   if (fresh >= 10) factors.add("new_counterparty_burst");
   // dormant_reactivation stays on for 24 h after the wake-up.
   if (s.wokeAt !== null && newest - s.wokeAt <= DAY) factors.add("dormant_reactivation");

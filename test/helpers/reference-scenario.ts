@@ -9,6 +9,9 @@
 // one to five hours late, now and then several near the same late minute (they count against
 // what is still kept of the counters); `crowd`, a wallet that pays more than 1,000
 // counterparties, so that its remembered set is trimmed, and then pays some of them again.
+// A third, `dust`, sends a wallet with a risk_score_increase alert waves of address-poisoning
+// dust from fresh addresses, which it then pays back in part (README "Risk score": a transfer
+// it received is only remembered, never a new counterparty).
 import { createRandom, type Random } from "../../src/sim/random.ts";
 import { MINTS } from "./chain.ts";
 import type { HeliusItem } from "./reference-helius.ts";
@@ -25,6 +28,13 @@ export const BOB_WALLETS = [0, 1];
 export const CROWD = WALLETS + 1;
 /** The steps at which the crowd pays: 560 new counterparties twice; then, an hour on, some old ones again twice (the first of these batches trims the set). */
 const CROWD_STEPS = [5, 6, 12, 45];
+/**
+ * The steps of the `dust` option: a wave of dust; the wallet pays some of the senders back and a
+ * few fresh addresses; both in one batch; fresh addresses paid that pay dust back.
+ */
+const DUST_STEPS = [14, 15, 50, 55];
+/** 100 lamports. */
+const DUST_SOL = 0.0000001;
 export const LABELS = COUNTERPARTY_LABELS;
 export const RELABELS = [
   { category: "hack", score: 85 },
@@ -73,7 +83,7 @@ function randomAlert(random: Random, owner: "alice" | "bob", wallet: number): Al
   return { owner, wallet, condition, threshold: thresholdFor(random, condition), token, cooldownSeconds: random.pick([0, 0, 0, 300, 3600, 86_400]) };
 }
 
-export type ScenarioOptions = { veryLate?: boolean; crowd?: boolean };
+export type ScenarioOptions = { veryLate?: boolean; crowd?: boolean; dust?: boolean };
 
 export function scenario(seed: number, options: ScenarioOptions = {}): Scenario {
   const random = createRandom(seed);
@@ -81,6 +91,9 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
   // The options draw from streams of their own, so that a seed without them plays as before.
   const crowdRandom = createRandom(seed, 2);
   if (options.crowd) wallets.push(crowdRandom.address());
+  const dustRandom = createRandom(seed, 4);
+  // One of alice's wallets tracked throughout (not DROPPED, not LATE).
+  const dustWallet = dustRandom.pick([0, 1, 2, 4, 5]);
   const labelled = LABELS.map(random.address);
   const strangers = Array.from({ length: 14 }, random.address);
   const tracked = new Set(Array.from({ length: WALLETS }, (_, i) => i));
@@ -92,6 +105,10 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     // Its alerts do not depend on its score (risk_score_increase would, through new_counterparty_burst).
     alerts.push({ owner: "alice", wallet: CROWD, condition: "large_transfer", threshold: 100, token: null, cooldownSeconds: 0 });
     alerts.push({ owner: "alice", wallet: CROWD, condition: "unusual_activity", threshold: 3, token: null, cooldownSeconds: 0 });
+  }
+  if (options.dust) {
+    // Dust counted as new counterparties fired this alert (and paged its owner).
+    alerts.push({ owner: "alice", wallet: dustWallet, condition: "risk_score_increase", threshold: 10, token: null, cooldownSeconds: 0 });
   }
   const initialAlerts = alerts.length;
   const status = alerts.map(() => "active" as "active" | "paused" | "deleted");
@@ -138,8 +155,9 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     return tx(from, to);
   };
 
-  /** Whom the crowd has paid; the last very late transactions. */
+  /** Whom the crowd has paid; who has sent the dust wallet dust; the last very late transactions. */
   const crowdPaid: string[] = [];
+  const dustSenders: string[] = [];
   let veryLate: { wallet: string; t: number } | null = null;
   const steps: Scenario["steps"] = [];
   const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) ? [i] : []));
@@ -175,6 +193,8 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
       step = { kind: "track", owner: "bob", wallet: LATE };
     } else if (options.crowd && CROWD_STEPS.includes(s)) {
       step = { kind: "ingest", ...crowdStep(s) };
+    } else if (options.dust && DUST_STEPS.includes(s)) {
+      step = { kind: "ingest", ...dustStep(s) };
     } else {
       const kind = random.weighted({ ingest: 56, helius: 10, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
       if (kind === "labels") {
@@ -294,6 +314,50 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
         return { signature: crowdRandom.signature(), type: "transfer", amount, token: "SOL", from: wallets[CROWD]!, to, blockTime: clock, slot, fee: 0.000005, status: "success" };
       }),
     };
+  }
+
+  /**
+   * A wave of dust from 12 fresh addresses (no new counterparty); the wallet paying 8 of them and
+   * 4 fresh addresses, one of those sends failed (4 new); one batch in which 6 fresh addresses
+   * send dust, the wallet pays them and 5 fresh addresses, then 4 more fresh ones that send dust
+   * back (9 new: received from, then sent to, is not new; sent to, then received from, is; 15
+   * counted out of chain order, sends first); two hours on, a batch in which the wallet pays 10
+   * fresh addresses that each send dust back at once (a burst; none, counted receipts first).
+   */
+  function dustStep(s: number): { note: string; txs: ModelTx[] } {
+    const W = wallets[dustWallet]!;
+    const move = (from: string, to: string, amount: number, status: ModelTx["status"] = "success"): ModelTx => {
+      clock += dustRandom.int(1, 20);
+      slot += dustRandom.int(1, 40);
+      return { signature: dustRandom.signature(), type: "transfer", amount, token: "SOL", from, to, blockTime: clock, slot, fee: 0.000005, status };
+    };
+    const dust = (count: number) => {
+      const senders = Array.from({ length: count }, dustRandom.address);
+      dustSenders.push(...senders);
+      return senders.map((from) => move(from, W, DUST_SOL));
+    };
+    const pay = (to: string, status: ModelTx["status"] = "success") => move(W, to, dustRandom.int(1, 20) / 10, status);
+    if (s === DUST_STEPS[0]) return { note: "dust", txs: dust(12) };
+    if (s === DUST_STEPS[1]) {
+      const fresh = Array.from({ length: 4 }, dustRandom.address);
+      return { note: "dust paid back", txs: [...dustSenders.slice(0, 8).map((to) => pay(to)), ...fresh.map((to, k) => pay(to, k === 0 ? "failed" : "success"))] };
+    }
+    if (s === DUST_STEPS[2]) {
+      const wave = dust(6);
+      const paidFirst = Array.from({ length: 4 }, dustRandom.address);
+      return {
+        note: "dust and payments",
+        txs: [
+          ...wave,
+          ...wave.map((w) => pay(w.from)),
+          ...Array.from({ length: 5 }, () => pay(dustRandom.address())),
+          ...paidFirst.map((to) => pay(to)),
+          ...paidFirst.map((from) => move(from, W, DUST_SOL)),
+        ],
+      };
+    }
+    clock += 2 * 3600;
+    return { note: "payments answered with dust", txs: Array.from({ length: 10 }, dustRandom.address).flatMap((to) => [pay(to), move(to, W, DUST_SOL)]) };
   }
 
   function ingestStep(): { note: string; txs: ModelTx[] } {

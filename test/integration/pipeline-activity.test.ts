@@ -33,14 +33,18 @@ function recount(batches: readonly Event[][]) {
   const M = minute(last);
   const H = hour(last);
   const inHours = (e: Event, from: number, to: number) => hour(e.blockTime) >= from && hour(e.blockTime) <= to;
-  // A counterparty first seen in a batch counts at the newest transaction of that batch.
-  const firstSeen = new Map<string, number>();
+  // A counterparty sent to that was never dealt with before, either way (in an earlier batch, or
+  // earlier in its own), is new; it counts at the newest transaction of its batch.
+  const remembered = new Set<string>();
+  const newAt: number[] = [];
   for (const batch of batches) {
     const newest = Math.max(...batch.map((e) => e.blockTime));
     for (const e of batch) {
-      for (const counterparty of e.counterparties) {
-        if (!firstSeen.has(counterparty.slice(0, 12))) firstSeen.set(counterparty.slice(0, 12), newest);
+      for (const counterparty of e.sentTo) {
+        if (!remembered.has(counterparty.slice(0, 12))) newAt.push(newest);
+        remembered.add(counterparty.slice(0, 12));
       }
+      for (const counterparty of e.receivedFrom) remembered.add(counterparty.slice(0, 12));
     }
   }
   const start = all.length - batchSize;
@@ -50,7 +54,7 @@ function recount(batches: readonly Event[][]) {
     transactions24h: all.filter((e) => inHours(e, H - 23, H)).length,
     failed24h: all.filter((e) => e.failedSent && inHours(e, H - 23, H)).length,
     solOutflow24h: all.filter((e) => inHours(e, H - 23, H)).reduce((sum, e) => sum + e.solSent, 0),
-    newCounterpartiesLastHour: [...firstSeen.values()].filter((t) => minute(t) >= M - 59).length,
+    newCounterpartiesLastHour: newAt.filter((t) => minute(t) >= M - 59).length,
     countAfter: all.slice(start).map((e, i) => {
       const m = minute(e.blockTime);
       return all.slice(0, start + i + 1).filter((x) => minute(x.blockTime) >= m - 59 && minute(x.blockTime) <= m).length;
@@ -62,16 +66,22 @@ function recount(batches: readonly Event[][]) {
 
 function randomBatch(from: number, spread: number, size: number, counterparties: string[]): Event[] {
   const times = Array.from({ length: size }, () => from + Math.floor(Math.random() * spread)).sort((a, b) => a - b);
-  return times.map((blockTime) => ({
-    blockTime,
-    failedSent: Math.random() < 0.2,
-    solSent: Math.random() < 0.3 ? Math.round(Math.random() * 1000) / 10 : 0,
-    // One to three other sides (a transaction whose legs reach several), or none (a self-transfer).
-    counterparties:
+  return times.map((blockTime) => {
+    // One to three other sides (a transaction whose legs reach several), or none (a self-transfer),
+    // each sent to or received from.
+    const others =
       Math.random() < 0.1
         ? []
-        : [...new Set(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => counterparties[Math.floor(Math.random() * counterparties.length)]!))],
-  }));
+        : [...new Set(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => counterparties[Math.floor(Math.random() * counterparties.length)]!))];
+    const sent = others.map(() => Math.random() < 0.5);
+    return {
+      blockTime,
+      failedSent: Math.random() < 0.2,
+      solSent: Math.random() < 0.3 ? Math.round(Math.random() * 1000) / 10 : 0,
+      sentTo: others.filter((_, i) => sent[i]),
+      receivedFrom: others.filter((_, i) => !sent[i]),
+    };
+  });
 }
 
 let batchCounter = 0;
@@ -149,7 +159,7 @@ describe("activity counters", () => {
     // A source catching up after an outage (Helius retries) delivers older transactions after newer ones.
     const address = randomAddress();
     const t0 = 1_717_000_800;
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batches: Event[][] = [];
     const late = [
       [t0, t0 + 60, t0 + 120, t0 + 180], // four in the first minutes
@@ -170,7 +180,7 @@ describe("activity counters", () => {
     // hour starts 119 buckets before the newest one's.
     const address = randomAddress();
     const t0 = 1_717_000_800; // the start of a minute
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batches: Event[][] = [];
     for (const times of [[t0 + 50, t0 + 110], [t0 + 119 * 60 + 10], [t0 + 59 * 60 + 20]]) {
       batches.push(times.map(event));
@@ -186,7 +196,7 @@ describe("activity counters", () => {
     // the newest one's 7 days, so measured from there the burst would raise its own baseline.
     const address = randomAddress();
     const t0 = 1_717_200_000 - (1_717_200_000 % 3600);
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batch = [...Array.from({ length: 400 }, (_, i) => event(t0 + 60 + Math.floor(i / 10))), event(t0 + 3 * 3600 + 60)];
     const result = (await run([{ address, needWindows: true, events: batch }])).get(address)!;
     expect(result).toMatchObject(recount([batch]));
@@ -209,7 +219,7 @@ describe("activity counters", () => {
     const t = 1_717_200_000;
     const first = Array.from({ length: 2_500 }, () => randomAddress());
     const more = Array.from({ length: 600 }, () => randomAddress());
-    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const [x, y] = [`bat_group_x${batchCounter++}`, `bat_group_y${batchCounter++}`];
     await applyBatchActivity(redis, prefix, inBatch(x, first.map((address) => ({ address, needWindows: false, events: [one(t)] }))));
     // The group: batch x again (already counted) and batch y, with one more event on the first addresses.
@@ -235,7 +245,7 @@ describe("activity counters", () => {
     const t = 1_717_300_000;
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
     const events = (n: number): Event[] =>
-      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, counterparties: [] }));
+      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }));
     const result = await run(addresses.map((address, i) => ({ address, needWindows: false, events: events((i % 5) + 1) })));
     expect(result.size).toBe(addresses.length);
     expect(addresses.filter((address, i) => result.get(address)?.transactionsLastHour !== (i % 5) + 1)).toEqual([]);
@@ -247,7 +257,7 @@ describe("activity counters", () => {
     const unreachable = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     unreachable.on("error", () => {}); // the refused connection itself is expected
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
-    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, counterparties: [] }];
+    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }];
     await expect(
       applyBatchActivity(unreachable, prefix, inBatch(`bat_down${batchCounter++}`, addresses.map((address) => ({ address, needWindows: false, events })))),
     ).rejects.toThrow();
@@ -284,7 +294,7 @@ describe("activity counters", () => {
     const address = randomAddress();
     const stateKey = `${prefix}:activity:${address}`;
     const t = 1_717_200_000 - (1_717_200_000 % 3600);
-    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, counterparties: [] }] }]);
+    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }] }]);
     await once(t + 10);
     expect(await redis.ttl(stateKey)).toBeGreaterThan(7 * 86_400);
     // Shortened by hand: a write in the same hour keeps it (KEEPTTL), it does not clear it.
@@ -300,7 +310,7 @@ describe("activity counters", () => {
 
   it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     const gap = async (blockTime: number) =>
@@ -313,7 +323,7 @@ describe("activity counters", () => {
 
   it("measures a wake-up's silence from the newest block time kept after the other keys expired (8 days)", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     await run([{ address, needWindows: false, events: [event(t0)] }]);
     await run([{ address, needWindows: false, events: [event(t0 + 600)] }]);
@@ -327,7 +337,7 @@ describe("activity counters", () => {
 
   it("forgets the newest block time with the rest when the address's counters are dropped (tracked anew)", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     await run([{ address, needWindows: false, events: [event(1_700_000_000)] }]);
     await forgetAddressActivity(redis, prefix, address);
     expect(await redis.exists(`${prefix}:activity-last:${address}`)).toBe(0);
@@ -336,7 +346,7 @@ describe("activity counters", () => {
   });
 
   it("finds a dormancy gap between two transactions of one batch (a backfill spanning the silence)", async () => {
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, counterparties: [] });
+    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     // The silence inside the address's first batch.
@@ -348,5 +358,57 @@ describe("activity counters", () => {
     await run([{ address: later, needWindows: false, events: [event(t0)] }]);
     const answer = await run([{ address: later, needWindows: false, events: [event(t0 + 3600), event(wake)] }]);
     expect(answer.get(later)!.dormantGapSeconds).toBe(100 * 86_400 - 3600);
+  });
+});
+
+describe("new counterparties (new_counterparty_burst)", () => {
+  const at = (blockTime: number, sides: Partial<Pick<Event, "sentTo" | "receivedFrom">>): Event => ({
+    blockTime,
+    failedSent: false,
+    solSent: 0,
+    sentTo: [],
+    receivedFrom: [],
+    ...sides,
+  });
+  const newOf = async (address: string, events: Event[]) => (await run([{ address, needWindows: false, events }])).get(address)!.newCounterpartiesLastHour;
+  const t0 = 1_717_300_020;
+
+  it("counts none for transfers received from fresh addresses, and each fresh address sent to", async () => {
+    const address = randomAddress();
+    // Address-poisoning dust: ten fresh senders within ten minutes.
+    expect(await newOf(address, Array.from({ length: 10 }, (_, k) => at(t0 + k * 60, { receivedFrom: [randomAddress()] })))).toBe(0);
+    expect(await newOf(address, Array.from({ length: 10 }, (_, k) => at(t0 + 600 + k, { sentTo: [randomAddress()] })))).toBe(10);
+  });
+
+  it("does not count an address it received from in an earlier batch when it sends to it", async () => {
+    const address = randomAddress();
+    const [payer, other, fresh] = [randomAddress(), randomAddress(), randomAddress()];
+    expect(await newOf(address, [at(t0, { receivedFrom: [payer, other] })])).toBe(0);
+    expect(await newOf(address, [at(t0 + 60, { sentTo: [payer] }), at(t0 + 61, { sentTo: [other, fresh] })])).toBe(1);
+  });
+
+  it("goes by chain order within a batch: received from, then sent to is not new; sent to, then received from is", async () => {
+    const address = randomAddress();
+    const [paidBack, paidFirst] = [randomAddress(), randomAddress()];
+    const batch = [
+      at(t0, { receivedFrom: [paidBack] }),
+      at(t0 + 1, { sentTo: [paidBack, paidFirst] }),
+      at(t0 + 2, { receivedFrom: [paidFirst] }),
+    ];
+    expect(await newOf(address, batch)).toBe(1);
+    // Neither is new again: the hour's count stays at the one.
+    expect(await newOf(address, [at(t0 + 3, { sentTo: [paidBack, paidFirst] })])).toBe(1);
+  });
+
+  it("answers a re-run of a batch with what it counted, though it sends to an address received from since", async () => {
+    const address = randomAddress();
+    const [x, y] = [randomAddress(), randomAddress()];
+    const first = inBatch(`bat_rerun${batchCounter++}`, [{ address, needWindows: false, events: [at(t0, { sentTo: [x] })] }]);
+    expect((await applyBatchActivity(redis, prefix, first)).get(address)!.newCounterpartiesLastHour).toBe(1);
+    await run([{ address, needWindows: false, events: [at(t0 + 5, { receivedFrom: [y] })] }]);
+    // The re-run's events are counted already: nothing is added, the stored answer comes back.
+    expect((await applyBatchActivity(redis, prefix, first)).get(address)!.newCounterpartiesLastHour).toBe(1);
+    // Both are remembered (y from the transfer it received): the hour's count stays at x alone.
+    expect(await newOf(address, [at(t0 + 10, { sentTo: [x, y] })])).toBe(1);
   });
 });

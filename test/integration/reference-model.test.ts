@@ -8,7 +8,8 @@
 // events (alert, condition, dedupe key, observed, suppressed) and the score changes must be the
 // model's, and at the end every wallet's riskScore and riskFactors as the API shows them. A
 // failure names the seed, the step and what differs. Two more seeds add transactions one to
-// five hours late and a wallet with more than 1,000 counterparties (reference-scenario.ts).
+// five hours late and a wallet with more than 1,000 counterparties, and two add waves of
+// address-poisoning dust that a wallet partly pays back (reference-scenario.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
@@ -24,6 +25,8 @@ const SEEDS: Array<[number, ScenarioOptions]> = [
   ...[11, 22, 33, 44, 55, 66, 77, 88].map((seed): [number, ScenarioOptions] => [seed, {}]),
   [101, { veryLate: true, crowd: true }],
   [202, { veryLate: true, crowd: true }],
+  [303, { dust: true }],
+  [404, { veryLate: true, crowd: true, dust: true }],
 ];
 
 let t: TestApp;

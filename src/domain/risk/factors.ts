@@ -53,8 +53,10 @@ export const RISK_RULES = Object.freeze({
   largeOutflowMinimumSol: 100,
   largeOutflowSharePercent: 50,
   /**
-   * new_counterparty_burst: ≥ 10 addresses never dealt with before, within one hour. Spraying
-   * funds to many fresh addresses is a laundering (peel chain) and airdrop-farming pattern.
+   * new_counterparty_burst: ≥ 10 addresses never dealt with before that the address sent to
+   * (failed sends too), within one hour. Spraying funds to many fresh addresses is a laundering
+   * (peel chain) and airdrop-farming pattern. Received transfers never count: anyone can send a
+   * wallet dust from fresh addresses (see dealings.ts for what counts and what is remembered).
    */
   newCounterpartiesPerHour: 10,
   /**
@@ -78,7 +80,7 @@ export type RiskInputs = {
   /** SOL sent out in the last 24 hours, and the balance now, in SOL. */
   solOutflow24h: number;
   balanceSol: number;
-  /** Counterparties first seen in the last hour. */
+  /** Counterparties it sent to in the last hour that it had never dealt with before (see dealings.ts). */
   newCounterpartiesLastHour: number;
   /** The gap before the newest transaction, in seconds; null when it is the first ever. */
   secondsSincePreviousActivity: number | null;
