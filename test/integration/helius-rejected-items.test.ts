@@ -2,45 +2,25 @@
 // times and then drops every item of it. The valid items are stored, the refused one is
 // answered in `rejected`, kept whole in helius_rejected_items and logged once; a replay of the
 // delivery stores nothing new anywhere.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import type { Deps } from "../../src/deps.ts";
+import type { AppInstance } from "../../src/http/app.ts";
 import type { HeliusTransaction } from "../../src/ingest/helius.ts";
-import { createLogger } from "../../src/logger.ts";
-import { whenReady } from "../../src/redis.ts";
-import { testEnv } from "../helpers/app.ts";
+import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
 import { randomAddress, randomSignature } from "../helpers/chain.ts";
-import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
-import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 
 const SECRET = "helius-rejected-items-auth-header-0123";
-const lines: string[] = [];
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let logged: LoggedApp;
+let lines: string[];
 let deps: Deps;
 let app: AppInstance;
 
 beforeAll(async () => {
-  database = await createTestDatabase("helius-rejected-items");
-  const config = loadConfig(
-    testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix("helius-rejected-items"), HELIUS_AUTH_HEADER: SECRET }),
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(config, { logger: createLogger("warn", sink) });
-  await whenReady(deps.redis, 5_000);
-  app = await buildApp(deps);
+  logged = await startLoggedApp("helius-rejected-items", { HELIUS_AUTH_HEADER: SECRET }, "warn");
+  ({ app, deps, lines } = logged);
 });
 afterAll(async () => {
-  await app.close();
-  await deletePrefixKeys(deps.redis, deps.config.queuePrefix);
-  await deps.close();
-  await database.drop();
+  await logged.close();
 });
 
 const post = (items: unknown[]) =>

@@ -1,48 +1,28 @@
 // Secrets never reach a log: with every log line captured at the most verbose level, the
 // bearer token, a webhook secret (created and rotated), Basic credentials and a Redis password
 // that Redis refused never appear.
-import { Writable } from "node:stream";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { buildApp, type AppInstance } from "../../src/http/app.ts";
+import type { Deps } from "../../src/deps.ts";
+import type { AppInstance } from "../../src/http/app.ts";
 import { mintToken } from "../../src/http/mint-token.ts";
 import { createRepeatedWarning } from "../../src/log-repeats.ts";
-import { createLogger } from "../../src/logger.ts";
-import { whenReady } from "../../src/redis.ts";
-import { testEnv } from "../helpers/app.ts";
+import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
-import { deletePrefixKeys } from "../helpers/redis-keys.ts";
 import { startPasswordRedis } from "../helpers/redis-server.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
 
-const lines: string[] = [];
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let logged: LoggedApp;
+let lines: string[];
 let deps: Deps;
 let app: AppInstance;
 
 beforeAll(async () => {
-  database = await createTestDatabase("log-redaction");
-  const config = loadConfig(
-    testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix("log-redaction"), ADMIN_USER: "ops", ADMIN_PASSWORD: "correct-horse-battery" }),
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(config, { logger: createLogger("trace", sink) });
-  await whenReady(deps.redis, 5_000);
-  app = await buildApp(deps);
+  logged = await startLoggedApp("log-redaction", { ADMIN_USER: "ops", ADMIN_PASSWORD: "correct-horse-battery" }, "trace");
+  ({ app, deps, lines } = logged);
 });
 afterAll(async () => {
-  await app.close();
-  await deletePrefixKeys(deps.redis, deps.config.queuePrefix);
-  await deps.close();
-  await database.drop();
+  await logged.close();
 });
 
 describe("log redaction", () => {
