@@ -24,6 +24,11 @@ declare module "fastify" {
     scope?: Scope;
     /** A /v1 route that authenticates by other means (openapi.json, the Helius webhook). */
     public?: boolean;
+    /**
+     * false: no REQUEST_TIMEOUT 503 for this route. For a write that a retry would repeat rather
+     * than find done (a test notification: a second one sent, a second unit of quota spent).
+     */
+    deadline?: false;
   }
   interface FastifyRequest {
     caller: Caller;
@@ -77,8 +82,16 @@ export async function buildApp(deps: Deps) {
   app.removeContentTypeParser("text/plain");
   registerJsonBodyParser(app);
   registerErrorHandling(app);
+  // Hot list pages are served from memory for walletListCacheMs; any successful write made
+  // through this process clears them, so a caller always reads its own writes: also a write
+  // answered 503 at its deadline and carried out afterwards (its retry may be a 409).
+  const readCache = createReadCache(deps.config.walletListCacheMs);
   // Before any route: it wraps their handlers as they are added.
-  registerRequestDeadline(app, deps.config.requestTimeoutMs);
+  registerRequestDeadline(app, deps.config.requestTimeoutMs, {
+    onLateSettle: (request) => {
+      if (request.method !== "GET" && request.method !== "HEAD") readCache.clear();
+    },
+  });
   app.decorateRequest("caller");
 
   // One hook admits every request, in this order: request id, authentication, scope, rate
@@ -102,9 +115,6 @@ export async function buildApp(deps: Deps) {
     authenticate(verify, request.headers.authorization, admit, (failure) => done(failure as Error));
   });
 
-  // Hot list pages are served from memory for walletListCacheMs; any successful write made
-  // through this process clears them, so a caller always reads its own writes.
-  const readCache = createReadCache(deps.config.walletListCacheMs);
   app.addHook("onResponse", (request, reply, done) => {
     if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
     if (deps.logger.isLevelEnabled("info")) {

@@ -14,7 +14,15 @@ import { sendProblem } from "./error-handler.ts";
 /** As long as any other 503 asks a client to wait. */
 const RETRY_AFTER_SECONDS = "5";
 
-export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number): void {
+export type DeadlineOptions = {
+  /**
+   * Called when the handler of a request answered 503 at its deadline has settled: a write may
+   * have been carried out after all, and what caches reads must learn of it (the 503 did not).
+   */
+  onLateSettle?: (request: FastifyRequest) => void;
+};
+
+export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number, options: DeadlineOptions = {}): void {
   // Requests answered at their deadline: while they last, their handlers are still running.
   const answeredAtDeadline = new WeakSet<FastifyRequest>();
   // While PostgreSQL hangs every request hits the deadline: one warning a minute, the rest at debug.
@@ -37,6 +45,8 @@ export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number
   };
 
   app.addHook("preHandler", (request, reply, done) => {
+    // A route whose retry would repeat its write rather than find it done opts out (deadline: false).
+    if (request.routeOptions.config.deadline === false) return done();
     const timer = setTimeout(() => answerAtDeadline(request, reply), deadlineMs);
     // 'close' comes once the answer is out or the connection is gone, whichever is first.
     reply.raw.once("close", () => clearTimeout(timer));
@@ -49,11 +59,18 @@ export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number
     route.handler = function (this: FastifyInstance, request, reply) {
       const result = handler.call(this, request, reply) as unknown;
       if (!isThenable(result)) return result;
-      return result.then(undefined, (error: unknown) => {
-        if (!answeredAtDeadline.has(request)) throw error;
-        request.log.debug({ err: error }, "a request answered 503 at its deadline failed afterwards");
-        return undefined;
-      });
+      return result.then(
+        (value) => {
+          if (answeredAtDeadline.has(request)) options.onLateSettle?.(request);
+          return value;
+        },
+        (error: unknown) => {
+          if (!answeredAtDeadline.has(request)) throw error;
+          options.onLateSettle?.(request);
+          request.log.debug({ err: error }, "a request answered 503 at its deadline failed afterwards");
+          return undefined;
+        },
+      );
     } as RouteHandlerMethod;
   });
 }

@@ -57,7 +57,8 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     app.post(
       "/risk/alerts/:alertId/test",
       {
-        config: { scope: "alerts:write" },
+        // No deadline 503: a retry would send a second test and spend a second unit of quota.
+        config: { scope: "alerts:write", deadline: false },
         schema: {
           tags: ["risk alerts"],
           summary: "Send a risk_alert.test notification through the alert's channel now",
