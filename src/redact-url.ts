@@ -4,6 +4,10 @@ export function redactUrl(raw: string): string {
   try {
     const url = new URL(raw);
     if (url.password) url.password = "***";
+    // ioredis (and libpq-style URLs) also take a password as a query parameter.
+    for (const name of [...url.searchParams.keys()]) {
+      if (/^(password|pass|pwd)$/i.test(name)) url.searchParams.set(name, "***");
+    }
     return url.toString();
   } catch {
     // Not a URL the WHATWG parser takes: show nothing of it rather than risk the password.
