@@ -6,7 +6,7 @@
 // it for good. Refusing the whole delivery for one item in a shape we did not expect (a new
 // field type, a string where we read a number) lost every other item with it. So each item is
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
-import { heliusItemAddressIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
+import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
 export type ItemSchemaCheck = (item: unknown, at: string) => FieldIssue[];
@@ -37,7 +37,10 @@ export function triageHeliusItems(
     const at = `body.${index}`;
     const schemaErrors = checkSchema(item, at);
     // The byte lengths are read only from an item of the right shape.
-    const errors = schemaErrors.length > 0 ? schemaErrors : heliusItemAddressIssues(item as HeliusTransaction, at);
+    const errors =
+      schemaErrors.length > 0
+        ? schemaErrors
+        : [...heliusItemAddressIssues(item as HeliusTransaction, at), ...heliusItemAmountIssues(item as HeliusTransaction, at)];
     if (errors.length === 0) valid.push(item as HeliusTransaction);
     else refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item });
   });

@@ -154,8 +154,39 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
   }));
 }
 
-/** The route lets a string through only when it is digits with an optional fraction. */
+/**
+ * The route lets a string through only when it is digits with an optional fraction, and only
+ * when a double holds it exactly (heliusItemAmountIssues): an amount is judged as a number, and
+ * "9.99999999999999999" read as 10 fired a large_transfer at 10 that was never reached.
+ */
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
+
+/** Whether the decimal `text` (digits, an optional fraction) reads back from a double unchanged. */
+export function isExactAsDouble(text: string): boolean {
+  return plainDecimal(text) === plainDecimal(String(Number(text)));
+}
+
+/** "0012.500" → "12.5", "1.5e-7" → "0.00000015", "2e21" → "2000000000000000000000". */
+function plainDecimal(text: string): string {
+  const [mantissa = "", exponent = "0"] = text.toLowerCase().split("e");
+  const [whole = "", fraction = ""] = mantissa.split(".");
+  const digits = whole + fraction;
+  const point = whole.length + Number(exponent);
+  const padded = point <= 0 ? "0".repeat(1 - point) + digits : digits.padEnd(point, "0");
+  const at = Math.max(point, 1);
+  const integer = padded.slice(0, at).replace(/^0+(?=\d)/, "");
+  const decimals = padded.slice(at).replace(/0+$/, "");
+  return decimals ? `${integer}.${decimals}` : integer;
+}
+
+/** Token amounts given as strings that a double cannot hold exactly, each at its path under `at`. */
+export function heliusItemAmountIssues(item: HeliusTransaction, at: string): FieldIssue[] {
+  return (item.tokenTransfers ?? []).flatMap((t, j) =>
+    typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)
+      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount" }]
+      : [],
+  );
+}
 
 /** A compressed NFT moves whole, as an NFT's token transfer does: 1 of it, shown by its asset id. */
 function compressedNftLegs(item: HeliusTransaction): Leg[] {

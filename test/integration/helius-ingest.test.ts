@@ -207,6 +207,28 @@ describe("POST /v1/ingest/helius", () => {
     expect(row).toEqual({ amount: "2500.75", token: "USDC" });
   });
 
+  it("refuses a tokenAmount string with more digits than it keeps exactly, rather than judge a rounded amount", async () => {
+    // As a double, "9.99999999999999999" is 10: it would reach a large_transfer threshold of 10.
+    const tooPrecise = fixture("usdc-transfer")[0]!;
+    tooPrecise.signature = randomSignature();
+    tooPrecise.tokenTransfers[0].tokenAmount = "9.99999999999999999";
+    const nineDecimals = fixture("usdc-transfer")[0]!;
+    nineDecimals.signature = randomSignature();
+    nineDecimals.tokenTransfers[0].tokenAmount = "12345.123456789";
+    const res = await post([tooPrecise, nineDecimals]);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 1 });
+    expect(res.json().rejected).toEqual([
+      {
+        index: 0,
+        signature: tooPrecise.signature,
+        errors: [{ path: "body.0.tokenTransfers.0.tokenAmount", message: expect.stringMatching(/^has more significant digits than the service keeps exactly/) }],
+      },
+    ]);
+    const rows = await t.deps.sql`select signature, amount::text from transactions where signature in ${t.deps.sql([tooPrecise.signature, nineDecimals.signature])} and leg = 0`;
+    expect(rows).toEqual([{ signature: nineDecimals.signature, amount: "12345.123456789" }]);
+  });
+
   it("rejects an empty delivery, a non-array body, items that are not objects and more than 1000 items with 400", async () => {
     expect((await post([])).statusCode).toBe(400);
     expect((await post({ transactions: delivery() })).statusCode).toBe(400);
