@@ -229,6 +229,8 @@ export const alerts = pgTable(
     cooldownSeconds: integer("cooldown_seconds").notNull().default(0),
     status: text("status").notNull().default("active"),
     webhookSecret: text("webhook_secret"),
+    /** The latest rotate-secret: a create replayed after it (Idempotency-Key) is a 409, not the new secret. */
+    secretRotatedAt: timestamp("secret_rotated_at", { withTimezone: true, mode: "date" }),
     /** Secrets replaced within their grace period, newest first, each still signing until its expiry. */
     previousWebhookSecrets: jsonb("previous_webhook_secrets").$type<PreviousSecret[]>().notNull().default([]),
     /** risk_score_increase: the score the next rise is measured from. */
@@ -237,6 +239,11 @@ export const alerts = pgTable(
     /** Start of the current run of permanent delivery failures (alert health). */
     failingSince: timestamp("failing_since", { withTimezone: true, mode: "date" }),
     disabledReason: text("disabled_reason"),
+    /**
+     * When the service disabled the alert (alert health); cleared when the owner sets a status.
+     * A notice job carries it, so a notice of an earlier disabling is dropped, not sent twice.
+     */
+    disabledAt: timestamp("disabled_at", { withTimezone: true, mode: "date" }),
     /**
      * The owner's address for the disabled-alert notice: the token's email claim at creation,
      * refreshed by each PATCH whose token has one (alert health). Never shown by the API.

@@ -3,7 +3,9 @@
 // alert the first one made, instead of a second alert that fires and notifies twice (with
 // webhook-ids a receiver cannot match). The key is the caller's, unique per caller for as
 // long as the alert exists; the first answer is replayed for a day, secret included (the
-// caller may never have seen it). Pure: the store is the alerts table (queries/alerts.ts).
+// caller may never have seen it), unless the secret was rotated since: the answer would then
+// carry a secret the first one did not, to anyone who has the key (a 409 names the alert
+// instead). Pure: the store is the alerts table (queries/alerts.ts).
 import { createHash } from "node:crypto";
 import { Type } from "@fastify/type-provider-typebox";
 
@@ -42,11 +44,16 @@ function canonicalJson(value: unknown): string {
 export type ReplayVerdict =
   | { kind: "replay" }
   | { kind: "different-request" }
-  | { kind: "expired" };
+  | { kind: "expired" }
+  | { kind: "secret-rotated" };
 
 /** What a request under a key already used gets: the first answer, or a 409 saying why not. */
-export function replayVerdict(earlier: { fingerprint: string; ageSeconds: number }, fingerprint: string): ReplayVerdict {
+export function replayVerdict(
+  earlier: { fingerprint: string; ageSeconds: number; secretRotated: boolean },
+  fingerprint: string,
+): ReplayVerdict {
   if (earlier.fingerprint !== fingerprint) return { kind: "different-request" };
   if (earlier.ageSeconds > REPLAY_WINDOW_SECONDS) return { kind: "expired" };
+  if (earlier.secretRotated) return { kind: "secret-rotated" };
   return { kind: "replay" };
 }

@@ -9,7 +9,11 @@
 //   without either the disabling is logged (warn) and shown on the alert (status,
 //   disabledReason). The notice is a job on the email queue, retried on RETRY_SCHEDULE
 //   (queue/disabled-notices.ts): sent from here, one 451 or a short SMTP outage lost it.
-// A PATCH of status back to active clears failing_since and disabled_reason (alerts route).
+// The disabling is dated (disabled_at), and its notice carries the date: a notice of an earlier
+// disabling, still waiting for its retry when the alert is re-enabled and disabled again, is
+// dropped instead of telling the owner twice (queue/jobs/disabled-notice.ts).
+// A PATCH of status back to active clears failing_since, disabled_reason and disabled_at
+// (db/queries/alerts.ts updateAlert).
 import type { Sql } from "../db/client.ts";
 import type { Logger } from "../logger.ts";
 
@@ -86,6 +90,7 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
           else 'every notification since ' || to_char(verdict.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ||
                ' failed (24 hours of failures)'
         end,
+        disabled_at = case when verdict.disable then ${now}::timestamptz else a.disabled_at end,
         updated_at = ${now}::timestamptz
     from verdict
     where a.id = verdict.id
@@ -95,7 +100,8 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
 }
 
 /**
- * Queues the notice; the job renders it from the alert as it is when it runs. A failed enqueue
+ * Queues the notice, dated as markFailing dated the disabling (facts.now, to the millisecond);
+ * the job renders it from the alert as it is when it runs. A failed enqueue
  * (Redis away) is logged, not thrown: the notification is recorded failed already, so a retry
  * of its job would not come back here, and the alert shows why it was disabled.
  */

@@ -27,7 +27,7 @@ export function disabledNoticeJobOptions(scheduleMs: readonly number[]) {
 }
 
 export async function enqueueDisabledNotice(queues: Queues, scheduleMs: readonly number[], notice: DisabledNotice): Promise<void> {
-  const data: DisabledNoticeJob = { alertId: notice.alertId };
+  const data: DisabledNoticeJob = { alertId: notice.alertId, disabledAt: notice.disabledAt.getTime() };
   await queues[QUEUES.deliverEmail].add(DISABLED_NOTICE_JOB, data, {
     ...disabledNoticeJobOptions(scheduleMs),
     jobId: disabledNoticeJobId(notice),

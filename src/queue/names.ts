@@ -29,8 +29,10 @@ export type DeliverJob = { notificationId: string };
 /**
  * On the email queue beside the deliveries, under its own job name: tell the owner that the
  * alert was disabled. The one payload with no row behind it: a Redis flush loses it.
+ * `disabledAt` (epoch ms, as in the jobId) is the disabling it tells of (alerts.disabled_at);
+ * jobs queued before it existed lack it.
  */
-export type DisabledNoticeJob = { alertId: string };
+export type DisabledNoticeJob = { alertId: string; disabledAt?: number };
 
 /** Finished jobs leave Redis; Postgres keeps the history. */
 export const JOB_RETENTION = {

@@ -53,9 +53,13 @@ const mailsTo = (address: string) => smtp.messages.filter((mail) => mail.to.incl
 const noticesTo = (address: string) => mailsTo(address).filter((mail) => parseMessage(mail.raw).subject.startsWith("[Risk alert disabled]"));
 
 /** A tracked wallet and an alert on it, made through the API with `token`, as a client makes them. */
-async function createAlert(token: string, body: { notificationMethod: "email" | "webhook"; recipient?: string; webhookUrl?: string }): Promise<SeededAlert> {
-  const wallet = await trackWallet(t, token, { alias: "Treasury" });
-  const res = await t.app.inject({
+async function createAlert(
+  token: string,
+  body: { notificationMethod: "email" | "webhook"; recipient?: string; webhookUrl?: string },
+  app: TestApp = t,
+): Promise<SeededAlert> {
+  const wallet = await trackWallet(app, token, { alias: "Treasury" });
+  const res = await app.app.inject({
     method: "POST",
     url: "/v1/risk/alerts",
     headers: bearer(token),
@@ -78,10 +82,20 @@ async function failingForADay(alertId: string): Promise<void> {
 }
 
 /** Sends one notification of the alert and waits for it to fail and for the alert to be disabled. */
-async function disableThroughFailure(alert: SeededAlert, channel: "email" | "webhook", destination: string): Promise<void> {
-  const id = await seedNotification(t, alert, channel, destination);
-  expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
-  await waitFor("the alert to be disabled", async () => (await alertRow(t, alert.alertId)).status === "disabled", 5_000);
+async function disableThroughFailure(alert: SeededAlert, channel: "email" | "webhook", destination: string, app: TestApp = t): Promise<void> {
+  const id = await seedNotification(app, alert, channel, destination);
+  expect((await waitForNotification(app, id, isFinished)).status).toBe("failed");
+  await waitFor("the alert to be disabled", async () => (await alertRow(app, alert.alertId)).status === "disabled", 5_000);
+}
+
+/** The alert's notice jobs in `states`, oldest first, each with its state. */
+async function noticeJobs(app: TestApp, alertId: string, states: readonly ("delayed" | "completed" | "failed")[]): Promise<Array<{ job: Job; state: string }>> {
+  const found: Array<{ job: Job; state: string }> = [];
+  for (const state of states) {
+    const jobs = await app.deps.queues[QUEUES.deliverEmail].getJobs([state]);
+    for (const job of jobs) if (job.name === "disabled-notice" && job.data.alertId === alertId) found.push({ job, state });
+  }
+  return found.sort((a, b) => a.job.timestamp - b.job.timestamp);
 }
 
 /** The notice job of the alert, once BullMQ has finished with it (completed or failed). */
@@ -213,6 +227,7 @@ describe("telling the owner of a disabled alert", () => {
     expect(noticesTo(busy)).toHaveLength(0);
   });
 
+  // The jobs here carry no disabledAt, as those queued before notices were dated: the status alone decides.
   it("drops a notice still waiting for its retry once the owner has re-enabled the alert or deleted it", async () => {
     const owner = unique("owner");
     const token = await t.token("alice", SCOPES, { email: owner });
@@ -232,5 +247,62 @@ describe("telling the owner of a disabled alert", () => {
     expect(noticesTo(owner)).toHaveLength(0);
     await runNotice(noticeJob(disabled.alertId));
     expect(noticesTo(owner).map((mail) => parseMessage(mail.raw).text)).toEqual([expect.stringContaining(disabled.alertId)]);
+  });
+});
+
+describe("a notice waiting for its retry when the alert is re-enabled and disabled again", () => {
+  // A retry 3 s (±20 %) away: time enough to re-enable the alert and disable it again meanwhile.
+  let slow: TestApp;
+  let slowWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    slow = await startTestApp("alert-health-notice-slow", { SMTP_URL: smtp.url, RETRY_SCHEDULE: "3s,3s" });
+    slowWorkers = startDeliveryWorkers(slow, { smtpTimeoutMs: 2_000, webhookTimeoutMs: 500 });
+  });
+  afterAll(async () => {
+    await slowWorkers?.close();
+    await slow?.close();
+  });
+
+  it("is dropped when its retry comes: the owner gets the notice of the latest disabling only, once", async () => {
+    const info = vi.spyOn(slow.deps.logger, "info");
+    const owner = unique("owner");
+    smtp.rejectRecipient(owner, 451); // the first notice's first try
+    const route = receiver.route(`/gone-${++n}`).respond({ status: 410 }, { status: 410 });
+    const token = await slow.token("alice", SCOPES, { email: owner });
+    const alert = await createAlert(token, { notificationMethod: "webhook", webhookUrl: route.url }, slow);
+
+    await disableThroughFailure(alert, "webhook", route.url, slow);
+    const [first] = await waitFor(
+      "the first notice to wait for its retry",
+      async () => {
+        const delayed = await noticeJobs(slow, alert.alertId, ["delayed"]);
+        return delayed.length > 0 && delayed;
+      },
+      5_000,
+    );
+    const reEnabled = await slow.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alert.alertId}`, headers: bearer(token), payload: { status: "active" } });
+    expect(reEnabled.statusCode, reEnabled.body).toBe(200);
+    await disableThroughFailure(alert, "webhook", route.url, slow);
+
+    // Both jobs done: the second sent at once, the first after its retry came due.
+    const done = await waitFor(
+      "both notice jobs to finish",
+      async () => {
+        const finished = await noticeJobs(slow, alert.alertId, ["completed", "failed"]);
+        return finished.length === 2 && finished;
+      },
+      10_000,
+    );
+    expect(done.map(({ state }) => state)).toEqual(["completed", "completed"]);
+    expect(noticesTo(owner)).toHaveLength(1);
+    const dropped = done.find(({ job }) => job.id === first!.job.id)!;
+    expect(dropped.job.attemptsMade).toBe(2);
+    expect(info).toHaveBeenCalledWith(
+      { alertId: alert.alertId, disabledAt: new Date(first!.job.data.disabledAt).toISOString() },
+      "notice of a disabled alert not sent: the alert was re-enabled and disabled again since, and that disabling has its own notice",
+    );
+    const latest = done.find(({ job }) => job.id !== first!.job.id)!;
+    expect(latest.job.data.disabledAt).toBe((await alertRow(slow, alert.alertId)).disabledAt?.getTime());
   });
 });

@@ -83,6 +83,23 @@ describe("Idempotency-Key on POST /v1/risk/alerts", () => {
     expect(late.body).not.toContain("whsec_");
   });
 
+  it("refuses a replay after the secret was rotated with 409 and the alert's Location, and shows neither secret", async () => {
+    const body = { walletId, condition: "large_transfer", threshold: 7, notificationMethod: "webhook", webhookUrl: HOOK };
+    const first = await create(body, "create-6");
+    expect(first.statusCode).toBe(201);
+    const rotate = await t.app.inject({ method: "POST", url: `${first.headers.location}/rotate-secret`, headers: auth(alice) });
+    expect(rotate.statusCode).toBe(200);
+
+    const retry = await create({ ...body }, "create-6");
+    expect(retry.statusCode).toBe(409);
+    expect(retry.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(retry.json().detail).toContain(first.json().alertId);
+    expect(retry.json().detail).toContain("rotated");
+    expect(retry.body).not.toContain("whsec_");
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+  });
+
   it("keeps each caller's keys apart", async () => {
     const mine = await create({ walletId, condition: "unusual_activity", notificationMethod: "email", recipient: "a@example.com" }, "shared-key");
     const theirs = await create({ walletId: bobsWalletId, condition: "unusual_activity", notificationMethod: "email", recipient: "b@example.com" }, "shared-key", bob);

@@ -1,8 +1,9 @@
 // What the later migrations promise: identifiers that compare byte by byte (0003), ingest's
 // per-address counters moved out of address_state with nothing lost on the way (0004), a
 // replaced webhook secret still in its grace period kept signing (0005, 0006), and the stored
-// transactions kept as leg 0 of their signature (0007), and the owner's email added to
-// existing alerts empty, outside what reloads the workers' alert rules (0010).
+// transactions kept as leg 0 of their signature (0007), the owner's email added to existing
+// alerts empty, outside what reloads the workers' alert rules (0010), and the same for the
+// dates of a secret's rotation and of a disabling, a rotation on record dated from it (0014).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -157,6 +158,35 @@ describe("alert owner email (0010)", () => {
       const version = async () => (await old<{ version: number }[]>`select version::float8 as version from alert_rules_version`)[0]!.version;
       const before = await version();
       await old`update alerts set owner_email = 'alice@fund.example' where id = 'alr_before'`;
+      expect(await version()).toBe(before);
+    });
+  });
+});
+
+describe("secret rotation and disabling dates (0014)", () => {
+  it("dates the rotations on record, leaves disablings undated, and setting either does not reload the workers' alert rules", async () => {
+    await fromDatabaseMigratedUpTo(13, async (old, upgrade) => {
+      const rotatedAt = new Date(Date.now() - 3_600_000);
+      const previous = [{ secret: "whsec_old", expiresAt: new Date(rotatedAt.getTime() + 24 * 3_600_000).toISOString() }];
+      await old`insert into tracked_wallets (id, owner, address) values ('wal_1', 'alice', 'addr1')`;
+      await old`
+        insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, webhook_url, webhook_secret,
+                            previous_webhook_secrets, status, disabled_reason)
+        values ('alr_rotated', 'alice', 'wal_1', 'large_transfer', 1, 'webhook', 'https://example.com/h', 'whsec_new',
+                ${old.json(previous)}, 'active', null),
+               ('alr_disabled', 'alice', 'wal_1', 'large_transfer', 1, 'webhook', 'https://example.com/h', 'whsec_only',
+                '[]', 'disabled', 'the webhook endpoint answered 410 Gone')`;
+      await upgrade();
+      const rows = await old<{ id: string; rotatedAt: number | null; disabledAt: string | null }[]>`
+        select id, round(extract(epoch from secret_rotated_at) * 1000)::float8 as "rotatedAt", disabled_at as "disabledAt"
+        from alerts order by id`;
+      expect(rows).toEqual([
+        { id: "alr_disabled", rotatedAt: null, disabledAt: null },
+        { id: "alr_rotated", rotatedAt: rotatedAt.getTime(), disabledAt: null },
+      ]);
+      const version = async () => (await old<{ version: number }[]>`select version::float8 as version from alert_rules_version`)[0]!.version;
+      const before = await version();
+      await old`update alerts set secret_rotated_at = now(), disabled_at = now()`;
       expect(await version()).toBe(before);
     });
   });

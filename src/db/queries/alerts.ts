@@ -82,20 +82,28 @@ export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow |
 export type IdempotentAlert = {
   row: AlertRow;
   fingerprint: string;
+  /** The current secret: the one the create answered with unless `secretRotated`. */
   webhookSecret: string | null;
   /** Seconds since the alert was created. */
   ageSeconds: number;
+  /** The secret was rotated since the create (secret_rotated_at): its answer is not the alert's any more. */
+  secretRotated: boolean;
 };
 
-/** The owner's alert created under `key`, with what a replay of its creation needs. */
+/**
+ * The owner's alert created under `key`, with what a replay of its creation needs. One
+ * statement, so the secret and whether it was rotated are read together (a rotation is one
+ * statement too: rotateWebhookSecret).
+ */
 export async function findAlertByIdempotencyKey(sql: Sql, owner: string, key: string): Promise<IdempotentAlert | undefined> {
-  const [found] = await sql<(AlertRow & { fingerprint: string; webhookSecret: string | null; ageSeconds: number })[]>`
+  const [found] = await sql<(AlertRow & Omit<IdempotentAlert, "row">)[]>`
     select ${sql.unsafe(COLUMNS)}, idempotency_fingerprint as fingerprint, webhook_secret as "webhookSecret",
-           extract(epoch from now() - created_at)::float8 as "ageSeconds"
+           extract(epoch from now() - created_at)::float8 as "ageSeconds",
+           secret_rotated_at is not null as "secretRotated"
     from alerts where owner = ${owner} and idempotency_key = ${key}`;
   if (!found) return undefined;
-  const { fingerprint, webhookSecret, ageSeconds, ...row } = found;
-  return { row, fingerprint, webhookSecret, ageSeconds };
+  const { fingerprint, webhookSecret, ageSeconds, secretRotated, ...row } = found;
+  return { row, fingerprint, webhookSecret, ageSeconds, secretRotated };
 }
 
 export async function findAlert(sql: Sql, owner: string, alertId: string): Promise<AlertRow | undefined> {
@@ -144,7 +152,9 @@ export type AlertChanges = {
 
 /**
  * Applies the changes; undefined when the alert is not the owner's. Setting a status is
- * the owner's answer to a disabled alert, so it also clears the failure record.
+ * the owner's answer to a disabled alert, so it also clears the failure record, disabled_at
+ * with it: a notice of that disabling still waiting for its retry is then dropped, also if
+ * the alert is disabled again before it runs (queue/jobs/disabled-notice.ts).
  */
 export async function updateAlert(
   sql: Sql,
@@ -158,6 +168,7 @@ export async function updateAlert(
     columns.status = changes.status;
     columns.failing_since = null;
     columns.disabled_reason = null;
+    columns.disabled_at = null;
   }
   if (changes.threshold !== undefined) columns.threshold = String(changes.threshold);
   if (changes.cooldownSeconds !== undefined) columns.cooldown_seconds = changes.cooldownSeconds;

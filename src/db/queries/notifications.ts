@@ -110,7 +110,9 @@ export const MAX_PREVIOUS_SECRETS = 5;
 /**
  * Makes `secret` the alert's webhook secret; the current one keeps signing until
  * `previousExpiresAt`, beside the earlier replaced ones still in their grace period (at most
- * MAX_PREVIOUS_SECRETS, the newest). Undefined when the alert is not the owner's.
+ * MAX_PREVIOUS_SECRETS, the newest). Undefined when the alert is not the owner's. Records the
+ * rotation (secret_rotated_at): a create replayed under its Idempotency-Key would otherwise
+ * hand out the new secret (routes/alerts.ts).
  */
 export async function rotateWebhookSecret(
   sql: Sql,
@@ -137,7 +139,8 @@ export async function rotateWebhookSecret(
               ) candidates
               order by ord limit ${MAX_PREVIOUS_SECRETS}
             ) kept),
-          webhook_secret = ${secret}, updated_at = ${now.toISOString()}::timestamptz
+          webhook_secret = ${secret}, secret_rotated_at = ${now.toISOString()}::timestamptz,
+          updated_at = ${now.toISOString()}::timestamptz
       from target where a.id = target.id and target.webhook
       returning a.id
     )

@@ -75,7 +75,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         });
         if (row) {
           reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
-          // The only time the secret leaves the service (bar a replay): the caller must keep it now.
+          // The only time the secret leaves the service (bar a replay before any rotation): the caller must keep it now.
           return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
         }
         const earlier = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
@@ -87,6 +87,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         }
         if (verdict.kind === "expired") {
           throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId} more than a day ago; its answer is not replayed`, { headers: { location } });
+        }
+        if (verdict.kind === "secret-rotated") {
+          // The first answer's secret is gone; the current one is shown only by the rotation that made it.
+          throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId}, whose secret was rotated since; its answer is not replayed`, { headers: { location } });
         }
         reply.code(201).header("location", location).header("idempotent-replayed", "true");
         return { ...earlier.row, ...(earlier.webhookSecret ? { webhookSecret: earlier.webhookSecret } : {}) };

@@ -1,6 +1,9 @@
 // The notice job: tell the owner that their alert was disabled (notify/alert-health.ts). It
 // reads the alert when it runs, so a notice still waiting for its retry goes to the address
-// stored by then, and is dropped once the owner has re-enabled or deleted the alert (they know).
+// stored by then, and is dropped once the owner has re-enabled or deleted the alert (they know),
+// or once the alert is disabled by a later disabling than its own (alerts.disabled_at): that
+// one has its own notice, and the owner is told once. A job queued before notices were dated
+// (no disabledAt) is judged by the status alone.
 // A refusal of the address (SMTP 5xx) ends it; anything worth another try (4xx, the server out
 // of reach) is thrown for BullMQ to retry on the schedule (disabled-notices.ts).
 import { UnrecoverableError, type Job } from "bullmq";
@@ -23,6 +26,14 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
     const alert = await loadNoticeFacts(deps.sql, job.data.alertId);
     if (alert?.status !== "disabled") {
       deps.logger.info({ alertId: job.data.alertId }, "notice of a disabled alert not sent: the alert was re-enabled or deleted meanwhile");
+      return;
+    }
+    const { disabledAt } = job.data;
+    if (disabledAt !== undefined && alert.disabledAt !== disabledAt) {
+      deps.logger.info(
+        { alertId: alert.alertId, disabledAt: new Date(disabledAt).toISOString() },
+        "notice of a disabled alert not sent: the alert was re-enabled and disabled again since, and that disabling has its own notice",
+      );
       return;
     }
     const to = noticeAddress(alert);
