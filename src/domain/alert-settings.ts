@@ -1,5 +1,6 @@
 // What an alert's settings may be (DESIGN.md section 4). The threshold means something
 // different per condition, so its range does too. Pure.
+import { decimalPlaces } from "./decimal.ts";
 import { DEFAULT_THRESHOLDS, type Condition } from "./types.ts";
 
 /** A week: longer silences are better expressed by pausing the alert. */
@@ -50,10 +51,3 @@ export function effectiveThreshold(condition: Condition, given: number | undefin
 }
 
 const THRESHOLD_DECIMALS = 9;
-
-/** Digits after the decimal point of the shortest decimal that reads back as `value` ("1e-10": 10). */
-export function decimalPlaces(value: number): number {
-  const [mantissa = "", exponent = "0"] = String(Math.abs(value)).split("e");
-  const fraction = mantissa.split(".")[1] ?? "";
-  return Math.max(0, fraction.length - Number(exponent));
-}

@@ -35,6 +35,7 @@
 // string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. A side
 // Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
 // burned to the mint) and the fee payer for a native one.
+import { isExactAsDouble } from "../domain/decimal.ts";
 import { isAddress, isSignature } from "../domain/base58.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
@@ -160,24 +161,6 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
  * "9.99999999999999999" read as 10 fired a large_transfer at 10 that was never reached.
  */
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
-
-/** Whether the decimal `text` (digits, an optional fraction) reads back from a double unchanged. */
-export function isExactAsDouble(text: string): boolean {
-  return plainDecimal(text) === plainDecimal(String(Number(text)));
-}
-
-/** "0012.500" → "12.5", "1.5e-7" → "0.00000015", "2e21" → "2000000000000000000000". */
-function plainDecimal(text: string): string {
-  const [mantissa = "", exponent = "0"] = text.toLowerCase().split("e");
-  const [whole = "", fraction = ""] = mantissa.split(".");
-  const digits = whole + fraction;
-  const point = whole.length + Number(exponent);
-  const padded = point <= 0 ? "0".repeat(1 - point) + digits : digits.padEnd(point, "0");
-  const at = Math.max(point, 1);
-  const integer = padded.slice(0, at).replace(/^0+(?=\d)/, "");
-  const decimals = padded.slice(at).replace(/0+$/, "");
-  return decimals ? `${integer}.${decimals}` : integer;
-}
 
 /** Token amounts given as strings that a double cannot hold exactly, each at its path under `at`. */
 export function heliusItemAmountIssues(item: HeliusTransaction, at: string): FieldIssue[] {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decimalPlaces, effectiveThreshold } from "../../src/domain/alert-settings.ts";
+import { effectiveThreshold } from "../../src/domain/alert-settings.ts";
+import { decimalPlaces } from "../../src/domain/decimal.ts";
 
 describe("effectiveThreshold", () => {
   it.each([
