@@ -6,6 +6,7 @@
 import type { Redis } from "ioredis";
 import type { Sql } from "./db/client.ts";
 import { misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import { withTimeout } from "./with-timeout.ts";
 
 /** How long each server gets to answer before it counts as not reachable (yet). */
 export const PREFLIGHT_TIMEOUT_MS = 5_000;
@@ -31,20 +32,11 @@ export async function preflight(deps: { sql: Sql; redis: Redis }, timeoutMs = PR
   return Promise.race([firstRefusal, both]);
 }
 
-async function checkPostgres(sql: Sql, timeoutMs: number): Promise<Outcome> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<Outcome>((resolve) => {
-    timer = setTimeout(() => resolve("unreachable"), timeoutMs);
-  });
-  const answer = sql`select 1`.then(
+function checkPostgres(sql: Sql, timeoutMs: number): Promise<Outcome> {
+  return withTimeout(() => sql`select 1`, timeoutMs, "PostgreSQL").then(
     (): Outcome => "up",
     (error: unknown): Outcome => misconfiguredSetting(error) ?? "unreachable",
   );
-  try {
-    return await Promise.race([answer, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

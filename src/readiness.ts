@@ -7,6 +7,7 @@ import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, type SchemaState } from "./db/schema-version.ts";
 import { describeRefusal, misconfiguredSetting } from "./dependency-errors.ts";
 import { trackConnectionError } from "./redis.ts";
+import { TimedOut, withTimeout } from "./with-timeout.ts";
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -72,20 +73,9 @@ async function schemaOrNull(schemaState: () => Promise<SchemaState>): Promise<Sc
 }
 
 async function withinBound<T>(probe: () => Promise<T>): Promise<Probe<T>> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const value = await Promise.race([
-      probe(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(TIMED_OUT), CHECK_TIMEOUT_MS);
-      }),
-    ]);
-    return { ok: true, value };
+    return { ok: true, value: await withTimeout(probe, CHECK_TIMEOUT_MS, "readiness probe") };
   } catch (error) {
-    return { ok: false, error: error === TIMED_OUT ? undefined : error };
-  } finally {
-    clearTimeout(timer);
+    return { ok: false, error: error instanceof TimedOut ? undefined : error };
   }
 }
-
-const TIMED_OUT = Symbol("timed out");

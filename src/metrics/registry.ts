@@ -10,18 +10,3 @@ export function createMetricsRegistry(): Registry {
   collectDefaultMetrics({ register: registry });
   return registry;
 }
-
-/** Runs a probe, giving up after timeoutMs so that a scrape never hangs on a dead dependency. */
-export async function withTimeout<T>(probe: () => Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      probe(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -9,7 +9,8 @@ import type { Deps } from "../deps.ts";
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
 import { readQueueCounts } from "./queue-counts.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
-import { METRIC_PREFIX, withTimeout } from "./registry.ts";
+import { withTimeout } from "../with-timeout.ts";
+import { METRIC_PREFIX } from "./registry.ts";
 
 const SCRAPE_TIMEOUT_MS = 2_000;
 const OPEN_STATUSES = ["pending", "retrying"] as const;
