@@ -23,7 +23,8 @@ const deps = createDeps(config);
 const queues = queuesOrExit();
 const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
-const metrics = [createJobMetrics(registry), createEvaluationMetrics(registry, deps.alertRules)];
+const jobMetrics = createJobMetrics(registry);
+const metrics = [jobMetrics, createEvaluationMetrics(registry, deps.alertRules)];
 let running: RunningWorkers | undefined;
 let keeper: ScheduleKeeper | undefined;
 let metricsServer: MetricsServer | undefined;
@@ -51,7 +52,7 @@ if (config.workerMetricsPort !== undefined) {
 const reachable = await preflightOrExit(deps, "worker");
 // A stop that came during the check has closed the connections: nothing is left to start.
 if (!stopping) {
-  running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry) }, { queues, metrics });
+  running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry, jobMetrics) }, { queues, metrics });
   // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
   // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
   keeper = keepReconcileScheduled(deps);

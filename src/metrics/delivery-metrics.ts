@@ -5,7 +5,7 @@
 // attempt, which only the processor knows of (see job-metrics.ts).
 import { Counter, type Registry } from "prom-client";
 import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.ts";
-import { jobDurations, type JobRun } from "./job-metrics.ts";
+import type { JobDurations, JobRun } from "./job-metrics.ts";
 import { METRIC_PREFIX } from "./registry.ts";
 
 /** What an attempt came to: sent, to be tried again later, or given up. */
@@ -18,7 +18,8 @@ export type DeliveryMetrics = {
   parkedForRetry: (job: JobRun) => void;
 };
 
-export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
+/** `durations`: the worker's job metrics (createJobMetrics on the same registry). */
+export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDurations, "observeRun">): DeliveryMetrics {
   const attempts = new Counter({
     name: `${METRIC_PREFIX}delivery_attempts_total`,
     help: "Delivery attempts this worker recorded, by channel (email, webhook, sms) and outcome (delivered; retrying: failed, tried again later; failed: given up).",
@@ -27,7 +28,6 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
   });
   // Every pair from the start (0), so rate() and alerts see a series before the first attempt.
   for (const channel of NOTIFICATION_METHODS) for (const outcome of OUTCOMES) attempts.inc({ channel, outcome }, 0);
-  const durations = jobDurations(registry);
   return {
     attempted: (channel, outcome) => attempts.inc({ channel, outcome }),
     parkedForRetry: (job) => durations.observeRun(job, "retrying"),

@@ -31,15 +31,12 @@ export type JobMetrics = JobDurations & {
 
 const BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
-// One histogram per registry, shared by its two observers: the worker's events (completed,
-// failed) and the delivery processor, which alone knows of a run that ends with the job parked
-// in the delayed set for its next attempt (moveToDelayed + DelayedError): BullMQ emits no event
-// for such a run, and without it every attempt that will be retried was missing.
-const histograms = new WeakMap<Registry, JobDurations>();
-
-export function jobDurations(registry: Registry): JobDurations {
-  const known = histograms.get(registry);
-  if (known) return known;
+// One histogram, two observers: the worker's events (completed, failed) and the delivery
+// processor (createDeliveryMetrics is given these metrics), which alone knows of a run that
+// ends with the job parked in the delayed set for its next attempt (moveToDelayed +
+// DelayedError): BullMQ emits no event for such a run, and without it every attempt that will
+// be retried was missing.
+export function createJobMetrics(registry: Registry): JobMetrics {
   const histogram = new Histogram({
     name: `${METRIC_PREFIX}job_duration_seconds`,
     help:
@@ -50,25 +47,17 @@ export function jobDurations(registry: Registry): JobDurations {
     registers: [registry],
   });
   const observe = (queue: string, seconds: number, outcome: JobOutcome) => histogram.observe({ queue, outcome }, Math.max(0, seconds));
-  const durations: JobDurations = {
-    observe,
-    observeRun: (job, outcome) => {
-      if (!job?.processedOn) return;
-      observe(job.queueName, ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000, outcome);
-    },
+  const observeRun: JobDurations["observeRun"] = (job, outcome) => {
+    if (!job?.processedOn) return;
+    observe(job.queueName, ((job.finishedOn ?? Date.now()) - job.processedOn) / 1000, outcome);
   };
-  histograms.set(registry, durations);
-  return durations;
-}
-
-export function createJobMetrics(registry: Registry): JobMetrics {
-  const durations = jobDurations(registry);
   return {
-    ...durations,
+    observe,
+    observeRun,
     watch: (worker) => {
-      worker.on("completed", (job) => durations.observeRun(job, "completed"));
+      worker.on("completed", (job) => observeRun(job, "completed"));
       // BullMQ stamps finishedOn only on a job it gives up; one it retries ended just now.
-      worker.on("failed", (job) => durations.observeRun(job, job?.finishedOn === undefined ? "retrying" : "failed"));
+      worker.on("failed", (job) => observeRun(job, job?.finishedOn === undefined ? "retrying" : "failed"));
     },
   };
 }

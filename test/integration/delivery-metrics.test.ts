@@ -3,7 +3,7 @@
 // a count over the notifications table, which only grows.
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDeliveryMetrics } from "../../src/metrics/index.ts";
+import { createDeliveryMetrics, createJobMetrics } from "../../src/metrics/index.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { isFinished, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -17,7 +17,7 @@ const registry = new Registry();
 beforeAll(async () => {
   t = await startTestApp("delivery-metrics", { RETRY_SCHEDULE: "100ms" });
   receiver = await startWebhookReceiver();
-  workers = startDeliveryWorkers(t, { webhookTimeoutMs: 500 }, { deliveryMetrics: createDeliveryMetrics(registry) });
+  workers = startDeliveryWorkers(t, { webhookTimeoutMs: 500 }, { deliveryMetrics: createDeliveryMetrics(registry, createJobMetrics(registry)) });
 });
 afterAll(async () => {
   await workers?.close();

@@ -23,9 +23,9 @@ beforeAll(async () => {
   // Three attempts: the first two are retried, the third is the last.
   t = await startTestApp("job-duration-metrics", { RETRY_SCHEDULE: "100ms,100ms" });
   receiver = await startWebhookReceiver();
-  workers = startDeliveryWorkers(t, { webhookTimeoutMs: 500 }, { deliveryMetrics: createDeliveryMetrics(registry) });
-  // As runWorkers does in the worker process: the same registry for both.
+  // As the worker process does: the same registry for both, the delivery metrics given the job metrics.
   const jobMetrics = createJobMetrics(registry);
+  workers = startDeliveryWorkers(t, { webhookTimeoutMs: 500 }, { deliveryMetrics: createDeliveryMetrics(registry, jobMetrics) });
   for (const worker of workers.workers) jobMetrics.watch(worker);
 });
 afterAll(async () => {
