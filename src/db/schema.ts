@@ -245,6 +245,12 @@ export const alerts = pgTable(
      */
     disabledAt: timestamp("disabled_at", { withTimezone: true, mode: "date" }),
     /**
+     * The notice of that disabling is still owed to the owner: set with disabled_at, cleared by
+     * the notice job once it is done with it (sent, refused, or moot) and when the owner sets a
+     * status. The reconciler queues the notice again while it stays set and no job holds it.
+     */
+    disabledNoticeOwed: boolean("disabled_notice_owed").notNull().default(false),
+    /**
      * The owner's address for the disabled-alert notice: the token's email claim at creation,
      * refreshed by each PATCH whose token has one (alert health). Never shown by the API.
      */
@@ -260,6 +266,7 @@ export const alerts = pgTable(
     index("alerts_owner_created_idx").on(t.owner, t.createdAt),
     index("alerts_wallet_idx").on(t.walletId),
     uniqueIndex("alerts_owner_idempotency_key").on(t.owner, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    index("alerts_disabled_notice_owed_idx").on(t.id).where(sql`${t.disabledNoticeOwed}`),
   ],
 );
 

@@ -9,6 +9,8 @@
 //   without either the disabling is logged (warn) and shown on the alert (status,
 //   disabledReason). The notice is a job on the email queue, retried on RETRY_SCHEDULE
 //   (queue/disabled-notices.ts): sent from here, one 451 or a short SMTP outage lost it.
+//   It is owed in Postgres too (alerts.disabled_notice_owed, set with the disabling, cleared
+//   by the job when it is done): the reconciler queues it again if Redis lost the job.
 // The disabling is dated (disabled_at), and its notice carries the date: a notice of an earlier
 // disabling, still waiting for its retry when the alert is re-enabled and disabled again, is
 // dropped instead of telling the owner twice (queue/jobs/disabled-notice.ts).
@@ -31,7 +33,7 @@ export type FailureFacts = {
 /** What decides where an alert's disabled notice goes. */
 export type NoticeContacts = { ownerEmail: string | null; notificationMethod: string; recipient: string | null };
 
-type DisabledAlert = NoticeContacts & { alertId: string; owner: string; disabledReason: string };
+type DisabledAlert = { alertId: string; owner: string; disabledReason: string };
 
 /** One disabling to tell the owner about; `disabledAt` tells it apart from a later one. */
 export type DisabledNotice = { alertId: string; disabledAt: Date };
@@ -91,25 +93,22 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
                ' failed (24 hours of failures)'
         end,
         disabled_at = case when verdict.disable then ${now}::timestamptz else a.disabled_at end,
+        disabled_notice_owed = verdict.disable or a.disabled_notice_owed,
         updated_at = ${now}::timestamptz
     from verdict
     where a.id = verdict.id
-    returning a.id as "alertId", a.owner, a.notification_method as "notificationMethod", a.recipient,
-              a.owner_email as "ownerEmail", a.disabled_reason as "disabledReason", verdict.disable as "disabledNow"`;
+    returning a.id as "alertId", a.owner, a.disabled_reason as "disabledReason", verdict.disable as "disabledNow"`;
   return row?.disabledNow ? row : undefined;
 }
 
 /**
  * Queues the notice, dated as markFailing dated the disabling (facts.now, to the millisecond);
- * the job renders it from the alert as it is when it runs. A failed enqueue
- * (Redis away) is logged, not thrown: the notification is recorded failed already, so a retry
- * of its job would not come back here, and the alert shows why it was disabled.
+ * the job renders it from the alert as it is when it runs, and finds the address then (or
+ * warns that there is none). A failed enqueue (Redis away) is logged, not thrown: the
+ * notification is recorded failed already, so a retry of its job would not come back here;
+ * the notice stays owed in Postgres and the reconciler queues it.
  */
 async function tellOwner(deps: AlertHealthDeps, alert: DisabledAlert, disabledAt: Date): Promise<void> {
-  if (noticeAddress(alert) === undefined) {
-    deps.logger.warn({ alertId: alert.alertId, owner: alert.owner }, "alert disabled; no email address known for its owner");
-    return;
-  }
   try {
     await deps.enqueueNotice({ alertId: alert.alertId, disabledAt });
   } catch (error) {

@@ -1,6 +1,7 @@
 // The reconciler (the outbox sweep): Postgres says what work is owed, Redis may have lost the
 // jobs for it (a flush, a new Redis, an enqueue that failed after a commit). It also does
-// itself the one kind of owed work that has no job: a label change's rescore (relabel.ts). Each sweep
+// itself the one kind of owed work that has no job: a label change's rescore (relabel.ts). It also
+// queues the notices still owed to the owners of disabled alerts. Each sweep
 // re-enqueues with the same jobIds as the first enqueue, so work whose job is alive is left
 // alone and nothing runs twice at once. BullMQ also ignores an add whose jobId is kept as
 // failed or completed, so for those each kind removes or retries the old job (jobStates).
@@ -8,6 +9,8 @@ import type { Queue } from "bullmq";
 import type { Deps } from "../deps.ts";
 import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type OpenNotification } from "../db/queries/reconcile.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
+import { disabledNoticeJobId, enqueueDisabledNotice } from "../queue/disabled-notices.ts";
+import { owedDisabledNotices } from "../db/queries/disabled-notices.ts";
 import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
 import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
@@ -26,10 +29,16 @@ export type ReconcileOptions = {
 
 export const RECONCILE_DEFAULTS: ReconcileOptions = { graceMs: 5_000, pageSize: 1_000, maxPages: 50, stuckMs: 10 * 60_000 };
 
-export type ReconcileResult = { batches: number; labelRescores: number; scoreChanges: number; notifications: number };
+export type ReconcileResult = {
+  batches: number;
+  labelRescores: number;
+  scoreChanges: number;
+  notifications: number;
+  disabledNotices: number;
+};
 
 export type ReconcileDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now"> & {
-  config: Pick<Deps["config"], "queuePrefix">;
+  config: Pick<Deps["config"], "queuePrefix" | "retryScheduleMs">;
 };
 
 /**
@@ -49,7 +58,7 @@ export async function runReconcileOnce(
   const settings = { ...RECONCILE_DEFAULTS, ...options };
   const now = deps.now();
   const before = new Date(now.getTime() - settings.graceMs);
-  const result: ReconcileResult = { batches: 0, labelRescores: 0, scoreChanges: 0, notifications: 0 };
+  const result: ReconcileResult = { batches: 0, labelRescores: 0, scoreChanges: 0, notifications: 0, disabledNotices: 0 };
 
   const batchQueue = deps.queues[QUEUES.transactions];
   await forEachPage(deps, "batches", settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
@@ -117,7 +126,20 @@ export async function runReconcileOnce(
     },
   );
 
-  if (result.batches + result.labelRescores + result.scoreChanges + result.notifications > 0) {
+  // Few at any time (alerts disabled and not yet told), so one page, without a cursor.
+  const notices = await owedDisabledNotices(deps.sql, before, settings.pageSize);
+  const noticeQueue = deps.queues[QUEUES.deliverEmail];
+  const noticeStates = await jobStates(deps, noticeQueue, notices.map(disabledNoticeJobId));
+  for (const notice of notices) {
+    const state = noticeStates.get(disabledNoticeJobId(notice));
+    if (state === "live") continue;
+    // Failed or completed while still owed (its settling never committed): afresh.
+    if (state !== "missing") await noticeQueue.remove(disabledNoticeJobId(notice));
+    await enqueueDisabledNotice(deps.queues, deps.config.retryScheduleMs, notice);
+    result.disabledNotices++;
+  }
+
+  if (Object.values(result).some((count) => count > 0)) {
     deps.logger.info(result, "reconciler re-enqueued owed work");
   }
   return result;

@@ -154,7 +154,8 @@ export type AlertChanges = {
  * Applies the changes; undefined when the alert is not the owner's. Setting a status is
  * the owner's answer to a disabled alert, so it also clears the failure record, disabled_at
  * with it: a notice of that disabling still waiting for its retry is then dropped, also if
- * the alert is disabled again before it runs (queue/jobs/disabled-notice.ts).
+ * the alert is disabled again before it runs (queue/jobs/disabled-notice.ts), and is no
+ * longer owed (the reconciler does not queue it again).
  */
 export async function updateAlert(
   sql: Sql,
@@ -163,12 +164,13 @@ export async function updateAlert(
   changes: AlertChanges,
   now: Date,
 ): Promise<AlertRow | undefined> {
-  const columns: Record<string, string | number | null> = { updated_at: now.toISOString() };
+  const columns: Record<string, string | number | boolean | null> = { updated_at: now.toISOString() };
   if (changes.status !== undefined) {
     columns.status = changes.status;
     columns.failing_since = null;
     columns.disabled_reason = null;
     columns.disabled_at = null;
+    columns.disabled_notice_owed = false;
   }
   if (changes.threshold !== undefined) columns.threshold = String(changes.threshold);
   if (changes.cooldownSeconds !== undefined) columns.cooldown_seconds = changes.cooldownSeconds;

@@ -28,3 +28,26 @@ export async function loadNoticeFacts(sql: Sql, alertId: string): Promise<Notice
     where a.id = ${alertId}`;
   return row;
 }
+
+/**
+ * The notice of the disabling dated `disabledAt` (epoch ms) is no longer owed: sent, refused,
+ * or moot. A later disabling's notice stays owed; without a date (a job queued before notices
+ * were dated) whatever is owed is settled.
+ */
+export async function settleDisabledNotice(sql: Sql, alertId: string, disabledAt: number | undefined): Promise<void> {
+  await sql`
+    update alerts set disabled_notice_owed = false
+    where id = ${alertId} and disabled_notice_owed
+      ${disabledAt === undefined ? sql`` : sql`and round(extract(epoch from disabled_at) * 1000) = ${disabledAt}`}`;
+}
+
+export type OwedNotice = { alertId: string; disabledAt: Date };
+
+/** Notices still owed for disablings before `before` (the reconciler's sweep), by alert id. */
+export async function owedDisabledNotices(sql: Sql, before: Date, limit: number): Promise<OwedNotice[]> {
+  const rows = await sql<{ alertId: string; disabledAt: number }[]>`
+    select id as "alertId", round(extract(epoch from disabled_at) * 1000)::float8 as "disabledAt" from alerts
+    where disabled_notice_owed and disabled_at < ${before.toISOString()}::timestamptz
+    order by id limit ${limit}`;
+  return rows.map((row) => ({ alertId: row.alertId, disabledAt: new Date(row.disabledAt) }));
+}

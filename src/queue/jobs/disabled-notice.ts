@@ -6,9 +6,12 @@
 // (no disabledAt) is judged by the status alone.
 // A refusal of the address (SMTP 5xx) ends it; anything worth another try (4xx, the server out
 // of reach) is thrown for BullMQ to retry on the schedule (disabled-notices.ts).
+// Every end but a retry settles the notice in Postgres (alerts.disabled_notice_owed), before the
+// job ends: until then the reconciler queues it again if Redis loses the job. A notice whose
+// sending went through but whose settling failed is sent again: at least once, as deliveries.
 import { UnrecoverableError, type Job } from "bullmq";
 import type { Sql } from "../../db/client.ts";
-import { loadNoticeFacts } from "../../db/queries/disabled-notices.ts";
+import { loadNoticeFacts, settleDisabledNotice } from "../../db/queries/disabled-notices.ts";
 import type { Logger } from "../../logger.ts";
 import { noticeAddress } from "../../notify/alert-health.ts";
 import type { EmailChannel } from "../../notify/channels/index.ts";
@@ -23,12 +26,13 @@ const UNKNOWN_REASON = "its notifications kept failing";
 
 export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job<DisabledNoticeJob>) => Promise<void> {
   return async (job) => {
-    const alert = await loadNoticeFacts(deps.sql, job.data.alertId);
+    const { alertId, disabledAt } = job.data;
+    const settle = () => settleDisabledNotice(deps.sql, alertId, disabledAt);
+    const alert = await loadNoticeFacts(deps.sql, alertId);
     if (alert?.status !== "disabled") {
-      deps.logger.info({ alertId: job.data.alertId }, "notice of a disabled alert not sent: the alert was re-enabled or deleted meanwhile");
-      return;
+      deps.logger.info({ alertId }, "notice of a disabled alert not sent: the alert was re-enabled or deleted meanwhile");
+      return settle();
     }
-    const { disabledAt } = job.data;
     if (disabledAt !== undefined && alert.disabledAt !== disabledAt) {
       deps.logger.info(
         { alertId: alert.alertId, disabledAt: new Date(disabledAt).toISOString() },
@@ -38,9 +42,8 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
     }
     const to = noticeAddress(alert);
     if (to === undefined) {
-      // Not met in practice: the job is queued only with an address known, and none is ever removed.
       deps.logger.warn({ alertId: alert.alertId, owner: alert.owner }, "alert disabled; no email address known for its owner");
-      return;
+      return settle();
     }
     const notice = renderDisabledNotice({
       alertId: alert.alertId,
@@ -50,7 +53,7 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
     });
     const result = await deps.email.sendMail(to, notice);
     const verdict = classifyOutcome(result);
-    if (verdict === "delivered") return;
+    if (verdict === "delivered") return settle();
 
     const error = result.error ?? "not sent";
     const attempts = job.attemptsMade + 1;
@@ -59,6 +62,7 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
         { alertId: alert.alertId, owner: alert.owner, attempts, error },
         "gave up telling the owner of a disabled alert by email",
       );
+      await settle();
       throw new UnrecoverableError(error);
     }
     throw new Error(error);
