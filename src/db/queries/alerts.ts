@@ -58,7 +58,10 @@ export type NewAlert = {
 export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow | undefined> {
   const [row] = await sql<AlertRow[]>`
     with wallet as (
+      -- Locked: a delete of the wallet still uncommitted is waited for, and its wallet then not
+      -- found (a 404), where the foreign key's own check failed the insert (a 500).
       select id, address from tracked_wallets where id = ${alert.walletId} and owner = ${alert.owner}
+      for key share
     ), score as (
       select risk_score from address_state
       where ${alert.condition} = 'risk_score_increase' and address = (select address from wallet)

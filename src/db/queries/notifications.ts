@@ -1,6 +1,7 @@
 // Notifications as the API sees them: created for a test, read with their attempts, and the
 // webhook secret rotation. The delivery hot path is in deliveries.ts.
 import type { NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
 
 /**
@@ -35,7 +36,7 @@ export type NewNotification = {
   createdAt: Date;
 };
 
-export async function insertNotification(sql: Sql, notification: NewNotification): Promise<void> {
+export async function insertNotification(sql: Sql | TransactionSql, notification: NewNotification): Promise<void> {
   const at = notification.createdAt.toISOString();
   await sql`
     insert into notifications (id, alert_id, event_id, channel, destination, payload, status, created_at, updated_at)
@@ -90,8 +91,12 @@ export type TestTarget = {
   riskFactors: string[];
 };
 
-/** What a test notification is rendered from: the owner's alert, its wallet and the address's risk. */
-export async function findTestTarget(sql: Sql, owner: string, alertId: string): Promise<TestTarget | undefined> {
+/**
+ * What a test notification is rendered from: the owner's alert, its wallet and the address's
+ * risk. The alert row is locked (in the caller's transaction) so that a delete of it waits
+ * until the test notification is written, rather than failing its insert.
+ */
+export async function findTestTarget(sql: Sql | TransactionSql, owner: string, alertId: string): Promise<TestTarget | undefined> {
   const [row] = await sql<TestTarget[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
            a.threshold::float8 as threshold, a.notification_method as "notificationMethod",
@@ -100,7 +105,8 @@ export async function findTestTarget(sql: Sql, owner: string, alertId: string): 
     from alerts a
     join tracked_wallets w on w.id = a.wallet_id
     left join address_state s on s.address = w.address
-    where a.id = ${alertId} and a.owner = ${owner}`;
+    where a.id = ${alertId} and a.owner = ${owner}
+    for key share of a`;
   return row;
 }
 

@@ -68,21 +68,26 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         assertNoBody(request.body);
-        const target = await findTestTarget(deps.sql, request.caller.sub, request.params.alertId);
-        if (!target) throw notFound(`alert ${request.params.alertId}`);
-        const destination = target.notificationMethod === "webhook" ? target.webhookUrl : target.recipient;
-        if (!destination) throw new ProblemError("conflict", `alert ${target.alertId} has no ${target.notificationMethod} destination`);
         const now = deps.now();
-        await takeTestQuota(deps.redis, deps.config.queuePrefix, request.caller.sub, deps.config.testNotificationsPerHour, now);
         const notificationId = newId("ntf", now.getTime());
-        await insertNotification(deps.sql, {
-          id: notificationId,
-          alertId: target.alertId,
-          eventId: null,
-          channel: target.notificationMethod,
-          destination,
-          payload: testPayload(target, now),
-          createdAt: now,
+        // One transaction holding the alert: deleted meanwhile, it is a 404 before the quota is
+        // spent, and a delete that comes after waits for the notification (and takes it along).
+        const target = await deps.sql.begin(async (tx) => {
+          const found = await findTestTarget(tx, request.caller.sub, request.params.alertId);
+          if (!found) throw notFound(`alert ${request.params.alertId}`);
+          const destination = found.notificationMethod === "webhook" ? found.webhookUrl : found.recipient;
+          if (!destination) throw new ProblemError("conflict", `alert ${found.alertId} has no ${found.notificationMethod} destination`);
+          await takeTestQuota(deps.redis, deps.config.queuePrefix, request.caller.sub, deps.config.testNotificationsPerHour, now);
+          await insertNotification(tx, {
+            id: notificationId,
+            alertId: found.alertId,
+            eventId: null,
+            channel: found.notificationMethod,
+            destination,
+            payload: testPayload(found, now),
+            createdAt: now,
+          });
+          return found;
         });
         // The notification is committed and owed from here on: a failed enqueue leaves it pending
         // for the reconciler (within a sweep), as for any notification. Answering 503 instead
