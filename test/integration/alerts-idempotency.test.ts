@@ -49,6 +49,21 @@ describe("Idempotency-Key on POST /v1/risk/alerts", () => {
     expect(await alertsOf(walletId)).toBe(before + 1);
   });
 
+  it("replays a create whose check would refuse it now: an email alert that relied on a claim the retry's token lacks", async () => {
+    const body = { walletId, condition: "large_transfer", threshold: 500, notificationMethod: "email" };
+    const first = await create(body, "create-claim", await t.token("alice", undefined, { email: "desk@fund.example" }));
+    expect(first.statusCode, first.body).toBe(201);
+    const before = await alertsOf(walletId);
+
+    // The same caller, a token without the claim: a fresh create would be a 400 (no recipient).
+    const retry = await create(body, "create-claim", await t.token("alice"));
+
+    expect(retry.statusCode, retry.body).toBe(201);
+    expect(retry.json().alertId).toBe(first.json().alertId);
+    expect(retry.json().recipient).toBe("desk@fund.example");
+    expect(await alertsOf(walletId)).toBe(before);
+  });
+
   it("treats the same fields in another order as the same request", async () => {
     const first = await create({ walletId, condition: "unusual_activity", notificationMethod: "email", recipient: "a@example.com" }, "create-2");
     const retry = await create({ recipient: "a@example.com", notificationMethod: "email", condition: "unusual_activity", walletId }, "create-2");

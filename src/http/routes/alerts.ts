@@ -2,7 +2,16 @@
 // read, change, delete and the events an alert fired. Every query is scoped by the
 // caller, so another caller's alert is a 404, never a 403.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { deleteAlert, findAlert, findAlertByIdempotencyKey, insertAlert, listAlerts, updateAlert } from "../../db/queries/alerts.ts";
+import type { FastifyReply } from "fastify";
+import {
+  deleteAlert,
+  findAlert,
+  findAlertByIdempotencyKey,
+  insertAlert,
+  listAlerts,
+  updateAlert,
+  type IdempotentAlert,
+} from "../../db/queries/alerts.ts";
 import { listAlertEvents } from "../../db/queries/events.ts";
 import type { Deps } from "../../deps.ts";
 import { ownerEmailOf } from "../../domain/recipients.ts";
@@ -40,6 +49,24 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   };
   const alertNotFound = (alertId: string) => notFound(`alert ${alertId}`);
 
+  /** A create under a key already used: the alert it made, as it is now, or a 409 saying why not. */
+  const replay = (reply: FastifyReply, key: string, earlier: IdempotentAlert, fingerprint: string) => {
+    const location = `/v1/risk/alerts/${earlier.row.alertId}`;
+    const verdict = replayVerdict(earlier, fingerprint);
+    if (verdict.kind === "different-request") {
+      throw new ProblemError("conflict", `Idempotency-Key ${key} was used for a different request (alert ${earlier.row.alertId}); use a new key for a new alert`, { headers: { location } });
+    }
+    if (verdict.kind === "expired") {
+      throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId} more than a day ago; its answer is not replayed`, { headers: { location } });
+    }
+    if (verdict.kind === "secret-rotated") {
+      // The first answer's secret is gone; the current one is shown only by the rotation that made it.
+      throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId}, whose secret was rotated since; its answer is not replayed`, { headers: { location } });
+    }
+    reply.code(201).header("location", location).header("idempotent-replayed", "true");
+    return { ...earlier.row, ...(earlier.webhookSecret ? { webhookSecret: earlier.webhookSecret } : {}) };
+  };
+
   return async (app) => {
     app.post(
       "/risk/alerts",
@@ -58,6 +85,11 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const owner = request.caller.sub;
         const key = request.headers[IDEMPOTENCY_HEADER];
         const fingerprint = requestFingerprint(body);
+        // A key already used is answered from what it made, before the body is checked again:
+        // a check that depends on the moment (the token's email claim, the webhook host's DNS)
+        // could refuse the retry of a create that succeeded, and the client would make another.
+        const made = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
+        if (made) return replay(reply, key!, made, fingerprint);
         const settings = await checkNewAlert(body, request.caller, webhookRules);
         const now = deps.now();
         const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
@@ -78,22 +110,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           // The only time the secret leaves the service (bar a replay before any rotation): the caller must keep it now.
           return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
         }
-        const earlier = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
-        if (!earlier) throw notFound(`wallet ${body.walletId}`);
-        const location = `/v1/risk/alerts/${earlier.row.alertId}`;
-        const verdict = replayVerdict(earlier, fingerprint);
-        if (verdict.kind === "different-request") {
-          throw new ProblemError("conflict", `Idempotency-Key ${key} was used for a different request (alert ${earlier.row.alertId}); use a new key for a new alert`, { headers: { location } });
-        }
-        if (verdict.kind === "expired") {
-          throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId} more than a day ago; its answer is not replayed`, { headers: { location } });
-        }
-        if (verdict.kind === "secret-rotated") {
-          // The first answer's secret is gone; the current one is shown only by the rotation that made it.
-          throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId}, whose secret was rotated since; its answer is not replayed`, { headers: { location } });
-        }
-        reply.code(201).header("location", location).header("idempotent-replayed", "true");
-        return { ...earlier.row, ...(earlier.webhookSecret ? { webhookSecret: earlier.webhookSecret } : {}) };
+        // Nothing inserted: a request racing under the same key made it first, or no such wallet.
+        const raced = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
+        if (!raced) throw notFound(`wallet ${body.walletId}`);
+        return replay(reply, key!, raced, fingerprint);
       },
     );
 
