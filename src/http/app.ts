@@ -71,6 +71,8 @@ export async function buildApp(deps: Deps) {
     // The router refused the URL before any hook ran: for the API, the token is still checked
     // first, so a request without a valid one is a 401 whatever else is wrong with it.
     frameworkErrors: (error, request, reply) => {
+      // The onRequest hook that sets it never runs on this path.
+      reply.header("x-request-id", request.id);
       const refuse = () => sendProblem(reply, "validation_failed", ROUTER_ERRORS[error.code] ?? error.message);
       if (!isApiPath(request.url)) return refuse();
       // A 401 goes through the error handler, as a failed onRequest check does.

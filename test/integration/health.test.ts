@@ -75,4 +75,18 @@ describe("health and framework errors", () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers["content-type"]).toContain("application/problem+json");
   });
+
+  it("gives the router's refusals (bad percent-encoding, an over-long id; with a token or without) the x-request-id of their body", async () => {
+    const token = await t.token("alice");
+    const requests = [
+      { url: "/v1/wallets/%E0%A4%A", headers: { authorization: `Bearer ${token}` } },
+      { url: "/v1/wallets/%E0%A4%A" },
+      { url: `/v1/wallets/wal_${"a".repeat(300)}`, headers: { authorization: `Bearer ${token}` } },
+    ];
+    for (const request of requests) {
+      const res = await t.app.inject(request);
+      expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+      expect(res.headers["x-request-id"], request.url).toBe(res.json().requestId);
+    }
+  });
 });
