@@ -14,6 +14,7 @@ import {
   type FieldError,
   type ProblemCode,
 } from "./problem.ts";
+import { NO_NUL_PATTERN } from "./schemas.ts";
 
 type ValidationIssue = {
   instancePath?: string;
@@ -106,6 +107,8 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
     } else if (issue.keyword === "required") {
       path = `${path}.${String(issue.params?.missingProperty)}`;
       message = "is required";
+    } else if (issue.keyword === "pattern" && issue.params?.pattern === NO_NUL_PATTERN) {
+      message = "must not contain a NUL character (\\u0000)";
     } else if (issue.keyword === "pattern" && issue.parentSchema?.description) {
       message = `must be ${issue.parentSchema.description}`;
     } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {

@@ -128,10 +128,20 @@ export function assertSignature(path: string, value: string): void {
   if (!isSignature(value)) throw invalid(path, "must be a transaction signature (base58 of 64 bytes)");
 }
 
-// No NUL: Postgres cannot take one in a text parameter, and its refusal named no field. Any
-// other id we did not issue is simply not found (404).
+/**
+ * No NUL: Postgres cannot take one in a text parameter, and its refusal named no field (a
+ * feed's NUL-padded token name refused a batch of 1,000 snapshots without saying which).
+ * The error handler words this pattern's failure itself.
+ */
+export const NO_NUL_PATTERN = "^[^\\u0000]*$";
+
+/** Free text the service stores, as the caller sends it: any character but NUL. */
+export const textSchema = (options: { minLength?: number; maxLength: number; description?: string }) =>
+  Type.String({ ...options, pattern: NO_NUL_PATTERN });
+
+// Any other id we did not issue is simply not found (404).
 export const idSchema = (prefix: string, what: string) =>
-  Type.String({ minLength: 1, maxLength: 64, pattern: "^[^\\u0000]*$", description: `${what} id (${prefix}_…)` });
+  Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN, description: `${what} id (${prefix}_…)` });
 
 /** ISO 8601 UTC with Z, as every date-time in the API. */
 export const isoDate = (date: Date | null): string | null => (date ? date.toISOString() : null);

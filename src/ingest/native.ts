@@ -4,7 +4,7 @@
 // amount is a 400 here rather than an overflow in the database.
 import { Type, type Static } from "@fastify/type-provider-typebox";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
-import { AddressSchema, SignatureSchema, assertAddress, assertSignature } from "../http/schemas.ts";
+import { AddressSchema, SignatureSchema, assertAddress, assertSignature, textSchema } from "../http/schemas.ts";
 import { invalid } from "../http/problem.ts";
 
 export const MAX_BATCH_TRANSACTIONS = 1000;
@@ -23,7 +23,7 @@ export const IngestTransactionSchema = Type.Object(
     signature: SignatureSchema,
     type: Type.Enum(TRANSACTION_TYPES),
     amount: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "UI units of `token`" }),
-    token: Type.String({ minLength: 1, maxLength: 64, description: "a symbol, or the mint when there is none" }),
+    token: textSchema({ minLength: 1, maxLength: 64, description: "a symbol, or the mint when there is none" }),
     mint: Type.Optional(Type.Union([AddressSchema, Type.Null()])),
     from: AddressSchema,
     to: AddressSchema,
@@ -43,7 +43,7 @@ export const IngestTransactionsBodySchema = Type.Object(
 export const TokenAccountSnapshotSchema = Type.Object(
   {
     mint: AddressSchema,
-    symbol: Type.String({ maxLength: 32, description: "empty when the token has no symbol" }),
+    symbol: textSchema({ maxLength: 32, description: "empty when the token has no symbol" }),
     balance: Type.Number({ minimum: 0, maximum: MAX_AMOUNT, description: "UI units (decimals applied)" }),
     usdValue: Type.Number({ minimum: 0, maximum: MAX_USD, description: "USD" }),
   },
@@ -53,8 +53,8 @@ export const TokenAccountSnapshotSchema = Type.Object(
 export const NftSnapshotSchema = Type.Object(
   {
     mint: AddressSchema,
-    name: Type.String({ maxLength: 200 }),
-    collection: Type.String({ maxLength: 200 }),
+    name: textSchema({ maxLength: 200 }),
+    collection: textSchema({ maxLength: 200 }),
     floorPrice: Type.Number({ minimum: 0, maximum: MAX_USD, description: "USD" }),
   },
   { additionalProperties: false },

@@ -79,3 +79,24 @@ describe("hostile input", () => {
     expect(row!.n).toBe(0);
   });
 });
+
+describe("a NUL character in stored text", () => {
+  const nul = "Mad Lad #1\u0000\u0000";
+  const account = (nfts: unknown[], tokenAccounts: unknown[] = []) => ({ address: randomAddress(), balance: 1, tokenAccounts, nfts });
+  const nft = (overrides: Record<string, unknown>) => ({ mint: randomAddress(), name: "Mad Lad #1", collection: "Mad Lads", floorPrice: 1, ...overrides });
+  const label = (overrides: Record<string, unknown>) => ({ address: randomAddress(), category: "mixer", score: 90, ...overrides });
+  const cases: Array<[string, { method: "POST" | "PUT" | "PATCH"; url: string; payload: unknown }, string]> = [
+    ["a transaction's token", { method: "POST", url: "/v1/ingest/transactions", payload: { transactions: [tx({}), tx({ token: nul })] } }, "body.transactions.1.token"],
+    ["a token account's symbol", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([], [{ mint: randomAddress(), symbol: nul, balance: 1, usdValue: 1 }])] } }, "body.accounts.0.tokenAccounts.0.symbol"],
+    ["the third snapshot's NFT name", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([]), account([nft({})]), account([nft({ name: nul })])] } }, "body.accounts.2.nfts.0.name"],
+    ["an NFT's collection", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([nft({ collection: nul })])] } }, "body.accounts.0.nfts.0.collection"],
+    ["a label's source", { method: "PUT", url: "/v1/risk/labels", payload: { labels: [label({}), label({ source: nul })] } }, "body.labels.1.source"],
+    ["a wallet's alias", { method: "PATCH", url: `/v1/wallets/${walletId}`, payload: { alias: nul } }, "body.alias"],
+  ];
+
+  it.each(cases)("refuses %s with a 400 whose errors[].path names it", async (_name, request, path) => {
+    const res = await t.app.inject({ ...request, headers: auth });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().errors).toContainEqual({ path, message: "must not contain a NUL character (\\u0000)" });
+  });
+});

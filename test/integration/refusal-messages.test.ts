@@ -41,8 +41,8 @@ describe("refusal messages", () => {
   });
 
   it("names the id field that holds a NUL, in a path and in a query", async () => {
-    expect(await errorsOf("GET", "/v1/wallets/wal_%00x")).toEqual([{ path: "params.walletId", message: "must be wallet id (wal_…)" }]);
-    expect(await errorsOf("GET", "/v1/transactions?walletId=wal_%00x")).toEqual([{ path: "query.walletId", message: "must be wallet id (wal_…)" }]);
+    expect(await errorsOf("GET", "/v1/wallets/wal_%00x")).toEqual([{ path: "params.walletId", message: "must not contain a NUL character (\\u0000)" }]);
+    expect(await errorsOf("GET", "/v1/transactions?walletId=wal_%00x")).toEqual([{ path: "query.walletId", message: "must not contain a NUL character (\\u0000)" }]);
   });
 
   it("declares in the OpenAPI document that a PATCH must change at least one field, as the server enforces", async () => {

@@ -7,7 +7,7 @@ import { LABEL_CATEGORIES } from "../../domain/types.ts";
 import { applyLabels } from "../../pipeline/relabel.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { invalid } from "../problem.ts";
-import { AddressSchema, assertAddress, errorResponses } from "../schemas.ts";
+import { AddressSchema, assertAddress, errorResponses, textSchema } from "../schemas.ts";
 
 export const MAX_LABELS = 10_000;
 
@@ -16,7 +16,7 @@ const LabelSchema = Type.Object(
     address: AddressSchema,
     category: Type.Enum(LABEL_CATEGORIES, { description: "what the address is" }),
     score: Type.Integer({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
-    source: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "where the label comes from, e.g. ofac-sdn" })),
+    source: Type.Optional(textSchema({ minLength: 1, maxLength: 200, description: "where the label comes from, e.g. ofac-sdn" })),
   },
   { additionalProperties: false },
 );

@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { AddressSchema, assertAddress, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -35,7 +35,7 @@ const ListQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const AliasSchema = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+const AliasSchema = Type.Union([textSchema({ minLength: 1, maxLength: 64 }), Type.Null()], {
   description: "the caller's name for the wallet, 1–64 characters; null for none",
 });
 const TagsSchema = Type.Array(
