@@ -85,7 +85,7 @@ describe("a NUL character in stored text", () => {
   const account = (nfts: unknown[], tokenAccounts: unknown[] = []) => ({ address: randomAddress(), balance: 1, tokenAccounts, nfts });
   const nft = (overrides: Record<string, unknown>) => ({ mint: randomAddress(), name: "Mad Lad #1", collection: "Mad Lads", floorPrice: 1, ...overrides });
   const label = (overrides: Record<string, unknown>) => ({ address: randomAddress(), category: "mixer", score: 90, ...overrides });
-  const cases: Array<[string, { method: "POST" | "PUT" | "PATCH"; url: string; payload: unknown }, string]> = [
+  const cases: Array<[string, { method: "POST" | "PUT" | "PATCH"; url: string; payload: Record<string, unknown> }, string]> = [
     ["a transaction's token", { method: "POST", url: "/v1/ingest/transactions", payload: { transactions: [tx({}), tx({ token: nul })] } }, "body.transactions.1.token"],
     ["a token account's symbol", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([], [{ mint: randomAddress(), symbol: nul, balance: 1, usdValue: 1 }])] } }, "body.accounts.0.tokenAccounts.0.symbol"],
     ["the third snapshot's NFT name", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([]), account([nft({})]), account([nft({ name: nul })])] } }, "body.accounts.2.nfts.0.name"],
