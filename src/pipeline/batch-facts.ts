@@ -4,13 +4,10 @@
 import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import type { CounterpartyRisk } from "../domain/conditions/index.ts";
 import { dealingOf, type Dealing } from "../domain/risk/index.ts";
+import { isSol } from "../domain/sol.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 import type { ActivityEvent, AddressEvents } from "./activity.ts";
 
-const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
-
-export const isSol = (tx: Transaction): boolean =>
-  tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL_MINT;
 
 /**
  * The types whose SOL leaves the wallet's hands, for large_outflow (a drain). Staked SOL stays

@@ -9,7 +9,10 @@
 //   symbol ignoring case, so "usdc" and "USDC" and the USDC mint all select USDC. A token
 //   without a symbol is shown by its mint (Helius sets token = mint; native ingest may send the
 //   mint as `token` with no `mint`), and that token too is matched exactly.
+// - SOL and wrapped SOL are one token (domain/sol.ts): a filter of "SOL" or of the wrapped-SOL
+//   mint matches both, however the transaction spells it.
 import { isAddress } from "../base58.ts";
+import { isSol, namesSol } from "../sol.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
@@ -17,6 +20,7 @@ import type { AlertRule, Firing } from "./types.ts";
 /** Whether the transaction is in the token the rule asks for (null = any). */
 export function matchesToken(filter: string | null, tx: Transaction): boolean {
   if (filter === null) return true;
+  if (namesSol(filter)) return isSol(tx);
   if (tx.mint != null && tx.mint === filter) return true;
   if (tx.token === filter) return true;
   return tx.token.toLowerCase() === filter.toLowerCase() && !isMintAsToken(tx);

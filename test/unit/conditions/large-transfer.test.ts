@@ -6,6 +6,7 @@ import { MINTS, OTHER, SIGNATURE, WALLET, rule, tx } from "./fixtures.ts";
 const UNLISTED_MINT = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy";
 const CASE_TWIN_MINT = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPY";
 const MSOL_MINT = "mSoLzYCxHdYgdzU16g5QSh3i5K3z3KZK7ytfqcJm7So";
+const WSOL_MINT = "So11111111111111111111111111111111111111112";
 
 describe("large_transfer", () => {
   it.each([
@@ -91,6 +92,21 @@ describe("large_transfer", () => {
     { token: "BONK", mint: null, filter: "bonk", fires: true, case: "native: a symbol in another case" },
     { token: "mSOL", mint: MSOL_MINT, filter: "MSOL", fires: true, case: "Helius: mSOL written as MSOL" },
   ])("token filter, mints exact and symbols in any case: $case → fires $fires", ({ token, mint, filter, fires }) => {
+    const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx({ token, mint }));
+    expect(firing !== null).toBe(fires);
+  });
+
+  // Wrapped SOL is SOL in the same units: a filter naming either matches both, however the
+  // transaction spells it (Helius: token SOL, mint null for a native transfer, token SOL with the
+  // wrapped-SOL mint for a wrapped one; native ingest may send the mint as the token).
+  it.each([
+    { token: "SOL", mint: null, filter: WSOL_MINT, fires: true, case: "a native SOL transfer, filter the wrapped-SOL mint" },
+    { token: "SOL", mint: WSOL_MINT, filter: "SOL", fires: true, case: "a wrapped-SOL transfer, filter SOL" },
+    { token: WSOL_MINT, mint: null, filter: "SOL", fires: true, case: "native ingest naming the wrapped-SOL mint as token, filter SOL" },
+    { token: WSOL_MINT, mint: null, filter: "sol", fires: true, case: "the same, filter sol in lower case" },
+    { token: "mSOL", mint: MSOL_MINT, filter: WSOL_MINT, fires: false, case: "a liquid-staking token, filter the wrapped-SOL mint" },
+    { token: "USDC", mint: MINTS.USDC, filter: "SOL", fires: false, case: "another token, filter SOL" },
+  ])("token filter, SOL and wrapped SOL as one: $case → fires $fires", ({ token, mint, filter, fires }) => {
     const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx({ token, mint }));
     expect(firing !== null).toBe(fires);
   });
