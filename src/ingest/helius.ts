@@ -37,6 +37,7 @@
 // burned to the mint) and the fee payer for a native one.
 import { isExactAsDouble } from "../domain/decimal.ts";
 import { isAddress, isSignature } from "../domain/base58.ts";
+import { WRAPPED_SOL_MINT } from "../domain/sol.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
 export type HeliusNativeTransfer = {
@@ -90,7 +91,7 @@ export const LAMPORTS_PER_SOL = 1_000_000_000;
 /** Mainnet mints shown by symbol; any other token is shown by its mint. */
 export const WELL_KNOWN_TOKENS = [
   // Wrapped SOL is SOL in the same units, so a "SOL" threshold covers both.
-  { symbol: "SOL", mint: "So11111111111111111111111111111111111111112" },
+  { symbol: "SOL", mint: WRAPPED_SOL_MINT },
   { symbol: "USDC", mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" },
   { symbol: "USDT", mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB" },
   { symbol: "BONK", mint: "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263" },
