@@ -4,6 +4,9 @@
 // - any delivery clears it (recordAttempt does that in the same statement);
 // - a permanent failure when failing_since is 24 h old or more disables the alert;
 // - a 410 Gone from a webhook receiver disables it at once;
+// - only an active alert's failures count: a paused alert (say, for its receiver's
+//   maintenance) is never disabled and its failures start no run, as a pause and a resume
+//   each clear failing_since anyway (any PATCH of status does); a disabled one stays as it is;
 // - the owner is told by email when we know an address for them (noticeAddress): the token's
 //   email claim stored on the alert (owner_email), else the recipient of an email alert;
 //   without either the disabling is logged (warn) and shown on the alert (status,
@@ -69,18 +72,19 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
 }
 
 /**
- * One statement: start (or keep) the failure run and disable the alert if it is due.
- * Returns the alert only when this call disabled it, so the owner is told once.
+ * One statement: start (or keep) the failure run of an active alert and disable it if it is
+ * due; any other status is left alone. Returns the alert only when this call disabled it, so
+ * the owner is told once.
  */
 async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert | undefined> {
   const now = facts.now.toISOString();
   const cutoff = new Date(facts.now.getTime() - FAILING_DISABLES_AFTER_MS).toISOString();
   const [row] = await sql<(DisabledAlert & { disabledNow: boolean })[]>`
     with before as (
-      select id, status, coalesce(failing_since, ${now}::timestamptz) as since
-      from alerts where id = ${facts.alertId} for update
+      select id, coalesce(failing_since, ${now}::timestamptz) as since
+      from alerts where id = ${facts.alertId} and status = 'active' for update
     ), verdict as (
-      select id, since, status <> 'disabled' and (${facts.gone}::boolean or since <= ${cutoff}::timestamptz) as disable
+      select id, since, ${facts.gone}::boolean or since <= ${cutoff}::timestamptz as disable
       from before
     )
     update alerts a

@@ -8,6 +8,12 @@
 // each quick answer up to `ceiling` (all the slots: one busy, healthy receiver can use them
 // all), and halves, down to `floor`, with each slow or missing answer. A receiver that hangs
 // therefore holds `floor` slots at most, however healthy it looked before, after a few timeouts.
+//
+// A receiver is what one party controls: a registrable domain, or an address (receiverOf).
+
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
+import { getDomain } from "tldts";
 
 export type HostSlotsOptions = {
   /** Slots a receiver always may use, and starts with. */
@@ -50,11 +56,37 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
   };
 }
 
-/** The receiver a webhook URL names (host and port), or undefined when it is no URL at all. */
+/**
+ * The receiver a webhook URL names, as the cap counts it; undefined when it is no URL at all.
+ * A receiver is a registrable domain (eTLD+1 by the Public Suffix List), whatever the port,
+ * the letter case or a trailing dot: a.tarpit.example and B.TARPIT.example.:8443 are one.
+ * Keyed on the host name's text, ten names under one domain, all resolving to one server that
+ * never answers, each got the floor and together held every slot.
+ */
 export function receiverOf(url: string): string | undefined {
+  let hostname: string;
   try {
-    return new URL(url).host.toLowerCase();
+    hostname = new URL(url).hostname; // lower case, punycode, IPv4 in its dotted form
   } catch {
     return undefined;
   }
+  const host = hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.+$/, "").toLowerCase();
+  if (isIP(host) !== 0) return addressReceiver(host);
+  // The ICANN section only (tldts' default): under a private suffix such as a dynamic DNS
+  // service's (duckdns.org), anyone takes as many names as they like, pointing where they like.
+  // validateHostname off: a name with "_" (which a wildcard record answers) must not escape
+  // its domain by being judged no host name at all.
+  return getDomain(host, { validateHostname: false }) ?? host;
+}
+
+/**
+ * An address literal's receiver: IPv4 itself (an IPv4-mapped IPv6 one too), IPv6 its /64,
+ * which one host commonly owns whole: each of its 2^64 spellings must not get a floor of its own.
+ */
+function addressReceiver(address: string): string {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
 }

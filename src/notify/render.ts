@@ -217,7 +217,7 @@ const UCS2: Encoding = { limit: UCS2_SEGMENT_UNITS, length: (text) => text.lengt
  */
 export function renderSms(payload: NotificationPayload, attemptAt?: Date): string {
   const { data } = payload;
-  const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(payload.timestamp, attemptAt)}`;
+  const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(happenedAt(payload), attemptAt)}`;
   const address = shortAddress(data.address);
   const named = data.alias ? walletName(data) : undefined;
   // An alias outside GSM-7 would cost the whole message its 160-character segment; the
@@ -277,17 +277,31 @@ function smsReason(payload: NotificationPayload): string {
   return reason.replaceAll(shown, () => standIn);
 }
 
-/** An SMS shows no time of its own: one sent later than this after its alert fired says how much later. */
+/** An SMS shows no time of its own: one sent later than this after what it reports says how much later. */
 const LATE_AFTER_MS = 10 * 60_000;
 
 /**
- * " (3h ago)" when the attempt is more than LATE_AFTER_MS after the notification's timestamp,
+ * When what the notification reports happened, in epoch ms: a transaction's block time, for
+ * the payload's timestamp is when its batch was evaluated, which after an outage or a backlog
+ * is hours later (a transfer at 06:00 evaluated at 12:00 must not read as happening now). A
+ * block time after the timestamp (a skewed clock) gives way to the timestamp. Without a
+ * transaction (a score change, a test) the timestamp is the event's own time.
+ */
+function happenedAt(payload: NotificationPayload): number {
+  const stamped = Date.parse(payload.timestamp);
+  const blockTime = payload.data.transaction?.blockTime;
+  if (typeof blockTime !== "number" || !Number.isFinite(blockTime)) return stamped;
+  return Number.isNaN(stamped) ? blockTime * 1000 : Math.min(stamped, blockTime * 1000);
+}
+
+/**
+ * " (3h ago)" when the attempt is more than LATE_AFTER_MS after `happened` (epoch ms),
  * otherwise "". Relative rather than a clock time: the phone stamps the SMS with about the
  * time it is sent, so "3h ago" counts back from a time the reader sees, in no time zone to convert.
  */
-function lateNote(timestamp: string, attemptAt: Date | undefined): string {
+function lateNote(happened: number, attemptAt: Date | undefined): string {
   if (attemptAt === undefined) return "";
-  const lateMs = attemptAt.getTime() - Date.parse(timestamp);
+  const lateMs = attemptAt.getTime() - happened;
   if (!(lateMs > LATE_AFTER_MS)) return ""; // on time, or a timestamp that does not parse
   const minutes = Math.floor(lateMs / 60_000);
   const hours = Math.floor(minutes / 60);

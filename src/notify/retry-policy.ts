@@ -15,14 +15,22 @@ export type DeliveryOutcome = {
   retryAfter?: string;
   /**
    * The channel's own provider (the SMTP server, Twilio) refused the deployment's side of the
-   * message, not the recipient's: its login (`credentials`) or its sender address or number
-   * (`sender`). The operator can fix it, and nothing about the recipient was judged.
+   * message, not the recipient's: its login (`credentials`), its sender address or number
+   * (`sender`), or its account's right to send there (`permission`: a relay that does not
+   * relay for our login, a sandbox that sends to verified addresses only, Twilio's Geo
+   * Permissions). The operator can fix it, and nothing about the recipient was judged.
    */
   deploymentFault?: DeploymentFault;
+  /**
+   * The channel's own provider could not take the message now: our SMTP server or Twilio
+   * unreachable, timed out, busy (SMTP 421, Twilio 429) or failing (Twilio 5xx). Retried like
+   * any such failure, but it says nothing about the recipient either.
+   */
+  providerUnavailable?: boolean;
 };
 
 /** What of the deployment's own a provider refused (see DeliveryOutcome.deploymentFault). */
-export type DeploymentFault = "credentials" | "sender";
+export type DeploymentFault = "credentials" | "sender" | "permission";
 
 export type Verdict = "delivered" | "retry" | "permanent";
 
@@ -60,6 +68,16 @@ export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
   if (errorCode !== undefined) return PERMANENT_CODES.has(errorCode) ? "permanent" : "retry";
   // Accepted without a reply code: the local outbox file or the SMS log line.
   return "delivered";
+}
+
+/**
+ * Whether a failure is the destination's, and so counts toward disabling its alert
+ * (alert-health.ts). A failure of the deployment's own (refused login, sender or permission)
+ * or of its provider (SMTP server or Twilio down, busy, failing) is not: an owner cannot fix
+ * it, and an outage of ours would otherwise disable every email and SMS alert it outlasted.
+ */
+export function isDestinationsFault(outcome: DeliveryOutcome): boolean {
+  return outcome.deploymentFault === undefined && outcome.providerUnavailable !== true;
 }
 
 /** A 410 Gone from a webhook receiver: the endpoint is retired, so the alert is disabled at once. */

@@ -1,7 +1,7 @@
 // A Twilio stand-in on loopback: Stoplight Prism serving Twilio's own Messages API
 // description (test/fixtures/twilio), so every request our SDK client sends is validated
 // against Twilio's contract; valid ones get a 201 Message, malformed ones a 422. A thin
-// front passes every request to Prism and, for a From number a test told it to refuse,
+// front passes every request to Prism and, for a From or To number a test told it to refuse,
 // turns Prism's 201 into Twilio's error answer: Twilio, too, checks the request first.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer as createHttpServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
@@ -30,6 +30,10 @@ export type TwilioStandin = {
   refuseSender: (from: string, error: TwilioErrorAnswer) => void;
   /** From now on, messages from `from` are accepted again. */
   acceptSender: (from: string) => void;
+  /** From now on, every valid message to `to` is answered with `error` (21408 region not enabled…), until acceptRecipient. */
+  refuseRecipient: (to: string, error: TwilioErrorAnswer) => void;
+  /** From now on, messages to `to` are accepted again. */
+  acceptRecipient: (to: string) => void;
   close: () => Promise<void>;
 };
 
@@ -70,7 +74,8 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
   });
 
   const refusedSenders = new Map<string, TwilioErrorAnswer>();
-  const front = await startFront(port, refusedSenders);
+  const refusedRecipients = new Map<string, TwilioErrorAnswer>();
+  const front = await startFront(port, refusedSenders, refusedRecipients);
 
   return {
     baseUrl: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
@@ -80,6 +85,12 @@ export async function startTwilioStandin(): Promise<TwilioStandin> {
     },
     acceptSender: (from) => {
       refusedSenders.delete(from);
+    },
+    refuseRecipient: (to, error) => {
+      refusedRecipients.set(to, error);
+    },
+    acceptRecipient: (to) => {
+      refusedRecipients.delete(to);
     },
     close: async () => {
       front.closeAllConnections();
@@ -97,13 +108,18 @@ type Answer = { status: number; headers: IncomingHttpHeaders; body: Buffer };
 /** Headers that describe one hop's framing, not the answer: the front frames its own. */
 const HOP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "content-length"]);
 
-/** The front on loopback: each request goes to Prism; a valid one from a refused sender gets that sender's error. */
-async function startFront(prismPort: number, refusedSenders: ReadonlyMap<string, TwilioErrorAnswer>): Promise<Server> {
+/** The front on loopback: each request goes to Prism; a valid one from a refused sender (or to a refused recipient) gets its error. */
+async function startFront(
+  prismPort: number,
+  refusedSenders: ReadonlyMap<string, TwilioErrorAnswer>,
+  refusedRecipients: ReadonlyMap<string, TwilioErrorAnswer>,
+): Promise<Server> {
   const front = createHttpServer((incoming, outgoing) => {
     void (async () => {
       const body = await readAll(incoming);
       const answer = await forward(prismPort, incoming, body);
-      const refusal = refusedSenders.get(new URLSearchParams(body.toString("utf8")).get("From") ?? "");
+      const form = new URLSearchParams(body.toString("utf8"));
+      const refusal = refusedSenders.get(form.get("From") ?? "") ?? refusedRecipients.get(form.get("To") ?? "");
       const { status, headers, body: answerBody } = refusal && answer.status === 201 ? twilioError(refusal) : answer;
       const kept = Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_HEADERS.has(name)));
       outgoing.writeHead(status, { ...kept, "content-length": answerBody.length });

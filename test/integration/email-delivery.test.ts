@@ -323,3 +323,77 @@ describe("email delivery when the SMTP server refuses the service's sender at MA
     expect(row.failingSince).toBeNull();
   });
 });
+
+// SMTP_URL's server refuses to relay for the service's login (or, a sandbox, to send to an
+// unverified address): the operator's account, not the recipient, must change.
+describe("email delivery when the SMTP relay refuses to relay for the service", () => {
+  const relayDenied = (to: string) => `5.7.1 <${to}>: Relay access denied`;
+
+  it("keeps retrying a 554 5.7.1 Relay access denied at RCPT TO and never disables the alert, even when its schedule runs out", async () => {
+    const to = recipient();
+    for (let i = 0; i < 3; i++) smtp.rejectRecipient(to, 554, relayDenied(to));
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    // A day of permanent failures already: one more counted failure would disable the alert.
+    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(t, alert, "email", to);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("failed");
+    const attempts = await attemptsOf(t, id);
+    expect(attempts.map((attempt) => attempt.statusCode)).toEqual([554, 554, 554]);
+    expect(attempts[0]!.error).toContain("Relay access denied");
+    expect((await alertRow(t, alert.alertId)).status).toBe("active");
+  });
+
+  it("retries Office 365's 5.7.64 and a sandbox's unverified address, and delivers once relaying is allowed, without starting a failure run", async () => {
+    const to = recipient();
+    smtp.rejectRecipient(to, 550, "5.7.64 TenantAttribution; Relay Access Denied");
+    smtp.rejectRecipient(to, 554, "Message rejected: Email address is not verified. The following identities failed the check in region US-EAST-1: " + to);
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const id = await seedNotification(t, alert, "email", to);
+
+    const row = await waitForNotification(t, id, isFinished);
+    expect(row.status).toBe("delivered");
+    expect((await attemptsOf(t, id)).map((attempt) => attempt.statusCode)).toEqual([550, 554, 250]);
+    expect(mailsTo(to)).toHaveLength(1);
+    expect((await alertRow(t, alert.alertId)).failingSince).toBeNull();
+  });
+});
+
+// SMTP_URL's server is down: the outage is the operator's, however long it lasts.
+describe("email delivery while the service's SMTP server cannot be reached", () => {
+  let downApp: TestApp;
+  let downWorkers: DeliveryWorkers;
+
+  beforeAll(async () => {
+    const closed = await startSmtpPeer();
+    await closed.close();
+    downApp = await startTestApp("email-smtp-down", { SMTP_URL: closed.url, EMAIL_FROM: "alerts@wallet-alerts.test", RETRY_SCHEDULE: "100ms,200ms" });
+    downWorkers = startDeliveryWorkers(downApp, { smtpTimeoutMs: 1_000 });
+  });
+  afterAll(async () => {
+    await downWorkers?.close();
+    await downApp?.close();
+  });
+
+  it("never counts the outage against an alert when the schedule runs out: no run started, none extended into a disabling", async () => {
+    const failingTo = recipient();
+    const healthyTo = recipient();
+    const failing = await seedAlert(downApp, { method: "email", recipient: failingTo });
+    const since = new Date(Date.now() - 25 * 3_600_000);
+    await downApp.deps.db.update(alerts).set({ failingSince: since }).where(eq(alerts.id, failing.alertId));
+    const healthy = await seedAlert(downApp, { method: "email", recipient: healthyTo });
+    const ids = [await seedNotification(downApp, failing, "email", failingTo), await seedNotification(downApp, healthy, "email", healthyTo)];
+
+    for (const id of ids) {
+      const row = await waitForNotification(downApp, id, isFinished);
+      expect(row.status).toBe("failed");
+      expect(row.attemptCount).toBe(3);
+      expect((await attemptsOf(downApp, id))[0]!.error).toMatch(/^E[A-Z]+: /);
+    }
+    const failingRow = await alertRow(downApp, failing.alertId);
+    expect(failingRow.status).toBe("active");
+    expect(failingRow.failingSince).toEqual(since);
+    expect((await alertRow(downApp, healthy.alertId)).failingSince).toBeNull();
+  });
+});

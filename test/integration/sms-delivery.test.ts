@@ -8,7 +8,7 @@ import { alerts } from "../../src/db/schema.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { baseUrlRequestClient, describeTwilioError } from "../../src/notify/channels/sms.ts";
-import { classifyOutcome } from "../../src/notify/retry-policy.ts";
+import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import {
   alertRow,
@@ -135,12 +135,35 @@ describe("SMS delivery through the Twilio SDK", () => {
       expect(refused.deploymentFault, String(code)).toBe("sender");
       expect(classifyOutcome(refused), String(code)).toBe("retry");
     }
-    // Invalid To, unsubscribed, not a mobile number, To's region not enabled: the recipient's.
-    for (const code of [21211, 21610, 21614, 21408]) {
+    // Invalid To, unsubscribed, not a mobile number: the recipient's.
+    for (const code of [21211, 21610, 21614]) {
       const refused = describeTwilioError({ status: 400, code, message: "the 'To' number cannot get this" });
       expect(refused.deploymentFault, String(code)).toBeUndefined();
       expect(classifyOutcome(refused), String(code)).toBe("permanent");
     }
+  });
+
+  it("retries Twilio's refusal under the account's Geo Permissions (21408) as the deployment's, not the recipient's", () => {
+    const refused = describeTwilioError({ status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number" });
+    expect(refused.deploymentFault).toBe("permission");
+    expect(classifyOutcome(refused)).toBe("retry");
+    expect(isDestinationsFault(refused)).toBe(false);
+  });
+
+  it("counts Twilio unreachable, busy (429) or failing (5xx) as the provider's trouble, not the recipient's", () => {
+    const outages = [
+      describeTwilioError({ status: 429, code: 20429, message: "Too Many Requests" }),
+      describeTwilioError({ status: 500, code: 20500, message: "Internal Server Error" }),
+      describeTwilioError({ status: 503, message: "Service Unavailable" }),
+      describeTwilioError(Object.assign(new Error("connect ECONNREFUSED 10.0.0.7:443"), { code: "ECONNREFUSED" })),
+      describeTwilioError(Object.assign(new Error("timeout of 15000ms exceeded"), { code: "ECONNABORTED" })),
+    ];
+    for (const outage of outages) {
+      expect(outage.providerUnavailable, outage.error).toBe(true);
+      expect(isDestinationsFault(outage), outage.error).toBe(false);
+    }
+    // An invalid To stays the recipient's.
+    expect(isDestinationsFault(describeTwilioError({ status: 400, code: 21211, message: "invalid To" }))).toBe(true);
   });
 
   it("retries when Twilio refuses the service's own credentials (401, error 20003): the operator's to fix", async () => {
@@ -242,5 +265,90 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
     const row = await alertRow(senderApp, alert.alertId);
     expect(row.status).toBe("active");
     expect(row.failingSince).toBeNull();
+  });
+});
+
+// What is the operator's, not the recipient's: the account's Geo Permissions, and Twilio itself
+// being away or busy. Retried on the schedule, and never counted against the alert.
+describe("SMS delivery when Twilio refuses the account's reach or is unavailable", () => {
+  let reachApp: TestApp;
+  let reachWorkers: DeliveryWorkers;
+  const refusedTo = new Set<string>();
+
+  beforeAll(async () => {
+    reachApp = await startTestApp("sms-reach", {
+      TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
+      TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
+      TWILIO_FROM: TEST_TWILIO.from,
+      TWILIO_BASE_URL: standin.baseUrl,
+      RETRY_SCHEDULE: "300ms,300ms,300ms",
+    });
+    reachWorkers = startDeliveryWorkers(reachApp, { smsTimeoutMs: 5_000 });
+  });
+  afterEach(() => {
+    for (const to of refusedTo) standin.acceptRecipient(to);
+    refusedTo.clear();
+  });
+  afterAll(async () => {
+    await reachWorkers?.close();
+    await reachApp?.close();
+  });
+
+  const refuse = (to: string, error: { status: number; code: number; message: string }) => {
+    refusedTo.add(to);
+    standin.refuseRecipient(to, error);
+  };
+  const dayAndAnHourAgo = () => new Date(Date.now() - 25 * 3_600_000);
+
+  it("keeps retrying a number outside the account's Geo Permissions (21408), never disables its alert, and delivers once they cover it", async () => {
+    const to = "+4915112345601";
+    refuse(to, { status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number: +4915112345601." });
+    const alert = await seedAlert(reachApp, { method: "sms", recipient: to });
+    // A day of permanent failures already: one more counted failure would disable the alert.
+    const since = dayAndAnHourAgo();
+    await reachApp.deps.db.update(alerts).set({ failingSince: since }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(reachApp, alert, "sms", to);
+
+    const refused = await waitForNotification(reachApp, id, (row) => row.attemptCount >= 2);
+    expect(refused.status).toBe("retrying");
+    expect((await attemptsOf(reachApp, id))[0]!.error).toContain("Twilio 21408");
+
+    standin.acceptRecipient(to); // the operator enabled the country
+    expect((await waitForNotification(reachApp, id, isFinished)).status).toBe("delivered");
+    expect((await alertRow(reachApp, alert.alertId)).status).toBe("active");
+  });
+
+  it("never disables an alert for 21408, even when its schedule runs out", async () => {
+    const to = "+4915112345602";
+    refuse(to, { status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number." });
+    const alert = await seedAlert(reachApp, { method: "sms", recipient: to });
+    await reachApp.deps.db.update(alerts).set({ failingSince: dayAndAnHourAgo() }).where(eq(alerts.id, alert.alertId));
+    const id = await seedNotification(reachApp, alert, "sms", to);
+
+    expect((await waitForNotification(reachApp, id, isFinished)).status).toBe("failed");
+    expect((await attemptsOf(reachApp, id)).map((attempt) => attempt.statusCode)).toEqual([400, 400, 400, 400]);
+    expect((await alertRow(reachApp, alert.alertId)).status).toBe("active");
+  });
+
+  it("never counts a Twilio outage (503, 429) against an alert: no run started, none extended into a disabling", async () => {
+    const failingTo = "+15551230201";
+    const healthyTo = "+15551230202";
+    refuse(failingTo, { status: 503, code: 20503, message: "Service Unavailable" });
+    refuse(healthyTo, { status: 429, code: 20429, message: "Too Many Requests" });
+    const failing = await seedAlert(reachApp, { method: "sms", recipient: failingTo });
+    const since = dayAndAnHourAgo();
+    await reachApp.deps.db.update(alerts).set({ failingSince: since }).where(eq(alerts.id, failing.alertId));
+    const healthy = await seedAlert(reachApp, { method: "sms", recipient: healthyTo });
+    const ids = [await seedNotification(reachApp, failing, "sms", failingTo), await seedNotification(reachApp, healthy, "sms", healthyTo)];
+
+    for (const id of ids) {
+      const row = await waitForNotification(reachApp, id, isFinished);
+      expect(row.status).toBe("failed");
+      expect(row.attemptCount).toBe(4);
+    }
+    const failingRow = await alertRow(reachApp, failing.alertId);
+    expect(failingRow.status).toBe("active");
+    expect(failingRow.failingSince).toEqual(since);
+    expect((await alertRow(reachApp, healthy.alertId)).failingSince).toBeNull();
   });
 });

@@ -199,6 +199,29 @@ describe("webhook delivery", () => {
     expect(alertState.disabledReason).toMatch(/^every notification since .* failed \(24 hours of failures\)$/);
   });
 
+  it("never disables a paused alert on a 410 Gone, nor starts a failure run for it, so its owner gets no disabled notice", async () => {
+    const { route, alert } = await webhookAlert();
+    await t.deps.db.update(alerts).set({ status: "paused" }).where(eq(alerts.id, alert.alertId));
+    route.respond({ status: 410 }); // the receiver, down for maintenance
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    const row = await alertRow(t, alert.alertId);
+    expect(row).toMatchObject({ status: "paused", disabledReason: null, disabledAt: null, disabledNoticeOwed: false, failingSince: null });
+  });
+
+  it("never disables a paused alert whose notifications have failed for 24 hours straight", async () => {
+    const { route, alert } = await webhookAlert();
+    const dayAndAnHourAgo = new Date(Date.now() - 25 * 3_600_000);
+    await t.deps.db.update(alerts).set({ status: "paused", failingSince: dayAndAnHourAgo }).where(eq(alerts.id, alert.alertId));
+    route.respond({ status: 400 });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    const row = await alertRow(t, alert.alertId);
+    expect(row).toMatchObject({ status: "paused", disabledReason: null, disabledNoticeOwed: false, failingSince: dayAndAnHourAgo });
+  });
+
   it("clears the alert's failure run on a delivery", async () => {
     const { route, alert } = await webhookAlert();
     await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 3_600_000) }).where(eq(alerts.id, alert.alertId));
@@ -314,9 +337,11 @@ describe("a receiver that hangs", () => {
 
   beforeAll(async () => {
     fair = await startTestApp("webhook-fairness", { RETRY_SCHEDULE: "100ms" });
-    [hanging, healthy] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
+    // Two addresses: a receiver is an address (or a domain), whatever its port.
+    [hanging, healthy] = await Promise.all([startWebhookReceiver(), startWebhookReceiver({ host: "127.0.0.2" })]);
     // Five slots, two of them at most for one receiver; a timeout far beyond the test's wait.
-    fairWorkers = startDeliveryWorkers(fair, { webhookTimeoutMs: 60_000 }, { webhookAttemptsPerReceiver: 2 });
+    // Every name resolves to the hanging receiver's address.
+    fairWorkers = startDeliveryWorkers(fair, { webhookTimeoutMs: 60_000, resolve: async () => ["127.0.0.1"] }, { webhookAttemptsPerReceiver: 2 });
   });
   afterAll(async () => {
     await hanging?.close(); // ends the hung attempts, so the workers can stop
@@ -338,6 +363,24 @@ describe("a receiver that hangs", () => {
     expect((await waitForNotification(fair, id, isFinished)).status).toBe("delivered");
     expect(fine.requests[0]!.verifiedWith).toEqual([fineAlert.secret]);
     // The others wait their turn without an attempt made or counted.
+    expect(stuck.requests).toHaveLength(2);
+  });
+
+  it("holds its share however many names of its domain, letter cases or trailing dots it is reached by", async () => {
+    const stuck = hanging.route("/tarpit").respond(...Array.from({ length: 9 }, () => ({ hang: true as const })));
+    const names = ["a.tarpit.example", "B.TARPIT.example", "c.tarpit.example."];
+    for (const name of names) {
+      const url = `http://${name}:${hanging.port}/tarpit`;
+      const alert = await seedAlert(fair, { method: "webhook", webhookUrl: url });
+      for (let i = 0; i < 3; i++) await seedNotification(fair, alert, "webhook", url);
+    }
+    await waitFor("the tarpit's first attempts", async () => stuck.requests.length >= 2);
+
+    const fine = healthy.route("/fine-too");
+    const fineAlert = await seedAlert(fair, { method: "webhook", webhookUrl: fine.url });
+    const id = await seedNotification(fair, fineAlert, "webhook", fine.url);
+    expect((await waitForNotification(fair, id, isFinished)).status).toBe("delivered");
+    // Two slots for the whole domain: "a.", "b." and "c." would each have had two (all five).
     expect(stuck.requests).toHaveLength(2);
   });
 });

@@ -50,9 +50,28 @@ describe("createHostSlots", () => {
 });
 
 describe("receiverOf", () => {
-  it("names a receiver by host and port, in lower case", () => {
-    expect(receiverOf("https://Hooks.Example.com/a?b=1")).toBe("hooks.example.com");
-    expect(receiverOf("http://127.0.0.1:8080/hook")).toBe("127.0.0.1:8080");
+  it("names a receiver by its registrable domain, whatever the subdomain, port, case or trailing dot", () => {
+    expect(receiverOf("https://Hooks.Example.com/a?b=1")).toBe("example.com");
+    const tarpit = ["https://a.tarpit.example/h", "https://b.tarpit.example:8443/h", "https://C.TARPIT.EXAMPLE/h", "https://d.tarpit.example./h", "https://tarpit.example/h", "https://x_1.deep.tarpit.example/h"];
+    expect(new Set(tarpit.map(receiverOf))).toEqual(new Set(["tarpit.example"]));
+  });
+
+  it("tells apart the domains under a public suffix", () => {
+    expect(receiverOf("https://hooks.acme.co.uk/h")).toBe("acme.co.uk");
+    expect(receiverOf("https://hooks.other.co.uk/h")).toBe("other.co.uk");
+  });
+
+  it("keys an IPv4 literal on itself and an IPv6 literal on its /64, with its IPv4-mapped form on the IPv4 address", () => {
+    expect(receiverOf("http://127.0.0.1:8080/hook")).toBe("127.0.0.1");
+    expect(receiverOf("http://0x7f.1/hook")).toBe("127.0.0.1");
+    expect(receiverOf("http://[::ffff:127.0.0.1]/hook")).toBe("127.0.0.1");
+    expect(receiverOf("https://[2001:db8:1:2::1]/h")).toBe("2001:db8:1:2::/64");
+    expect(receiverOf("https://[2001:DB8:1:2:ffff::9]:8443/h")).toBe("2001:db8:1:2::/64");
+    expect(receiverOf("https://[2001:db8:1:3::1]/h")).toBe("2001:db8:1:3::/64");
+  });
+
+  it("keys a name that has no registrable domain on the name itself", () => {
+    expect(receiverOf("http://localhost:3000/h")).toBe("localhost");
   });
 
   it("is undefined for what is no URL", () => {

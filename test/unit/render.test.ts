@@ -320,6 +320,23 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
     expect(renderSms(payload({}, "risk_alert.test"), new Date("2026-03-01T15:05:00.000Z"))).toMatch(/^Risk alert test \(3h ago\): /);
   });
 
+  it("measures how late from the transaction's block time, not from when its batch was evaluated", () => {
+    // A transfer at 06:00, evaluated at 12:00 after an outage, sent at 12:01: six hours old.
+    const evaluatedLate = payload();
+    evaluatedLate.data.transaction!.blockTime = Date.parse("2026-03-01T06:00:00.000Z") / 1000;
+    expect(renderSms(evaluatedLate, new Date("2026-03-01T12:01:00.000Z"))).toMatch(/^Risk alert \(6h ago\): /);
+    // A block time after the timestamp (a skewed clock) does not make the SMS look on time.
+    const skewed = payload();
+    skewed.data.transaction!.blockTime = Date.parse("2026-03-01T18:00:00.000Z") / 1000;
+    expect(renderSms(skewed, new Date("2026-03-01T15:05:00.000Z"))).toMatch(/^Risk alert \(3h ago\): /);
+  });
+
+  it("measures how late a score change is from its notification's timestamp, as it has no transaction", () => {
+    const scoreChange = payload({ condition: "risk_score_increase", transaction: undefined, reason: "Risk score rose 25 points, from 20 to 45 (threshold 10)." });
+    expect(renderSms(scoreChange, new Date("2026-03-01T12:05:00.000Z"))).toMatch(/^Risk alert: /);
+    expect(renderSms(scoreChange, new Date("2026-03-01T14:00:00.000Z"))).toMatch(/^Risk alert \(2h ago\): /);
+  });
+
   it("cuts a long alias, not the facts, to make room for how late the SMS is", () => {
     const sms = renderSms(
       payload({ alias: ALIAS_64, condition: "suspicious_counterparty", riskScore: 90, reason: "Sent 5 SOL to 9WzD…AWWM (sanctioned, risk 95, threshold 75)." }),

@@ -3,6 +3,7 @@ import {
   PERMANENT_ERROR_CODES,
   RETRY_AFTER_MAX_MS,
   classifyOutcome,
+  isDestinationsFault,
   marksAlertGone,
   nextDelayMs,
   parseRetryAfterMs,
@@ -55,6 +56,11 @@ describe("classifyOutcome", () => {
   it("retries whatever the status when the provider refused the service's own sender", () => {
     expect(classifyOutcome({ smtpResponseCode: 553, errorCode: "EENVELOPE", deploymentFault: "sender" })).toBe("retry");
     expect(classifyOutcome({ statusCode: 400, deploymentFault: "sender" })).toBe("retry");
+  });
+
+  it("retries whatever the status when the provider refused the service's account permission to send there", () => {
+    expect(classifyOutcome({ smtpResponseCode: 554, errorCode: "EENVELOPE", deploymentFault: "permission" })).toBe("retry");
+    expect(classifyOutcome({ statusCode: 400, deploymentFault: "permission" })).toBe("retry");
   });
 
   it("counts an outcome without any code (outbox file, SMS log) as delivered", () => {
@@ -123,5 +129,21 @@ describe("nextDelayMs", () => {
 
   it("does not let Retry-After extend an exhausted schedule", () => {
     expect(nextDelayMs(4, SCHEDULE, middle, 1_000)).toBeNull();
+  });
+});
+
+describe("isDestinationsFault", () => {
+  it("counts a receiver's or a recipient's failure against the alert", () => {
+    expect(isDestinationsFault({ statusCode: 503 })).toBe(true);
+    expect(isDestinationsFault({ errorCode: "ECONNREFUSED" })).toBe(true);
+    expect(isDestinationsFault({ smtpResponseCode: 550, errorCode: "EENVELOPE" })).toBe(true);
+  });
+
+  it("never counts the deployment's refusals or an outage of its own provider against the alert", () => {
+    for (const deploymentFault of ["credentials", "sender", "permission"] as const) {
+      expect(isDestinationsFault({ smtpResponseCode: 554, deploymentFault }), deploymentFault).toBe(false);
+    }
+    expect(isDestinationsFault({ errorCode: "ECONNECTION", providerUnavailable: true })).toBe(false);
+    expect(isDestinationsFault({ statusCode: 503, providerUnavailable: true })).toBe(false);
   });
 });

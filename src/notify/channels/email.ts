@@ -10,6 +10,7 @@ import addressparser from "nodemailer/lib/addressparser";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { renderEmail, type RenderedEmail } from "../render.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
+import { smtpFault } from "./smtp-faults.ts";
 import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
 import { redactUrl } from "../../redact-url.ts";
 
@@ -116,24 +117,6 @@ function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
   if (smtpResponseCode === undefined && (errorCode === "EENVELOPE" || errorCode === "EMESSAGE")) {
     errorCode = PERMANENT_ERROR_CODES.badMessage;
   }
-  return {
-    errorCode,
-    smtpResponseCode,
-    ...smtpDeploymentFault(errorCode, smtpResponseCode, command),
-    error: `${smtpResponseCode ?? errorCode}: ${withoutPeerAddress(text)}`.slice(0, 1000),
-  };
+  const logLine = `${smtpResponseCode ?? errorCode}: ${withoutPeerAddress(text)}`.slice(0, 1000);
+  return { errorCode, smtpResponseCode, ...smtpFault({ errorCode, smtpResponseCode, command, text }), error: logLine };
 }
-
-/**
- * Refusals of our side of the transaction rather than of the recipient: our login, or our
- * sender at MAIL FROM (553 "Sender address rejected: not owned by user"…), which the server
- * answers before it has heard of any recipient. Refusals at RCPT TO stay the recipient's.
- */
-function smtpDeploymentFault(errorCode: string, smtpResponseCode: number | undefined, command: unknown): Pick<AttemptResult, "deploymentFault"> {
-  // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
-  if (errorCode === "EAUTH" || smtpResponseCode === 530) return { deploymentFault: "credentials" };
-  // Only a server's reply: nodemailer's own refusals at MAIL FROM (message too large) have none.
-  if (command === "MAIL FROM" && smtpResponseCode !== undefined) return { deploymentFault: "sender" };
-  return {};
-}
-

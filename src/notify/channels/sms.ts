@@ -77,12 +77,20 @@ const TWILIO_AUTHENTICATE = 20003;
 const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21606, 21611, 21659]);
 
 /**
+ * 21408 "Permission to send an SMS has not been enabled for the region indicated by the 'To'
+ * number": the account's Geo Permissions (a console setting of the operator's) leave out the
+ * number's country. Another account would send it, so it says nothing about the recipient.
+ */
+const TWILIO_GEO_PERMISSION = 21408;
+
+/**
  * Twilio's answer decides: its HTTP status (400 for 21211 invalid To, 21610 unsubscribed,
- * 21614 not a mobile number, 21408 region not enabled…; 429; 5xx) goes through the retry
- * policy like any HTTP status. A transport error carries a code (retried); an error with
- * neither is the SDK refusing the message before sending it, which no retry can fix. A
- * refusal of our credentials or of our From number is retried whatever its status (see
- * DeliveryOutcome.deploymentFault).
+ * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
+ * A transport error carries a code (retried); an error with neither is the SDK refusing the
+ * message before sending it, which no retry can fix. A refusal of our credentials, our From
+ * number or our account's Geo Permissions is retried whatever its status (see
+ * DeliveryOutcome.deploymentFault); Twilio unreachable, busy (429) or failing (5xx) is
+ * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable).
  */
 export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
   const { status, code, message, detail, moreInfo } = (error ?? {}) as {
@@ -98,17 +106,21 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
     return {
       statusCode: status,
-      ...twilioDeploymentFault(status, code),
+      ...twilioFault(status, code),
       error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
     };
   }
-  if (typeof code === "string") return { errorCode: code, error: `${code}: ${withoutPeerAddress(message ?? "request failed")}` };
+  if (typeof code === "string") {
+    return { errorCode: code, providerUnavailable: true, error: `${code}: ${withoutPeerAddress(message ?? "request failed")}` };
+  }
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };
 }
 
-function twilioDeploymentFault(status: number, code: unknown): Pick<AttemptResult, "deploymentFault"> {
+function twilioFault(status: number, code: unknown): Pick<AttemptResult, "deploymentFault" | "providerUnavailable"> {
   // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
   if (status === 401 || code === TWILIO_AUTHENTICATE) return { deploymentFault: "credentials" };
   if (typeof code === "number" && TWILIO_SENDER_REFUSED.has(code)) return { deploymentFault: "sender" };
+  if (code === TWILIO_GEO_PERMISSION) return { deploymentFault: "permission" };
+  if (status === 429 || status >= 500) return { providerUnavailable: true };
   return {};
 }

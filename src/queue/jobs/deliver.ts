@@ -8,11 +8,19 @@ import { createDeliveryStore, type DeliveryRow } from "../../db/queries/deliveri
 import { failWithoutAttempt } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
+import { createRepeatedWarning } from "../../log-repeats.ts";
 import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
 import { recordPermanentFailure, type AlertHealthDeps } from "../../notify/alert-health.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
-import { classifyOutcome, marksAlertGone, nextDelayMs, parseRetryAfterMs, type DeploymentFault } from "../../notify/retry-policy.ts";
+import {
+  classifyOutcome,
+  isDestinationsFault,
+  marksAlertGone,
+  nextDelayMs,
+  parseRetryAfterMs,
+  type DeploymentFault,
+} from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
 import { enqueueDisabledNotice } from "../disabled-notices.ts";
 import type { DeliverJob } from "../names.ts";
@@ -29,8 +37,9 @@ export const DELIVERY_CONCURRENCY: Readonly<Record<NotificationMethod, number>> 
 };
 
 /**
- * Attempts in flight to one webhook receiver (host and port) per worker process, at the least:
- * a tenth of the slots, all that a receiver which hangs keeps (host-slots.ts); one that answers
+ * Attempts in flight to one webhook receiver (a registrable domain or an address, whatever the
+ * port: receiverOf) per worker process, at the least: a tenth of the slots, all that a
+ * receiver which hangs keeps (host-slots.ts); one that answers
  * within SLOW_ATTEMPT_MS grows its share up to every slot. 5 s, not 1 s: with 1 s, a burst to
  * one healthy receiver went 5-7 % slower than with no cap at all (npm run bench:delivery, two
  * alternating pairs; a busy worker's answers take longer than they seem, its event loop being
@@ -65,6 +74,11 @@ export function makeDeliverProcessor(
     logger: deps.logger,
     enqueueNotice: (notice) => enqueueDisabledNotice(deps.queues, deps.config.retryScheduleMs, notice),
   };
+  // An outage of our SMTP server or Twilio fails every attempt on the channel: one line a minute.
+  const warnProviderUnavailable = createRepeatedWarning(
+    deps.logger,
+    `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried on their schedule and do not count against their alerts`,
+  );
   const receivers = createHostSlots({
     floor: deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER,
     ceiling: DELIVERY_CONCURRENCY.webhook,
@@ -112,7 +126,13 @@ export function makeDeliverProcessor(
     if (result.deploymentFault) {
       deps.logger.error(
         { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
-        `the ${row.channel} provider refused this service's ${result.deploymentFault} (${SETTING_TO_FIX[result.deploymentFault][row.channel]}); the notification is retried on its schedule`,
+        `the ${row.channel} provider refused ${REFUSED[result.deploymentFault]} (${SETTING_TO_FIX[result.deploymentFault][row.channel]}); the notification is retried on its schedule`,
+      );
+    }
+    if (result.providerUnavailable) {
+      warnProviderUnavailable(
+        { code: result.errorCode ?? `HTTP ${result.statusCode ?? result.smtpResponseCode}`, message: result.error },
+        { notificationId: row.notificationId, channel: row.channel, status: outcome.status },
       );
     }
 
@@ -136,8 +156,10 @@ export function makeDeliverProcessor(
       // nor failed: the job-duration histogram hears of the attempt only from here.
       await sleepUntil(job, outcome.nextAttemptAt, token, () => deps.deliveryMetrics?.parkedForRetry(job));
     }
-    // Our own credentials or sender are no fault of the alert's destination: they never count toward disabling it.
-    if (outcome.status === "failed" && !result.deploymentFault) {
+    // Only the destination's failures count toward disabling the alert: not our own credentials,
+    // sender or account permissions, nor an outage of our SMTP server or Twilio, however long.
+    // The last attempt decides for a notification whose schedule ran out.
+    if (outcome.status === "failed" && isDestinationsFault(result)) {
       await recordPermanentFailure(
         alertHealth,
         { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
@@ -150,11 +172,24 @@ export function makeDeliverProcessor(
   };
 }
 
+/** What each kind of deployment fault refused, for the log. */
+const REFUSED: Readonly<Record<DeploymentFault, string>> = {
+  credentials: "this service's credentials",
+  sender: "this service's sender",
+  permission: "to send there on this service's account",
+};
+
 /** Where an operator fixes what each channel's provider refused. */
 const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<NotificationMethod, string>>>> = {
   credentials: { webhook: "none of ours", email: "SMTP_URL", sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN" },
   // "553 Sender address rejected: not owned by user": the address, or the login in SMTP_URL, is wrong.
   sender: { webhook: "none of ours", email: "EMAIL_FROM, or the login in SMTP_URL", sms: "TWILIO_FROM" },
+  // "554 5.7.1 Relay access denied", "Email address is not verified" (a sandbox); Twilio 21408.
+  permission: {
+    webhook: "none of ours",
+    email: "the SMTP server's relay rights for the login in SMTP_URL, or its sandbox (verified recipients only)",
+    sms: "the Twilio account's SMS Geo Permissions",
+  },
 };
 
 type Decision = { status: "delivered" | "retrying" | "failed"; nextAttemptAt: Date | null; error: string | undefined };
