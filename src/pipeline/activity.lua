@@ -16,9 +16,11 @@
 --          any counted since), so reading them would judge the earlier batches by the later
 --          ones' transactions: a burst's crossing of unusual_activity's limit could be jumped.
 -- ARGV[1]  key prefix of the per-address keys
--- ARGV[2]  msgpack: [[address, needWindows, n, t, failedOut, solOut, sentTo, receivedFrom,
+-- ARGV[2]  msgpack: [[address, needWindows, n, t, kind, solOut, sentTo, receivedFrom,
 --          marker, t, ... (n events), n, ... (the next step's)], ...] one entry per address, the
 --          steps it is in, in order, each step's events sorted by block time (oldest first);
+--          kind is 1 when the address sent it and it failed, plus 2 (SENT) when the address
+--          sent it (its own transaction: what ends a silence, see the dormancy below);
 --          marker is an index into ARGV[4]; sentTo are the event's other sides the address sent
 --          to (failed sends too), receivedFrom those it only received from, each by a prefix of
 --          CP_LENGTH characters, run together ('' when none). Both go into the remembered set;
@@ -30,7 +32,10 @@
 -- ARGV[5]  how many of KEYS are markers (the answer hashes follow, in the same order)
 -- Returns msgpack: per address, per step it is in: [lastHour, previous7Days, tx24h,
 --          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), then if needWindows
---          countAfter of each event and previous7Days of each event's own hour]
+--          lastHourBefore (the trailing 60 minutes at the newest minute seen before the step,
+--          without the step's events: unusual_activity's judgment at the newest minute, see
+--          transaction-firings.ts), countAfter of each event and previous7Days of each event's
+--          own hour]
 -- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
 -- with printf and parses every one with strtod, about a tenth of the script's time.
 local markerCount = tonumber(ARGV[5])
@@ -42,24 +47,35 @@ local prefix = ARGV[1]
 local input = cmsgpack.unpack(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
 local HOUR, DAY, KEY_TTL = 3600, 86400, 8 * 86400
--- The newest block time outlives the other keys: dormant_reactivation needs a silence of 90
--- days or more, and with the hot state gone after 8 days every wake-up looked like a first
--- transaction (no gap, no factor). Three years: any silence shorter than that is seen.
+-- The newest send's block time outlives the other keys: dormant_reactivation needs a silence
+-- of 90 days or more, and with the hot state gone after 8 days every wake-up looked like a
+-- first transaction (no gap, no factor). Three years: any silence shorter than that is seen.
 local LAST_TTL = 3 * 365 * 86400
+-- The counterparty set outlives the other keys too: new_counterparty_burst counts addresses
+-- the wallet never dealt with, and kept 8 days a payroll paying the same payees every two
+-- weeks (or monthly, quarterly) saw them all as new each time. 100 days covers a quarterly
+-- cycle with room; a set holds at most about 1,000 prefixes of 12 characters (~48 KB in
+-- Redis 7.0, where it is a hashtable past 128 members; ~1 KB for a dozen payees).
+local CP_KEY_TTL = 100 * 86400
 local BASE_FIRST, BASE_LAST = 169, 2 -- previous 7 days: hours [H-169, H-2]
 local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
 local CP_LENGTH = 12                   -- COUNTERPARTY_KEY_LENGTH in activity.ts
 local NONE = -1
-local META = 15                         -- state: 15 numbers, then (minute, count, new) triples
+local META = 16                         -- state: 16 numbers, then (minute, count, new) triples
+-- A state written before the newest send was kept has 15 numbers (its length a multiple of 3,
+-- a state of 16 is not): its newest block time of any transaction stands in for the newest
+-- send, as it was measured then.
+local LEGACY_META = 15
 local EVENT, MARKER = 6, 5              -- fields per event in ARGV[2], and the marker's offset
+local SENT = 2                          -- an event's kind (ARGV[2]): 1 if a failed send, plus SENT if a send
 local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
 local results = {}
 
 -- A key gets its expiry when first written and again once an hour (not on every write);
 -- `flags` records which keys have theirs. Returns the new flags.
-local function expireOnce(key, flags, flag)
+local function expireOnce(key, flags, flag, ttl)
   if flags % (2 * flag) < flag then
-    redis.call('EXPIRE', key, KEY_TTL)
+    redis.call('EXPIRE', key, ttl)
     return flags + flag
   end
   return flags
@@ -115,10 +131,12 @@ for i = 1, #input do
   local cpKey = prefix .. ':activity-cp:' .. address
   local lastKey = prefix .. ':activity-last:' .. address
 
-  -- The state: sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags, then the minute buckets.
+  -- The state: sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags ls, then the minute buckets.
   local st = states[i] and cmsgpack.unpack(states[i]) or nil
   local isNew = st == nil
   local last, gt, gs, ch, c7, c23, f23, o23, cH, fH, oH
+  -- ls: the newest block time of a send (nil: none known); lsKept: what its key holds.
+  local ls, lsKept
   local flags = 0
   local mc, mn = {}, {} -- minute -> transactions, counterparties first seen
   if isNew then
@@ -127,7 +145,15 @@ for i = 1, #input do
     last, gt, gs, ch = st[4], st[5], st[6], st[7]
     if gt == NONE then gt, gs = nil, nil end
     c7, c23, f23, o23, cH, fH, oH, flags = st[8], st[9], st[10], st[11], st[12], st[13], st[14], st[15]
-    for k = META + 1, #st, 3 do
+    local meta = META
+    if #st % 3 == 0 then
+      meta = LEGACY_META
+      ls = last
+    elseif st[16] ~= NONE then
+      ls = st[16]
+    end
+    lsKept = ls
+    for k = meta + 1, #st, 3 do
       mc[st[k]] = st[k + 1]
       if st[k + 2] > 0 then mn[st[k]] = st[k + 2] end
     end
@@ -138,6 +164,15 @@ for i = 1, #input do
   while p <= #item do
     local count, first = item[p], p + 1
     p = first + count * EVENT
+    -- The trailing 60 minutes at the newest minute seen before the step: what unusual_activity's
+    -- judgment at the newest minute starts from (a pass over at most 120 minutes).
+    local lastHourBefore = 0
+    if needWindows and last ~= nil then
+      local before = floor(last / 60) - 59
+      for m, c in pairs(mc) do
+        if m >= before then lastHourBefore = lastHourBefore + c end
+      end
+    end
     -- The events to add: those whose batch marker was set just now, oldest first.
     local adds = {}
     for e = 0, count - 1 do
@@ -164,7 +199,8 @@ for i = 1, #input do
       -- sent to it (in an earlier event) goes with the received ones, so it is not new.
       local sentList, receivedList, dealt = {}, {}, {}
       for _, b in ipairs(adds) do
-        local t, failed, out = item[b], item[b + 1], item[b + 2]
+        local t, out = item[b], item[b + 2]
+        local failed = item[b + 1] % SENT -- 1: it sent it and it failed
         local m, h = floor(t / 60), floor(t / HOUR)
         mc[m] = (mc[m] or 0) + 1
         if h == current then
@@ -200,19 +236,25 @@ for i = 1, #input do
         end
       end
       if #receivedList > 0 then sadd(cpKey, receivedList) end
-      if #sentList > 0 or #receivedList > 0 then flags = expireOnce(cpKey, flags, CP_TTL) end
-      -- Dormancy: the longest silence before one of the batch's transactions, kept for a day:
-      -- before its first one, or between two of them (a backfill can span the silence).
-      local previous = last
-      -- A state that expired (8 days of silence) leaves the newest block time in its own key.
-      if previous == nil then previous = tonumber(redis.call('GET', lastKey) or nil) end
+      if #sentList > 0 or #receivedList > 0 then flags = expireOnce(cpKey, flags, CP_TTL, CP_KEY_TTL) end
+      -- Dormancy: the longest silence before one of the batch's sends, kept for a day: before
+      -- its first one, or between two of them (a backfill can span the silence). Only the
+      -- address's own sends (failed ones too) end a silence: anyone can send a cold wallet dust,
+      -- and a wallet that keeps receiving deposits is still silent. A state that expired (8
+      -- days without any transaction) leaves the newest send's block time in its own key.
+      if isNew then
+        ls = tonumber(redis.call('GET', lastKey) or nil)
+        lsKept = ls
+      end
       for _, b in ipairs(adds) do
-        local t = item[b]
-        if previous ~= nil and t > previous then
-          local gap = t - previous
-          if gs == nil or gap >= gs or t - gt > DAY then gt, gs = t, gap end
+        if item[b + 1] >= SENT then
+          local t = item[b]
+          if ls ~= nil and t > ls then
+            local gap = t - ls
+            if gs == nil or gap >= gs or t - gt > DAY then gt, gs = t, gap end
+          end
+          if ls == nil or t > ls then ls = t end
         end
-        if previous == nil or t > previous then previous = t end
       end
       if last == nil or lastT > last then last = lastT end
 
@@ -223,7 +265,7 @@ for i = 1, #input do
           redis.call('HINCRBY', hourKey, field, amount)
         end
       end
-      if next(hourAdds) ~= nil then flags = expireOnce(hourKey, flags, HOURS_TTL) end
+      if next(hourAdds) ~= nil then flags = expireOnce(hourKey, flags, HOURS_TTL, KEY_TTL) end
       if isNew then
         -- Every hour bucket of a new address comes from this batch: the sums are local.
         for field, amount in pairs(hourAdds) do
@@ -238,7 +280,7 @@ for i = 1, #input do
         -- the expiries are renewed.
         flags = 0
         if redis.call('EXPIRE', hourKey, KEY_TTL) == 1 then flags = flags + HOURS_TTL end
-        if redis.call('EXPIRE', cpKey, KEY_TTL) == 1 then flags = flags + CP_TTL end
+        if redis.call('EXPIRE', cpKey, CP_KEY_TTL) == 1 then flags = flags + CP_TTL end
         local old = {}
         -- Transaction counts are kept an hour beyond the baseline's reach: a transaction an hour
         -- late has its own baseline, [h-169, h-2], an hour further back than the newest one's.
@@ -290,6 +332,7 @@ for i = 1, #input do
     local result = { s, c7, c23 + cH, f23 + fH, o23 + oH, sn, dormant }
 
     if needWindows then
+      result[#result + 1] = lastHourBefore
       -- countAfter of each event: the trailing 60 minutes at its minute, minus the step's
       -- events after it in that same minute (they are in the counts already).
       local windowAt = { [M] = s }
@@ -335,7 +378,7 @@ for i = 1, #input do
       answered[k][address] = result
     else
       local before = earlierAnswer(k, address)
-      if before and (not needWindows or #before >= 7 + 2 * count) then result = before end
+      if before and (not needWindows or #before >= 8 + 2 * count) then result = before end
     end
     rows[#rows + 1] = result
     if adding then
@@ -373,20 +416,23 @@ for i = 1, #input do
     -- SET … EX costs Redis about as much again as a plain SET (KEEPTTL keeps the one it has).
     local keepTtl = flags % (2 * STATE_TTL) >= STATE_TTL
     if not keepTtl then flags = flags + STATE_TTL end
-    local out = { M, s, sn, last, gt or NONE, gs or NONE, ch, c7, c23, f23, o23, cH, fH, oH, flags }
+    local out = { M, s, sn, last, gt or NONE, gs or NONE, ch, c7, c23, f23, o23, cH, fH, oH, flags, ls or NONE }
     for _, m in ipairs(minutes) do
       out[#out + 1] = m
       out[#out + 1] = mc[m]
       out[#out + 1] = mn[m] or 0
     end
-    -- The newest block time is written with every write of the state (it must be exact when
-    -- the state expires), its expiry renewed with the state's, once an hour.
+    -- The newest send's block time is written whenever it moves (it must be exact when the
+    -- state expires), its expiry renewed with the state's, once an hour; a key written the
+    -- first time gets its expiry then.
     if keepTtl then
       redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'KEEPTTL')
-      redis.call('SET', lastKey, last, 'KEEPTTL')
+      if ls ~= lsKept then
+        if lsKept == nil then redis.call('SET', lastKey, ls, 'EX', LAST_TTL) else redis.call('SET', lastKey, ls, 'KEEPTTL') end
+      end
     else
       redis.call('SET', stateKeys[i], cmsgpack.pack(out), 'EX', KEY_TTL)
-      redis.call('SET', lastKey, last, 'EX', LAST_TTL)
+      if ls ~= nil then redis.call('SET', lastKey, ls, 'EX', LAST_TTL) end
     end
   end
   results[i] = rows

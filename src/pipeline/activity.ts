@@ -1,20 +1,27 @@
 // Activity counters in Redis: how busy each address has been, by the transactions' block time.
 //
-// Per address, three keys:
+// Per address, four keys:
 //   <prefix>:activity:<address>     the hot state, a msgpack array: the newest block time, the
 //                                   current hour's counts (transactions, failed sent, SOL sent),
 //                                   cached sums (previous 7 days, last 23 hours), the dormancy
-//                                   record, and the last 120 minutes as (minute, transactions,
-//                                   new counterparties) buckets;
+//                                   record, the newest send's block time, and the last 120
+//                                   minutes as (minute, transactions, new counterparties) buckets;
 //   <prefix>:activity-h:<address>   a hash of finished hours: c<hour> transactions (kept 171 h),
 //                                   f<hour> failed sent and o<hour> SOL sent (kept 24 h);
 //   <prefix>:activity-cp:<address>  a set of its counterparties (by a 12-character prefix), at
 //                                   most 1,000 (trimmed to 500 at random, once an hour): every
 //                                   other side it dealt with, either way, failed or not; of
 //                                   those it sent to, the ones not in it yet are the new
-//                                   counterparties (src/domain/risk/dealings.ts);
-//   <prefix>:activity-last:<address> its newest block time, kept 3 years: what a wake-up after
-//                                   the other keys expired measures its silence from.
+//                                   counterparties (src/domain/risk/dealings.ts). Kept 100 days
+//                                   after the address's last activity, not 8: "never dealt with"
+//                                   must survive a payroll's fortnightly or quarterly cycle;
+//   <prefix>:activity-last:<address> the block time of its newest send (its own transaction,
+//                                   failed too), kept 3 years: what a wake-up after the other
+//                                   keys expired measures its silence from. Only sends end a
+//                                   silence (dormant_reactivation is about the keys being used:
+//                                   a stranger's dust must not wake a cold wallet). Keys written
+//                                   before this rule hold the newest transaction of any kind,
+//                                   and are read as the newest send until the address sends.
 // A batch reads every hot state of a chunk with one MGET and writes each back with one SET;
 // the hour hash is touched when an hour finishes (and for late transactions), the set once
 // per batch when the address has counterparties (twice when it both sent and received: once
@@ -33,7 +40,7 @@
 // with that (unless it needs per-event windows that the first run did not). The markers and
 // answers are deleted once the evaluation has committed (a batch marked evaluated is never
 // evaluated again), and expire after a day if that deletion is lost. Keys expire 8 days after
-// their address was last active (its newest block time, 3 years).
+// their address was last active (its counterparties 100 days, its newest send 3 years).
 //
 // Only tracked addresses are counted (see scoring.ts); the tracked set is read when the
 // evaluation starts, so an address counts from the first evaluation that begins after its
@@ -60,6 +67,8 @@ export type ActivityEvent = {
   /** The ingest batch the transaction came in: with the address's bucket, its "counted" marker. */
   batchId: string;
   blockTime: number;
+  /** The address sent it (its own transaction, failed or not, self-transfers too): it ends a silence (dormant_reactivation). */
+  sent: boolean;
   /** The address sent this transaction and it failed. */
   failedSent: boolean;
   /** SOL the address sent in this (successful) transaction, else 0; summed over its legs. */
@@ -90,8 +99,14 @@ export type AddressActivity = {
   failed24h: number;
   solOutflow24h: number;
   newCounterpartiesLastHour: number;
-  /** The longest gap before a transaction within the last day (seconds); null when none. */
+  /** The longest silence a send ended within the last day: the gap since the send before it (seconds); null when none. */
   dormantGapSeconds: number | null;
+  /**
+   * Transactions in the 60 minutes up to the newest one seen before this step, its events not
+   * counted: with transactionsLastHour, unusual_activity's judgment at the newest minute
+   * (transaction-firings.ts). Null unless needWindows.
+   */
+  transactionsLastHourBefore: number | null;
   /** Per event (same order): transactions in the trailing 60 minutes at it, itself included. */
   countAfter: number[] | null;
   /** Per event (same order): transactions in the 168 whole hours before the hour preceding its own hour. */
@@ -301,7 +316,8 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
           }
           item.push(
             e.blockTime,
-            e.failedSent ? 1 : 0,
+            // The kind, as bits (activity.lua's SENT): no extra field per event.
+            (e.failedSent ? 1 : 0) + (e.sent ? 2 : 0),
             e.solSent,
             // Addresses are 32–44 characters, so every prefix has the full length the script cuts by.
             counterpartyKeys(e.sentTo),
@@ -329,8 +345,9 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
     solOutflow24h: solOut24h ?? 0,
     newCounterpartiesLastHour: newCounterparties ?? 0,
     dormantGapSeconds: dormantGap === undefined || dormantGap < 0 ? null : dormantGap,
-    countAfter: input.needWindows ? row.slice(7, 7 + input.events.length) : null,
-    previous7DaysAt: input.needWindows ? row.slice(7 + input.events.length, 7 + 2 * input.events.length) : null,
+    transactionsLastHourBefore: input.needWindows ? (row[7] ?? 0) : null,
+    countAfter: input.needWindows ? row.slice(8, 8 + input.events.length) : null,
+    previous7DaysAt: input.needWindows ? row.slice(8 + input.events.length, 8 + 2 * input.events.length) : null,
   };
 }
 

@@ -55,15 +55,18 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
       // A failed self-transfer is the address's own failed attempt too: a failed Helius item
       // moves nothing and is stored from its fee payer to itself.
       const failedSent = tx.from === address && tx.status === "failed";
+      // Its own transaction (a self-transfer too): only these end a silence (dormant_reactivation).
+      const ownSend = tx.from === address;
       const solSent = sent && tx.status === "success" && isSol(tx) && OUTFLOW_TYPES.has(tx.type) ? tx.amount : 0;
       const dealing = dealingOf(address, tx);
       const events = entry.events.events;
       let event = events[events.length - 1];
       if (event && lastSignature.get(address) === tx.signature) {
         event.failedSent ||= failedSent;
+        event.sent ||= ownSend;
         event.solSent += solSent;
       } else {
-        event = { batchId: tx.batchId, blockTime: tx.blockTime, failedSent, solSent, sentTo: [], receivedFrom: [] };
+        event = { batchId: tx.batchId, blockTime: tx.blockTime, sent: ownSend, failedSent, solSent, sentTo: [], receivedFrom: [] };
         events.push(event);
         lastSignature.set(address, tx.signature);
       }

@@ -66,7 +66,7 @@ export function scoreFromActivity(
     solOutflow24h: activity.solOutflow24h,
     balanceSol,
     newCounterpartiesLastHour: activity.newCounterpartiesLastHour,
-    secondsSincePreviousActivity: activity.dormantGapSeconds,
+    secondsSincePreviousSend: activity.dormantGapSeconds,
   };
   const factors = riskFactors(inputs);
   return { score: riskScore(factors), factors };

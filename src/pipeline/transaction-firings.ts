@@ -1,10 +1,22 @@
 // Evaluates every transaction of a batch against the rules of each tracked address on it:
 // a transaction between two tracked wallets is evaluated for both, and an address tracked
 // by several callers fires every caller's alerts. Pure: everything is looked up beforehand.
+//
+// unusual_activity is judged twice per batch (a step of its group) and address:
+// - per transaction, on the trailing hour at its own minute, up to and including it;
+// - once more at the address's newest minute: the trailing hour there before the step and
+//   after it, against the newest hour's baseline. A transaction that arrives after a newer one
+//   is judged at its own minute, where the newer one is not counted, and the newer one was
+//   judged before it came: two deliveries out of order could carry a burst over the limit with
+//   neither transaction crossing it, and nothing fired for the whole burst. The second judgment
+//   fires only for an alert the first did not fire in the step, on the address's newest
+//   transaction of the step (its signature the dedupe key, so a replay fires nothing new).
+//   In time order it adds nothing, but where a batch spans an hour whose baseline is lower.
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import {
   counterpartyOf,
   evaluateTransaction,
+  evaluateUnusualActivity,
   type ActivityWindow,
   type CounterpartyRisk,
   type Firing,
@@ -55,6 +67,7 @@ export function evaluateTransactions(
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
+    const fired = new Set<string>();
     for (let k = 0; k < txIndexes.length; k++) {
       const txIndex = txIndexes[k]!;
       const tx = txs[txIndex]!;
@@ -69,9 +82,31 @@ export function evaluateTransactions(
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
         found.push({ firing, alert, transaction: tx, order: txIndex });
+        fired.add(alert.alertId);
       }
+    }
+    const newest = activity ? newestMinuteWindow(activity) : null;
+    if (newest === null || txIndexes.length === 0) continue;
+    // The first row (leg) of the address's newest transaction: legs share the event, and of
+    // several legs an alert's event is the first.
+    const newestEvent = eventIndexes[eventIndexes.length - 1]!;
+    const txIndex = txIndexes[eventIndexes.indexOf(newestEvent)]!;
+    for (const alert of alerts) {
+      if (alert.condition !== "unusual_activity" || fired.has(alert.alertId)) continue;
+      const firing = evaluateUnusualActivity(alert, txs[txIndex]!, newest);
+      if (firing) found.push({ firing, alert, transaction: txs[txIndex]!, order: txIndex });
     }
   }
   found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
   return found.map(({ order: _order, ...rest }) => rest);
+}
+
+/** The trailing hour at the address's newest minute, before the step and after it; null when not counted. */
+function newestMinuteWindow(activity: AddressActivity): ActivityWindow | null {
+  if (activity.transactionsLastHourBefore === null) return null;
+  return {
+    countBefore: activity.transactionsLastHourBefore,
+    countAfter: activity.transactionsLastHour,
+    previous7DaysCount: activity.previous7DaysCount,
+  };
 }

@@ -230,18 +230,18 @@ export function createReferenceModel() {
           // is; a failed send counts)"; "within one transaction, an address both sent to and
           // received from counts as sent to".
           const sentTo = other !== null && tx.from === address ? other : null;
+          // README: only the wallet's own sends (failed ones too) end a silence (dormant_reactivation).
+          const sentByIt = tx.from === address;
           const known = eventOf.get(`${tx.signature} ${address}`);
           if (known) {
+            known.sent ||= sentByIt;
             known.failed ||= failed;
             known.solOut += solOut;
             if (other !== null && !known.counterparties.includes(other)) known.counterparties.push(other);
             if (sentTo !== null && !known.sentTo.includes(sentTo)) known.sentTo.push(sentTo);
             continue;
           }
-          // dormant_reactivation: a transaction after ≥ 90 days of silence (not the first ever).
-          const last = s.counted.length > 0 ? Math.max(...s.counted.map((c) => c.t)) : null;
-          if (last !== null && tx.blockTime - last >= 90 * DAY) s.wokeAt = tx.blockTime;
-          const event: Counted = { t: tx.blockTime, failed, solOut, counterparties: other === null ? [] : [other], sentTo: sentTo === null ? [] : [sentTo], batch };
+          const event: Counted = { t: tx.blockTime, sent: sentByIt, failed, solOut, counterparties: other === null ? [] : [other], sentTo: sentTo === null ? [] : [sentTo], batch };
           s.counted.push(event);
           eventOf.set(`${tx.signature} ${address}`, event);
         }
@@ -251,6 +251,15 @@ export function createReferenceModel() {
       for (const address of touched) {
         const s = state(address);
         const mine = s.counted.filter((c) => c.batch === batch);
+        // dormant_reactivation: a send after ≥ 90 days without a send (not the first send counted).
+        // README: "only the wallet's own sends (failed ones too) end a silence"; a transfer it received
+        // neither wakes it nor breaks its silence.
+        for (const c of mine) {
+          if (!c.sent) continue;
+          const sends = s.counted.slice(0, s.counted.indexOf(c)).filter((x) => x.sent);
+          const last = sends.length > 0 ? Math.max(...sends.map((x) => x.t)) : null;
+          if (last !== null && c.t - last >= 90 * DAY) s.wokeAt = c.t;
+        }
         // README: one "more than an hour late ... counts only against what is still kept (hour
         // buckets 171 hours back)" from the newest hour H, [H-170, H]: an hour more than 169 hours
         // behind the newest is not counted into them at all.
@@ -274,12 +283,17 @@ export function createReferenceModel() {
       // The transaction conditions, in chain order. README: an alert fires at most once per
       // transaction; of several legs that reach its threshold, the first in leg order is the event.
       const fired = new Set<string>();
+      const firedAlerts = new Set<string>();
       const firstEvent = events.length;
       const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number) => {
         if (fired.has(`${alert.id} ${tx.signature}`)) return;
         fired.add(`${alert.id} ${tx.signature}`);
+        firedAlerts.add(alert.id);
         record(alert, condition, tx.signature, observed, now);
       };
+      /** unusual_activity's comparison, in whole numbers: count × 168 against threshold × max(168, 7-day count), the threshold in billionths. */
+      const reachesLimit = (alert: ModelAlert, count: number, previous7Days: number) =>
+        BigInt(count) * 168n * 1_000_000_000n >= BigInt(Math.round(alert.threshold * 1e9)) * BigInt(Math.max(168, previous7Days));
       for (const tx of ordered) {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
@@ -324,12 +338,32 @@ export function createReferenceModel() {
           for (const alert of activeAlerts(address, "unusual_activity")) {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
             // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
-            const billionths = BigInt(Math.round(alert.threshold * 1e9));
-            const limit = billionths * BigInt(Math.max(168, previous7Days));
-            const reaches = (count: number) => BigInt(count) * 168n * 1_000_000_000n >= limit;
+            const reaches = (count: number) => reachesLimit(alert, count, previous7Days);
             if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
               fire(alert, "unusual_activity", tx, Math.round((after / baseline) * 100) / 100);
             }
+          }
+        }
+      }
+      // unusual_activity, judged once more at the wallet's newest minute M (README): the trailing
+      // hour [M−59, M] at its newest minute before the batch, and at its newest minute after it,
+      // against the 7 days before the newest hour; crossing there fires on the wallet's newest
+      // transaction of the batch, for an alert the batch did not fire already.
+      for (const address of touched) {
+        const alertsOf = activeAlerts(address, "unusual_activity").filter((a) => a.threshold > 0 && !firedAlerts.has(a.id));
+        if (alertsOf.length === 0) continue;
+        const s = state(address);
+        const minuteOf = (c: Counted) => Math.floor(c.t / 60);
+        const before = newestMinuteBefore.get(address);
+        const countBefore = before === undefined ? 0 : s.counted.filter((c) => c.batch !== batch && minuteOf(c) >= before - 59 && minuteOf(c) <= before).length;
+        const M = Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60);
+        const countAfter = s.counted.filter((c) => minuteOf(c) >= M - 59 && minuteOf(c) <= M).length;
+        const H = newestHour.get(address)!;
+        const previous7Days = s.counted.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
+        const newest = ordered.findLast((tx) => tx.from === address || tx.to === address)!;
+        for (const alert of alertsOf) {
+          if (!reachesLimit(alert, countBefore, previous7Days) && reachesLimit(alert, countAfter, previous7Days)) {
+            fire(alert, "unusual_activity", newest, Math.round((countAfter / Math.max(1, previous7Days / 168)) * 100) / 100);
           }
         }
       }

@@ -46,6 +46,8 @@ export function scoreOf(factors: Iterable<string>): number {
 /** One transaction as an address's activity: the README's "one transaction per wallet". */
 export type Counted = {
   t: number;
+  /** The address sent it (its own transaction, a failed one or a self-transfer too): only these end a silence. */
+  sent: boolean;
   failed: boolean;
   solOut: number;
   /** Every other side of its legs, each once; none for a self-transfer. */
@@ -62,7 +64,7 @@ export type CountedActivity = {
   counted: readonly Counted[];
   /** Per batch: the new counterparties (addresses it sent to and had not dealt with) and the minute they count in. */
   newCounterparties: ReadonlyArray<{ minute: number; count: number }>;
-  /** When the address last woke after ≥ 90 days of silence. */
+  /** When the address last sent after ≥ 90 days without sending. */
   wokeAt: number | null;
   /** SOL, from its latest account snapshot. */
   balance: number;

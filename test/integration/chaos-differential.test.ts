@@ -467,10 +467,11 @@ async function snapshot(run: Run): Promise<Snapshot> {
     let state: unknown = null;
     if (raw) {
       const fields = unpack(raw) as number[];
-      // The expiry flags (index 14) say which keys had their TTL set; the minutes are in no particular order.
+      // The expiry flags (index 14) say which keys had their TTL set; the newest send's block
+      // time (index 15) is compared; the minutes are in no particular order.
       const minutes: number[][] = [];
-      for (let k = 15; k < fields.length; k += 3) minutes.push(fields.slice(k, k + 3));
-      state = { meta: fields.slice(0, 14), minutes: minutes.sort((x, y) => x[0]! - y[0]!) };
+      for (let k = 16; k < fields.length; k += 3) minutes.push(fields.slice(k, k + 3));
+      state = { meta: [...fields.slice(0, 14), fields[15]], minutes: minutes.sort((x, y) => x[0]! - y[0]!) };
     }
     const hours = await redis.hgetall(`${config.queuePrefix}:activity-h:${a}`);
     const counterparties = (await redis.smembers(`${config.queuePrefix}:activity-cp:${a}`)).sort();

@@ -127,4 +127,22 @@ describe("new_counterparty_burst", () => {
     await ingest(fresh(5).map((to, k) => payment(wallet.address, to, now - 600 + k)));
     expect(await burst()).toBe(true);
   });
+
+  it("remembers a fortnightly payroll's payees after the other counters expired: paying them again is no burst", async () => {
+    const wallet = await watchedWallet();
+    const payees = fresh(12);
+    const payroll = (at: number) => payees.map((to, k) => payment(wallet.address, to, at + k));
+    const key = (kind: string) => `${t.config.queuePrefix}:${kind}:${wallet.address}`;
+    // The first payroll after the tracking: twelve addresses it had never dealt with.
+    await ingest(payroll(now - 15 * 86_400));
+    expect((await riskOf(wallet.walletId)).riskFactors).toEqual(["new_counterparty_burst"]);
+
+    // Two weeks on: what Redis has done by then (every counter with less time to live is gone).
+    for (const kind of ["activity", "activity-h", "activity-cp"]) {
+      if ((await t.deps.redis.ttl(key(kind))) < 14 * 86_400) await t.deps.redis.del(key(kind));
+    }
+    expect(await t.deps.redis.exists(key("activity"))).toBe(0);
+    await ingest(payroll(now - 86_400));
+    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+  });
 });

@@ -7,7 +7,7 @@ import type { Transaction } from "../../src/domain/types.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { randomAddress } from "../helpers/chain.ts";
+import { randomAddress, randomSignature } from "../helpers/chain.ts";
 import { createAlert, eventsOf, exited, putLabels, spawnWorker, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
 
 let t: TestApp;
@@ -143,6 +143,23 @@ describe.each(MODES)("evaluated $name", ({ groupTransactions }) => {
     clock = newest + 1;
 
     expect(await eventsOf(t, alertId)).toEqual([]);
+  });
+
+  it("fires unusual_activity once for a burst whose transactions arrive out of order", async () => {
+    // Threshold 5 on a quiet wallet: the limit is 5 in the trailing hour. Deliveries: 12:00–12:02,
+    // 12:04, 12:03 (late), 12:05–12:07. At its own minute the late one counts 4 (12:04 is after
+    // it), and 12:05–12:07 find 5, 6, 7 before them: judged only per transaction, the hour reached
+    // 8 and nothing fired. At the newest minute, the late one's batch takes the hour from 4 to 5.
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "unusual_activity", threshold: 5 });
+    const noon = clock - (clock % 60) + 3600;
+    const signatures = Array.from({ length: 8 }, randomSignature);
+    const at = (minute: number) => ({ from: wallet.address, to: randomAddress(), blockTime: noon + minute * 60, signature: signatures[minute]! });
+
+    await storeAndEvaluate([[at(0), at(1), at(2)], [at(4)], [at(3)], [at(5), at(6), at(7)]], groupTransactions);
+    clock = noon + 8 * 60;
+
+    expect((await eventsOf(t, alertId)).map((e) => ({ key: e.dedupeKey, observed: e.observed }))).toEqual([{ key: signatures[3], observed: 5 }]);
   });
 });
 

@@ -1,6 +1,7 @@
 // The activity counters' Lua script against real Redis, checked against a plain recount of
 // every event (the definition the running sums must agree with).
 import { Redis } from "ioredis";
+import { pack } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyActivityInOrder, applyBatchActivity, forgetAddressActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -48,8 +49,12 @@ function recount(batches: readonly Event[][]) {
     }
   }
   const start = all.length - batchSize;
+  // The trailing hour at the newest minute before the last batch, without its events.
+  const earlier = all.slice(0, start);
+  const Mb = earlier.length > 0 ? minute(Math.max(...earlier.map((e) => e.blockTime))) : 0;
   return {
     transactionsLastHour: all.filter((e) => minute(e.blockTime) >= M - 59).length,
+    transactionsLastHourBefore: earlier.filter((e) => minute(e.blockTime) >= Mb - 59).length,
     previous7DaysCount: all.filter((e) => inHours(e, H - 169, H - 2)).length,
     transactions24h: all.filter((e) => inHours(e, H - 23, H)).length,
     failed24h: all.filter((e) => e.failedSent && inHours(e, H - 23, H)).length,
@@ -74,9 +79,12 @@ function randomBatch(from: number, spread: number, size: number, counterparties:
         ? []
         : [...new Set(Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => counterparties[Math.floor(Math.random() * counterparties.length)]!))];
     const sent = others.map(() => Math.random() < 0.5);
+    // Its own transaction when it sent to any of them, and now and then a self-transfer.
+    const own = sent.includes(true) || (others.length === 0 && Math.random() < 0.5);
     return {
       blockTime,
-      failedSent: Math.random() < 0.2,
+      sent: own,
+      failedSent: own && Math.random() < 0.3,
       solSent: Math.random() < 0.3 ? Math.round(Math.random() * 1000) / 10 : 0,
       sentTo: others.filter((_, i) => sent[i]),
       receivedFrom: others.filter((_, i) => !sent[i]),
@@ -159,7 +167,7 @@ describe("activity counters", () => {
     // A source catching up after an outage (Helius retries) delivers older transactions after newer ones.
     const address = randomAddress();
     const t0 = 1_717_000_800;
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batches: Event[][] = [];
     const late = [
       [t0, t0 + 60, t0 + 120, t0 + 180], // four in the first minutes
@@ -180,7 +188,7 @@ describe("activity counters", () => {
     // hour starts 119 buckets before the newest one's.
     const address = randomAddress();
     const t0 = 1_717_000_800; // the start of a minute
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batches: Event[][] = [];
     for (const times of [[t0 + 50, t0 + 110], [t0 + 119 * 60 + 10], [t0 + 59 * 60 + 20]]) {
       batches.push(times.map(event));
@@ -196,7 +204,7 @@ describe("activity counters", () => {
     // the newest one's 7 days, so measured from there the burst would raise its own baseline.
     const address = randomAddress();
     const t0 = 1_717_200_000 - (1_717_200_000 % 3600);
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const batch = [...Array.from({ length: 400 }, (_, i) => event(t0 + 60 + Math.floor(i / 10))), event(t0 + 3 * 3600 + 60)];
     const result = (await run([{ address, needWindows: true, events: batch }])).get(address)!;
     expect(result).toMatchObject(recount([batch]));
@@ -219,7 +227,7 @@ describe("activity counters", () => {
     const t = 1_717_200_000;
     const first = Array.from({ length: 2_500 }, () => randomAddress());
     const more = Array.from({ length: 600 }, () => randomAddress());
-    const one = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const one = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const [x, y] = [`bat_group_x${batchCounter++}`, `bat_group_y${batchCounter++}`];
     await applyBatchActivity(redis, prefix, inBatch(x, first.map((address) => ({ address, needWindows: false, events: [one(t)] }))));
     // The group: batch x again (already counted) and batch y, with one more event on the first addresses.
@@ -245,7 +253,7 @@ describe("activity counters", () => {
     const t = 1_717_300_000;
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
     const events = (n: number): Event[] =>
-      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }));
+      Array.from({ length: n }, (_, k) => ({ blockTime: t + k, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }));
     const result = await run(addresses.map((address, i) => ({ address, needWindows: false, events: events((i % 5) + 1) })));
     expect(result.size).toBe(addresses.length);
     expect(addresses.filter((address, i) => result.get(address)?.transactionsLastHour !== (i % 5) + 1)).toEqual([]);
@@ -257,7 +265,7 @@ describe("activity counters", () => {
     const unreachable = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     unreachable.on("error", () => {}); // the refused connection itself is expected
     const addresses = Array.from({ length: 7_000 }, () => randomAddress());
-    const events: Event[] = [{ blockTime: 1_717_400_000, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }];
+    const events: Event[] = [{ blockTime: 1_717_400_000, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }];
     await expect(
       applyBatchActivity(unreachable, prefix, inBatch(`bat_down${batchCounter++}`, addresses.map((address) => ({ address, needWindows: false, events })))),
     ).rejects.toThrow();
@@ -294,7 +302,7 @@ describe("activity counters", () => {
     const address = randomAddress();
     const stateKey = `${prefix}:activity:${address}`;
     const t = 1_717_200_000 - (1_717_200_000 % 3600);
-    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }] }]);
+    const once = (blockTime: number) => run([{ address, needWindows: false, events: [{ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] }] }]);
     await once(t + 10);
     expect(await redis.ttl(stateKey)).toBeGreaterThan(7 * 86_400);
     // Shortened by hand: a write in the same hour keeps it (KEEPTTL), it does not clear it.
@@ -310,7 +318,7 @@ describe("activity counters", () => {
 
   it("reports a dormant address's gap for a day after it wakes, then forgets it", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     const gap = async (blockTime: number) =>
@@ -323,7 +331,7 @@ describe("activity counters", () => {
 
   it("measures a wake-up's silence from the newest block time kept after the other keys expired (8 days)", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     await run([{ address, needWindows: false, events: [event(t0)] }]);
     await run([{ address, needWindows: false, events: [event(t0 + 600)] }]);
@@ -337,7 +345,7 @@ describe("activity counters", () => {
 
   it("forgets the newest block time with the rest when the address's counters are dropped (tracked anew)", async () => {
     const address = randomAddress();
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     await run([{ address, needWindows: false, events: [event(1_700_000_000)] }]);
     await forgetAddressActivity(redis, prefix, address);
     expect(await redis.exists(`${prefix}:activity-last:${address}`)).toBe(0);
@@ -346,7 +354,7 @@ describe("activity counters", () => {
   });
 
   it("finds a dormancy gap between two transactions of one batch (a backfill spanning the silence)", async () => {
-    const event = (blockTime: number): Event => ({ blockTime, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+    const event = (blockTime: number): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
     const t0 = 1_700_000_000;
     const wake = t0 + 100 * 86_400;
     // The silence inside the address's first batch.
@@ -364,6 +372,7 @@ describe("activity counters", () => {
 describe("new counterparties (new_counterparty_burst)", () => {
   const at = (blockTime: number, sides: Partial<Pick<Event, "sentTo" | "receivedFrom">>): Event => ({
     blockTime,
+    sent: (sides.sentTo?.length ?? 0) > 0,
     failedSent: false,
     solSent: 0,
     sentTo: [],
@@ -410,5 +419,145 @@ describe("new counterparties (new_counterparty_burst)", () => {
     expect((await applyBatchActivity(redis, prefix, first)).get(address)!.newCounterpartiesLastHour).toBe(1);
     // Both are remembered (y from the transfer it received): the hour's count stays at x alone.
     expect(await newOf(address, [at(t0 + 10, { sentTo: [x, y] })])).toBe(1);
+  });
+});
+
+describe("the trailing hour at the newest minute before each batch (unusual_activity out of order)", () => {
+  const t0 = 1_717_502_400; // 12:00, the start of a minute
+  const at = (minuteOf: number): Event => ({ blockTime: t0 + minuteOf * 60 + 5, sent: true, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [] });
+
+  it("answers the count before and after a late batch at the newest minute, where the late transaction's own window misses the newer one", async () => {
+    // The reviewer's sequence: 12:00–12:02, then 12:04, then 12:03 late, then 12:05–12:07.
+    const address = randomAddress();
+    const deliveries = [[0, 1, 2], [4], [3], [5, 6, 7]];
+    const answers = [];
+    for (const minutes of deliveries) answers.push((await run([{ address, needWindows: true, events: minutes.map(at) }])).get(address)!);
+    expect(answers.map((a) => [a.transactionsLastHourBefore, a.transactionsLastHour, a.countAfter])).toEqual([
+      [0, 3, [1, 2, 3]],
+      [3, 4, [4]],
+      // At its own minute the late one counts 4 (12:04 is after it); at the newest minute, 4 → 5.
+      [4, 5, [4]],
+      [5, 8, [6, 7, 8]],
+    ]);
+  });
+
+  it("answers a re-run of a late batch with the counts it first answered, though later batches are counted since", async () => {
+    const address = randomAddress();
+    await run([{ address, needWindows: true, events: [0, 1, 2, 4].map(at) }]);
+    const late = inBatch(`bat_late${batchCounter++}`, [{ address, needWindows: true, events: [at(3)] }]);
+    const first = (await applyBatchActivity(redis, prefix, late)).get(address)!;
+    await run([{ address, needWindows: true, events: [5, 6, 7].map(at) }]);
+    const again = (await applyBatchActivity(redis, prefix, late)).get(address)!;
+    expect(again).toEqual(first);
+    expect([again.transactionsLastHourBefore, again.transactionsLastHour]).toEqual([4, 5]);
+  });
+
+  it("answers no count before when no unusual_activity alert needs the windows", async () => {
+    const address = randomAddress();
+    const answer = (await run([{ address, needWindows: false, events: [at(0)] }])).get(address)!;
+    expect(answer.transactionsLastHourBefore).toBeNull();
+  });
+});
+
+describe("dormancy: only the address's own sends end a silence", () => {
+  const t0 = 1_700_000_000;
+  const DAY = 86_400;
+  const send = (blockTime: number, failed = false): Event => ({ blockTime, sent: true, failedSent: failed, solSent: 0, sentTo: [], receivedFrom: [] });
+  const receipt = (blockTime: number): Event => ({ blockTime, sent: false, failedSent: false, solSent: 0, sentTo: [], receivedFrom: [randomAddress()] });
+  const gapAfter = async (address: string, events: Event[]) =>
+    (await run([{ address, needWindows: false, events }])).get(address)!.dormantGapSeconds;
+
+  it("reports no gap for a dust transfer received by a wallet silent for 100 days", async () => {
+    const address = randomAddress();
+    await gapAfter(address, [send(t0)]);
+    expect(await gapAfter(address, [receipt(t0 + 100 * DAY)])).toBeNull();
+  });
+
+  it("measures a wake-up's silence from the newest send, deposits received meanwhile not ending it", async () => {
+    const address = randomAddress();
+    await gapAfter(address, [send(t0)]);
+    // A deposit every week: the wallet never sent.
+    for (let week = 1; week <= 13; week++) expect(await gapAfter(address, [receipt(t0 + week * 7 * DAY)])).toBeNull();
+    expect(await gapAfter(address, [send(t0 + 95 * DAY)])).toBe(95 * DAY);
+  });
+
+  it("counts a failed send as a wake-up, and a send after a received transfer in the same batch from the send before", async () => {
+    const failing = randomAddress();
+    await gapAfter(failing, [send(t0)]);
+    expect(await gapAfter(failing, [send(t0 + 91 * DAY, true)])).toBe(91 * DAY);
+    const mixed = randomAddress();
+    await gapAfter(mixed, [send(t0)]);
+    expect(await gapAfter(mixed, [receipt(t0 + 90 * DAY), send(t0 + 92 * DAY)])).toBe(92 * DAY);
+  });
+
+  it("does not count the first send as a wake-up however long the address only received before it", async () => {
+    const address = randomAddress();
+    await gapAfter(address, [receipt(t0)]);
+    expect(await gapAfter(address, [send(t0 + 100 * DAY)])).toBeNull();
+  });
+
+  it("keeps the newest send's block time, not the newest receipt's, once the other keys expired", async () => {
+    const address = randomAddress();
+    await gapAfter(address, [send(t0), receipt(t0 + 600)]);
+    expect(await redis.get(`${prefix}:activity-last:${address}`)).toBe(String(t0));
+    // A receipt after the state expired (8 days) builds a new state: it must still know the send.
+    await redis.del(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`);
+    expect(await gapAfter(address, [receipt(t0 + 50 * DAY)])).toBeNull();
+    expect(await redis.ttl(`${prefix}:activity-last:${address}`)).toBeGreaterThan(1_000 * DAY);
+    await redis.del(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`);
+    expect(await gapAfter(address, [send(t0 + 100 * DAY)])).toBe(100 * DAY);
+    expect(await redis.get(`${prefix}:activity-last:${address}`)).toBe(String(t0 + 100 * DAY));
+  });
+
+  it("gives the newest send's key its expiry when the address first sends in an hour it only received in before", async () => {
+    const address = randomAddress();
+    const hourStart = t0 - (t0 % 3600);
+    await gapAfter(address, [receipt(hourStart + 10)]);
+    await gapAfter(address, [send(hourStart + 20)]);
+    expect(await redis.ttl(`${prefix}:activity-last:${address}`)).toBeGreaterThan(1_000 * DAY);
+  });
+
+  it("reads a hot state written before sends were kept (15 numbers) as having sent at its newest transaction", async () => {
+    const address = randomAddress();
+    const last = t0 + 125;
+    const M = Math.floor(last / 60);
+    // sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags, then (minute, count, new) triples.
+    const legacy = [M, 3, 0, last, -1, -1, Math.floor(last / 3600), 0, 0, 0, 0, 3, 0, 0, 7, M - 2, 1, 0, M - 1, 1, 0, M, 1, 0];
+    await redis.set(`${prefix}:activity:${address}`, pack(legacy), "EX", 600);
+    const answer = (await run([{ address, needWindows: true, events: [send(last + 30)] }])).get(address)!;
+    // Its newest transaction stands in for the newest send: the gap is measured from there.
+    expect(answer).toMatchObject({ transactionsLastHour: 4, transactionsLastHourBefore: 3, dormantGapSeconds: 30, countAfter: [4] });
+    // The send since is the newest send now: a send 100 days on is a wake-up from there.
+    await redis.del(`${prefix}:activity:${address}`, `${prefix}:activity-h:${address}`);
+    expect(await gapAfter(address, [send(last + 30 + 100 * DAY)])).toBe(100 * DAY);
+  });
+});
+
+describe("the counterparty set's lifetime (new_counterparty_burst)", () => {
+  const DAY = 86_400;
+  const hourStart = 1_717_603_200;
+  const payment = (blockTime: number, to: string[]): Event => ({ blockTime, sent: true, failedSent: false, solSent: 0, sentTo: to, receivedFrom: [] });
+
+  it("keeps the counterparties 100 days after the address's last activity, while its other keys live 8", async () => {
+    const address = randomAddress();
+    await run([{ address, needWindows: false, events: [payment(hourStart + 10, [randomAddress()])] }]);
+    expect(await redis.ttl(`${prefix}:activity-cp:${address}`)).toBeGreaterThan(99 * DAY);
+    expect(await redis.ttl(`${prefix}:activity:${address}`)).toBeLessThanOrEqual(8 * DAY);
+    // Renewed to 100 days by the first batch of a new hour, not cut back to the others' 8.
+    await redis.expire(`${prefix}:activity-cp:${address}`, 1_000);
+    await run([{ address, needWindows: false, events: [payment(hourStart + 3600 + 10, [])] }]);
+    expect(await redis.ttl(`${prefix}:activity-cp:${address}`)).toBeGreaterThan(99 * DAY);
+  });
+
+  it("does not count the payees of a fortnightly payroll as new when it pays them again after the other keys expired", async () => {
+    const address = randomAddress();
+    const payees = Array.from({ length: 12 }, randomAddress);
+    const newOf = async (blockTime: number) =>
+      (await run([{ address, needWindows: false, events: [payment(blockTime, payees)] }])).get(address)!.newCounterpartiesLastHour;
+    expect(await newOf(hourStart)).toBe(12);
+    // Two weeks on: what Redis has done by then (every key of the address with less time to live is gone).
+    for (const key of await redis.keys(`${prefix}:activity*:${address}`)) if ((await redis.ttl(key)) < 14 * DAY) await redis.del(key);
+    expect(await redis.exists(`${prefix}:activity:${address}`)).toBe(0);
+    expect(await newOf(hourStart + 14 * DAY)).toBe(0);
   });
 });

@@ -40,13 +40,17 @@ export type CounterpartyRisk = {
   riskScore: number | null;
 };
 
-/** The wallet's transaction counts around one transaction (all statuses, all types). */
+/**
+ * The wallet's transaction counts in one trailing hour (all statuses, all types), before and
+ * after: at a transaction's own minute, before and including it; or at the wallet's newest
+ * minute, before and after a batch (the pipeline's second judgment, transaction-firings.ts).
+ */
 export type ActivityWindow = {
-  /** Transactions in the trailing 60 minutes before this one. */
+  /** Transactions in the trailing 60 minutes before this one (or before the batch). */
   countBefore: number;
-  /** The same window including this one. */
+  /** The same window including this one (or the batch). */
   countAfter: number;
-  /** Transactions in the 168 hours before the trailing hour. */
+  /** Transactions in the 168 hours before the hour preceding the window's hour (the baseline). */
   previous7DaysCount: number;
 };
 

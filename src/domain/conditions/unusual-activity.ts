@@ -8,6 +8,9 @@
 // - Edge-triggered: it fires on the transaction that takes the count from below the limit to at
 //   or above it (countBefore < limit ≤ countAfter), so a burst fires once, not once per
 //   transaction; it can fire again after the hour's count has fallen back below the limit.
+// - The same edge is judged at the wallet's newest minute for a batch as a whole (before and
+//   after it), so that transactions delivered out of order cannot carry a burst over the limit
+//   unseen; the pipeline does that second judgment (src/pipeline/transaction-firings.ts).
 // - `observed` is the multiple of the baseline reached (countAfter / baseline, 2 decimals), in
 //   the threshold's unit.
 import type { Transaction } from "../types.ts";

@@ -20,6 +20,10 @@
 //   out at the hourly trim, and they count as new again), but would page a fund that redeems
 //   ten investors within an hour. Pre-seeding the memory to hide a spray takes a funded
 //   transaction from every destination to the wallet first.
+// - The memory lasts 100 days after the address's last activity (src/pipeline/activity.ts), not
+//   the 8 days of the other counters: a payroll paying the same payees every two weeks saw them
+//   all as new each time. It starts empty when the address becomes tracked (not seeded from
+//   the stored history).
 // - Within one transaction, a counterparty both sent to and received from counts as sent to (a
 //   swap with a fresh pool is a dealing the wallet started); across transactions, chain order
 //   decides (received from X, then sent to X: not new).

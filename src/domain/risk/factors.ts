@@ -60,9 +60,11 @@ export const RISK_RULES = Object.freeze({
    */
   newCounterpartiesPerHour: 10,
   /**
-   * dormant_reactivation: the gap before the newest transaction is ≥ 90 days. Long-quiet
-   * wallets that wake up are often lost or stolen keys being used; the first transaction ever
-   * (no previous activity) is not a reactivation.
+   * dormant_reactivation: the wallet sends again after ≥ 90 days without sending. Long-quiet
+   * wallets that wake up are often lost or stolen keys being used, so only its own sends
+   * (failed ones too: the keys signed them) end a silence: a stranger's dust to a cold wallet
+   * is not a wake-up, and deposits received do not keep a wallet from counting as silent. The
+   * first send counted (no send before it) is not a reactivation.
    */
   dormantSeconds: 90 * 24 * 60 * 60,
 });
@@ -82,8 +84,8 @@ export type RiskInputs = {
   balanceSol: number;
   /** Counterparties it sent to in the last hour that it had never dealt with before (see dealings.ts). */
   newCounterpartiesLastHour: number;
-  /** The gap before the newest transaction, in seconds; null when it is the first ever. */
-  secondsSincePreviousActivity: number | null;
+  /** The silence its latest wake-up send ended: seconds since the send before it; null when none (or not within the last day). */
+  secondsSincePreviousSend: number | null;
 };
 
 function behaviouralFactors(inputs: RiskInputs): RiskFactor[] {
@@ -110,7 +112,7 @@ function behaviouralFactors(inputs: RiskInputs): RiskFactor[] {
     active.push("failed_tx_ratio");
   }
   if (inputs.newCounterpartiesLastHour >= rules.newCounterpartiesPerHour) active.push("new_counterparty_burst");
-  const gap = inputs.secondsSincePreviousActivity;
+  const gap = inputs.secondsSincePreviousSend;
   if (gap !== null && gap >= rules.dormantSeconds) active.push("dormant_reactivation");
   return active;
 }

@@ -13,7 +13,7 @@ function inputs(overrides: Partial<RiskInputs> = {}): RiskInputs {
     solOutflow24h: 1,
     balanceSol: 50,
     newCounterpartiesLastHour: 0,
-    secondsSincePreviousActivity: 3_600,
+    secondsSincePreviousSend: 3_600,
     ...overrides,
   };
 }
@@ -107,8 +107,8 @@ describe("riskFactors", () => {
     {
       factor: "dormant_reactivation",
       case: "a gap of 90 days",
-      at: { secondsSincePreviousActivity: 90 * 86_400 },
-      below: { secondsSincePreviousActivity: 90 * 86_400 - 1 },
+      at: { secondsSincePreviousSend: 90 * 86_400 },
+      below: { secondsSincePreviousSend: 90 * 86_400 - 1 },
     },
   ])("$factor: $case", ({ factor, at, below }) => {
     expect(riskFactors(inputs(at))).toEqual([factor]);
@@ -116,7 +116,7 @@ describe("riskFactors", () => {
   });
 
   it("does not call the first transaction ever a reactivation", () => {
-    expect(riskFactors(inputs({ secondsSincePreviousActivity: null }))).toEqual([]);
+    expect(riskFactors(inputs({ secondsSincePreviousSend: null }))).toEqual([]);
   });
 
   it("lists every factor once, in RISK_FACTORS order, when all are active", () => {
@@ -135,7 +135,7 @@ describe("riskFactors", () => {
       solOutflow24h: 10_000,
       balanceSol: 0.5,
       newCounterpartiesLastHour: 50,
-      secondsSincePreviousActivity: 365 * 86_400,
+      secondsSincePreviousSend: 365 * 86_400,
     });
     expect(all).toEqual([
       "sanctioned_counterparty",
