@@ -23,6 +23,11 @@ export type Config = Readonly<{
     authToken: string | undefined;
     from: string | undefined;
     baseUrl: string;
+    /**
+     * The public URL at which Twilio reaches POST /v1/callbacks/twilio/sms-status with each
+     * SMS's carrier status; also the URL its signatures are computed over. Off when unset.
+     */
+    statusCallbackUrl: string | undefined;
   }>;
   webhookAllowHttp: boolean;
   webhookAllowedCidrs: readonly string[];
@@ -103,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),
       from: optional("TWILIO_FROM", matching(/^\+[1-9]\d{1,14}$/, "an E.164 number such as +15551234567")),
       baseUrl: read("TWILIO_BASE_URL", urlWithScheme(["https:", "http:"]), "https://api.twilio.com"),
+      statusCallbackUrl: optional("TWILIO_STATUS_CALLBACK_URL", statusCallbackUrl(env.WEBHOOK_ALLOW_HTTP === "true")),
     },
     webhookAllowHttp: read("WEBHOOK_ALLOW_HTTP", boolean, false),
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
@@ -137,6 +143,10 @@ export function loadConfig(env: Env = process.env): Config {
   const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
   if (twilioSet > 0 && twilioSet < 3)
     problems.push("TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together: set all three or none");
+  // Without the auth token no callback's signature can be checked, and without the account no
+  // SMS asks for one: the route would refuse or never hear anything.
+  if (config.twilio.statusCallbackUrl && twilioSet < 3)
+    problems.push("TWILIO_STATUS_CALLBACK_URL needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM: callbacks are signed with the auth token");
 
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   return deepFreeze(config) as Config;
@@ -151,6 +161,34 @@ function urlWithScheme(schemes: string[]) {
       throw new Error(`expected a URL (${schemes.join(" or ")}//…)`);
     }
     if (!schemes.includes(url.protocol)) throw new Error(`expected a ${schemes.join(" or ")} URL`);
+    return raw;
+  };
+}
+
+/**
+ * Twilio posts each status (and a signature over this exact URL) here, so it must be public and
+ * secret-free: https (plain http only where webhooks may use it, WEBHOOK_ALLOW_HTTP), no
+ * credentials (the signature is the authentication), no fragment (Twilio's #-options change how
+ * it calls, and what it signs is not documented for them).
+ */
+function statusCallbackUrl(allowHttp: boolean) {
+  const schemes = allowHttp ? ["https:", "http:"] : ["https:"];
+  return (raw: string): string => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error("expected the public https URL of POST /v1/callbacks/twilio/sms-status, such as https://alerts.example.com/v1/callbacks/twilio/sms-status");
+    }
+    if (!schemes.includes(url.protocol)) {
+      throw new Error(
+        allowHttp
+          ? "expected an https or http URL"
+          : "expected an https URL (Twilio would send each status in the clear; plain http only with WEBHOOK_ALLOW_HTTP=true)",
+      );
+    }
+    if (url.username || url.password) throw new Error("expected a URL without a user or password (Twilio's signature authenticates the callbacks)");
+    if (raw.includes("#")) throw new Error("expected a URL without a #fragment");
     return raw;
   };
 }

@@ -320,10 +320,18 @@ export const notifications = pgTable(
     createdAt: createdAt(),
     deliveredAt: timestamp("delivered_at", { withTimezone: true, mode: "date" }),
     updatedAt: updatedAt(),
+    /** The provider's id of the message that got through (a Twilio SMS's sid), which its status callbacks name. */
+    providerMessageId: text("provider_message_id"),
+    /** The carrier's last word on an SMS, from Twilio's status callbacks: sent, delivered, undelivered, failed… */
+    carrierStatus: text("carrier_status"),
+    /** Twilio's error code with an undelivered or failed status (30003 unreachable handset, 30007 filtered…). */
+    carrierErrorCode: integer("carrier_error_code"),
+    carrierUpdatedAt: timestamp("carrier_updated_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [
     index("notifications_alert_idx").on(t.alertId),
     index("notifications_open_idx").on(t.createdAt).where(sql`${t.status} in ('pending', 'retrying')`),
+    index("notifications_provider_message_idx").on(t.providerMessageId).where(sql`${t.providerMessageId} is not null`),
   ],
 );
 

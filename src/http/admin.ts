@@ -11,6 +11,7 @@ import fastifyPlugin from "fastify-plugin";
 import type { Registry } from "prom-client";
 import type { Deps } from "../deps.ts";
 import { adminEnabled, BASIC_CHALLENGE, createBasicAuthCheck } from "../metrics/basic-auth.ts";
+import { createCarrierMetrics } from "../metrics/carrier-metrics.ts";
 import { registerHttpMetrics } from "../metrics/http-metrics.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { registerScrapeCollectors } from "../metrics/scrape-collectors.ts";
@@ -27,6 +28,8 @@ export function adminPlugin(deps: Deps): FastifyPluginAsync {
       const registry = createMetricsRegistry();
       registerHttpMetrics(app, registry);
       registerScrapeCollectors(registry, deps);
+      // For the Twilio status callback route, which counts the verdicts it records.
+      app.decorate("carrierMetrics", createCarrierMetrics(registry));
       if (!adminEnabled(deps.config.admin)) return;
       await app.register(protectedRoutes(deps, registry));
     },

@@ -81,8 +81,10 @@ type Alert = { alertId: string; webhookSecret?: string };
 
 describe("every /v1 answer conforms to the published OpenAPI document", () => {
   it("documents every /v1 route the app registers, and no operation the app does not serve", () => {
-    // The document itself is the one /v1 route it leaves out: it is not part of the API it describes.
-    const registered = registeredApiRoutes(t.app.printRoutes({ commonPrefix: false })).filter((route) => route !== "GET /v1/openapi.json");
+    // The document leaves out itself and Twilio's status callback: neither is part of the API it
+    // describes (Twilio's own documentation describes the callback's request).
+    const undocumented = new Set(["GET /v1/openapi.json", "POST /v1/callbacks/twilio/sms-status"]);
+    const registered = registeredApiRoutes(t.app.printRoutes({ commonPrefix: false })).filter((route) => !undocumented.has(route));
     expect(registered.length).toBeGreaterThan(10);
     expect([...contract.operations].sort()).toEqual(registered);
   });

@@ -188,7 +188,7 @@ describe("SMS delivery through the Twilio SDK", () => {
     const lines: string[] = [];
     const logger = createLogger("warn", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const unconfigured = createChannels(
-      { ...t.config, twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com" } },
+      { ...t.config, twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com", statusCallbackUrl: undefined } },
       logger,
     );
     try {

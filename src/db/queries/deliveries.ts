@@ -64,6 +64,8 @@ export type AttemptRecord = {
   /** The notification's state after this attempt. */
   status: Exclude<NotificationStatus, "pending">;
   nextAttemptAt: Date | null;
+  /** The provider's id of the message it accepted (a Twilio SMS's sid), kept for its status callbacks. */
+  providerMessageId?: string | null;
 };
 
 /**
@@ -85,6 +87,7 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
       response_body: withoutNul(a.responseBody),
       status: a.status,
       next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+      provider_message_id: a.providerMessageId ?? null,
     })),
   );
   // Planned for each run, not once per connection (see RECORD_ATTEMPTS).
@@ -105,7 +108,7 @@ const RECORD_ATTEMPTS = `
     with input as (
       select * from jsonb_to_recordset($1::text::jsonb) as t(
         notification_id text, alert_id text, destination text, at timestamptz, duration_ms int, status_code int, error text,
-        response_body text, status text, next_attempt_at timestamptz)
+        response_body text, status text, next_attempt_at timestamptz, provider_message_id text)
     ), live as (
       -- Only notifications that still exist: one deleted with its alert while in flight would
       -- otherwise fail the attempts' foreign key, and with it the whole statement, so every
@@ -126,7 +129,8 @@ const RECORD_ATTEMPTS = `
     -- thousands open.
     update notifications n
     set status = i.status, destination = i.destination, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
-        delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at
+        delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at,
+        provider_message_id = coalesce(i.provider_message_id, n.provider_message_id)
     from live i
     where n.id = i.notification_id and n.status not in ('delivered', 'failed')
     returning n.id`;

@@ -54,13 +54,22 @@ export type NotificationView = {
   createdAt: Date;
   deliveredAt: Date | null;
   attempts: Array<{ at: Date; durationMs: number; statusCode: number | null; error: string | null }>;
+  /** What the carrier did with an SMS, from Twilio's status callbacks; null until one came (and for other channels). */
+  carrier: { status: string; errorCode: number | null; updatedAt: Date } | null;
+};
+
+type NotificationRow = Omit<NotificationView, "attempts" | "carrier"> & {
+  carrierStatus: string | null;
+  carrierErrorCode: number | null;
+  carrierUpdatedAt: Date | null;
 };
 
 /** A notification with its attempts, oldest first; undefined when it is not the owner's. */
 export async function findNotification(sql: Sql, owner: string, notificationId: string): Promise<NotificationView | undefined> {
-  const [row] = await sql<Omit<NotificationView, "attempts">[]>`
+  const [row] = await sql<NotificationRow[]>`
     select n.id as "notificationId", n.alert_id as "alertId", n.event_id as "eventId", n.channel, n.status,
-           n.created_at as "createdAt", n.delivered_at as "deliveredAt"
+           n.created_at as "createdAt", n.delivered_at as "deliveredAt",
+           n.carrier_status as "carrierStatus", n.carrier_error_code as "carrierErrorCode", n.carrier_updated_at as "carrierUpdatedAt"
     from notifications n join alerts a on a.id = n.alert_id
     where n.id = ${notificationId} and a.owner = ${owner}`;
   if (!row) return undefined;
@@ -68,11 +77,16 @@ export async function findNotification(sql: Sql, owner: string, notificationId: 
     select at, duration_ms as "durationMs", status_code as "statusCode", error
     from delivery_attempts where notification_id = ${notificationId}
     order by at, id`;
+  const { carrierStatus, carrierErrorCode, carrierUpdatedAt, ...view } = row;
   return {
-    ...row,
+    ...view,
     createdAt: asDate(row.createdAt),
     deliveredAt: asDate(row.deliveredAt),
     attempts: attempts.map((attempt) => ({ ...attempt, at: asDate(attempt.at) })),
+    carrier:
+      carrierStatus !== null && carrierUpdatedAt !== null
+        ? { status: carrierStatus, errorCode: carrierErrorCode, updatedAt: asDate(carrierUpdatedAt) }
+        : null,
   };
 }
 

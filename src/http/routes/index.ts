@@ -8,6 +8,7 @@ import { ingestRoutes } from "./ingest.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { riskLabelRoutes } from "./risk-labels.ts";
 import { transactionRoutes } from "./transactions.ts";
+import { twilioStatusCallbackRoutes } from "./twilio-status-callback.ts";
 import { walletRoutes } from "./wallets.ts";
 
 export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
@@ -19,5 +20,6 @@ export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTy
     await app.register(notificationRoutes(deps));
     await app.register(heliusRoutes(deps));
     await app.register(riskLabelRoutes(deps));
+    await app.register(twilioStatusCallbackRoutes(deps));
   };
 }

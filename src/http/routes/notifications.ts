@@ -48,6 +48,20 @@ const NotificationSchema = Type.Object({
       error: Type.Union([Type.String(), Type.Null()]),
     }),
   ),
+  carrier: Type.Union(
+    [
+      Type.Object({
+        status: Type.String({
+          description:
+            "Twilio's latest MessageStatus: accepted, scheduled, queued, sending or sent on the way; delivered, undelivered, failed, canceled… (final: never replaced by a status that arrives after it)",
+        }),
+        errorCode: Type.Union([Type.Integer(), Type.Null()], { description: "Twilio's error code with undelivered or failed: 30003 unreachable handset, 30004 blocked, 30005 unknown destination, 30006 landline or unreachable carrier, 30007 filtered, 30008 unknown" }),
+        updatedAt: Type.String({ format: "date-time", description: "when the latest status came" }),
+      }),
+      Type.Null(),
+    ],
+    { description: "SMS only: what the carrier did with the message, from Twilio's status callbacks (TWILIO_STATUS_CALLBACK_URL); null until one came, and for email and webhooks" },
+  ),
 });
 
 const TAGS = ["notifications"];
@@ -143,6 +157,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           createdAt: row.createdAt.toISOString(),
           deliveredAt: isoDate(row.deliveredAt),
           attempts: row.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })),
+          carrier: row.carrier && { ...row.carrier, updatedAt: row.carrier.updatedAt.toISOString() },
         };
       },
     );

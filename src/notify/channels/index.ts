@@ -27,6 +27,8 @@ export type AttemptResult = DeliveryOutcome & {
   error?: string;
   /** What the peer answered, already cut to a storable size. */
   responseBody?: string;
+  /** The provider's id of the message it accepted (a Twilio SMS's sid): its status callbacks name it. */
+  providerMessageId?: string;
 };
 
 export type Channel = { send: (message: OutboundMessage) => Promise<AttemptResult> };

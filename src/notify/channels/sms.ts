@@ -1,6 +1,7 @@
 // SMS through the official twilio SDK, pointed at TWILIO_BASE_URL (tests and staging use a
 // stand-in). Without Twilio credentials the message is written to the log and counted as
-// delivered, so the demo runs with nothing configured.
+// delivered, so the demo runs with nothing configured. With TWILIO_STATUS_CALLBACK_URL each
+// message asks Twilio to report what the carrier did with it, naming it by the sid kept here.
 import { performance } from "node:perf_hooks";
 import twilio from "twilio";
 import type RequestClient from "twilio/lib/base/RequestClient.js";
@@ -37,7 +38,9 @@ export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio
 }
 
 export function createSmsChannel(options: SmsChannelOptions): Channel & { describe: () => string; close: () => Promise<void> } {
-  const { accountSid, authToken, from, baseUrl } = options.twilio;
+  const { accountSid, authToken, from, baseUrl, statusCallbackUrl } = options.twilio;
+  // Asked for only when this API can take the callbacks (routes/twilio-status-callback.ts).
+  const statusCallback = statusCallbackUrl ? { statusCallback: statusCallbackUrl } : {};
   const client =
     accountSid && authToken && from
       ? twilio(accountSid, authToken, { httpClient: baseUrlRequestClient(baseUrl, options.timeoutMs), autoRetry: false })
@@ -53,8 +56,13 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
       return { durationMs: 0, responseBody: "written to the log (Twilio not configured)" };
     }
     try {
-      const sent = await client.messages.create({ to: message.destination, from, body });
-      return { statusCode: 201, responseBody: JSON.stringify({ sid: sent.sid, status: sent.status }), durationMs: elapsed() };
+      const sent = await client.messages.create({ to: message.destination, from, body, ...statusCallback });
+      return {
+        statusCode: 201,
+        responseBody: JSON.stringify({ sid: sent.sid, status: sent.status }),
+        providerMessageId: sent.sid,
+        durationMs: elapsed(),
+      };
     } catch (error) {
       return { ...describeTwilioError(error), durationMs: elapsed() };
     }

@@ -147,6 +147,7 @@ export function makeDeliverProcessor(
       responseBody: result.responseBody ?? null,
       status: outcome.status,
       nextAttemptAt: outcome.nextAttemptAt,
+      providerMessageId: result.providerMessageId ?? null,
     });
     if (!recorded) return; // another run finished it meanwhile
     deps.deliveryMetrics?.attempted(row.channel, outcome.status);
