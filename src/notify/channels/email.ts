@@ -55,6 +55,11 @@ export function createEmailChannel(
         ...(messageId ? { messageId } : {}),
         // RFC 3834: machine-sent; an out-of-office or vacation responder must not answer it.
         headers: { "Auto-Submitted": "auto-generated" },
+        // The whole send within the channel's timeout, as a webhook's: nodemailer's own timeouts
+        // are per step, so a server slow at every reply ran a send past the worker's shutdown
+        // wait, which cut it (and a restarted worker sent it again). The pool closes the
+        // connection of a send it aborts; the retry carries the same Message-ID.
+        ...(options.smtpUrl ? { signal: AbortSignal.timeout(options.timeoutMs) } : {}),
       })) as SentInfo;
       if (!options.smtpUrl) {
         outboxReady ??= mkdir(options.outboxDir, { recursive: true });
@@ -66,7 +71,7 @@ export function createEmailChannel(
       const code = /^(\d{3})/.exec(reply)?.[1];
       return { smtpResponseCode: code ? Number(code) : undefined, responseBody: reply.slice(0, 1000), durationMs: elapsed() };
     } catch (error) {
-      return { ...describeSmtpError(error), durationMs: elapsed() };
+      return { ...describeSmtpError(error, options.timeoutMs), durationMs: elapsed() };
     }
   };
 
@@ -102,7 +107,10 @@ export function domainOfSender(from: string): string | undefined {
   return domain === "" ? undefined : domain;
 }
 
-function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
+/** nodemailer's code for a send its `signal` aborted (here: the timeout). */
+const ABORTED = "EABORT";
+
+function describeSmtpError(error: unknown, timeoutMs: number): Omit<AttemptResult, "durationMs"> {
   const { code, responseCode, response, message, command } = (error ?? {}) as {
     code?: unknown;
     responseCode?: unknown;
@@ -111,7 +119,12 @@ function describeSmtpError(error: unknown): Omit<AttemptResult, "durationMs"> {
     command?: unknown;
   };
   const smtpResponseCode = typeof responseCode === "number" ? responseCode : undefined;
-  const text = typeof response === "string" && response !== "" ? response : (message ?? "sending failed");
+  const text =
+    typeof response === "string" && response !== ""
+      ? response
+      : code === ABORTED
+        ? `the SMTP server did not take the message within the ${Math.round(timeoutMs / 1000)} s timeout`
+        : (message ?? "sending failed");
   let errorCode = typeof code === "string" ? code : "ESOCKET";
   // A message or envelope refused before any server reply (no recipient, bad address) never improves.
   if (smtpResponseCode === undefined && (errorCode === "EENVELOPE" || errorCode === "EMESSAGE")) {
