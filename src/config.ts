@@ -7,6 +7,11 @@ import { parseDuration, parseDurationList } from "./duration.ts";
 
 export type Config = Readonly<{
   databaseUrl: string;
+  /**
+   * The most PostgreSQL connections one process (an API or a worker) opens. Every process
+   * counts against the server's max_connections (and the role's CONNECTION LIMIT).
+   */
+  databasePoolSize: number;
   redisUrl: string;
   port: number;
   host: string;
@@ -92,6 +97,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   const config = {
     databaseUrl: read("DATABASE_URL", urlWithScheme(["postgres:", "postgresql:"])),
+    // From 2: an evaluation reads through the pool beside its own open transaction, so a worker
+    // with one connection would wait for itself on its first group.
+    databasePoolSize: read("DATABASE_POOL_SIZE", integerIn(2, 1000), 10),
     redisUrl: read("REDIS_URL", urlWithScheme(["redis:", "rediss:"])),
     port: read("PORT", integerIn(0, 65535), 3000),
     host: read("HOST", (v) => v, "0.0.0.0"),
@@ -132,6 +140,10 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix: read("QUEUE_PREFIX", (v) => v, DEFAULT_QUEUE_PREFIX),
   };
 
+  // postgres.js reads a pool size from the URL's query too, but the pool is always given
+  // DATABASE_POOL_SIZE: the URL's would be ignored while the operator believes it in force.
+  if (config.databaseUrl && new URL(config.databaseUrl).searchParams.has("max"))
+    problems.push("DATABASE_URL: ?max= is not read: set the pool's size with DATABASE_POOL_SIZE (default 10) and remove max from the URL");
   if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
   // The API takes one family of tokens; with both set, HS256 tokens (npm run token's) would be
   // refused while the operator believes JWT_SECRET is in use.

@@ -21,13 +21,27 @@ const UNAVAILABLE_PATTERNS = [
 
 /**
  * SQLSTATEs that mean DATABASE_URL is wrong (or was made wrong under a running process: the
- * database dropped, the password rotated). Waiting cannot help; a process starting with one
- * stops and says so, and one that meets it later answers 503 until an operator acts.
+ * database dropped, the password rotated), or that the processes ask for more connections than
+ * the server grants DATABASE_URL's role. Waiting does not help (or only until the next busy
+ * spell); a process starting with one stops and says so, and one that meets it later answers
+ * 503 until an operator acts.
  */
 const REFUSED_SQLSTATES: Readonly<Record<string, string>> = {
   "28P01": "password authentication failed",
   "28000": "role does not exist, or no pg_hba.conf entry",
   "3D000": "database does not exist",
+  // max_connections, the role's or the database's CONNECTION LIMIT, or the slots kept for superusers.
+  "53300": "too many connections",
+};
+
+/**
+ * What to do, where the server's words do not say it. Full connections look like an outage
+ * from the client's side, but the cure is the pool's sizing: every API and worker process
+ * opens up to DATABASE_POOL_SIZE connections.
+ */
+const REMEDIES: Readonly<Record<string, string>> = {
+  "53300":
+    "run fewer processes or a smaller DATABASE_POOL_SIZE (each process opens up to that many connections), or raise max_connections or the role's (or database's) CONNECTION LIMIT",
 };
 
 /** Redis's refusals of REDIS_URL's credentials (NOAUTH, WRONGPASS) or of its user's rights (NOPERM). */
@@ -37,7 +51,6 @@ const REDIS_REFUSAL = /\b(NOAUTH|WRONGPASS|NOPERM)\b/;
 const UNAVAILABLE_SQLSTATES = new Set([
   "57P01", // admin shutdown
   "57P03", // cannot connect now
-  "53300", // too many connections
   "25006", // read-only transaction: a failover onto a standby, default_transaction_read_only
   ...Object.keys(REFUSED_SQLSTATES),
 ]);
@@ -73,11 +86,12 @@ export function misconfiguredSetting(error: unknown): Misconfiguration | undefin
   return undefined;
 }
 
-/** What the server refused, in a sentence: for /readyz and the logs. */
+/** What the server refused, in a sentence (and what to do, where its words do not say): for /readyz and the logs. */
 export function describeRefusal(found: Misconfiguration): string {
   const what = found.code === "NOPERM" ? "a command" : "the connection";
   const code = found.service === "PostgreSQL" ? ` (${found.code})` : "";
-  return `${found.service} refused ${what}: ${found.message}${code}`;
+  const remedy = found.service === "PostgreSQL" ? REMEDIES[found.code] : undefined;
+  return `${found.service} refused ${what}: ${found.message}${code}${remedy ? `; ${remedy}` : ""}`;
 }
 
 /** An error in a few words for an operator: its message and code (a connect error's message may be empty). */

@@ -23,11 +23,12 @@ export type Deps = {
   close: () => Promise<void>;
 };
 
+/** dbPoolSize: a test's or benchmark's own pool size, in place of DATABASE_POOL_SIZE. */
 export type DepsOverrides = Partial<Pick<Deps, "logger" | "now">> & { dbPoolSize?: number };
 
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const { db, sql } = createDb(config.databaseUrl, { max: overrides.dbPoolSize ?? 10 });
+  const { db, sql } = createDb(config.databaseUrl, { max: overrides.dbPoolSize ?? config.databasePoolSize });
   const redis = createCommandRedis(config.redisUrl);
   // A dead Redis is reported through failing requests and /readyz; without a listener
   // ioredis would print every reconnect error as an unhandled 'error' event.

@@ -1,5 +1,7 @@
 // Before a process starts its work: do PostgreSQL and Redis accept its settings? A wrong
-// password, user or database name does not heal by waiting. Without this check a worker that
+// password, user or database name does not heal by waiting, nor (as a rule) a PostgreSQL whose
+// connections are all taken (53300: processes × DATABASE_POOL_SIZE past max_connections or the
+// role's CONNECTION LIMIT); the fatal line says which to change. Without this check a worker that
 // Redis refused spun in BullMQ's retry loop at 100 % CPU, deaf to SIGTERM and silent after
 // one warning, and an API answered every request with an error. A server that cannot be
 // reached is another matter (it may be starting): the process goes on and waits for it.

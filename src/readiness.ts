@@ -1,8 +1,9 @@
 // Whether a process can do its work now: PostgreSQL and Redis answer within a bound, accept
-// its settings, PostgreSQL takes writes, and the database's schema is the one the code was
-// built for. The API's /readyz and the worker's answer the same question the same way (a
-// worker waiting for Redis, or failing every job on a schema behind it, is not ready however
-// well its metrics server answers).
+// its settings (PostgreSQL with a connection left for it: a full server's 53300 is a refusal,
+// named with what to do, not "cannot be reached"), PostgreSQL takes writes, and the database's
+// schema is the one the code was built for. The API's /readyz and the worker's answer the same
+// question the same way (a worker waiting for Redis, or failing every job on a schema behind
+// it, is not ready however well its metrics server answers).
 import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, type SchemaState } from "./db/schema-version.ts";
 import { describeRefusal, misconfiguredSetting } from "./dependency-errors.ts";

@@ -5,7 +5,11 @@ import * as schema from "./schema.ts";
 export type Database = PostgresJsDatabase<typeof schema>;
 export type Sql = postgres.Sql;
 
-export type DbOptions = { max?: number; onnotice?: (notice: unknown) => void };
+/**
+ * max: the most connections the pool opens, always the caller's choice (DATABASE_POOL_SIZE for
+ * the API and the workers): it wins over a ?max= in the URL, which loadConfig refuses for that.
+ */
+export type DbOptions = { max: number; onnotice?: (notice: unknown) => void };
 
 /**
  * A query waits out the pool's pause before it tries to connect again. postgres.js grows
@@ -52,9 +56,9 @@ const SERVER_KEEPALIVE = { tcp_keepalives_idle: "10", tcp_keepalives_interval: "
 const SESSION_SETTINGS = { application_name: "wallet-alerts", jit: "off", ...SERVER_KEEPALIVE };
 
 /** One postgres.js pool and the drizzle view of it; `sql` is there for the hot paths. */
-export function createDb(url: string, options: DbOptions = {}): { db: Database; sql: Sql } {
+export function createDb(url: string, options: DbOptions): { db: Database; sql: Sql } {
   const sql = postgres(url, {
-    max: options.max ?? 10,
+    max: options.max,
     onnotice: options.onnotice ?? (() => {}),
     connection: SESSION_SETTINGS,
     backoff: reconnectPauseSeconds,

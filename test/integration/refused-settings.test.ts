@@ -3,9 +3,11 @@
 // line naming the setting (password hidden) and the server's words; a worker whose Redis
 // starts refusing it later does the same. Before, a worker refused by Redis spun at 100 % CPU
 // in BullMQ's retry loop, ignored SIGTERM and never said more than one warning.
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { databaseUrl } from "../helpers/env.ts";
+import { databaseUrl, TEST_ADMIN_DATABASE_URL } from "../helpers/env.ts";
 import { exited, spawnApi, spawnWorker, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { startPasswordRedis, type PasswordRedis } from "../helpers/redis-server.ts";
@@ -99,6 +101,38 @@ describe("settings refused at start", () => {
       expect(second.output()).not.toContain("pg-role-pw");
     });
   }
+
+  it("has the worker and the API exit 1 naming 53300 and what to do when PostgreSQL has no connection left for them", async () => {
+    // A role whose one connection is taken: as when the processes' pools (DATABASE_POOL_SIZE each)
+    // have filled max_connections. It used to be "not reachable yet", and the process waited.
+    const role = `wa_test_limit_${randomBytes(3).toString("hex")}`;
+    const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create role ${role} login connection limit 1`);
+    const asRole = new URL(t.config.databaseUrl);
+    asRole.username = role;
+    const holder = postgres(asRole.toString(), { max: 1, onnotice: () => {} });
+    try {
+      await holder`select 1`;
+      for (const name of ["worker", "api"] as const) {
+        const child = await start(name, { DATABASE_URL: asRole.toString() });
+        expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+        expect(fatalLines(child)).toEqual([
+          expect.objectContaining({
+            setting: "DATABASE_URL",
+            code: "53300",
+            msg:
+              `${name}: PostgreSQL refused the connection: too many connections for role "${role}" (53300); run fewer processes or a smaller ` +
+              "DATABASE_POOL_SIZE (each process opens up to that many connections), or raise max_connections or the role's (or database's) " +
+              `CONNECTION LIMIT — check DATABASE_URL (${asRole.toString()}); exiting`,
+          }),
+        ]);
+      }
+    } finally {
+      await holder.end();
+      await admin.unsafe(`drop role if exists ${role}`);
+      await admin.end();
+    }
+  }, 40_000);
 
   it("has a starting API that cannot reach PostgreSQL say why, and keep running", async () => {
     const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}/nowhere`;

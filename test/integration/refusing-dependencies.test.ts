@@ -3,10 +3,12 @@
 // onto a standby, default_transaction_read_only). The client can do nothing about any of it:
 // /v1 answers 503 problem+json, not 500 with a stack per request, and /readyz says the cause
 // in the server's words (never a password).
+import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { createTestDatabase } from "../helpers/db.ts";
 import { TEST_ADMIN_DATABASE_URL } from "../helpers/env.ts";
 import { waitFor } from "../helpers/pipeline.ts";
 import { startPasswordRedis, type PasswordRedis } from "../helpers/redis-server.ts";
@@ -63,6 +65,47 @@ describe("a PostgreSQL that refuses the running API", () => {
     expect(res.headers["content-type"]).toContain("application/problem+json");
     expect(res.headers["retry-after"]).toBeDefined();
     expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
+  });
+});
+
+describe("a PostgreSQL with no connection left for the API", () => {
+  it("names the server's 53300 in /readyz with what to do, not \"cannot be reached\", and is ready once a connection is free", async () => {
+    // A role whose one connection another process holds: as when every process's pool together
+    // has taken max_connections (or the role's limit), which the server refuses with the same code.
+    const role = `wa_test_limit_${randomBytes(3).toString("hex")}`;
+    await asAdmin(`create role ${role} login connection limit 1 in role pg_read_all_data`);
+    const database = await createTestDatabase("refusing-dependencies-connection-limit");
+    const asRole = new URL(database.url);
+    asRole.username = role;
+    const holder = postgres(asRole.toString(), { max: 1, onnotice: () => {} });
+    let t: TestApp | undefined;
+    try {
+      await holder`select 1`;
+      t = await startTestApp("refusing-dependencies-connection-limit", { DATABASE_URL: asRole.toString() });
+      const token = await t.token("alice");
+
+      const ready = await readyz(t);
+      expect(ready.statusCode).toBe(503);
+      expect(ready.headers["content-type"]).toContain("application/problem+json");
+      expect(ready.json()).toMatchObject({
+        code: "unavailable",
+        detail:
+          `PostgreSQL refused the connection: too many connections for role "${role}" (53300); run fewer processes or a smaller ` +
+          "DATABASE_POOL_SIZE (each process opens up to that many connections), or raise max_connections or the role's (or database's) CONNECTION LIMIT",
+      });
+      expect(ready.headers["retry-after"]).toBe("30");
+      const res = await t.app.inject({ url: "/v1/wallets", headers: bearer(token) });
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ status: 503, code: "unavailable" });
+
+      await holder.end();
+      await waitFor("/readyz to be ready once the connection is free", async () => (await readyz(t!)).statusCode === 200);
+    } finally {
+      await t?.close();
+      await holder.end();
+      await database.drop();
+      await asAdmin(`drop role if exists ${role}`);
+    }
   });
 });
 

@@ -23,6 +23,7 @@ describe("loadConfig", () => {
   it("fills in the documented defaults", () => {
     const config = loadConfig(REQUIRED);
     expect(config).toMatchObject({
+      databasePoolSize: 10,
       port: 3000,
       host: "0.0.0.0",
       rateLimitPerMinute: 600,
@@ -44,6 +45,7 @@ describe("loadConfig", () => {
     const config = loadConfig({
       ...REQUIRED,
       PORT: "8080",
+      DATABASE_POOL_SIZE: "25",
       WORKER_QUEUES: "transactions, risk",
       EVALUATION_GROUP_TRANSACTIONS: "5000",
       EVALUATION_ORDER_WAIT: "250ms",
@@ -56,6 +58,7 @@ describe("loadConfig", () => {
     });
     expect(config).toMatchObject({
       port: 8080,
+      databasePoolSize: 25,
       workerQueues: ["transactions", "risk"],
       evaluationGroupTransactions: 5_000,
       evaluationOrderWaitMs: 250,
@@ -72,6 +75,11 @@ describe("loadConfig", () => {
     ["EVALUATION_GROUP_TRANSACTIONS", "0", "EVALUATION_GROUP_TRANSACTIONS: expected a whole number from 1 to 1000000"],
     ["EVALUATION_GROUP_TRANSACTIONS", "1e4", "EVALUATION_GROUP_TRANSACTIONS: expected a whole number from 1 to 1000000"],
     ["PORT", "65536", "PORT: expected a whole number from 0 to 65535"],
+    // One connection would deadlock a worker: an evaluation reads through the pool beside its transaction.
+    ["DATABASE_POOL_SIZE", "1", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
+    ["DATABASE_POOL_SIZE", "1001", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
+    ["DATABASE_POOL_SIZE", "ten", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
+    ["DATABASE_POOL_SIZE", "2.5", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
     ["RATE_LIMIT_PER_MINUTE", "-1", "RATE_LIMIT_PER_MINUTE: expected a whole number"],
     ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],
     ["JWT_SECRET", "short", "JWT_SECRET: expected at least 32 characters"],
@@ -100,6 +108,13 @@ describe("loadConfig", () => {
     expect(problemsOf({ JWT_JWKS_URL: "https://auth.example.com/.well-known/jwks.json" })).toContain(
       "JWT_SECRET and JWT_JWKS_URL exclude each other",
     );
+  });
+
+  it("refuses a pool size in DATABASE_URL's query: the pool takes DATABASE_POOL_SIZE, and the URL's would be ignored", () => {
+    expect(problemsOf({ DATABASE_URL: "postgres://app@db.internal:5432/wallet_alerts?max=40" })).toContain(
+      "DATABASE_URL: ?max= is not read: set the pool's size with DATABASE_POOL_SIZE (default 10) and remove max from the URL",
+    );
+    expect(loadConfig({ ...REQUIRED, DATABASE_URL: "postgres://app@db.internal:5432/wallet_alerts?sslmode=require" }).databasePoolSize).toBe(10);
   });
 
   it("names every bad and missing variable in one error", () => {

@@ -15,6 +15,9 @@ describe("misconfiguredSetting", () => {
     ["28000", 'role "nobody" does not exist'],
     ["28000", 'no pg_hba.conf entry for host "10.0.0.5", user "app", database "app", no encryption'],
     ["3D000", 'database "wallet_alertz" does not exist'],
+    // The server's connections (or the role's) are all taken: not an outage, a pool too large for them.
+    ["53300", "sorry, too many clients already"],
+    ["53300", 'too many connections for role "app"'],
   ])("names DATABASE_URL for PostgreSQL's %s, with the server's words", (code, message) => {
     expect(misconfiguredSetting(postgresError(code, message))).toEqual({ setting: "DATABASE_URL", service: "PostgreSQL", message, code });
   });
@@ -54,6 +57,7 @@ describe("isUnavailableError", () => {
     ["PostgreSQL refusing the password", postgresError("28P01", 'password authentication failed for user "app"')],
     ["an unknown role", postgresError("28000", 'role "nobody" does not exist')],
     ["an unknown database", postgresError("3D000", 'database "x" does not exist')],
+    ["a PostgreSQL with no connection left", postgresError("53300", "sorry, too many clients already")],
     ["a read-only PostgreSQL", postgresError("25006", "cannot execute INSERT in a read-only transaction")],
     ["Redis refusing the password", replyError("WRONGPASS invalid username-password pair or user is disabled.")],
     ["Redis wanting a password", replyError("NOAUTH Authentication required.")],
@@ -82,6 +86,13 @@ describe("describeRefusal and errorSummary", () => {
     );
     expect(describeRefusal(misconfiguredSetting(replyError("NOPERM this user has no permissions to run the 'ping' command"))!)).toBe(
       "Redis refused a command: NOPERM this user has no permissions to run the 'ping' command",
+    );
+  });
+
+  it("says what to do when PostgreSQL has no connection left: the server's words name the limit, not the pool behind it", () => {
+    expect(describeRefusal(misconfiguredSetting(postgresError("53300", 'too many connections for role "app"'))!)).toBe(
+      'PostgreSQL refused the connection: too many connections for role "app" (53300); run fewer processes or a smaller ' +
+        "DATABASE_POOL_SIZE (each process opens up to that many connections), or raise max_connections or the role's (or database's) CONNECTION LIMIT",
     );
   });
 
