@@ -14,7 +14,8 @@ import { loadJwtConfig } from "../config.ts";
 import { mintToken } from "../http/mint-token.ts";
 import { createApiClient, type ApiCall } from "../demo/api-client.ts";
 import { watchDeliveries } from "../demo/delivery-log.ts";
-import { startChild, stopChild, waitForReady, type Child } from "../demo/processes.ts";
+import { bannerLines } from "../demo/banner.ts";
+import { killChild, startChild, stopChild, waitForReady, type Child } from "../demo/processes.ts";
 import {
   DEMO_ALERTS,
   DEMO_CHANNELS,
@@ -35,13 +36,17 @@ const DEMO_EMAIL = "risk-desk@example.com";
 const TOKEN_TTL_SECONDS = 24 * 3600;
 const DEMO_PHONE = "+15555550123";
 
+// Made up only when unset, and then shown in the banner: nothing else would tell it.
+const adminPassword = process.env.ADMIN_PASSWORD
+  ? { value: process.env.ADMIN_PASSWORD, generated: false }
+  : { value: randomBytes(9).toString("base64url"), generated: true };
 const env = {
   DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/wallet_alerts_demo",
   REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   PORT: process.env.PORT ?? "3000",
   JWT_SECRET: process.env.JWT_SECRET ?? randomBytes(32).toString("base64url"),
   ADMIN_USER: process.env.ADMIN_USER ?? "admin",
-  ADMIN_PASSWORD: process.env.ADMIN_PASSWORD ?? randomBytes(9).toString("base64url"),
+  ADMIN_PASSWORD: adminPassword.value,
   QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? "{wallet-alerts-demo}",
   LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   // The demo's webhook sink listens on loopback, which the SSRF guard refuses unless opened.
@@ -80,6 +85,7 @@ async function main(): Promise<void> {
     const childLog = (name: string) => (line: string) => say(`[${name}] ${line}`);
     children.push(startChild("api", "src/bin/api.ts", childEnv, childLog("api")));
     children.push(startChild("worker", "src/bin/worker.ts", childEnv, childLog("worker")));
+    for (const child of children) say(`started ${child.name} (pid ${child.process.pid})`);
   }
   await waitForReady(`${apiUrl}/readyz`, attachTo ? 120_000 : 30_000);
 
@@ -147,25 +153,9 @@ async function seed(api: ApiCall, cast: DemoCast, webhookSink: WebhookSink): Pro
 }
 
 function printBanner(token: string, wallets: number): void {
-  const lines = [
-    "",
-    "wallet-alerts demo is running",
-    `  API            ${publicUrl}/v1  (${wallets} tracked wallets for caller "${DEMO_CALLER}")`,
-    `  API docs       ${publicUrl}/docs`,
-    `  Bull Board     ${publicUrl}/admin/queues   (user ${env.ADMIN_USER}, password ${env.ADMIN_PASSWORD})`,
-    `  Metrics        ${publicUrl}/metrics        (same credentials)`,
-    `  Webhook sink   ${sink?.url}`,
-    `  Email          ${process.env.SMTP_URL ? `through ${redactUrl(process.env.SMTP_URL)}` : "written to var/outbox/*.eml (set SMTP_URL to send)"}`,
-    `  SMS            ${process.env.TWILIO_ACCOUNT_SID ? "through Twilio" : "written to the worker's log (set TWILIO_* to send)"}`,
-    "",
-    "  Try it:",
-    `    curl -H "Authorization: Bearer $TOKEN" ${publicUrl}/v1/wallets`,
-    "  with",
-    `    TOKEN=${token}`,
-    "  (valid for 24 hours; the demo's own feed keeps minting fresh ones)",
-    "",
-  ];
-  console.log(lines.join("\n"));
+  const smtpUrl = process.env.SMTP_URL ? redactUrl(process.env.SMTP_URL) : undefined;
+  const facts = { publicUrl, caller: DEMO_CALLER, wallets, adminUser: env.ADMIN_USER, adminPassword, sinkUrl: sink?.url, smtpUrl };
+  console.log(bannerLines({ ...facts, twilio: Boolean(process.env.TWILIO_ACCOUNT_SID), token }).join("\n"));
 }
 
 const describe = (type: string, count: number) =>
@@ -187,11 +177,16 @@ async function ensureDatabase(url: string): Promise<void> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function shutdown(code: number): Promise<never> {
-  if (stopping) process.exit(1);
+  if (stopping) {
+    say(children.length > 0 ? "stopping at once: API and worker killed" : "stopping at once");
+    for (const child of children) killChild(child);
+    process.exit(1);
+  }
   stopping = true;
-  say("stopping: feed, API and worker (Ctrl-C again to exit at once)");
+  say("stopping: feed, API and worker, which finish what they are doing (Ctrl-C again to exit at once)");
   for (const stop of stops.reverse()) stop();
-  await Promise.all(children.map((child) => stopChild(child, 15_000)));
+  // Each child gets longer than the worker's wait for its active jobs before it is killed.
+  await Promise.all(children.map((child) => stopChild(child)));
   await sink?.close();
   process.exit(code);
 }

@@ -1,14 +1,25 @@
 // npm run queues — jobs per queue and state (waiting, active, delayed, failed, completed),
 // read from the Redis and queue prefix of the configuration. Exits non-zero when Redis
-// cannot be reached or refuses REDIS_URL (saying why), so it also serves as a check in scripts.
+// cannot be reached, refuses REDIS_URL or does not answer in time (saying why), so it also
+// serves as a check in scripts.
 import type { Redis } from "ioredis";
 import { loadQueuesConfig } from "../config.ts";
 import { orExit } from "./config-or-exit.ts";
 import { describeRefusal, errorSummary, misconfiguredSetting } from "../dependency-errors.ts";
-import { formatQueueTable, readQueueCounts } from "../metrics/queue-counts.ts";
+import { formatQueueTable, readQueueCounts, type QueueCounts } from "../metrics/queue-counts.ts";
+import { PREFLIGHT_TIMEOUT_MS } from "../preflight.ts";
 import { closeQueues, createQueues } from "../queue/producers.ts";
 import { redactUrl } from "../redact-url.ts";
 import { createCommandRedis, trackConnectionError } from "../redis.ts";
+import { TimedOut, withTimeout } from "../with-timeout.ts";
+
+/**
+ * The whole command's bound, connection and counts together, as long as the processes' start-up
+ * check gives Redis: connectTimeout covers only the TCP connect, so a server that accepts the
+ * connection and never answers (hung, SIGSTOP'd, a wrong port that speaks another protocol)
+ * would keep a script that asks "is Redis up?" waiting forever.
+ */
+const ANSWER_TIMEOUT_MS = PREFLIGHT_TIMEOUT_MS;
 
 const config = orExit(() => loadQueuesConfig());
 
@@ -18,20 +29,26 @@ const redis = createCommandRedis(config.redisUrl, { retryStrategy: () => null })
 const connectionError = trackConnectionError(redis);
 const where = redactUrl(config.redisUrl);
 try {
-  if (!(await connected(redis))) throw new Error(whyNotConnected(connectionError()));
-  const queues = createQueues(redis, config.queuePrefix);
+  const rows = await withTimeout(() => countJobs(redis), ANSWER_TIMEOUT_MS, "the server");
+  console.log(`Redis ${where}, queue prefix ${config.queuePrefix} ("waiting" includes prioritized jobs)\n`);
+  console.log(formatQueueTable(rows));
+} catch (error) {
+  // A refusal the connection reported explains a timeout better than the timeout does.
+  console.error(error instanceof TimedOut ? whyNotConnected(connectionError() ?? error) : (error as Error).message);
+  process.exitCode = 1;
+} finally {
+  // Also ends what a timed-out attempt left waiting on the connection, so the process exits.
+  redis.disconnect();
+}
+
+async function countJobs(connection: Redis): Promise<QueueCounts[]> {
+  if (!(await connected(connection))) throw new Error(whyNotConnected(connectionError()));
+  const queues = createQueues(connection, config.queuePrefix);
   try {
-    const rows = await readQueueCounts(queues);
-    console.log(`Redis ${where}, queue prefix ${config.queuePrefix} ("waiting" includes prioritized jobs)\n`);
-    console.log(formatQueueTable(rows));
+    return await readQueueCounts(queues);
   } finally {
     await closeQueues(queues);
   }
-} catch (error) {
-  console.error((error as Error).message);
-  process.exitCode = 1;
-} finally {
-  redis.disconnect();
 }
 
 function connected(connection: Redis): Promise<boolean> {

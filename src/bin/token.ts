@@ -1,10 +1,22 @@
 // npm run token -- --sub alice --scope "wallets:read alerts:write" [--email a@x.io] [--phone +15551234567] [--ttl 12h]
 // Mints a development token signed with JWT_SECRET; the token is the last line of stdout.
+// Refuses what would make a token the API rejects or misreads (an unknown scope: 403 on every
+// route; a TTL under a second: expired on arrival; a claim that is no address: ignored), so a
+// mistyped flag fails here, naming the flag, instead of later as a puzzling 401 or 403.
 import { parseArgs } from "node:util";
 import { loadJwtConfig } from "../config.ts";
+import { isE164, isEmailAddress } from "../domain/recipients.ts";
 import { SCOPES } from "../http/auth.ts";
-import { mintToken } from "../http/mint-token.ts";
+import { mintToken, type TokenClaims } from "../http/mint-token.ts";
 import { parseDuration } from "../duration.ts";
+
+/**
+ * The only settings this command reads: the signing ones. A PORT or SMTP_URL kept in the same
+ * environment for the API is not this command's to refuse (npm run queues reads its own alike).
+ */
+const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"] as const;
+
+type Flags = { sub?: string | undefined; scope: string; email?: string | undefined; phone?: string | undefined; ttl: string };
 
 try {
   const { values } = parseArgs({
@@ -16,12 +28,49 @@ try {
       ttl: { type: "string", default: "12h" },
     },
   });
-  if (!values.sub) throw new Error("--sub is required (the caller the token speaks for)");
-  const jwt = loadJwtConfig();
+  const claims = checkedClaims(values);
+  const jwt = loadJwtConfig(Object.fromEntries(JWT_SETTINGS.map((name) => [name, process.env[name]])));
   if (!jwt.secret) throw new Error("JWT_SECRET is required to mint a token");
-  const ttlSeconds = parseDuration(values.ttl) / 1000;
-  console.log(await mintToken(jwt.secret, { ...values, sub: values.sub, ttlSeconds }, jwt));
+  console.log(await mintToken(jwt.secret, claims, jwt));
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);
+}
+
+/** The token's claims, or one error naming every flag that is wrong and what it expects. */
+function checkedClaims(flags: Flags): TokenClaims {
+  const scopes = flags.scope.split(/\s+/).filter(Boolean);
+  const problems = [
+    flags.sub ? undefined : "--sub is required (the caller the token speaks for)",
+    scopeProblem(scopes),
+    flags.email === undefined || isEmailAddress(flags.email) ? undefined : "--email: expected an email address such as alice@example.com",
+    flags.phone === undefined || isE164(flags.phone) ? undefined : "--phone: expected an E.164 phone number such as +15551234567",
+    ttlProblem(flags.ttl),
+  ].filter((problem) => problem !== undefined);
+  if (problems.length > 0) throw new Error(problems.join("; "));
+  return { sub: flags.sub!, scope: scopes.join(" "), email: flags.email, phone: flags.phone, ttlSeconds: parseDuration(flags.ttl) / 1_000 };
+}
+
+function scopeProblem(scopes: string[]): string | undefined {
+  const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (scopes.length > 0 && unknown.length === 0) return undefined;
+  const named = unknown.length > 0 ? `unknown scope ${unknown.map((scope) => `"${scope}"`).join(", ")}; ` : "";
+  return `--scope: ${named}expected a space-separated list of ${SCOPES.join(", ")}`;
+}
+
+/**
+ * A JWT's exp counts whole seconds, so a TTL of 1500ms would be a fractional exp (or, rounded,
+ * another TTL than the one asked for), and one under a second a token expired before it is used.
+ */
+function ttlProblem(raw: string): string | undefined {
+  const expected = "expected whole seconds, at least 1s, such as 90s, 30m or 12h";
+  let ms: number;
+  try {
+    ms = parseDuration(raw);
+  } catch {
+    return `--ttl: "${raw}" is not a duration; ${expected}`;
+  }
+  if (ms < 1_000) return `--ttl: "${raw}" is under a second, a token expired before it is used; ${expected}`;
+  if (ms % 1_000 !== 0) return `--ttl: "${raw}" is not whole seconds, which a token's exp counts; ${expected}`;
+  return undefined;
 }

@@ -1,8 +1,17 @@
 // Starts the API and the worker as separate child processes, exactly as operators run them.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_CLOSE_TIMEOUT_MS } from "../queue/run-workers.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * How long a child gets between SIGTERM and SIGKILL. The worker waits up to
+ * DEFAULT_CLOSE_TIMEOUT_MS for its active jobs, then closes its connections (the API drains for
+ * as long): killed before, a delivery in flight is cut short and sent again once its lock
+ * expires. The margin makes it the 30 s the README asks of any process manager.
+ */
+export const STOP_GRACE_MS = DEFAULT_CLOSE_TIMEOUT_MS + 10_000;
 
 export type Child = { name: string; process: ChildProcess; exited: Promise<number | null> };
 
@@ -26,14 +35,24 @@ export function startChild(name: string, script: string, env: NodeJS.ProcessEnv,
 }
 
 /** SIGTERM, then SIGKILL if the child has not exited within graceMs. */
-export async function stopChild(child: Child, graceMs: number): Promise<number | null> {
-  if (child.process.exitCode !== null) return child.process.exitCode;
+export async function stopChild(child: Child, graceMs = STOP_GRACE_MS): Promise<number | null> {
+  if (hasExited(child)) return child.process.exitCode;
   child.process.kill("SIGTERM");
   const timer = setTimeout(() => child.process.kill("SIGKILL"), graceMs);
   const code = await child.exited;
   clearTimeout(timer);
   return code;
 }
+
+/**
+ * SIGKILL now: a second Ctrl-C. The children run in process groups of their own, which a
+ * terminal's Ctrl-C does not reach, so a demo that just exited would leave them running.
+ */
+export function killChild(child: Child): void {
+  if (!hasExited(child)) child.process.kill("SIGKILL");
+}
+
+const hasExited = (child: Child) => child.process.exitCode !== null || child.process.signalCode !== null;
 
 export async function waitForReady(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,7 @@
 // npm run demo as a newcomer runs it: a real process that starts the API and the worker as
-// children. Every condition must be delivered on every channel, and Ctrl-C stops it all.
-import { spawn } from "node:child_process";
+// children. Every condition must be delivered on every channel, the operator's password must
+// stay out of its output, and Ctrl-C stops it all.
+import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
@@ -8,53 +9,82 @@ import { freePort } from "../helpers/ports.ts";
 import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
 
 const CONDITIONS = ["large_transfer", "suspicious_counterparty", "risk_score_increase", "unusual_activity"];
+const ADMIN_PASSWORD = "operator-chosen-pw-7Qx2";
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 const prefix = uniqueQueuePrefix("demo");
+let demo: ChildProcess;
+let output = "";
+let exited: Promise<number | null>;
 
 beforeAll(async () => {
   database = await createTestDatabase("demo");
+  demo = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      PORT: String(await freePort()),
+      QUEUE_PREFIX: prefix,
+      // The API then refuses tokens without this issuer and audience: the demo's must carry them.
+      JWT_ISSUER: "https://issuer.demo.test/",
+      JWT_AUDIENCE: "wallet-alerts-demo",
+      ADMIN_PASSWORD,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  demo.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  demo.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  exited = new Promise((resolve) => demo.on("exit", (code) => resolve(code)));
 });
 afterAll(async () => {
+  // Only when a test failed before the SIGINT: nothing may outlive the file.
+  if (demo.exitCode === null && demo.signalCode === null) {
+    demo.kill("SIGINT");
+    await exited;
+  }
   await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
   await database.drop();
 });
 
-describe("npm run demo", () => {
-  it("delivers every condition by webhook (signature verified), email and SMS to a caller whose token carries the issuer and audience the API checks, then stops cleanly on SIGINT", async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        REDIS_URL: TEST_REDIS_URL,
-        PORT: String(port),
-        QUEUE_PREFIX: prefix,
-        // The API then refuses tokens without this issuer and audience: the demo's must carry them.
-        JWT_ISSUER: "https://issuer.demo.test/",
-        JWT_AUDIENCE: "wallet-alerts-demo",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+const waitUntil = async (done: () => boolean, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline && demo.exitCode === null) await new Promise((r) => setTimeout(r, 250));
+};
+const childPids = () => [...output.matchAll(/started (?:api|worker) \(pid (\d+)\)/g)].map((match) => Number(match[1]));
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
+describe("npm run demo", () => {
+  it("delivers every condition by webhook (signature verified), email and SMS to a caller whose token carries the issuer and audience the API checks", async () => {
     const delivered = (channel: string, condition: string) =>
       channel === "webhook"
         ? new RegExp(`webhook delivered → sink \\(signature verified.*\\[${condition}\\]`).test(output)
         : new RegExp(`${channel}\\s+delivered → .*\\[${condition}\\]`).test(output);
     const all = () => CONDITIONS.every((c) => ["webhook", "email", "sms"].every((ch) => delivered(ch, c)));
-    const deadline = Date.now() + 60_000;
-    while (!all() && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 250));
-
-    child.kill("SIGINT");
-    const code = await exited;
+    await waitUntil(all, 60_000);
     for (const condition of CONDITIONS) {
       for (const channel of ["webhook", "email", "sms"]) expect(delivered(channel, condition), `${channel} ${condition}\n${output}`).toBe(true);
     }
     expect(output).not.toMatch(/SIGNATURE NOT VERIFIED|FAILED/);
     expect(output).toMatch(/TOKEN=ey/);
-    expect(code).toBe(0);
-  }, 120_000);
+  }, 90_000);
+
+  it("never prints the ADMIN_PASSWORD it was given: the banner says where the password comes from", () => {
+    expect(output).toContain("/admin/queues   (user admin, password from ADMIN_PASSWORD)");
+    expect(output).not.toContain(ADMIN_PASSWORD);
+  });
+
+  it("stops the API and the worker on SIGINT and exits 0", async () => {
+    const pids = childPids();
+    expect(pids).toHaveLength(2);
+    demo.kill("SIGINT");
+    expect(await exited).toBe(0);
+    for (const pid of pids) expect(running(pid), `pid ${pid}`).toBe(false);
+  }, 60_000);
 });

@@ -6,6 +6,7 @@ import { createWorkerRedis } from "../../src/redis.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from "../helpers/env.ts";
 import { startPasswordRedis } from "../helpers/redis-server.ts";
+import { startSilentRedis } from "../helpers/silent-redis.ts";
 
 const run = promisify(execFile);
 const prefix = uniqueQueuePrefix("queues-cli");
@@ -65,6 +66,33 @@ describe("npm run queues", () => {
     const failure = await queuesCommand("redis://127.0.0.1:1").catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 1 });
     expect((failure as { stderr: string }).stderr).toContain("Redis at redis://127.0.0.1:1 cannot be reached (connect ECONNREFUSED 127.0.0.1:1)");
+  });
+
+  it("says Redis cannot be reached and exits 1 within about 5 s when Redis accepts the connection but never answers", async () => {
+    const silent = await startSilentRedis();
+    try {
+      const started = Date.now();
+      const failure = await queuesCommand(silent.url).catch((error: { code: number; stderr: string }) => error);
+      // Without a bound of its own it never exits, and execFile's 20 s timeout kills it (code null).
+      expect(failure).toMatchObject({ code: 1 });
+      expect((failure as { stderr: string }).stderr.trim()).toBe(
+        `Redis at ${silent.url} cannot be reached (the server did not answer within 5000 ms)`,
+      );
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("says Redis cannot be reached and exits 1 when Redis answers the connection's handshake and then stops answering", async () => {
+    const hung = await startSilentRedis({ answerHandshake: true });
+    try {
+      const failure = await queuesCommand(hung.url).catch((error: { code: number; stderr: string }) => error);
+      expect(failure).toMatchObject({ code: 1 });
+      expect((failure as { stderr: string }).stderr).toContain(`Redis at ${hung.url} cannot be reached (the server did not answer within 5000 ms)`);
+    } finally {
+      await hung.close();
+    }
   });
 
   it("exits non-zero and gives Redis's refusal, not \"cannot be reached\", when REDIS_URL's password is wrong or missing", async () => {

@@ -1,0 +1,84 @@
+// npm run token as a developer runs it: a real process. It must print a token the API accepts,
+// or refuse, naming the flag, input that would make a token the API rejects or misreads.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import { createTokenVerifier } from "../../src/http/auth.ts";
+import { TEST_JWT_SECRET } from "../helpers/env.ts";
+
+const run = promisify(execFile);
+type Outcome = { code: number; stdout: string; stderr: string };
+
+async function tokenCommand(args: string[], env: Record<string, string> = { JWT_SECRET: TEST_JWT_SECRET }): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "src/bin/token.ts", ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      timeout: 20_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const { code, stdout, stderr } = error as Outcome;
+    return { code, stdout, stderr };
+  }
+}
+
+const lastLine = (stdout: string) => stdout.trim().split("\n").at(-1) ?? "";
+
+describe("npm run token", () => {
+  it("mints a token the API accepts, with the scopes, contacts and whole-second TTL asked for", async () => {
+    const env = { JWT_SECRET: TEST_JWT_SECRET, JWT_ISSUER: "https://issuer.test/", JWT_AUDIENCE: "wallet-alerts" };
+    const { code, stdout } = await tokenCommand(
+      ["--sub", "alice", "--scope", " wallets:read  alerts:write ", "--email", "alice@example.com", "--phone", "+15551234567", "--ttl", "90s"],
+      env,
+    );
+    expect(code).toBe(0);
+    const token = lastLine(stdout);
+    const verify = createTokenVerifier({ secret: TEST_JWT_SECRET, jwksUrl: undefined, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE });
+    const caller = await verify(token);
+    expect(caller).toMatchObject({ sub: "alice", email: "alice@example.com", phone: "+15551234567" });
+    expect([...caller.scopes].sort()).toEqual(["alerts:write", "wallets:read"]);
+    const { iat, exp } = decodeJwt(token);
+    expect(exp! - iat!).toBe(90);
+  });
+
+  it("refuses a scope the API does not know (every route would answer 403), naming --scope and the known ones", async () => {
+    const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--scope", "wallet:read bogus"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain('--scope: unknown scope "wallet:read", "bogus"');
+    expect(stderr).toContain("wallets:read, wallets:write, transactions:read");
+  });
+
+  it("refuses a TTL under a second (expired on arrival) and one that is not whole seconds (a fractional exp), naming --ttl", async () => {
+    for (const ttl of ["0s", "500ms", "1500ms"]) {
+      const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--ttl", ttl]);
+      expect(code, ttl).toBe(1);
+      expect(stdout, ttl).toBe("");
+      expect(stderr, ttl).toContain(`--ttl: "${ttl}"`);
+    }
+    const { code, stdout } = await tokenCommand(["--sub", "alice", "--ttl", "1000ms"]);
+    expect(code).toBe(0);
+    const { iat, exp } = decodeJwt(lastLine(stdout));
+    expect(exp! - iat!).toBe(1);
+  });
+
+  it("refuses a phone number not in E.164 and an email that is not an address, naming each flag", async () => {
+    const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--phone", "notaphone", "--email", "nope"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("--phone: expected an E.164 phone number such as +15551234567");
+    expect(stderr).toContain("--email: expected an email address such as alice@example.com");
+  });
+
+  it("reads only the JWT settings: a bad PORT or SMTP_URL kept for the API does not stop it, a short JWT_SECRET does", async () => {
+    const minted = await tokenCommand(["--sub", "alice"], { JWT_SECRET: TEST_JWT_SECRET, PORT: "not-a-port", SMTP_URL: "mailto:x" });
+    expect(minted.code).toBe(0);
+    expect(decodeJwt(lastLine(minted.stdout)).sub).toBe("alice");
+
+    const refused = await tokenCommand(["--sub", "alice"], { JWT_SECRET: "short", PORT: "not-a-port" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("invalid configuration: JWT_SECRET: expected at least 32 characters");
+    expect(refused.stderr).not.toContain("PORT");
+  });
+});
