@@ -10,7 +10,7 @@ import type { Deps } from "../deps.ts";
 import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type OpenNotification } from "../db/queries/reconcile.ts";
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { disabledNoticeJobId, enqueueDisabledNotice } from "../queue/disabled-notices.ts";
-import { owedDisabledNotices } from "../db/queries/disabled-notices.ts";
+import { owedAmong, owedDisabledNotices } from "../db/queries/disabled-notices.ts";
 import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
 import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
@@ -130,9 +130,12 @@ export async function runReconcileOnce(
   const notices = await owedDisabledNotices(deps.sql, before, settings.pageSize);
   const noticeQueue = deps.queues[QUEUES.deliverEmail];
   const noticeStates = await jobStates(deps, noticeQueue, notices.map(disabledNoticeJobId));
-  for (const notice of notices) {
+  const jobless = notices.filter((notice) => noticeStates.get(disabledNoticeJobId(notice)) !== "live");
+  // Read again after the job states: a job that sent its notice, settled it and completed
+  // between the first read and the states would otherwise be queued afresh, and send it twice.
+  const stillOwed = await owedAmong(deps.sql, jobless.map((notice) => notice.alertId));
+  for (const notice of jobless.filter((candidate) => stillOwed.has(candidate.alertId))) {
     const state = noticeStates.get(disabledNoticeJobId(notice));
-    if (state === "live") continue;
     // Failed or completed while still owed (its settling never committed): afresh.
     if (state !== "missing") await noticeQueue.remove(disabledNoticeJobId(notice));
     await enqueueDisabledNotice(deps.queues, deps.config.retryScheduleMs, notice);

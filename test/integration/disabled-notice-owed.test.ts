@@ -108,6 +108,41 @@ describe("a disabled alert's notice that Redis lost", () => {
   });
 });
 
+describe("a sweep racing a notice job that finishes", () => {
+  it("does not queue afresh a notice whose job settled it and completed between the sweep's reads", async () => {
+    ensureWorkers();
+    const owner = unique("owner");
+    const { alertId } = await webhookAlert(owner);
+    await disable(alertId, (notice) => enqueueDisabledNotice(t.deps.queues, t.config.retryScheduleMs, notice));
+    await waitFor("the notice to be settled", async () => !(await owed(alertId)), 5_000);
+    // The sweep's first read saw it owed (the job had not settled it yet)…
+    await t.deps.sql`update alerts set disabled_notice_owed = true where id = ${alertId}`;
+    // …and the job settled it and completed before the sweep read the job states.
+    const settleMeanwhile = () => t.deps.sql`update alerts set disabled_notice_owed = false where id = ${alertId}`;
+    const redis = new Proxy(t.deps.redis, {
+      get(target, property, receiver) {
+        if (property !== "pipeline") return Reflect.get(target, property, receiver);
+        return () => {
+          const pipeline = target.pipeline();
+          const exec = pipeline.exec.bind(pipeline);
+          pipeline.exec = async () => {
+            const answers = await exec();
+            await settleMeanwhile();
+            return answers;
+          };
+          return pipeline;
+        };
+      },
+    });
+
+    const swept = await runReconcileOnce({ ...t.deps, redis, now: () => new Date(Date.now() + 1_000) }, { graceMs: 0 });
+
+    expect(swept.disabledNotices).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(noticesTo(owner)).toHaveLength(1);
+  });
+});
+
 describe("settling a disabled alert's notice", () => {
   it("settles it once sent, once its address is refused, and when no address is known, so that no sweep queues it again", async () => {
     ensureWorkers();

@@ -51,3 +51,11 @@ export async function owedDisabledNotices(sql: Sql, before: Date, limit: number)
     order by id limit ${limit}`;
   return rows.map((row) => ({ alertId: row.alertId, disabledAt: new Date(row.disabledAt) }));
 }
+
+/** Those of the alerts whose disabled notice is still owed (its disabling's, whichever that is). */
+export async function owedAmong(sql: Sql, alertIds: readonly string[]): Promise<Set<string>> {
+  if (alertIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    select id from alerts where id = any(${alertIds as string[]}::text[]) and disabled_notice_owed`;
+  return new Set(rows.map((row) => row.id));
+}
