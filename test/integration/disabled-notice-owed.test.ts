@@ -122,12 +122,19 @@ describe("a sweep racing a notice job that finishes", () => {
     const redis = new Proxy(t.deps.redis, {
       get(target, property, receiver) {
         if (property !== "pipeline") return Reflect.get(target, property, receiver);
+        // Only the pipeline that reads this notice's job state: the sweep reads other kinds' first.
         return () => {
           const pipeline = target.pipeline();
+          const exists = pipeline.exists.bind(pipeline);
+          let readsTheNotice = false;
+          pipeline.exists = ((key: string) => {
+            readsTheNotice ||= key.includes(`notice_${alertId}_`);
+            return exists(key);
+          }) as typeof pipeline.exists;
           const exec = pipeline.exec.bind(pipeline);
           pipeline.exec = async () => {
             const answers = await exec();
-            await settleMeanwhile();
+            if (readsTheNotice) await settleMeanwhile();
             return answers;
           };
           return pipeline;
