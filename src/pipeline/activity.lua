@@ -71,6 +71,12 @@ local SENT = 2                          -- an event's kind (ARGV[2]): 1 if a fai
 local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
 local results = {}
 
+-- A counterparty set past CP_CAP keeps CP_KEEP of its members, at random.
+local function trimCounterparties(cpKey)
+  local size = redis.call('SCARD', cpKey)
+  if size > CP_CAP then redis.call('SPOP', cpKey, size - CP_KEEP) end
+end
+
 -- A key gets its expiry when first written and again once an hour (not on every write);
 -- `flags` records which keys have theirs. Returns the new flags.
 local function expireOnce(key, flags, flag, ttl)
@@ -267,6 +273,10 @@ for i = 1, #input do
       end
       if next(hourAdds) ~= nil then flags = expireOnce(hourKey, flags, HOURS_TTL, KEY_TTL) end
       if isNew then
+        -- The set outlives the state (100 days against 8), so a state made anew may find a set
+        -- that the hourly trim below has not seen since: an address active every few weeks
+        -- would otherwise grow it without bound.
+        trimCounterparties(cpKey)
         -- Every hour bucket of a new address comes from this batch: the sums are local.
         for field, amount in pairs(hourAdds) do
           local kind, h = string.sub(field, 1, 1), tonumber(string.sub(field, 2))
@@ -290,8 +300,7 @@ for i = 1, #input do
           old[#old + 1] = 'o' .. h
         end
         hdel(hourKey, old)
-        local size = redis.call('SCARD', cpKey)
-        if size > CP_CAP then redis.call('SPOP', cpKey, size - CP_KEEP) end
+        trimCounterparties(cpKey)
         local names = {}
         for h = current - BASE_FIRST, current - BASE_LAST do names[#names + 1] = 'c' .. h end
         for h = current - 23, current - 1 do

@@ -549,6 +549,22 @@ describe("the counterparty set's lifetime (new_counterparty_burst)", () => {
     expect(await redis.ttl(`${prefix}:activity-cp:${address}`)).toBeGreaterThan(99 * DAY);
   });
 
+  it("trims the set back to 500 when a state made anew finds it past 1,000: a payout wallet active every ten days does not grow it without bound", async () => {
+    const address = randomAddress();
+    const payout = (blockTime: number) => run([{ address, needWindows: false, events: [payment(blockTime, Array.from({ length: 700 }, randomAddress))] }]);
+    const expireAllButTheSet = async () => {
+      for (const key of await redis.keys(`${prefix}:activity*:${address}`)) if (!key.includes(":activity-cp:")) await redis.del(key);
+    };
+    await payout(hourStart);
+    expect(await redis.scard(`${prefix}:activity-cp:${address}`)).toBe(700);
+    // Each state made anew counts its batch's payees first (all new), then trims the set.
+    for (const day of [10, 20, 30]) {
+      await expireAllButTheSet();
+      await payout(hourStart + day * DAY);
+      expect(await redis.scard(`${prefix}:activity-cp:${address}`), `day ${day}`).toBe(500);
+    }
+  });
+
   it("does not count the payees of a fortnightly payroll as new when it pays them again after the other keys expired", async () => {
     const address = randomAddress();
     const payees = Array.from({ length: 12 }, randomAddress);
