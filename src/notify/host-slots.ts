@@ -72,11 +72,15 @@ export function receiverOf(url: string): string | undefined {
   }
   const host = hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.+$/, "").toLowerCase();
   if (isIP(host) !== 0) return addressReceiver(host);
-  // The ICANN section only (tldts' default): under a private suffix such as a dynamic DNS
-  // service's (duckdns.org), anyone takes as many names as they like, pointing where they like.
+  // The private section too: each tenant of a hosting platform (abc.execute-api.…amazonaws.com,
+  // a Lambda URL on on.aws, foo.azurewebsites.net, foo.herokuapp.com) is its own receiver. With
+  // the ICANN section alone they all were amazonaws.com, azurewebsites.net…: one caller's
+  // hanging Lambda URL held every other customer's AWS-hosted webhooks to the floor. The price:
+  // under a dynamic-DNS suffix (duckdns.org) a caller can make many names, each with a floor,
+  // as with many registered domains.
   // validateHostname off: a name with "_" (which a wildcard record answers) must not escape
   // its domain by being judged no host name at all.
-  return getDomain(host, { validateHostname: false }) ?? host;
+  return getDomain(host, { validateHostname: false, allowPrivateDomains: true }) ?? host;
 }
 
 /**

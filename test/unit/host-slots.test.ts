@@ -61,6 +61,19 @@ describe("receiverOf", () => {
     expect(receiverOf("https://hooks.other.co.uk/h")).toBe("other.co.uk");
   });
 
+  it("tells apart the tenants of a hosting platform (the Public Suffix List's private section): one tenant's hanging endpoint must not cap the others'", () => {
+    const tenants = [
+      "https://abc123.execute-api.us-east-1.amazonaws.com/prod/hook",
+      "https://def456.execute-api.us-east-1.amazonaws.com/prod/hook",
+      "https://xyz.lambda-url.us-east-1.on.aws/",
+      "https://fund-a.azurewebsites.net/hook",
+      "https://fund-b.azurewebsites.net/hook",
+      "https://desk.herokuapp.com/hook",
+    ];
+    expect(new Set(tenants.map(receiverOf)).size).toBe(tenants.length);
+    expect(receiverOf("https://v2.abc123.execute-api.us-east-1.amazonaws.com/h")).toBe("abc123.execute-api.us-east-1.amazonaws.com");
+  });
+
   it("keys an IPv4 literal on itself and an IPv6 literal on its /64, with its IPv4-mapped form on the IPv4 address", () => {
     expect(receiverOf("http://127.0.0.1:8080/hook")).toBe("127.0.0.1");
     expect(receiverOf("http://0x7f.1/hook")).toBe("127.0.0.1");
