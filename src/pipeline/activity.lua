@@ -167,16 +167,24 @@ for i = 1, #input do
   local wrote = false
   local rows = {}
   local p = 3
+  -- The trailing 60 minutes at the newest minute seen: stored with the state (its first two
+  -- numbers, the minute and the sum), then each step's own sum, for the step after it.
+  local hourAtNewest = nil
+  if st ~= nil and last ~= nil and st[1] == floor(last / 60) then hourAtNewest = st[2] end
   while p <= #item do
     local count, first = item[p], p + 1
     p = first + count * EVENT
     -- The trailing 60 minutes at the newest minute seen before the step: what unusual_activity's
-    -- judgment at the newest minute starts from (a pass over at most 120 minutes).
+    -- judgment at the newest minute starts from (summed only when not known already).
     local lastHourBefore = 0
     if needWindows and last ~= nil then
-      local before = floor(last / 60) - 59
-      for m, c in pairs(mc) do
-        if m >= before then lastHourBefore = lastHourBefore + c end
+      if hourAtNewest ~= nil then
+        lastHourBefore = hourAtNewest
+      else
+        local before = floor(last / 60) - 59
+        for m, c in pairs(mc) do
+          if m >= before then lastHourBefore = lastHourBefore + c end
+        end
       end
     end
     -- The events to add: those whose batch marker was set just now, oldest first.
@@ -335,6 +343,8 @@ for i = 1, #input do
     for m, c in pairs(mn) do
       if m >= M - 59 then sn = sn + c end
     end
+
+    hourAtNewest = s
 
     local dormant = -1
     if gt ~= nil and last - gt <= DAY then dormant = gs end
