@@ -293,9 +293,17 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** For the token command, which needs the signing settings and nothing else. */
+/** The settings that say how tokens are signed and checked. */
+const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"] as const;
+
+/**
+ * For the commands that mint tokens (token, simulate, the demo), which need the signing
+ * settings and nothing else: only those are read, so a setting kept for the service (a PORT,
+ * an SMTP_URL) is not theirs to refuse.
+ */
 export function loadJwtConfig(env: Env = process.env): Config["jwt"] {
-  return loadConfig({ DATABASE_URL: "postgres://unused", REDIS_URL: "redis://unused", ...env }).jwt;
+  const jwtOnly = Object.fromEntries(JWT_SETTINGS.map((name) => [name, env[name]]));
+  return loadConfig({ DATABASE_URL: "postgres://unused", REDIS_URL: "redis://unused", ...jwtOnly }).jwt;
 }
 
 /**

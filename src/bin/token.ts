@@ -10,12 +10,6 @@ import { SCOPES } from "../http/auth.ts";
 import { mintToken, type TokenClaims } from "../http/mint-token.ts";
 import { parseDuration } from "../duration.ts";
 
-/**
- * The only settings this command reads: the signing ones. A PORT or SMTP_URL kept in the same
- * environment for the API is not this command's to refuse (npm run queues reads its own alike).
- */
-const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"] as const;
-
 type Flags = { sub?: string | undefined; scope: string; email?: string | undefined; phone?: string | undefined; ttl: string };
 
 try {
@@ -29,7 +23,7 @@ try {
     },
   });
   const claims = checkedClaims(values);
-  const jwt = loadJwtConfig(Object.fromEntries(JWT_SETTINGS.map((name) => [name, process.env[name]])));
+  const jwt = loadJwtConfig();
   if (!jwt.secret) throw new Error("JWT_SECRET is required to mint a token");
   console.log(await mintToken(jwt.secret, claims, jwt));
 } catch (error) {

@@ -14,11 +14,11 @@ const WALLETS = 20;
 type Run = { code: number | null; stdout: string; stderr: string };
 
 /** Runs `npm run simulate`'s entry point as its own process; `interruptAfter` sends SIGINT when a line matches. */
-function simulate(args: string[], interruptAfter?: RegExp): Promise<Run> {
+function simulate(args: string[], interruptAfter?: RegExp, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/bin/simulate.ts", ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, JWT_SECRET: TEST_JWT_SECRET },
+      env: { PATH: process.env.PATH, JWT_SECRET: TEST_JWT_SECRET, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -93,6 +93,13 @@ describe("npm run simulate", () => {
     expect(duplicates).toBe(0);
     const after = Number((await t.deps.sql`select count(*)::int as n from transactions`)[0]!.n);
     expect(after - before).toBe(accepted);
+  });
+
+  it("mints its token from the JWT settings alone: a bad PORT or SMTP_URL kept for the API does not stop it", async () => {
+    const run = await simulate([...common(), "--duration", "1s"], undefined, { PORT: "not-a-port", SMTP_URL: "mailto:x" });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(summary(run.stdout).errors).toBe(0);
   });
 
   it("exits 1 with a message when no token can be had", async () => {
