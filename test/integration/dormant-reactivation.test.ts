@@ -3,15 +3,16 @@
 // 1-lamport transfer to a cold wallet silent for 91 days scored 15 and paged the owners of its
 // risk_score_increase alerts, and a wallet that kept receiving deposits never counted as silent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RiskFactor, Transaction } from "../../src/domain/types.ts";
+import type { Transaction } from "../../src/domain/types.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
-import { bearer, ingestTransactions } from "../helpers/seed.ts";
+import { eventsOf, startWorkers, tx } from "../helpers/pipeline.ts";
+import { riskWatch, type RiskWatch } from "../helpers/risk-watch.ts";
 
 let t: TestApp;
 let workers: RunningWorkers;
+let watch: RiskWatch;
 let token: string;
 const DAY = 86_400;
 /** Four months ago: the silences below end before today. */
@@ -21,29 +22,12 @@ beforeAll(async () => {
   t = await startTestApp("dormant-reactivation");
   workers = startWorkers(t);
   token = await t.token("alice");
+  watch = riskWatch(t, token);
 });
 afterAll(async () => {
   await workers.close();
   await t.close();
 });
-
-/** A tracked wallet with a risk_score_increase alert at threshold 10. */
-async function watchedWallet() {
-  const wallet = await track(t, token);
-  const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 10 });
-  return { ...wallet, alertId };
-}
-
-async function riskOf(walletId: string) {
-  const res = await t.app.inject({ url: `/v1/wallets/${walletId}`, headers: bearer(token) });
-  const body = res.json() as { riskScore: number; riskFactors: RiskFactor[] };
-  return { riskScore: body.riskScore, riskFactors: [...body.riskFactors].sort() };
-}
-
-async function ingest(txs: Transaction[]) {
-  await ingestTransactions(t, token, txs);
-  await settled(t);
-}
 
 const send = (from: string, blockTime: number, status: Transaction["status"] = "success") =>
   tx({ from, to: randomAddress(), amount: 1, token: "SOL", blockTime, status });
@@ -51,30 +35,30 @@ const receive = (to: string, blockTime: number, amount = 5) => tx({ from: random
 
 describe("dormant_reactivation", () => {
   it("leaves the score 0 and fires nothing for a 1-lamport transfer received by a wallet silent for 91 days", async () => {
-    const wallet = await watchedWallet();
-    await ingest([send(wallet.address, start)]);
-    await ingest([receive(wallet.address, start + 91 * DAY, 0.000000001)]);
+    const wallet = await watch.watchedWallet();
+    await watch.ingest([send(wallet.address, start)]);
+    await watch.ingest([receive(wallet.address, start + 91 * DAY, 0.000000001)]);
 
-    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
     expect(await eventsOf(t, wallet.alertId)).toEqual([]);
   });
 
   it("raises the factor when a wallet that only received deposits for 91 days sends again", async () => {
-    const wallet = await watchedWallet();
-    await ingest([send(wallet.address, start)]);
+    const wallet = await watch.watchedWallet();
+    await watch.ingest([send(wallet.address, start)]);
     // A deposit every week: received, not sent, so the silence goes on.
-    for (let week = 1; week <= 13; week++) await ingest([receive(wallet.address, start + week * 7 * DAY)]);
-    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    for (let week = 1; week <= 13; week++) await watch.ingest([receive(wallet.address, start + week * 7 * DAY)]);
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
 
-    await ingest([send(wallet.address, start + 92 * DAY)]);
-    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 15, riskFactors: ["dormant_reactivation"] });
+    await watch.ingest([send(wallet.address, start + 92 * DAY)]);
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 15, riskFactors: ["dormant_reactivation"] });
     expect(await eventsOf(t, wallet.alertId)).toMatchObject([{ condition: "risk_score_increase", observed: 15 }]);
   });
 
   it("raises the factor for a failed send after 91 days of silence: the keys signed it", async () => {
-    const wallet = await watchedWallet();
-    await ingest([send(wallet.address, start)]);
-    await ingest([send(wallet.address, start + 91 * DAY, "failed")]);
-    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 15, riskFactors: ["dormant_reactivation"] });
+    const wallet = await watch.watchedWallet();
+    await watch.ingest([send(wallet.address, start)]);
+    await watch.ingest([send(wallet.address, start + 91 * DAY, "failed")]);
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 15, riskFactors: ["dormant_reactivation"] });
   });
 });

@@ -1,29 +1,15 @@
 // TWILIO_STATUS_CALLBACK_URL: where Twilio posts each SMS's carrier status, and the URL its
 // signatures cover. Refused at start when Twilio could not use it safely, or nothing could check it.
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config.ts";
+import { REQUIRED, problemsOf } from "../helpers/config-env.ts";
 
-const REQUIRED = {
-  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
-  REDIS_URL: "redis://127.0.0.1:6379",
-  JWT_SECRET: "a".repeat(32),
-};
 const TWILIO = {
   TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
   TWILIO_AUTH_TOKEN: "auth-token",
   TWILIO_FROM: "+15005550006",
 };
 const URL_HTTPS = "https://alerts.example.com/v1/callbacks/twilio/sms-status";
-
-const problemsOf = (env: Record<string, string>): string => {
-  try {
-    loadConfig({ ...REQUIRED, ...env });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-};
 
 describe("TWILIO_STATUS_CALLBACK_URL", () => {
   it("is off when unset", () => {

@@ -1,23 +1,8 @@
 // loadConfig: the only reader of the environment. Defaults, parsed values, and one clear
 // message per bad variable (all of them at once, so an operator fixes them in one go).
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, loadQueuesConfig } from "../../src/config.ts";
-
-const REQUIRED = {
-  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
-  REDIS_URL: "redis://127.0.0.1:6379",
-  JWT_SECRET: "a".repeat(32),
-};
-
-const problemsOf = (env: Record<string, string>): string => {
-  try {
-    loadConfig({ ...REQUIRED, ...env });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-};
+import { loadConfig, loadQueuesConfig } from "../../src/config.ts";
+import { REQUIRED, problemsOf } from "../helpers/config-env.ts";
 
 describe("loadConfig", () => {
   it("fills in the documented defaults", () => {
