@@ -111,13 +111,16 @@ export async function rescoreExposure(
   addresses: readonly string[],
   options: RescoreOptions,
 ): Promise<{ rescored: number; ids: number[] }> {
+  // Locked first, then read: the lock may wait behind an evaluation (or another rescore) of
+  // these addresses, and exposure read before it missed what that one committed meanwhile (a
+  // payment to a sanctioned address, a corrected label), then overwrote its newer score.
+  const stored = new Map((await lockAddressScores(tx, addresses)).map((row) => [row.address, row]));
   const exposure = new Map<string, RiskFactor[]>();
   for (const row of await labelExposure(tx, addresses)) {
     const list = exposure.get(row.address) ?? [];
     list.push(...labelFactorsOf([row]));
     exposure.set(row.address, list);
   }
-  const stored = new Map((await lockAddressScores(tx, addresses)).map((row) => [row.address, row]));
   const writes: NewScore[] = [];
   const history: NewHistory[] = [];
   for (const address of addresses) {

@@ -9,7 +9,9 @@ import { recordLabels, rescoreRelabelled } from "../../src/pipeline/relabel.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { track, tx } from "../helpers/pipeline.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
 import { bearer } from "../helpers/seed.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let alice: string;
@@ -79,5 +81,37 @@ describe("a label change's rescore", () => {
     const [first, second] = await Promise.all([rescoreRelabelled(t.deps, rescoreId!), rescoreRelabelled(t.deps, rescoreId!)]);
     expect(first.rescored + second.rescored).toBe(1);
     expect((await historyOf(wallet.address)).length).toBe(1);
+  });
+});
+
+describe("a label change's rescore waiting for a lock", () => {
+  it("scores what was committed while it waited: a payment to a sanctioned address made meanwhile is not overwritten", async () => {
+    const [first, second] = [randomAddress(), randomAddress()].sort();
+    const waitedFor = await track(t, alice, first!);
+    const wallet = await track(t, alice, second!);
+    const [flagged, sanctioned, hacker] = [randomAddress(), randomAddress(), randomAddress()];
+    await dealtWith(waitedFor.address, hacker);
+    await dealtWith(wallet.address, flagged);
+    const { rescoreId } = await recordLabels(t.deps, [
+      { address: flagged, category: "exchange", score: 60, source: null },
+      { address: sanctioned, category: "sanctioned", score: 100, source: "OFAC" },
+      { address: hacker, category: "hack", score: 95, source: null },
+    ]);
+    // An evaluation holds the first wallet's score: the rescore, locking in address order, waits there.
+    const release = await holdTransaction(t.deps.sql, (held) => held`select 1 from address_state where address = ${waitedFor.address} for update`);
+    const rescoring = rescoreRelabelled(t.deps, rescoreId!);
+    await waitFor(
+      "the rescore to wait on the held score",
+      async () => (await t.deps.sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`).length > 0,
+      5_000,
+    );
+
+    // Meanwhile the second wallet pays the sanctioned address, and its evaluation commits.
+    await dealtWith(wallet.address, sanctioned);
+    expect((await riskOf(wallet.walletId)).riskFactors).toContain("sanctioned_counterparty");
+    await release();
+    await rescoring;
+
+    expect((await riskOf(wallet.walletId)).riskFactors).toEqual(["sanctioned_counterparty", "flagged_counterparty"]);
   });
 });
