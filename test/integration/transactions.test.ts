@@ -61,7 +61,7 @@ const page = async (query: string) => {
 const signatures = (txs: { signature: string }[]) => txs.map((tx) => tx.signature);
 
 describe("GET /v1/transactions", () => {
-  it("returns exactly the interface's fields with JSON types", async () => {
+  it("returns exactly the interface's fields with JSON types, and mint (an extension)", async () => {
     const body = await page("&limit=60");
     expect(Object.keys(body).sort()).toEqual(["hasMore", "total", "transactions"]);
     const newest = history[0]!;
@@ -70,6 +70,7 @@ describe("GET /v1/transactions", () => {
       type: newest.type,
       amount: newest.amount,
       token: newest.token,
+      mint: newest.mint ?? null,
       from: newest.from,
       to: newest.to,
       blockTime: newest.blockTime,
@@ -77,6 +78,25 @@ describe("GET /v1/transactions", () => {
       fee: newest.fee,
       status: newest.status,
     });
+  });
+
+  it("shows each movement's mint, so a token that calls itself USDC is told apart from USDC", async () => {
+    const desk = await trackWallet(t, alice);
+    const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+    const fake = randomAddress();
+    await ingestTransactions(t, ingestor, [
+      makeTransaction({ to: desk.address, token: "USDC", mint: USDC, blockTime: T0 + 10 }),
+      makeTransaction({ to: desk.address, token: "USDC", mint: fake, blockTime: T0 + 20 }),
+      makeTransaction({ to: desk.address, token: "SOL", mint: null, blockTime: T0 + 30 }),
+    ]);
+    const res = await get(`walletId=${desk.walletId}`);
+    expect(res.statusCode, res.body).toBe(200);
+    const shown = (res.json() as { transactions: { token: string; mint: string | null }[] }).transactions;
+    expect(shown.map(({ token, mint }) => ({ token, mint }))).toEqual([
+      { token: "SOL", mint: null },
+      { token: "USDC", mint: fake },
+      { token: "USDC", mint: USDC },
+    ]);
   });
 
   it("lists 50 from offset 0 by default, newest first by blockTime, slot, then signature", async () => {

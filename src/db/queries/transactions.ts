@@ -15,7 +15,7 @@ import type { Sql } from "../client.ts";
 import { shareAddressCounters } from "./address-counters.ts";
 
 /** A stored transaction as the history lists it (the mint is not part of the interface's shape). */
-export type TransactionRow = Omit<Transaction, "mint">;
+export type TransactionRow = Omit<Transaction, "mint"> & { mint: string | null };
 
 export type HistoryFilter = {
   address: string;
@@ -46,7 +46,7 @@ export async function listAddressTransactions(
     ? sql`select coalesce((select transaction_count::float8 from address_activity where address = ${filter.address}), 0)`
     : countQuery(sql, filter.address, where);
   const rows = await sql<(TransactionRow & { total: number })[]>`
-    select signature, type, amount::float8 as amount, token, from_address as "from", to_address as "to",
+    select signature, type, amount::float8 as amount, token, mint, from_address as "from", to_address as "to",
            block_time::float8 as "blockTime", slot::float8 as slot, fee::float8 as fee, status,
            (${total}) as total
     from (

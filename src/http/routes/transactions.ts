@@ -40,6 +40,9 @@ const TransactionSchema = Type.Object({
   type: Type.Enum(TRANSACTION_TYPES),
   amount: Type.Number({ description: "UI units of token" }),
   token: Type.String({ description: "a symbol, or the mint when there is none" }),
+  mint: Type.Union([Type.String(), Type.Null()], {
+    description: "the token's mint (null for native SOL, or when the feed gave none): a symbol alone can be anyone's token",
+  }),
   from: Type.String(),
   to: Type.String(),
   blockTime: Type.Integer({ description: "Unix seconds" }),
