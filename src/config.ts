@@ -82,7 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = env[name];
     if (raw === undefined || raw === "") {
       if (fallback !== undefined) return fallback;
-      problems.push(`${name} is required`);
+      problems.push(`${name} is required${exampleOf(name)}`);
       return undefined as T;
     }
     try {
@@ -320,10 +320,18 @@ export function loadDatabaseUrl(env: Env = process.env): string {
   return urlAlone(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
 }
 
+/** What a required setting looks like on a machine that runs everything locally, for its "is required". */
+const EXAMPLES: Readonly<Record<string, string>> = {
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
+  REDIS_URL: "redis://127.0.0.1:6379",
+};
+
+const exampleOf = (name: string): string => (EXAMPLES[name] ? ` (for example ${EXAMPLES[name]})` : "");
+
 /** One URL setting read on its own, for commands that need nothing else. */
 function urlAlone(env: Env, name: string, schemes: string[]): string {
   const raw = env[name];
-  if (!raw) throw new ConfigError(`invalid configuration: ${name} is required`);
+  if (!raw) throw new ConfigError(`invalid configuration: ${name} is required${exampleOf(name)}`);
   try {
     return urlWithScheme(schemes)(raw);
   } catch (error) {

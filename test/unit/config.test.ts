@@ -104,7 +104,7 @@ describe("loadConfig", () => {
 
   it("names every bad and missing variable in one error", () => {
     const message = problemsOf({ DATABASE_URL: "", PORT: "x", EVALUATION_GROUP_TRANSACTIONS: "-5" });
-    expect(message).toContain("DATABASE_URL is required");
+    expect(message).toContain("DATABASE_URL is required (for example postgres://postgres@127.0.0.1:5432/wallet_alerts)");
     expect(message).toContain("PORT:");
     expect(message).toContain("EVALUATION_GROUP_TRANSACTIONS:");
   });
@@ -120,7 +120,7 @@ describe("loadQueuesConfig (npm run queues)", () => {
   });
 
   it("refuses a missing or malformed REDIS_URL, naming it", () => {
-    expect(() => loadQueuesConfig({})).toThrow("REDIS_URL is required");
+    expect(() => loadQueuesConfig({})).toThrow("REDIS_URL is required (for example redis://127.0.0.1:6379)");
     expect(() => loadQueuesConfig({ REDIS_URL: "http://cache:6379" })).toThrow("REDIS_URL: expected a redis: or rediss: URL");
   });
 });
