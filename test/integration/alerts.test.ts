@@ -85,7 +85,16 @@ describe("GET /v1/risk/alerts", () => {
     expect(paused.alerts.map((a: { alertId: string }) => a.alertId)).toEqual([newestFirst[1]]);
     const both = (await get(`/v1/risk/alerts?status=active&walletId=${walletA}`, listOwner)).json();
     expect(both.total).toBe(3);
-    expect((await get(`/v1/risk/alerts?walletId=wal_00000000000000000000000000`, listOwner)).json().total).toBe(0);
+  });
+
+  it("answers a walletId that names none of the caller's wallets with 404, and one of its wallets without alerts with an empty list", async () => {
+    const unknown = await get(`/v1/risk/alerts?walletId=wal_00000000000000000000000000`, listOwner);
+    expect(unknown.statusCode, unknown.body).toBe(404);
+    expect(unknown.json()).toMatchObject({ code: "not_found", detail: expect.stringContaining("wal_00000000000000000000000000") });
+    const othersWallet = await get(`/v1/risk/alerts?walletId=${walletB}`, await t.token("someone-else"));
+    expect(othersWallet.statusCode).toBe(404);
+    const quiet = await insertWallet(t, "carol");
+    expect((await get(`/v1/risk/alerts?walletId=${quiet.walletId}&status=paused`, listOwner)).json()).toMatchObject({ alerts: [], total: 0 });
   });
 
   it.each([

@@ -260,6 +260,7 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect(list.total).toBe(14); // 12 of every condition and method, one with a token filter, one keyed
     await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}&status=active&page=2&limit=5`, token: alice });
     await expectStatus(400, { method: "GET", url: "/v1/risk/alerts?status=sleeping", token: alice });
+    await expectStatus(404, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}`, token: bob });
     await expectStatus(200, { method: "GET", url: one(webhookAlert), token: alice });
     await expectStatus(404, { method: "GET", url: one(webhookAlert), token: bob });
     await expectStatus(404, { method: "GET", url: "/v1/risk/alerts/alr_unknown", token: alice });

@@ -13,6 +13,7 @@ import {
   type IdempotentAlert,
 } from "../../db/queries/alerts.ts";
 import { listAlertEvents } from "../../db/queries/events.ts";
+import { findWalletAddress } from "../../db/queries/wallets.ts";
 import type { Deps } from "../../deps.ts";
 import { ownerEmailOf } from "../../domain/recipients.ts";
 import { newId } from "../../ids.ts";
@@ -125,18 +126,19 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "List the caller's risk alerts, newest first",
           querystring: ListAlertsQuery,
-          response: { 200: AlertListSchema, ...errorResponses(400) },
+          response: { 200: AlertListSchema, ...errorResponses(400, 404) },
         },
       },
       async (request) => {
         const page = parseQueryInteger("page", request.query.page, PAGE);
         const limit = parseQueryInteger("limit", request.query.limit, PAGE_LIMIT);
-        const { rows, total } = await listAlerts(
-          deps.sql,
-          request.caller.sub,
-          { walletId: request.query.walletId, status: request.query.status },
-          { offset: (page - 1) * limit, limit },
-        );
+        const { walletId, status } = request.query;
+        const { rows, total } = await listAlerts(deps.sql, request.caller.sub, { walletId, status }, { offset: (page - 1) * limit, limit });
+        // A walletId that names none of the caller's wallets is a 404, as on /v1/transactions:
+        // answered with an empty list, a mistyped id read as "this wallet has no alerts".
+        if (total === 0 && walletId !== undefined && !(await findWalletAddress(deps.sql, request.caller.sub, walletId))) {
+          throw notFound(`wallet ${walletId}`);
+        }
         return { alerts: rows, total, page, limit };
       },
     );
