@@ -29,6 +29,11 @@ declare module "fastify" {
      * than find done (a test notification: a second one sent, a second unit of quota spent).
      */
     deadline?: false;
+    /**
+     * Body fields the route refuses because they cannot change, each with what to do instead:
+     * said in place of "is not a known field" (a PATCH of an alert's condition).
+     */
+    fixedFields?: Readonly<Record<string, string>>;
   }
   interface FastifyRequest {
     caller: Caller;

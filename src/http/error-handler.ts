@@ -121,6 +121,16 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
   });
 }
 
+/** "is not a known field" for a field the route keeps fixed says why, and what to do instead. */
+function withFixedFields(errors: FieldError[], fixed: Readonly<Record<string, string>> | undefined): FieldError[] {
+  if (!fixed) return errors;
+  return errors.map((error) => {
+    const field = error.path.startsWith("body.") ? error.path.slice("body.".length) : undefined;
+    const instead = field === undefined ? undefined : fixed[field];
+    return instead !== undefined && error.message === "is not a known field" ? { ...error, message: instead } : error;
+  });
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(sendError);
 
@@ -151,7 +161,7 @@ export function sendError(
     return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
   }
   if (error.validation) {
-    const errors = validationErrors(error.validation, error.validationContext);
+    const errors = withFixedFields(validationErrors(error.validation, error.validationContext), request.routeOptions.config?.fixedFields);
     const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
     return sendProblem(reply, "validation_failed", detail, { errors });
   }

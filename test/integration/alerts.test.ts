@@ -173,8 +173,11 @@ describe("PATCH /v1/risk/alerts/{alertId}", () => {
     [{ threshold: "5" }, "body.threshold must be number"],
     [{ cooldownSeconds: -5 }, "body.cooldownSeconds must be >= 0"],
     [{ recipient: "ops@example.com" }, "body.recipient is not used by webhook alerts (they go to webhookUrl)"],
-    [{ condition: "unusual_activity" }, "body.condition is not a known field"],
-    [{ token: "USDC" }, "body.token is not a known field"],
+    [{ condition: "unusual_activity" }, "body.condition cannot change: create a new alert with the condition you want (and delete this one)"],
+    [{ token: "USDC" }, "body.token cannot change: create a new alert with the token you want (and delete this one)"],
+    [{ notificationMethod: "email" }, "body.notificationMethod cannot change: create a new alert with the channel you want (and delete this one)"],
+    [{ walletId: "wal_other" }, "body.walletId cannot change: create the alert on the other wallet (and delete this one)"],
+    [{ severity: "high" }, "body.severity is not a known field"],
   ])("refuses %j with 400 and changes nothing", async (payload, error) => {
     const alert = await webhookAlert(walletId);
     expect(fieldErrors(await patch(alert.alertId, payload))).toContain(error);

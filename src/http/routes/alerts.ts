@@ -50,6 +50,14 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   };
   const alertNotFound = (alertId: string) => notFound(`alert ${alertId}`);
 
+  /** What a PATCH refuses to change, and what to do instead: an alert's events and baseline belong to what it watches. */
+  const FIXED_ALERT_FIELDS = {
+    condition: "cannot change: create a new alert with the condition you want (and delete this one)",
+    token: "cannot change: create a new alert with the token you want (and delete this one)",
+    notificationMethod: "cannot change: create a new alert with the channel you want (and delete this one)",
+    walletId: "cannot change: create the alert on the other wallet (and delete this one)",
+  };
+
   /** A create under a key already used: the alert it made, as it is now, or a 409 saying why not. */
   const replay = (reply: FastifyReply, key: string, earlier: IdempotentAlert, fingerprint: string) => {
     const location = `/v1/risk/alerts/${earlier.row.alertId}`;
@@ -164,7 +172,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     app.patch(
       "/risk/alerts/:alertId",
       {
-        config: { scope: "alerts:write" },
+        config: { scope: "alerts:write", fixedFields: FIXED_ALERT_FIELDS },
         schema: {
           tags: TAGS,
           summary: "Change a risk alert: pause or resume it, or change its threshold, cooldown or destination",
