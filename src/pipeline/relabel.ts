@@ -1,5 +1,5 @@
-// A label change (PUT /v1/risk/labels), in two steps. First the labels commit, with a record
-// that they are owed a rescore (label_rescores). Then, in a transaction of its own, the tracked
+// A label change (PUT /v1/risk/labels, or a removal: DELETE /v1/risk/labels), in two steps.
+// First the labels commit, with a record that they are owed a rescore (label_rescores). Then, in a transaction of its own, the tracked
 // addresses that ever dealt with a relabelled address are found and rescored (the service
 // scores tracked addresses only: see scoring.ts), with the score changes owed an evaluation,
 // and the record is deleted; the evaluation itself is a `risk` job.
@@ -14,6 +14,7 @@ import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import {
+  deleteLabels,
   insertLabelRescore,
   labelExposure,
   shareLabelExposure,
@@ -61,6 +62,41 @@ export async function recordLabels(
       await shareLabelExposure(tx);
       const changed = await upsertLabels(tx, [...byAddress.values()]);
       return { upserted: byAddress.size, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
+    }),
+  );
+}
+
+export type RemovalResult = { removed: number; rescored: number; scoreChangeIds: number[] };
+
+/**
+ * A removal (DELETE /v1/risk/labels: a delisting, a row loaded by mistake) is a label change
+ * like any other: the same two steps, the same record, the same rescore, the same reconciler.
+ * The tracked addresses that dealt with a removed address lose its factor and their scores fall.
+ */
+export async function removeLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, addresses: readonly string[]): Promise<RemovalResult> {
+  const { removed, rescoreId } = await recordLabelRemovals(deps, addresses);
+  if (rescoreId === null) return { removed, rescored: 0, scoreChangeIds: [] };
+  try {
+    return { removed, ...(await rescoreRelabelled(deps, rescoreId)) };
+  } catch (error) {
+    // As for applyLabels: the removal is committed and its rescore is owed in Postgres.
+    deps.logger.warn({ err: error, rescoreId }, "labels: the rescore did not finish after the removal committed; the reconciler will");
+    return { removed, rescored: 0, scoreChangeIds: [] };
+  }
+}
+
+/** The first step of a removal: the labels deleted, and (when any was there) the record of the rescore owed. */
+export async function recordLabelRemovals(
+  deps: Pick<Deps, "sql">,
+  addresses: readonly string[],
+): Promise<{ removed: number; rescoreId: number | null }> {
+  const unique = [...new Set(addresses)].sort();
+  return retryTransaction(() =>
+    deps.sql.begin(async (tx) => {
+      // The lock of recordLabels, for the same reason: a tracking of this moment must see the removal.
+      await shareLabelExposure(tx);
+      const removed = await deleteLabels(tx, unique);
+      return { removed: removed.length, rescoreId: removed.length > 0 ? await insertLabelRescore(tx, removed) : null };
     }),
   );
 }

@@ -48,6 +48,8 @@ export function sampleRequest(key: string): Request {
     },
     "POST /v1/ingest/helius": { method: "POST", url: "/v1/ingest/helius", payload: helius().slice(0, 1) },
     "PUT /v1/risk/labels": { method: "PUT", url: "/v1/risk/labels", payload: { labels: [{ address: randomAddress(), category: "scam", score: 90 }] } },
+    "DELETE /v1/risk/labels": { method: "DELETE", url: "/v1/risk/labels", payload: { addresses: [randomAddress()] } },
+    "GET /v1/risk/labels/{address}": { method: "GET", url: `/v1/risk/labels/${randomAddress()}` },
   };
   const sample = samples[key];
   if (!sample) throw new Error(`no sample request for ${key}: add one, so the contract test reaches it`);

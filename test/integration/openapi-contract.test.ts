@@ -131,6 +131,13 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
 
     await expectStatus(200, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: sanctioned, category: "sanctioned", score: 100, source: "ofac-sdn" }] } });
     await expectStatus(400, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: sanctioned, category: "villain", score: 100 }] } });
+    await expectStatus(200, { method: "GET", url: `/v1/risk/labels/${sanctioned}`, token: alice });
+    await expectStatus(404, { method: "GET", url: `/v1/risk/labels/${randomAddress()}`, token: alice });
+    await expectStatus(400, { method: "GET", url: "/v1/risk/labels/not-an-address", token: alice });
+    const mistaken = randomAddress();
+    await expectStatus(200, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: mistaken, category: "scam", score: 80 }] } });
+    await expectStatus(200, { method: "DELETE", url: "/v1/risk/labels", token: alice, payload: { addresses: [mistaken, randomAddress()] } });
+    await expectStatus(400, { method: "DELETE", url: "/v1/risk/labels", token: alice, payload: { addresses: [mistaken, mistaken] } });
     await expectStatus(202, {
       method: "POST",
       url: "/v1/ingest/accounts",

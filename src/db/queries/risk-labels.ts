@@ -1,4 +1,4 @@
-// Counterparty labels (PUT /v1/risk/labels) and the history queries that find who a label
+// Counterparty labels (PUT, DELETE and GET /v1/risk/labels) and the history queries that find who a label
 // change concerns: the addresses that ever dealt with a relabelled address.
 import type { TransactionSql } from "postgres";
 import type { LabelCategory } from "../../domain/types.ts";
@@ -31,6 +31,32 @@ export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promi
       return !old || old.category !== l.category || old.score !== l.score;
     })
     .map((l) => l.address);
+}
+
+/**
+ * Deletes the labels of `addresses` (an address without one is skipped); returns those that had one.
+ * Locked in address order first, as upsertLabels locks, so a removal and an import of the same
+ * addresses wait for each other instead of deadlocking.
+ */
+export async function deleteLabels(tx: Tx, addresses: readonly string[]): Promise<string[]> {
+  if (addresses.length === 0) return [];
+  const locked = await tx<{ address: string }[]>`
+    select address from risk_labels where address = any(${addresses as string[]}::text[]) order by address for update`;
+  if (locked.length === 0) return [];
+  const held = locked.map((row) => row.address);
+  await tx`delete from risk_labels where address = any(${held}::text[])`;
+  return held;
+}
+
+/** `updatedAt` ISO 8601 UTC with Z, formatted by Postgres as every date-time the API answers. */
+export type StoredLabel = LabelInput & { updatedAt: string };
+
+/** One address's label, or null. */
+export async function findLabel(sql: Sql, address: string): Promise<StoredLabel | null> {
+  const [row] = await sql<StoredLabel[]>`
+    select address, category, score, source, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "updatedAt"
+    from risk_labels where address = ${address}`;
+  return row ?? null;
 }
 
 // A tracking scores the new address from the labels of its counterparties; a label change

@@ -1,12 +1,14 @@
 // PUT /v1/risk/labels: operators load counterparty labels (OFAC, their vendors' lists). A
 // label that changes rescores every tracked address that ever dealt with the labelled address; the
-// rises are evaluated against risk_score_increase alerts by the risk workers.
+// rises are evaluated against risk_score_increase alerts by the risk workers. DELETE removes labels
+// (a delisting, a row loaded by mistake) through the same rescore; GET reads one back.
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import { LABEL_CATEGORIES } from "../../domain/types.ts";
-import { applyLabels } from "../../pipeline/relabel.ts";
+import { findLabel } from "../../db/queries/risk-labels.ts";
+import { applyLabels, removeLabels } from "../../pipeline/relabel.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
-import { invalid } from "../problem.ts";
+import { invalid, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, errorResponses, textSchema } from "../schemas.ts";
 
 export const MAX_LABELS = 10_000;
@@ -25,6 +27,40 @@ const LabelsBodySchema = Type.Object(
   { labels: Type.Array(LabelSchema, { minItems: 1, maxItems: MAX_LABELS }) },
   { additionalProperties: false },
 );
+
+// Delistings come as lists, so a removal is bulk too; 10,000 addresses fit in the default 1 MiB.
+// The one DELETE that takes a body (the others refuse fields: no-body.ts): a list of addresses has
+// no place in a URL, and a POST .../remove would hide from an HTTP log that this deletes.
+const RemoveBodySchema = Type.Object(
+  { addresses: Type.Array(AddressSchema, { minItems: 1, maxItems: MAX_LABELS, description: "the addresses whose labels to remove" }) },
+  { additionalProperties: false },
+);
+
+const LabelsRemovedSchema = Type.Object({
+  removed: Type.Integer({ description: "labels removed: the addresses that had one (an address without a label is not an error)" }),
+});
+
+const LabelParamsSchema = Type.Object({ address: AddressSchema });
+
+const StoredLabelSchema = Type.Object({
+  address: Type.String(),
+  category: Type.Enum(LABEL_CATEGORIES),
+  score: Type.Integer({ minimum: 0, maximum: 100 }),
+  source: Type.Union([Type.String(), Type.Null()], { description: "where the label comes from; null when none was given" }),
+  updatedAt: Type.String({ format: "date-time", description: "when the label was last created or replaced" }),
+});
+
+/** Each address checked as the PUT checks its labels' (decoded length, once per request). */
+function uniqueAddresses(addresses: readonly string[]): string[] {
+  const seen = new Set<string>();
+  addresses.forEach((address, i) => {
+    const path = `body.addresses.${i}`;
+    assertAddress(path, address);
+    if (seen.has(address)) throw invalid(path, "appears more than once in the request");
+    seen.add(address);
+  });
+  return [...seen];
+}
 
 const LabelsUpsertedSchema = Type.Object({
   upserted: Type.Integer({ description: "labels created or replaced (one per address)" }),
@@ -56,6 +92,45 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         });
         const { upserted } = await applyLabels(deps, labels);
         return { upserted };
+      },
+    );
+
+    app.delete(
+      "/risk/labels",
+      {
+        config: { scope: "risk:write" },
+        schema: {
+          tags: ["risk"],
+          summary: "Remove counterparty labels (bulk); the tracked addresses that dealt with them are rescored without them",
+          body: RemoveBodySchema,
+          response: { 200: LabelsRemovedSchema, ...errorResponses(400, 413, 415) },
+        },
+      },
+      async (request) => {
+        const { removed } = await removeLabels(deps, uniqueAddresses(request.body.addresses));
+        return { removed };
+      },
+    );
+
+    // risk:write, not a read scope of its own: labels are the operators' data, shared by every
+    // caller, and the callers who load them are the ones who need to check them.
+    app.get(
+      "/risk/labels/:address",
+      {
+        config: { scope: "risk:write" },
+        schema: {
+          tags: ["risk"],
+          summary: "Get the label of an address",
+          params: LabelParamsSchema,
+          response: { 200: StoredLabelSchema, ...errorResponses(400, 404) },
+        },
+      },
+      async (request) => {
+        const { address } = request.params;
+        assertAddress("params.address", address);
+        const label = await findLabel(deps.sql, address);
+        if (!label) throw notFound(`the label of ${address}`);
+        return label;
       },
     );
   };
