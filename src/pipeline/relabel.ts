@@ -1,8 +1,9 @@
 // A label change (PUT /v1/risk/labels, or a removal: DELETE /v1/risk/labels), in two steps.
-// First the labels commit, with a record that they are owed a rescore (label_rescores). Then, in a transaction of its own, the tracked
-// addresses that ever dealt with a relabelled address are found and rescored (the service
-// scores tracked addresses only: see scoring.ts), with the score changes owed an evaluation,
-// and the record is deleted; the evaluation itself is a `risk` job.
+// First the labels commit, with a record that they are owed a rescore (label_rescores). Then,
+// in a transaction of its own, the tracked addresses that ever dealt with a relabelled address
+// are found and rescored (the service scores tracked addresses only: see scoring.ts), with the
+// score changes owed an evaluation, and the record is deleted; the evaluation itself is a
+// `risk` job.
 // Why two steps: looked up inside the labels' own transaction, the addresses missed a batch
 // stored after the look-up whose evaluation read the labels before they committed: a wallet
 // that dealt with a newly sanctioned address in that window was never flagged. Now a batch
