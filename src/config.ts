@@ -144,7 +144,8 @@ export function loadConfig(env: Env = process.env): Config {
   // DATABASE_POOL_SIZE: the URL's would be ignored while the operator believes it in force.
   if (config.databaseUrl && new URL(config.databaseUrl).searchParams.has("max"))
     problems.push("DATABASE_URL: ?max= is not read: set the pool's size with DATABASE_POOL_SIZE (default 10) and remove max from the URL");
-  if (!config.jwt.secret && !config.jwt.jwksUrl) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
+  // Only when neither was given: one given and refused has its own problem above already.
+  if (!env.JWT_SECRET && !env.JWT_JWKS_URL) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
   // The API takes one family of tokens; with both set, HS256 tokens (npm run token's) would be
   // refused while the operator believes JWT_SECRET is in use.
   if (config.jwt.secret && config.jwt.jwksUrl)

@@ -89,6 +89,14 @@ describe("loadConfig", () => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });
 
+  it("says of a JWT_SECRET too short only that, not also that none is set", () => {
+    expect(problemsOf({ JWT_SECRET: "short" })).toBe("invalid configuration: JWT_SECRET: expected at least 32 characters");
+  });
+
+  it("says a token setting is required when neither JWT_SECRET nor JWT_JWKS_URL is given", () => {
+    expect(problemsOf({ JWT_SECRET: "" })).toContain("JWT_SECRET or JWT_JWKS_URL is required");
+  });
+
   it("refuses JWT_SECRET and JWT_JWKS_URL together: the API would take only the JWKS's tokens", () => {
     expect(problemsOf({ JWT_JWKS_URL: "https://auth.example.com/.well-known/jwks.json" })).toContain(
       "JWT_SECRET and JWT_JWKS_URL exclude each other",
