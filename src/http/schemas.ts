@@ -49,11 +49,31 @@ const PROBLEM_HEADERS: Record<number, Record<string, ReturnType<typeof header>>>
   503: { "retry-after": RETRY_AFTER },
 };
 
-/** A response with a Location header (a 201's new resource, a 202's notification), for the OpenAPI document. */
-export const withLocation = <T extends TSchema>(schema: T, description: string, location: string) => ({
+/**
+ * A response with a Location header (a 201's new resource, a 202's notification), for the
+ * OpenAPI document; `extraHeaders` are sent on some answers only (Idempotent-Replayed).
+ */
+export const withLocation = <T extends TSchema>(
+  schema: T,
+  description: string,
+  location: string,
+  extraHeaders: Record<string, string> = {},
+) => ({
   description,
-  headers: { location: header(location, true) },
+  headers: {
+    location: header(location, true),
+    ...Object.fromEntries(Object.entries(extraHeaders).map(([name, meaning]) => [name, header(meaning, false)])),
+  },
   content: { "application/json": { schema } },
+});
+
+/** A 409 whose Location names the resource that is in the way (the wallet already tracked, the alert a key made). */
+export const conflictWithLocation = (location: string) => ({
+  409: {
+    description: "RFC 9457 problem details",
+    headers: { location: header(location, true) },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } },
+  },
 });
 
 type DocumentHeaders = Record<string, { required?: boolean; schema?: { required?: unknown } }>;

@@ -57,12 +57,15 @@ describe("health and framework errors", () => {
     expect(unauthorized.headers["content-type"]).toMatch(/^application\/problem\+json/);
   });
 
-  it("documents the headers the README promises: Location on a 201 and on a test's 202, Retry-After on a 429 and a 503", async () => {
+  it("documents the headers the README promises: Location on a 201, a test's 202 and a create's 409, Idempotent-Replayed on a replayed create, Retry-After on a 429 and a 503", async () => {
     type Operation = { responses: Record<string, { headers?: Record<string, unknown> }> };
     const { paths } = (await t.app.inject({ url: "/v1/openapi.json" })).json() as { paths: Record<string, Record<string, Operation>> };
     const operations = Object.values(paths).flatMap((byMethod) => Object.values(byMethod));
     const headersOf = (status: string) => operations.flatMap(({ responses }) => (responses[status] ? [Object.keys(responses[status].headers ?? {})] : []));
-    expect(headersOf("201")).toEqual([["location"], ["location"]]); // POST /wallets, POST /risk/alerts
+    expect(headersOf("201")).toEqual([["location"], ["location", "idempotent-replayed"]]); // POST /wallets, POST /risk/alerts
+    for (const path of ["/v1/wallets", "/v1/risk/alerts"]) {
+      expect(Object.keys(paths[path]!.post!.responses["409"]!.headers ?? {}), path).toEqual(["location"]);
+    }
     expect(Object.keys(paths["/v1/risk/alerts/{alertId}/test"]!.post!.responses["202"]!.headers ?? {})).toEqual(["location"]);
     for (const status of ["429", "503"]) {
       expect(headersOf(status).length, status).toBeGreaterThan(0);

@@ -22,7 +22,7 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
+import { conflictWithLocation, withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
@@ -86,7 +86,13 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           summary: "Create a risk alert on a wallet",
           body: CreateAlertBody,
           headers: IdempotencyHeaders,
-          response: { 201: withLocation(CreatedAlertSchema, "risk alert created", "the new risk alert's URL"), ...errorResponses(400, 404, 409, 413, 415) },
+          response: {
+            201: withLocation(CreatedAlertSchema, "risk alert created (or, replayed under its Idempotency-Key, the one it made)", "the risk alert's URL", {
+              "idempotent-replayed": "true when this answer replays an earlier create under the same Idempotency-Key",
+            }),
+            ...errorResponses(400, 404, 413, 415),
+            ...conflictWithLocation("the URL of the alert that the Idempotency-Key made"),
+          },
         },
       },
       async (request, reply) => {

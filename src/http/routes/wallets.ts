@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema } from "../schemas.ts";
+import { AddressSchema, assertAddress, conflictWithLocation, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -182,7 +182,11 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Track a wallet",
           body: CreateBodySchema,
-          response: { 201: withLocation(WalletDetailSchema, "wallet created", "the new wallet's URL"), ...errorResponses(400, 409, 413, 415) },
+          response: {
+            201: withLocation(WalletDetailSchema, "wallet created", "the new wallet's URL"),
+            ...errorResponses(400, 413, 415),
+            ...conflictWithLocation("the URL of the caller's wallet that already tracks the address"),
+          },
         },
       },
       async (request, reply) => {
