@@ -1,16 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { largeTransferReason } from "../../src/domain/reason.ts";
 import type { NotificationPayload } from "../../src/domain/types.ts";
-import {
-  GSM7_SEGMENT_SEPTETS,
-  UCS2_SEGMENT_UNITS,
-  emailSubject,
-  gsm7Length,
-  isGsm7,
-  renderDisabledNotice,
-  renderEmail,
-  renderSms,
-} from "../../src/notify/render.ts";
+import { emailSubject, renderDisabledNotice, renderEmail } from "../../src/notify/render.ts";
+import { GSM7_SEGMENT_SEPTETS, UCS2_SEGMENT_UNITS, gsm7Length, isGsm7, renderSms } from "../../src/notify/render-sms.ts";
 
 const ADDRESS = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
 const COUNTERPARTY = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";

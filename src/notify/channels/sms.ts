@@ -9,7 +9,7 @@ import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
-import { renderSms } from "../render.ts";
+import { renderSms } from "../render-sms.ts";
 import type { AttemptResult, Channel, OutboundMessage } from "./index.ts";
 
 const TWILIO_API = "https://api.twilio.com";
