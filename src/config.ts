@@ -1,9 +1,21 @@
 // The only reader of process.env. Every variable is parsed and checked once, at start,
 // so a typo stops the process with a line that names the variable instead of failing
 // later on the first request that needs it.
-import ipaddr from "ipaddr.js";
-import addressparser from "nodemailer/lib/addressparser";
 import { parseDuration, parseDurationList } from "./duration.ts";
+import {
+  boolean,
+  cidr,
+  commaList,
+  durationBetween,
+  integerIn,
+  matching,
+  minLength,
+  oneMailbox,
+  oneOf,
+  statusCallbackUrl,
+  urlWithScheme,
+  workerQueues,
+} from "./config-parsers.ts";
 
 export type Config = Readonly<{
   databaseUrl: string;
@@ -163,127 +175,6 @@ export function loadConfig(env: Env = process.env): Config {
 
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   return deepFreeze(config) as Config;
-}
-
-function urlWithScheme(schemes: string[]) {
-  return (raw: string): string => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new Error(`expected a URL (${schemes.join(" or ")}//…)`);
-    }
-    if (!schemes.includes(url.protocol)) throw new Error(`expected a ${schemes.join(" or ")} URL`);
-    return raw;
-  };
-}
-
-/**
- * Twilio posts each status (and a signature over this exact URL) here, so it must be public and
- * secret-free: https (plain http only where webhooks may use it, WEBHOOK_ALLOW_HTTP), no
- * credentials (the signature is the authentication), no fragment (Twilio's #-options change how
- * it calls, and what it signs is not documented for them).
- */
-function statusCallbackUrl(allowHttp: boolean) {
-  const schemes = allowHttp ? ["https:", "http:"] : ["https:"];
-  return (raw: string): string => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new Error("expected the public https URL of POST /v1/callbacks/twilio/sms-status, such as https://alerts.example.com/v1/callbacks/twilio/sms-status");
-    }
-    if (!schemes.includes(url.protocol)) {
-      throw new Error(
-        allowHttp
-          ? "expected an https or http URL"
-          : "expected an https URL (Twilio would send each status in the clear; plain http only with WEBHOOK_ALLOW_HTTP=true)",
-      );
-    }
-    if (url.username || url.password) throw new Error("expected a URL without a user or password (Twilio's signature authenticates the callbacks)");
-    if (raw.includes("#")) throw new Error("expected a URL without a #fragment");
-    return raw;
-  };
-}
-
-function integerIn(min: number, max: number) {
-  return (raw: string): number => {
-    if (!/^\d+$/.test(raw)) throw new Error(`expected a whole number from ${min} to ${max}`);
-    const value = Number(raw);
-    if (value < min || value > max) throw new Error(`expected a whole number from ${min} to ${max}`);
-    return value;
-  };
-}
-
-function durationBetween(minMs: number, maxMs: number) {
-  const bounds = `from ${formatMs(minMs)} to ${formatMs(maxMs)}`;
-  return (raw: string): number => {
-    const ms = parseDuration(raw);
-    if (ms < minMs || ms > maxMs) throw new Error(`expected a duration ${bounds}, such as 10s`);
-    return ms;
-  };
-}
-
-const formatMs = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
-
-function minLength(length: number) {
-  return (raw: string): string => {
-    if (raw.length < length) throw new Error(`expected at least ${length} characters`);
-    return raw;
-  };
-}
-
-function matching(pattern: RegExp, description: string) {
-  return (raw: string): string => {
-    if (!pattern.test(raw)) throw new Error(`expected ${description}`);
-    return raw;
-  };
-}
-
-function oneOf(values: string[]) {
-  return (raw: string): string => {
-    if (!values.includes(raw)) throw new Error(`expected one of ${values.join(", ")}`);
-    return raw;
-  };
-}
-
-function boolean(raw: string): boolean {
-  if (raw === "true") return true;
-  if (raw === "false") return false;
-  throw new Error("expected true or false");
-}
-
-function commaList<T>(parse: (item: string) => T) {
-  return (raw: string): T[] =>
-    raw
-      .split(",")
-      .map((item) => item.trim())
-      .filter((item) => item !== "")
-      .map(parse);
-}
-
-function workerQueues(raw: string): string[] | "all" {
-  if (raw.trim() === "all") return "all";
-  const names = commaList((name) => name)(raw);
-  // A worker that serves no queue would start, log "worker started" and never do anything.
-  if (names.length === 0) throw new Error("expected all or a comma list of queue names");
-  return names;
-}
-
-function oneMailbox(raw: string): string {
-  // Parsed as nodemailer will parse it: without an address it sends MAIL FROM:<> and no
-  // From header, which relays may take (250) and recipients' servers drop.
-  const parsed = addressparser(raw, { flatten: true });
-  if (parsed.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(parsed[0]!.address)) {
-    throw new Error("expected one address, such as alerts@example.com or wallet-alerts <alerts@example.com>");
-  }
-  return raw;
-}
-
-function cidr(raw: string): string {
-  // The SSRF guard skips ranges that do not parse, so a typo here would close a range silently.
-  if (!ipaddr.isValidCIDR(raw)) throw new Error(`"${raw}" is not a CIDR range such as 127.0.0.0/8`);
-  return raw;
 }
 
 function deepFreeze<T>(value: T): T {
