@@ -38,15 +38,7 @@ export type RelabelResult = { upserted: number; rescored: number; scoreChangeIds
 
 export async function applyLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, labels: readonly LabelInput[]): Promise<RelabelResult> {
   const { upserted, rescoreId } = await recordLabels(deps, labels);
-  if (rescoreId === null) return { upserted, rescored: 0, scoreChangeIds: [] };
-  try {
-    return { upserted, ...(await rescoreRelabelled(deps, rescoreId)) };
-  } catch (error) {
-    // The labels are committed, and what is left is owed in Postgres (the rescore's record, or
-    // the unevaluated score changes whose jobs could not be enqueued): the reconciler does it.
-    deps.logger.warn({ err: error, rescoreId }, "labels: the rescore did not finish after the labels committed; the reconciler will");
-    return { upserted, rescored: 0, scoreChangeIds: [] };
-  }
+  return { upserted, ...(await rescoreAfterCommit(deps, rescoreId)) };
 }
 
 /** The first step: the labels, and (when any changed) the record of the rescore they are owed. */
@@ -56,15 +48,8 @@ export async function recordLabels(
 ): Promise<{ upserted: number; rescoreId: number | null }> {
   // The last of several labels for one address wins, as if they had been sent one by one.
   const byAddress = new Map(labels.map((label) => [label.address, label]));
-  return retryTransaction(() =>
-    deps.sql.begin(async (tx) => {
-      // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
-      // this lock makes a tracking wait for these labels, or this change wait for the new wallet.
-      await shareLabelExposure(tx);
-      const changed = await upsertLabels(tx, [...byAddress.values()]);
-      return { upserted: byAddress.size, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
-    }),
-  );
+  const { rescoreId } = await commitLabelChange(deps, (tx) => upsertLabels(tx, [...byAddress.values()]));
+  return { upserted: byAddress.size, rescoreId };
 }
 
 export type RemovalResult = { removed: number; rescored: number; scoreChangeIds: number[] };
@@ -76,14 +61,7 @@ export type RemovalResult = { removed: number; rescored: number; scoreChangeIds:
  */
 export async function removeLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, addresses: readonly string[]): Promise<RemovalResult> {
   const { removed, rescoreId } = await recordLabelRemovals(deps, addresses);
-  if (rescoreId === null) return { removed, rescored: 0, scoreChangeIds: [] };
-  try {
-    return { removed, ...(await rescoreRelabelled(deps, rescoreId)) };
-  } catch (error) {
-    // As for applyLabels: the removal is committed and its rescore is owed in Postgres.
-    deps.logger.warn({ err: error, rescoreId }, "labels: the rescore did not finish after the removal committed; the reconciler will");
-    return { removed, rescored: 0, scoreChangeIds: [] };
-  }
+  return { removed, ...(await rescoreAfterCommit(deps, rescoreId)) };
 }
 
 /** The first step of a removal: the labels deleted, and (when any was there) the record of the rescore owed. */
@@ -92,14 +70,44 @@ export async function recordLabelRemovals(
   addresses: readonly string[],
 ): Promise<{ removed: number; rescoreId: number | null }> {
   const unique = [...new Set(addresses)].sort();
+  const { changed, rescoreId } = await commitLabelChange(deps, (tx) => deleteLabels(tx, unique));
+  return { removed: changed.length, rescoreId };
+}
+
+/**
+ * The first step of any label change, in one transaction: `write` changes the labels and names
+ * the addresses whose labels changed, and the record of the rescore they are owed (when any)
+ * commits with them.
+ */
+async function commitLabelChange(
+  deps: Pick<Deps, "sql">,
+  write: (tx: TransactionSql) => Promise<string[]>,
+): Promise<{ changed: string[]; rescoreId: number | null }> {
   return retryTransaction(() =>
     deps.sql.begin(async (tx) => {
-      // The lock of recordLabels, for the same reason: a tracking of this moment must see the removal.
+      // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
+      // this lock makes a tracking wait for this change, or this change wait for the new wallet.
       await shareLabelExposure(tx);
-      const removed = await deleteLabels(tx, unique);
-      return { removed: removed.length, rescoreId: removed.length > 0 ? await insertLabelRescore(tx, removed) : null };
+      const changed = await write(tx);
+      return { changed, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
     }),
   );
+}
+
+/** The second step, at once after the first. */
+async function rescoreAfterCommit(
+  deps: Pick<Deps, "sql" | "queues" | "logger">,
+  rescoreId: number | null,
+): Promise<{ rescored: number; scoreChangeIds: number[] }> {
+  if (rescoreId === null) return { rescored: 0, scoreChangeIds: [] };
+  try {
+    return await rescoreRelabelled(deps, rescoreId);
+  } catch (error) {
+    // The change is committed, and what is left is owed in Postgres (the rescore's record, or
+    // the unevaluated score changes whose jobs could not be enqueued): the reconciler does it.
+    deps.logger.warn({ err: error, rescoreId }, "labels: the rescore did not finish after the change committed; the reconciler will");
+    return { rescored: 0, scoreChangeIds: [] };
+  }
 }
 
 /** The second step (also the reconciler's): rescores what an owed rescore names, unless another process took it. */
