@@ -69,11 +69,7 @@ export const withLocation = <T extends TSchema>(
 
 /** A 409 whose Location names the resource that is in the way (the wallet already tracked, the alert a key made). */
 export const conflictWithLocation = (location: string) => ({
-  409: {
-    description: "RFC 9457 problem details",
-    headers: { location: header(location, true) },
-    content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref("Problem") } },
-  },
+  409: { ...problemResponses(409)[409], headers: { location: header(location, true) } },
 });
 
 type DocumentHeaders = Record<string, { required?: boolean; schema?: { required?: unknown } }>;
