@@ -39,13 +39,14 @@ export async function startTestApp(
   label: string,
   envOverrides: Record<string, string> = {},
   /** Hooks a test adds to the app before it is ready (Fastify takes none after). */
-  options: { beforeReady?: (app: AppInstance) => void } = {},
+  /** now: the app's clock, for a test that must not straddle a boundary of real time. */
+  options: { beforeReady?: (app: AppInstance) => void; now?: Deps["now"] } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase(label);
   const config = loadConfig(
     testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix(label), ...envOverrides }),
   );
-  const deps = createDeps(config, { logger: createLogger(config.logLevel), dbPoolSize: 4 });
+  const deps = createDeps(config, { logger: createLogger(config.logLevel), dbPoolSize: 4, now: options.now });
   if (!(await whenReady(deps.redis, 5_000))) throw new Error(`Redis at ${config.redisUrl} is needed by the tests`);
   const app = await buildApp(deps);
   options.beforeReady?.(app);

@@ -4,6 +4,7 @@
 // Postgres, the delete held open on a second session.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
 import { bearer, expectProblem, trackWallet } from "../helpers/seed.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -12,7 +13,7 @@ let t: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  t = await startTestApp("delete-races", { TEST_NOTIFICATIONS_PER_HOUR: "1" });
+  t = await startTestApp("delete-races", { TEST_NOTIFICATIONS_PER_HOUR: "1" }, { now: clockClearOfBoundary(HOUR_MS) });
   token = await t.token("alice");
 });
 afterAll(async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
 import { startDeliveryWorkers, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { bearer, expectProblem, trackWallet } from "../helpers/seed.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
@@ -228,7 +229,7 @@ describe("GET /v1/notifications/{id}", () => {
 describe("the hourly quota of test notifications", () => {
   let q: TestApp;
   beforeAll(async () => {
-    q = await startTestApp("test-quota", { TEST_NOTIFICATIONS_PER_HOUR: "2" });
+    q = await startTestApp("test-quota", { TEST_NOTIFICATIONS_PER_HOUR: "2" }, { now: clockClearOfBoundary(HOUR_MS) });
   });
   afterAll(async () => {
     await q?.close();

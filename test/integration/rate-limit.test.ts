@@ -2,13 +2,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
+import { WINDOW_MS } from "../../src/http/rate-limit/window-counter.ts";
+import { clockClearOfBoundary } from "../helpers/clock.ts";
 
 let first: TestApp;
 let second: TestApp;
 beforeAll(async () => {
   // Two API instances over one Redis prefix, as two processes behind a load balancer.
   const shared = { RATE_LIMIT_PER_MINUTE: "5", QUEUE_PREFIX: uniqueQueuePrefix("rate-limit") };
-  [first, second] = await Promise.all([startTestApp("rate-limit-a", shared), startTestApp("rate-limit-b", shared)]);
+  // Counts start afresh each minute: the file's requests must all fall in one.
+  const now = clockClearOfBoundary(WINDOW_MS);
+  [first, second] = await Promise.all([
+    startTestApp("rate-limit-a", shared, { now }),
+    startTestApp("rate-limit-b", shared, { now }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([first.close(), second.close()]);
