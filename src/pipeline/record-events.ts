@@ -64,9 +64,12 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
       if (firing) {
         candidates.push({ alert, firing, baselineAfter: change.score, risk: { score: change.score, factors: change.factors } });
         baselines.set(alert.alertId, change.score);
-      } else if (baseline === null) {
+      } else if (baseline === null || change.score < baseline) {
         // No baseline yet (an alert made before the service knew its address): start here.
-        // Otherwise the baseline only moves when the alert fires (DESIGN.md section 4).
+        // A fall lowers it too: a rise is measured from the lowest score since the alert last
+        // fired. Kept where it fired (DESIGN.md section 4 to the letter), a wallet whose exposure
+        // was cleared (90 → 0) and that then paid a sanctioned address again (0 → 90) was never
+        // paged: 90 is no rise above 90.
         baselines.set(alert.alertId, change.score);
       }
     }

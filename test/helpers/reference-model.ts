@@ -131,11 +131,13 @@ export function createReferenceModel() {
     changes.push({ address, previous, score, factors: [...factors].sort() });
     if (now === null) return; // a tracking: no alert can exist on the address yet
     for (const alert of activeAlerts(address, "risk_score_increase")) {
-      // README: "only a rise fires; a fall never does, and does not move the baseline".
+      // README: "only a rise fires; a fall never does, and lowers the baseline to the new score".
       if (score > previous && score - alert.baseline >= alert.threshold) {
         // README: for risk_score_increase the notification shows the score the change reached.
         const notified = { score, factors: [...factors].sort() };
         record(alert, "risk_score_increase", `score ${address} ${previous}->${score}`, score - alert.baseline, now, notified);
+        alert.baseline = score;
+      } else if (score < alert.baseline) {
         alert.baseline = score;
       }
     }
@@ -164,8 +166,13 @@ export function createReferenceModel() {
     createAlert(alert: Omit<ModelAlert, "status" | "baseline" | "lastNotifiedAt">) {
       alerts.set(alert.id, { ...alert, status: "active", baseline: addresses.get(alert.address)?.score ?? 0, lastNotifiedAt: null });
     },
+    /** PATCH /v1/risk/alerts/{id}. README: a resumed risk_score_increase alert's baseline takes the score if it fell meanwhile. */
     patchAlert(id: string, patch: Partial<Pick<ModelAlert, "status" | "threshold" | "cooldownSeconds">>) {
-      Object.assign(alerts.get(id)!, patch);
+      const alert = alerts.get(id)!;
+      if (patch.status === "active" && alert.status !== "active" && alert.condition === "risk_score_increase") {
+        alert.baseline = Math.min(alert.baseline, addresses.get(alert.address)?.score ?? 0);
+      }
+      Object.assign(alert, patch);
     },
     deleteAlert(id: string) {
       alerts.delete(id);

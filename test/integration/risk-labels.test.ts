@@ -100,17 +100,51 @@ describe("PUT /v1/risk/labels effects", () => {
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 
-    // A downgraded label takes the exposure away; the baseline stays where the alert last fired.
+    // A downgraded label takes the exposure away, and the baseline falls with the score.
     await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
     await settled(t);
     const [after] = await t.deps.sql<{ score: number; factors: string[] }[]>`
       select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;
     expect(after).toEqual({ score: 0, factors: [] });
     const [alert] = await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`;
-    expect(alert!.baseline).toBe(90);
-    // Relabelled sanctioned again: back to 90, no rise above the baseline of 90, no event.
+    expect(alert!.baseline).toBe(0);
+    expect(await eventsOf(t, alertId)).toHaveLength(1);
+    // Relabelled sanctioned again: back to 90, a rise of 90 from the cleared score, paged again.
+    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
+    await settled(t);
+    expect(await eventsOf(t, alertId)).toMatchObject([
+      { condition: "risk_score_increase", observed: 90 },
+      { condition: "risk_score_increase", observed: 90 },
+    ]);
+  });
+
+  it("pages a wallet exposed again after its exposure was cleared while its risk_score_increase alert was paused", async () => {
+    const wallet = await track(t, token);
+    const counterparty = randomAddress();
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
+    await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
+    await settled(t);
     await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
+
+    const patch = (status: string) =>
+      t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: { status } });
+    expect((await patch("paused")).statusCode).toBe(200);
+    await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
+    await settled(t);
+    const baseline = async () =>
+      (await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`)[0]!.baseline;
+    // Paused, the alert watched no change: its baseline is where it fired, until it is resumed.
+    expect(await baseline()).toBe(90);
+    expect((await patch("active")).statusCode).toBe(200);
+    expect(await baseline()).toBe(0);
+
+    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
+    await settled(t);
+    expect(await eventsOf(t, alertId)).toMatchObject([
+      { condition: "risk_score_increase", observed: 90 },
+      { condition: "risk_score_increase", observed: 90 },
+    ]);
   });
 });

@@ -154,6 +154,20 @@ export type AlertChanges = {
 };
 
 /**
+ * A risk_score_increase alert resumed (from paused or disabled) measures from the lower of its
+ * baseline and the score now: the evaluation lowers an active alert's baseline on each fall,
+ * and a fall while the alert was not active would otherwise leave it high, so that a wallet
+ * cleared during a pause and exposed again after it would never be paged. A rise during the
+ * pause keeps the old, lower baseline: the next rise fires with the whole of it. (In SET, the
+ * columns read are the row's values before this update; LEAST skips a NULL, hence the CASE.)
+ */
+const RESUMED_BASELINE = `
+  case when baseline_score is null or status = 'active' then baseline_score
+       else least(baseline_score, coalesce((select s.risk_score from tracked_wallets w join address_state s on s.address = w.address
+                                            where w.id = alerts.wallet_id), baseline_score))
+  end`;
+
+/**
  * Applies the changes; undefined when the alert is not the owner's. Setting a status is
  * the owner's answer to a disabled alert, so it also clears the failure record, disabled_at
  * with it: a notice of that disabling still waiting for its retry is then dropped, also if
@@ -181,7 +195,7 @@ export async function updateAlert(
   if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
   if (changes.ownerEmail !== undefined) columns.owner_email = changes.ownerEmail;
   const [row] = await sql<AlertRow[]>`
-    update alerts set ${sql(columns)}
+    update alerts set ${sql(columns)}${changes.status === "active" ? sql`, baseline_score = ${sql.unsafe(RESUMED_BASELINE)}` : sql``}
     where id = ${alertId} and owner = ${owner}
     returning ${sql.unsafe(COLUMNS)}`;
   return row;

@@ -1,6 +1,6 @@
 // risk_score_increase: the wallet's risk score rises `threshold` points or more above the
 // alert's baseline (its score when the alert was created, reset by the caller to the new score
-// each time the alert fires).
+// each time the alert fires, and lowered by the caller to the score after each fall).
 //
 // Decisions:
 // - Only a rise fires: a change that lowers the score never fires, even if the score is still
