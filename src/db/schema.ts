@@ -350,3 +350,20 @@ export const deliveryAttempts = pgTable(
   },
   (t) => [index("delivery_attempts_notification_idx").on(t.notificationId, t.at)],
 );
+
+/**
+ * A Twilio status callback that came before the attempt carrying its message's sid was recorded
+ * (queries/carrier-status.ts): kept until that record claims it, or for an hour. One row per
+ * sid, holding what the callbacks so far add up to by the rules a notification's carrier status
+ * follows. Plain text like provider_message_id, which it is compared with.
+ */
+export const earlyCarrierStatuses = pgTable(
+  "early_carrier_statuses",
+  {
+    messageSid: text("message_sid").primaryKey(),
+    status: text("status").notNull(),
+    errorCode: integer("error_code"),
+    receivedAt: timestamp("received_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("early_carrier_statuses_received_idx").on(t.receivedAt)],
+);

@@ -7,6 +7,7 @@
 import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import type { PreviousSecret } from "../schema.ts";
+import { claimEarlyCarrierStatuses } from "./carrier-status.ts";
 import { asDate } from "./notifications.ts";
 
 export type DeliveryRow = {
@@ -71,7 +72,8 @@ export type AttemptRecord = {
 /**
  * Records the attempts and moves each notification on if it is still open (a concurrent
  * run that already finished it wins). A delivery also ends its alert's run of failures.
- * Returns the ids of the notifications that moved.
+ * Returns the ids of the notifications that moved. Takes the pool, not a transaction, when
+ * an attempt carries a provider's message id (see the claim below).
  */
 export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<Set<string>> {
   // One jsonb parameter carries the rows: simpler and safer than nine parallel arrays.
@@ -92,6 +94,11 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   );
   // Planned for each run, not once per connection (see RECORD_ATTEMPTS).
   const rows = await sql.unsafe<{ id: string }[]>(RECORD_ATTEMPTS, [input], { prepare: false });
+  // Status callbacks that came before their sid was written here, applied now. A statement of
+  // its own, after the record has committed: that is what keeps either side from missing the
+  // other (carrier-status.ts).
+  const sids = attempts.flatMap((a) => (a.providerMessageId ? [a.providerMessageId] : []));
+  if (sids.length > 0) await claimEarlyCarrierStatuses(sql, sids);
   return new Set(rows.map((row) => row.id));
 }
 

@@ -10,7 +10,9 @@
 //
 // Everything Twilio sends in good faith is answered 204, also a message nobody here knows and a
 // status we do not record: Twilio has nothing to fix, and a 4xx or 5xx would only fill its
-// debugger (it does not retry a status callback).
+// debugger (it does not retry a status callback). So a status of a sid no notification has yet
+// is kept, not dropped: the worker records the sid only after Twilio's answer, and a fast
+// callback can come first (db/queries/carrier-status.ts).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@fastify/type-provider-typebox";
 import twilio from "twilio";
@@ -99,15 +101,20 @@ export function twilioStatusCallbackRoutes(deps: Deps): FastifyPluginAsyncTypebo
           request.log.info({ messageSid, status }, "twilio status callback: a status this service does not record; ignored");
           return reply.code(204).send();
         }
-        const result = await recordCarrierStatus(deps.sql, {
+        const { outcome, recorded } = await recordCarrierStatus(deps.sql, {
           messageSid,
           status,
           errorCode: errorCode ? Number(errorCode) : null,
           at: deps.now(),
         });
-        if (result === "recorded" && isCarrierVerdict(status)) app.carrierMetrics.verdict(status);
-        // A message sent before the setting, or one whose notification was deleted with its alert.
-        if (result === "unknown") request.log.info({ messageSid, status }, "twilio status callback for a message this service does not know; ignored");
+        // A verdict that the worker applies from a kept row is not counted here: it came before
+        // Twilio's answer reached the worker, which a verdict (seconds after sending) hardly does.
+        if (recorded && isCarrierVerdict(recorded)) app.carrierMetrics.verdict(recorded);
+        // Its attempt not recorded yet (a callback faster than the worker), or a sid that never will
+        // be: a message sent before the setting, one whose notification was deleted with its alert.
+        if (outcome === "kept") {
+          request.log.info({ messageSid, status }, "twilio status callback for a message no notification has yet; kept for its attempt's record, for an hour");
+        }
         return reply.code(204).send();
       },
     );
