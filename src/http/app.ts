@@ -11,7 +11,8 @@ import { authenticate, createTokenVerifier, insufficientScope, type Caller, type
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerRequestDeadline } from "./request-deadline.ts";
-import { ProblemSchema, liftRequiredHeaders } from "./schemas.ts";
+import { declareResponseHeaders } from "./openapi-headers.ts";
+import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
 import { adminPlugin } from "./admin.ts";
@@ -157,8 +158,13 @@ export async function buildApp(deps: Deps) {
     // Shared schemas under their $id ("Problem"), not @fastify/swagger's def-0, def-1, …:
     // clients generated from the document name their types after these keys.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+    // Query integers as the integers a client sends, though the validator takes them as strings (schemas.ts).
+    transform: ({ schema, url }) => ({ schema: documentQueryIntegers(schema) ?? schema, url }),
+    // X-Request-Id and RateLimit-* on every response that carries them, so that no route can forget them.
     transformObject: (documentObject) =>
-      "openapiObject" in documentObject ? liftRequiredHeaders(documentObject.openapiObject) : documentObject.swaggerObject,
+      "openapiObject" in documentObject
+        ? declareResponseHeaders(liftRequiredHeaders(documentObject.openapiObject))
+        : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.addSchema(ProblemSchema);

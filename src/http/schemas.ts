@@ -1,6 +1,7 @@
 // Schema pieces shared by the routes. Query values arrive as strings (the interface says
 // so) and must be canonical whole numbers; the range is checked by parseQueryInteger so
-// that the error names the parameter and the allowed range.
+// that the error names the parameter and the allowed range. The OpenAPI document shows
+// them as the integers they are (documentAsInteger).
 import { Type, type TSchema } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
 import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE, invalid, type ProblemCode } from "./problem.ts";
@@ -102,13 +103,58 @@ export function liftRequiredHeaders<T extends { paths?: unknown }>(document: T):
 export const errorResponses = (...statuses: number[]) => problemResponses(401, 403, 429, 500, 503, ...statuses);
 
 export function queryInteger(options: { min: number; max: number; default: number; description: string }) {
-  return Type.Optional(
-    Type.String({
-      pattern: "^(0|[1-9][0-9]{0,8})$",
-      description: `${options.description}: a whole number from ${options.min} to ${options.max} (default ${options.default})`,
-      default: String(options.default),
+  return documentAsInteger(
+    Type.Optional(
+      Type.String({
+        pattern: "^(0|[1-9][0-9]{0,8})$",
+        description: `${options.description}: a whole number from ${options.min} to ${options.max} (default ${options.default})`,
+        default: String(options.default),
+      }),
+    ),
+    options,
+  );
+}
+
+/** Where a query integer keeps what the OpenAPI document shows for it: a symbol, which neither ajv nor JSON sees. */
+const DOCUMENTED_AS = Symbol("documented as");
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Query integers stay strings to the validator, on purpose: ajv does not coerce here, so
+ * "01", "+1", "1.0" and "1e2" are refused rather than read as numbers, and a bad value's
+ * message names the parameter and its range (parseQueryInteger); tests pin those messages.
+ * A client sends an integer all the same, and one generated from a `string` parameter would
+ * take any text: so the document shows `integer` with the bounds and default the server
+ * enforces, put in place of the string schema by documentQueryIntegers().
+ */
+export function documentAsInteger<T extends TSchema>(schema: T, bounds: { min: number; max: number; default?: number }): T {
+  (schema as T & { [DOCUMENTED_AS]?: object })[DOCUMENTED_AS] = {
+    type: "integer",
+    // Without a format, some generators make an int32 of it; Unix seconds need 64 bits.
+    format: bounds.max > INT32_MAX ? "int64" : "int32",
+    minimum: bounds.min,
+    maximum: bounds.max,
+    ...(bounds.default === undefined ? {} : { default: bounds.default }),
+  };
+  return schema;
+}
+
+/**
+ * A route's schema as the OpenAPI document should show it (@fastify/swagger's transform):
+ * each query integer as its integer, with its description. A copy: the route keeps validating
+ * with its own.
+ */
+export function documentQueryIntegers<T extends { querystring?: unknown }>(schema: T | undefined): T | undefined {
+  const query = schema?.querystring as { properties?: Record<string, { description?: string; [DOCUMENTED_AS]?: object }> } | undefined;
+  if (!schema || !query?.properties) return schema;
+  const properties = Object.fromEntries(
+    Object.entries(query.properties).map(([name, property]) => {
+      const documented = property[DOCUMENTED_AS];
+      if (!documented) return [name, property];
+      return [name, { ...documented, ...(property.description === undefined ? {} : { description: property.description }) }];
     }),
   );
+  return { ...schema, querystring: { ...query, properties } };
 }
 
 /** Reads a validated query integer and checks its range; absent → the default. */

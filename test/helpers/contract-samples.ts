@@ -18,27 +18,31 @@ export const helius = (): unknown[] =>
 const SAMPLE_WALLET = "wal_0000000000000000";
 const SAMPLE_ALERT = "alr_0000000000000000";
 
-/** A valid request for each operation, on ids nobody has: what the framework checks first, and 503s. */
-export function sampleRequest(key: string): Request {
+/**
+ * A valid request for each operation, on ids nobody has (what the framework checks first, and
+ * 503s), or on the wallet and alert given (answers from real data).
+ */
+export function sampleRequest(key: string, ids: { walletId?: string; alertId?: string } = {}): Request {
+  const { walletId = SAMPLE_WALLET, alertId = SAMPLE_ALERT } = ids;
   const samples: Record<string, Request> = {
     "GET /v1/wallets": { method: "GET", url: "/v1/wallets" },
     "POST /v1/wallets": { method: "POST", url: "/v1/wallets", payload: { address: randomAddress() } },
-    "GET /v1/wallets/{walletId}": { method: "GET", url: `/v1/wallets/${SAMPLE_WALLET}` },
-    "PATCH /v1/wallets/{walletId}": { method: "PATCH", url: `/v1/wallets/${SAMPLE_WALLET}`, payload: { alias: "Sample" } },
-    "DELETE /v1/wallets/{walletId}": { method: "DELETE", url: `/v1/wallets/${SAMPLE_WALLET}` },
-    "GET /v1/transactions": { method: "GET", url: `/v1/transactions?walletId=${SAMPLE_WALLET}` },
+    "GET /v1/wallets/{walletId}": { method: "GET", url: `/v1/wallets/${walletId}` },
+    "PATCH /v1/wallets/{walletId}": { method: "PATCH", url: `/v1/wallets/${walletId}`, payload: { alias: "Sample" } },
+    "DELETE /v1/wallets/{walletId}": { method: "DELETE", url: `/v1/wallets/${walletId}` },
+    "GET /v1/transactions": { method: "GET", url: `/v1/transactions?walletId=${walletId}` },
     "POST /v1/risk/alerts": {
       method: "POST",
       url: "/v1/risk/alerts",
-      payload: { walletId: SAMPLE_WALLET, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" },
+      payload: { walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" },
     },
     "GET /v1/risk/alerts": { method: "GET", url: "/v1/risk/alerts" },
-    "GET /v1/risk/alerts/{alertId}": { method: "GET", url: `/v1/risk/alerts/${SAMPLE_ALERT}` },
-    "PATCH /v1/risk/alerts/{alertId}": { method: "PATCH", url: `/v1/risk/alerts/${SAMPLE_ALERT}`, payload: { status: "paused" } },
-    "DELETE /v1/risk/alerts/{alertId}": { method: "DELETE", url: `/v1/risk/alerts/${SAMPLE_ALERT}` },
-    "GET /v1/risk/alerts/{alertId}/events": { method: "GET", url: `/v1/risk/alerts/${SAMPLE_ALERT}/events` },
-    "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${SAMPLE_ALERT}/test` },
-    "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${SAMPLE_ALERT}/rotate-secret` },
+    "GET /v1/risk/alerts/{alertId}": { method: "GET", url: `/v1/risk/alerts/${alertId}` },
+    "PATCH /v1/risk/alerts/{alertId}": { method: "PATCH", url: `/v1/risk/alerts/${alertId}`, payload: { status: "paused" } },
+    "DELETE /v1/risk/alerts/{alertId}": { method: "DELETE", url: `/v1/risk/alerts/${alertId}` },
+    "GET /v1/risk/alerts/{alertId}/events": { method: "GET", url: `/v1/risk/alerts/${alertId}/events` },
+    "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${alertId}/test` },
+    "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${alertId}/rotate-secret` },
     "GET /v1/notifications/{notificationId}": { method: "GET", url: "/v1/notifications/ntf_0000000000000000" },
     "POST /v1/ingest/transactions": { method: "POST", url: "/v1/ingest/transactions", payload: { transactions: [makeTransaction()] } },
     "POST /v1/ingest/accounts": {

@@ -1,27 +1,35 @@
 // Checks answers of the API against the OpenAPI document it publishes, as a client generated
 // from that document alone would: the operation (method + path template) must list the
 // status (or a default), the media type must be the one listed for it, every header marked
-// required must be there, and the body must satisfy the schema (Ajv, JSON Schema 2020-12 as
-// OpenAPI 3.1 says, strict, formats checked). A field the schema does not name is an error
-// too: fast-json-stringify drops such fields today, so one that appears means a response
-// escaped its schema.
+// required must be there, every header sent must be declared for that response and match its
+// schema, and the body must satisfy the schema (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 says,
+// strict, formats checked). A field the schema does not name is an error too:
+// fast-json-stringify drops such fields today, so one that appears means a response escaped
+// its schema.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsPlugin from "ajv-formats";
 
 type Schema = Record<string, unknown>;
-type Header = { required?: boolean; schema?: Schema };
-type Response = { description?: string; headers?: Record<string, Header>; content?: Record<string, { schema?: Schema }> };
-type Operation = { responses: Record<string, Response>; security?: unknown[] };
+export type Header = { required?: boolean; description?: string; schema?: Schema };
+type Response = { description?: string; headers?: Record<string, Header | { $ref: string }>; content?: Record<string, { schema?: Schema }> };
+type Operation = { responses: Record<string, Response>; security?: unknown[]; parameters?: Parameter[] };
+export type Parameter = { in: string; name: string; required?: boolean; description?: string; schema?: Schema };
 export type OpenApiDocument = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Schema> };
+  components?: { schemas?: Record<string, Schema>; headers?: Record<string, Header> };
 };
 
 /** What came back, as app.inject() reports it. */
 export type Answer = { statusCode: number; headers: Record<string, unknown>; body: string };
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+/**
+ * Headers of the message itself, which no OpenAPI response declares (Content-Type is the
+ * media type; OpenAPI ignores a Content-Type response header). Every other header sent
+ * must be declared on the response it came with.
+ */
+const MESSAGE_HEADERS = new Set(["content-type", "content-length", "date", "connection", "keep-alive", "transfer-encoding"]);
 /** Keywords of OpenAPI's Schema Object that JSON Schema does not define. */
 const OPENAPI_KEYWORDS = ["example", "xml", "externalDocs", "discriminator"];
 // ajv-formats is CommonJS; under NodeNext its default import is the module object's type.
@@ -44,6 +52,10 @@ export type Contract = {
   statusesOf: (key: string) => string[];
   /** An operation that needs no bearer token (its security is []). */
   isPublic: (key: string) => boolean;
+  /** The headers a response declares, references into components.headers resolved, by lower-case name. */
+  headersOf: (key: string, status: string) => Record<string, Header>;
+  /** The operation's parameters as the document declares them. */
+  parametersOf: (key: string) => Parameter[];
   /** The statuses each operation was seen to answer with. */
   seen: Map<string, Set<number>>;
 };
@@ -70,6 +82,16 @@ export function createContract(document: OpenApiDocument): Contract {
   const validators = new Map<string, ValidateFunction>();
   const seen = new Map<string, Set<number>>();
 
+  const resolveHeader = (header: Header | { $ref: string }): Header => {
+    if (!("$ref" in header)) return header;
+    const name = header.$ref.replace(/^#\/components\/headers\//, "");
+    const resolved = document.components?.headers?.[name];
+    if (!resolved) throw new Error(`${header.$ref} is not in components.headers`);
+    return resolved;
+  };
+  const declaredHeaders = (response: Response | undefined): Record<string, Header> =>
+    Object.fromEntries(Object.entries(response?.headers ?? {}).map(([name, header]) => [name.toLowerCase(), resolveHeader(header)]));
+
   const routeOf = (method: string, url: string): Route | undefined => {
     const path = url.split("?", 1)[0]!.replace(/\/$/, "");
     // A literal segment wins over a parameter, as in the router.
@@ -87,6 +109,17 @@ export function createContract(document: OpenApiDocument): Contract {
     return validate;
   };
 
+  /** A header's value against its schema, read as OpenAPI's simple style reads it: a number when the schema says so. */
+  const checkHeaderValue = (id: string, schema: Schema, value: unknown, where: string): string[] => {
+    const text = String(value);
+    const numeric = schema.type === "integer" || schema.type === "number";
+    const read: unknown = numeric && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    const validate = validatorFor(id, schema);
+    if (validate(read)) return [];
+    const errors = (validate.errors ?? []).map((e) => `${e.message ?? ""}${describeParams(e.params)}`);
+    return [`${where} ${JSON.stringify(text)} does not match the documented schema: ${errors.join("; ")}`];
+  };
+
   const validateBody = (id: string, schema: Schema, body: unknown, where: string, sent: string): string[] => {
     const validate = validatorFor(id, schema);
     if (validate(body)) return [];
@@ -98,6 +131,8 @@ export function createContract(document: OpenApiDocument): Contract {
     operations: routes.map((route) => route.key),
     statusesOf: (key) => Object.keys(routes.find((route) => route.key === key)?.operation.responses ?? {}),
     isPublic: (key) => routes.find((route) => route.key === key)?.operation.security?.length === 0,
+    headersOf: (key, status) => declaredHeaders(routes.find((route) => route.key === key)?.operation.responses[status]),
+    parametersOf: (key) => routes.find((route) => route.key === key)?.operation.parameters ?? [],
     seen,
     checkPayload: (method, routeUrl, status, contentType, payload) => {
       const key = `${method.toUpperCase()} ${routeUrl.replace(/:(\w+)/g, "{$1}")}`;
@@ -123,8 +158,20 @@ export function createContract(document: OpenApiDocument): Contract {
       if (!statusKey) return [`${where}: status not documented (documented: ${Object.keys(responses).join(", ")}); body ${answer.body}`];
       const response = responses[statusKey]!;
       const problems: string[] = [];
-      for (const [name, header] of Object.entries(response.headers ?? {})) {
-        if (header.required && answer.headers[name.toLowerCase()] === undefined) problems.push(`${where}: required header ${name} missing`);
+      const declared = declaredHeaders(response);
+      for (const [name, header] of Object.entries(declared)) {
+        if (header.required && answer.headers[name] === undefined) problems.push(`${where}: required header ${name} missing`);
+      }
+      // A header a route sends without declaring it (X-Request-Id, RateLimit-*, Retry-After, …)
+      // is one a generated client does not know: a new route cannot forget them unnoticed.
+      for (const [name, value] of Object.entries(answer.headers)) {
+        if (MESSAGE_HEADERS.has(name.toLowerCase())) continue;
+        const header = declared[name.toLowerCase()];
+        if (!header) {
+          problems.push(`${where}: header ${name} sent (${String(value)}) but not declared (declared: ${Object.keys(declared).join(", ") || "none"})`);
+          continue;
+        }
+        if (header.schema) problems.push(...checkHeaderValue(`${route.key} ${statusKey} header ${name}`, header.schema, value, `${where}: header ${name}`));
       }
       const content = response.content ?? {};
       const contentType = answer.headers["content-type"];

@@ -21,6 +21,7 @@ import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const TESTS_PER_HOUR = 4;
+const RATE_LIMIT_HEADERS = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
 const now = Math.floor(Date.now() / 1000);
 
 let t: TestApp;
@@ -89,31 +90,84 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect([...contract.operations].sort()).toEqual(registered);
   });
 
-  it("marks as required the headers the service always sends: Location on a 201 and a test's 202, Retry-After on a 429 and a 503, WWW-Authenticate on a 401", () => {
-    const alwaysSent = (key: string, status: string): string[] =>
-      status === "201" || (status === "202" && key === "POST /v1/risk/alerts/{alertId}/test")
-        ? ["location"]
-        : status === "429" || status === "503"
-          ? ["retry-after"]
-          : status === "401"
-            ? ["www-authenticate"]
-            : [];
-    const notRequired = Object.entries(document.paths).flatMap(([path, byMethod]) =>
-      Object.entries(byMethod).flatMap(([method, operation]) =>
-        Object.entries(operation.responses).flatMap(([status, response]) =>
-          alwaysSent(`${method.toUpperCase()} ${path}`, status)
-            .filter((name) => response.headers?.[name]?.required !== true)
-            .map((name) => `${method.toUpperCase()} ${path} → ${status}: ${name}`),
-        ),
+  it("marks as required the headers the service always sends: Location on a 201 and a test's 202, Retry-After on a 429 and a 503, WWW-Authenticate on a 401, X-Request-Id on every answer, RateLimit-* on every success of an operation that takes a token", () => {
+    const alwaysSent = (key: string, status: string): string[] => [
+      "x-request-id",
+      ...(status === "201" || (status === "202" && key === "POST /v1/risk/alerts/{alertId}/test") ? ["location"] : []),
+      ...(status === "429" || status === "503" ? ["retry-after"] : []),
+      ...(status === "401" ? ["www-authenticate"] : []),
+      ...(status.startsWith("2") && !contract.isPublic(key) ? RATE_LIMIT_HEADERS : []),
+    ];
+    const notRequired = contract.operations.flatMap((key) =>
+      contract.statusesOf(key).flatMap((status) =>
+        alwaysSent(key, status)
+          .filter((name) => contract.headersOf(key, status)[name]?.required !== true)
+          .map((name) => `${key} → ${status}: ${name}`),
       ),
     );
     expect(notRequired).toEqual([]);
   });
 
+  it("declares RateLimit-* only where the limiter runs: not on the Helius webhook (no token, no limit), not on a 401 (refused before it)", () => {
+    const declaredWhereNeverSent = contract.operations.flatMap((key) =>
+      contract
+        .statusesOf(key)
+        .filter((status) => contract.isPublic(key) || status === "401")
+        .flatMap((status) => RATE_LIMIT_HEADERS.filter((name) => contract.headersOf(key, status)[name]).map((name) => `${key} → ${status}: ${name}`)),
+    );
+    expect(declaredWhereNeverSent).toEqual([]);
+    // The webhook is public in the document: otherwise the check above would check nothing.
+    expect(contract.isPublic("POST /v1/ingest/helius")).toBe(true);
+  });
+
   it("names its shared schema Problem, so a generated client's error type is called that and not def-0", () => {
     expect(Object.keys(document.components?.schemas ?? {})).toEqual(["Problem"]);
     const refs = JSON.stringify(document.paths).match(/"\$ref":"[^"]+"/g) ?? [];
-    expect(new Set(refs)).toEqual(new Set(['"$ref":"#/components/schemas/Problem"']));
+    // The headers every operation shares are components too (components.headers), each referenced by its own name.
+    const headers = Object.keys(document.components?.headers ?? {}).map((name) => `"$ref":"#/components/headers/${name}"`);
+    expect(new Set(refs)).toEqual(new Set(['"$ref":"#/components/schemas/Problem"', ...headers]));
+  });
+
+  it("documents each number in a query as the integer the server takes, with the bounds and the default it enforces", async () => {
+    const digitsOnly = (pattern: string) => new RegExp(pattern).test("1") && !new RegExp(pattern).test("x");
+    const asStrings = contract.operations.flatMap((key) =>
+      contract
+        .parametersOf(key)
+        .filter((param) => param.in === "query" && param.schema?.type === "string" && digitsOnly(String(param.schema.pattern ?? "")))
+        .map((param) => `${key} ${param.name}`),
+    );
+    expect(asStrings).toEqual([]);
+    const integers = contract.operations.flatMap((key) =>
+      contract.parametersOf(key).flatMap((param) => (param.in === "query" && param.schema?.type === "integer" ? [{ key, param }] : [])),
+    );
+    expect(integers.length).toBeGreaterThan(0);
+
+    // Real data, so that each value is answered 200 and a default can be compared with the answer without it.
+    const dora = await t.token("dora");
+    const wallet = await expectStatus<Wallet>(201, { method: "POST", url: "/v1/wallets", token: dora, payload: { address: randomAddress() } });
+    const moves = [1, 2, 3].map((i) => makeTransaction({ from: wallet.address, to: randomAddress(), amount: i, blockTime: now - i }));
+    await expectStatus(202, { method: "POST", url: "/v1/ingest/transactions", token: dora, payload: { transactions: moves } });
+    const alert = await expectStatus<Alert>(201, {
+      method: "POST",
+      url: "/v1/risk/alerts",
+      token: dora,
+      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" },
+    });
+    for (const { key, param } of integers) {
+      const sample = { ...sampleRequest(key, { walletId: wallet.walletId, alertId: alert.alertId }), token: dora };
+      const given = (value: unknown) => ({ ...sample, url: `${sample.url}${sample.url.includes("?") ? "&" : "?"}${param.name}=${String(value)}` });
+      const { minimum, maximum } = param.schema as { minimum?: number; maximum?: number };
+      expect([typeof minimum, typeof maximum], `${key} ${param.name}: bounds`).toEqual(["number", "number"]);
+      await expectStatus(200, given(minimum));
+      await expectStatus(200, given(maximum));
+      for (const outside of [minimum! - 1, maximum! + 1]) {
+        const refused = await expectStatus<{ errors: Array<{ path: string }> }>(400, given(outside));
+        expect(refused.errors.map((error) => error.path), `${key} ${param.name}=${outside}`).toEqual([`query.${param.name}`]);
+      }
+      if (param.schema?.default !== undefined) {
+        expect(await expectStatus(200, given(param.schema.default)), `${key} ${param.name}: default`).toEqual(await expectStatus(200, sample));
+      }
+    }
   });
 
   it("tracks, feeds, scores, reads, lists, changes and deletes wallets and their transactions", async () => {

@@ -6,7 +6,7 @@ import { findWalletAddress } from "../../db/queries/wallets.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from "../../domain/types.ts";
 import { MAX_UNIX_SECONDS } from "../../ingest/native.ts";
 import { invalid, notFound } from "../problem.ts";
-import { errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
 const LIMIT = { min: 1, max: 500, default: 50 };
 const OFFSET = { min: 0, max: 100_000, default: 0 };
@@ -14,11 +14,14 @@ const OFFSET = { min: 0, max: 100_000, default: 0 };
 const TIME = { min: 0, max: MAX_UNIX_SECONDS, default: 0 };
 
 const queryTime = (description: string) =>
-  Type.Optional(
-    Type.String({
-      pattern: "^(0|[1-9][0-9]{0,11})$",
-      description: `${description}: Unix seconds, inclusive, a whole number from 0 to ${MAX_UNIX_SECONDS}`,
-    }),
+  documentAsInteger(
+    Type.Optional(
+      Type.String({
+        pattern: "^(0|[1-9][0-9]{0,11})$",
+        description: `${description}: Unix seconds, inclusive, a whole number from 0 to ${MAX_UNIX_SECONDS}`,
+      }),
+    ),
+    { min: TIME.min, max: TIME.max },
   );
 
 const QuerySchema = Type.Object(
