@@ -11,6 +11,7 @@ import { authenticate, createTokenVerifier, insufficientScope, type Caller, type
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerRequestDeadline } from "./request-deadline.ts";
+import { typeStringEnums } from "./openapi-enums.ts";
 import { declareResponseHeaders } from "./openapi-headers.ts";
 import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
@@ -163,7 +164,7 @@ export async function buildApp(deps: Deps) {
     // X-Request-Id and RateLimit-* on every response that carries them, so that no route can forget them.
     transformObject: (documentObject) =>
       "openapiObject" in documentObject
-        ? declareResponseHeaders(liftRequiredHeaders(documentObject.openapiObject))
+        ? typeStringEnums(declareResponseHeaders(liftRequiredHeaders(documentObject.openapiObject)))
         : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });

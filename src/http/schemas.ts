@@ -68,6 +68,12 @@ export const withLocation = <T extends TSchema>(
   content: { "application/json": { schema } },
 });
 
+/** A success response with what it is for the OpenAPI document (else "Default Response"). */
+export const described = <T extends TSchema>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
 /** A 409 whose Location names the resource that is in the way (the wallet already tracked, the alert a key made). */
 export const conflictWithLocation = (location: string) => ({
   409: { ...problemResponses(409)[409], headers: { location: header(location, true) } },

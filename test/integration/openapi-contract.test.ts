@@ -128,6 +128,26 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect(new Set(refs)).toEqual(new Set(['"$ref":"#/components/schemas/Problem"', ...headers]));
   });
 
+  it("says what each response is (no generated \"Default Response\") and types every enum of strings as a string", () => {
+    const undescribed = Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
+      Object.entries(operations as Record<string, { responses?: Record<string, { description?: string }> }>).flatMap(([method, operation]) =>
+        Object.entries(operation.responses ?? {})
+          .filter(([, response]) => !response.description || response.description === "Default Response")
+          .map(([status]) => `${method.toUpperCase()} ${path} → ${status}`),
+      ),
+    );
+    expect(undescribed).toEqual([]);
+    const untyped: string[] = [];
+    const visit = (value: unknown, at: string): void => {
+      if (typeof value !== "object" || value === null) return;
+      const node = value as Record<string, unknown>;
+      if (Array.isArray(node.enum) && node.type === undefined) untyped.push(at);
+      for (const [key, child] of Object.entries(node)) visit(child, `${at}/${key}`);
+    };
+    visit(document, "#");
+    expect(untyped).toEqual([]);
+  });
+
   it("documents each number in a query as the integer the server takes, with the bounds and the default it enforces", async () => {
     const digitsOnly = (pattern: string) => new RegExp(pattern).test("1") && !new RegExp(pattern).test("x");
     const asStrings = contract.operations.flatMap((key) =>

@@ -22,7 +22,7 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { conflictWithLocation, withLocation, errorResponses, parseQueryInteger } from "../schemas.ts";
+import { conflictWithLocation, described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
@@ -140,7 +140,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "List the caller's risk alerts, newest first",
           querystring: ListAlertsQuery,
-          response: { 200: AlertListSchema, ...errorResponses(400, 404) },
+          response: { 200: described(AlertListSchema, "the caller's risk alerts, one page"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {
@@ -165,7 +165,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Get a risk alert",
           params: AlertIdParams,
-          response: { 200: AlertSchema, ...errorResponses(400, 404) },
+          response: { 200: described(AlertSchema, "the risk alert"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {
@@ -184,7 +184,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           summary: "Change a risk alert: pause or resume it, or change its threshold, cooldown or destination",
           params: AlertIdParams,
           body: UpdateAlertBody,
-          response: { 200: AlertSchema, ...errorResponses(400, 404, 413, 415) },
+          response: { 200: described(AlertSchema, "the risk alert as changed"), ...errorResponses(400, 404, 413, 415) },
         },
       },
       async (request) => {
@@ -230,7 +230,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           summary: "What a risk alert fired, newest first, with the notification each firing produced",
           params: AlertIdParams,
           querystring: EventsQuery,
-          response: { 200: EventListSchema, ...errorResponses(400, 404) },
+          response: { 200: described(EventListSchema, "what the alert fired, newest first, one page"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {

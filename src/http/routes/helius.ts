@@ -18,7 +18,7 @@ import { storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { validationErrors } from "../error-handler.ts";
 import { ProblemError } from "../problem.ts";
-import { problemResponses } from "../schemas.ts";
+import { described, problemResponses } from "../schemas.ts";
 import { AcceptedSchema, DeliverySchema, HeliusItemSchema } from "./helius-schemas.ts";
 
 /** Equal-length digests, so neither the content nor the length of the secret leaks by timing. */
@@ -67,7 +67,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           security: [],
           body: DeliverySchema,
           response: {
-            202: AcceptedSchema,
+            202: described(AcceptedSchema, "the valid items stored (or already stored) and queued for evaluation; the others listed in rejected"),
             ...problemResponses(400, 401, 404, 413, 415, 500, 503),
           },
         },

@@ -9,7 +9,7 @@ import {
 } from "../../ingest/native.ts";
 import { storeAccountSnapshots, storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
-import { errorResponses } from "../schemas.ts";
+import { described, errorResponses } from "../schemas.ts";
 
 const TransactionsAcceptedSchema = Type.Object({
   accepted: Type.Integer({ description: "transactions stored by this call" }),
@@ -35,7 +35,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags,
           summary: "Ingest a batch of transactions (idempotent by signature)",
           body: IngestTransactionsBodySchema,
-          response: { 202: TransactionsAcceptedSchema, ...errorResponses(400, 413, 415) },
+          response: { 202: described(TransactionsAcceptedSchema, "the batch stored (or already stored) and queued for evaluation"), ...errorResponses(400, 413, 415) },
         },
       },
       async (request, reply) => {
@@ -54,7 +54,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags,
           summary: "Ingest account snapshots (balance, token accounts, NFTs); each replaces the address's previous one",
           body: IngestAccountsBodySchema,
-          response: { 202: AccountsAcceptedSchema, ...errorResponses(400, 413, 415) },
+          response: { 202: described(AccountsAcceptedSchema, "the snapshots stored"), ...errorResponses(400, 413, 415) },
         },
       },
       async (request, reply) => {

@@ -18,7 +18,7 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
+import { described, errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
 import { takeTestQuota } from "./test-quota.ts";
 
 const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
@@ -122,7 +122,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Replace a webhook alert's signing secret; the old one keeps signing for 24 hours",
           params: AlertIdParams,
-          response: { 200: RotatedSecret, ...errorResponses(400, 404, 409, 413, 415) },
+          response: { 200: described(RotatedSecret, "the new signing secret; the previous one still verifies for 24 hours"), ...errorResponses(400, 404, 409, 413, 415) },
         },
       },
       async (request) => {
@@ -146,7 +146,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "A notification's state and every delivery attempt, oldest first",
           params: NotificationIdParams,
-          response: { 200: NotificationSchema, ...errorResponses(400, 404) },
+          response: { 200: described(NotificationSchema, "the notification, its attempts and (SMS) the carrier's word"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {

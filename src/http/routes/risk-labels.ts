@@ -9,7 +9,7 @@ import { findLabel } from "../../db/queries/risk-labels.ts";
 import { applyLabels, removeLabels } from "../../pipeline/relabel.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { invalid, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, errorResponses, textSchema } from "../schemas.ts";
+import { AddressSchema, assertAddress, described, errorResponses, textSchema } from "../schemas.ts";
 
 export const MAX_LABELS = 10_000;
 
@@ -78,7 +78,7 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk"],
           summary: "Create or replace counterparty labels (bulk); changed labels rescore the tracked addresses that dealt with them",
           body: LabelsBodySchema,
-          response: { 200: LabelsUpsertedSchema, ...errorResponses(400, 413, 415) },
+          response: { 200: described(LabelsUpsertedSchema, "the labels stored; the wallets that dealt with a changed address are rescored"), ...errorResponses(400, 413, 415) },
         },
       },
       async (request) => {
@@ -103,7 +103,7 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk"],
           summary: "Remove counterparty labels (bulk); the tracked addresses that dealt with them are rescored without them",
           body: RemoveBodySchema,
-          response: { 200: LabelsRemovedSchema, ...errorResponses(400, 413, 415) },
+          response: { 200: described(LabelsRemovedSchema, "the labels removed; the wallets that dealt with those addresses are rescored"), ...errorResponses(400, 413, 415) },
         },
       },
       async (request) => {
@@ -122,7 +122,7 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk"],
           summary: "Get the label of an address",
           params: LabelParamsSchema,
-          response: { 200: StoredLabelSchema, ...errorResponses(400, 404) },
+          response: { 200: described(StoredLabelSchema, "the address's label"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {

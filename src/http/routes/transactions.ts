@@ -6,7 +6,7 @@ import { findWalletAddress } from "../../db/queries/wallets.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from "../../domain/types.ts";
 import { MAX_UNIX_SECONDS } from "../../ingest/native.ts";
 import { invalid, notFound } from "../problem.ts";
-import { documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
 const LIMIT = { min: 1, max: 500, default: 50 };
 const OFFSET = { min: 0, max: 100_000, default: 0 };
@@ -72,7 +72,7 @@ export function transactionRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["transactions"],
           summary: "Get a wallet's transactions",
           querystring: QuerySchema,
-          response: { 200: ResponseSchema, ...errorResponses(400, 404) },
+          response: { 200: described(ResponseSchema, "the wallet's transactions, newest first, one page"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {

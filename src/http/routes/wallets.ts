@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, conflictWithLocation, withLocation, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema } from "../schemas.ts";
+import { AddressSchema, assertAddress, conflictWithLocation, described, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema, withLocation } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -135,7 +135,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "List tracked wallets",
           querystring: ListQuerySchema,
-          response: { 200: ListResponseSchema, ...errorResponses(400) },
+          response: { 200: described(ListResponseSchema, "the caller's tracked wallets, one page"), ...errorResponses(400) },
         },
       },
       async (request, reply) => {
@@ -149,7 +149,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
           const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
           const result: WalletPage = { wallets, total, page, limit };
-          return (reply as FastifyReply).serializeInput(result, "200") as string;
+          return (reply as FastifyReply).serializeInput(result, "200", "application/json") as string;
         });
         // A string with its content type is sent as it is (the schema already shaped it).
         return (reply as FastifyReply).type("application/json; charset=utf-8").send(body);
@@ -164,7 +164,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Get wallet details",
           params: ParamsSchema,
-          response: { 200: WalletDetailSchema, ...errorResponses(400, 404) },
+          response: { 200: described(WalletDetailSchema, "the wallet, its holdings and its risk"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {
@@ -221,7 +221,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           summary: "Change a wallet's alias or tags",
           params: ParamsSchema,
           body: UpdateBodySchema,
-          response: { 200: WalletDetailSchema, ...errorResponses(400, 404, 413, 415) },
+          response: { 200: described(WalletDetailSchema, "the wallet as changed"), ...errorResponses(400, 404, 413, 415) },
         },
       },
       async (request) => {
