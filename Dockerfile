@@ -4,15 +4,17 @@
 # there is no separate build output to drift from the source); the second is the runtime,
 # with no npm cache or build tools, running as the unprivileged "node" user.
 
-FROM node:20-bookworm-slim AS deps
+# Node 22: Node 20 is past its end of life (2026-04-30), and some dependencies (cookie 2,
+# content-disposition 3) already ask for 22. The tests run on 20.19 as well (package.json).
+FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The lock file is written by npm 11 (as in development); the npm 10 that node:20 ships
-# reads its optional platform packages differently and refuses it.
-RUN npm install -g npm@11 --no-audit --no-fund \
+# The lock file is written by npm 11 (as in development); the npm 10 that node:22 ships
+# reads its optional platform packages differently and refuses it. Pinned: a build is repeatable.
+RUN npm install -g npm@11.19.1 --no-audit --no-fund \
  && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

@@ -16,6 +16,7 @@ type Service = {
   healthcheck?: Healthcheck;
   restart?: string;
   stop_grace_period?: string;
+  networks?: Record<string, { ipv4_address?: string }>;
 };
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
@@ -25,7 +26,10 @@ function interpolate(text: string): string {
   return text.replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_, _name: string, fallback?: string) => fallback ?? "");
 }
 
-const compose = parse(interpolate(read("docker-compose.yml")), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(interpolate(read("docker-compose.yml")), { merge: true }) as {
+  services: Record<string, Service>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+};
 const services = compose.services;
 const service = (name: string): Service => {
   const found = services[name];
@@ -153,6 +157,23 @@ describe("docker-compose.yml", () => {
     expect(worker.databaseUrl).toBe(api.databaseUrl);
     expect(worker.redisUrl).toBe(api.redisUrl);
     expect(loadJwtConfig(service("feed").environment).secret).toBe(api.jwt.secret);
+  });
+});
+
+describe("docker-compose.yml's webhook guard", () => {
+  it("is opened for the feed's one fixed address on the network's fixed subnet, and nothing else", () => {
+    const subnet = compose.networks?.default?.ipam?.config?.[0]?.subnet;
+    expect(subnet).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    const feedAddress = service("feed").networks?.default?.ipv4_address;
+    expect(feedAddress).toBeDefined();
+    const config = loadConfig(service("worker").environment);
+    expect(config.webhookAllowedCidrs).toEqual([`${feedAddress}/32`]);
+    // The address lies in the subnet (the same leading bits).
+    const [network, bits] = subnet!.split("/");
+    const toBits = (ip: string) => ip.split(".").map((part) => Number(part).toString(2).padStart(8, "0")).join("");
+    expect(toBits(feedAddress!).slice(0, Number(bits))).toBe(toBits(network!).slice(0, Number(bits)));
+    // The API checks webhook URLs at creation with the same guard.
+    expect(loadConfig(service("api").environment).webhookAllowedCidrs).toEqual(config.webhookAllowedCidrs);
   });
 });
 
