@@ -22,8 +22,14 @@ export async function evaluateBehindHeldBatch(
     await sql`update ingest_batches set evaluated_at = now() where id = ${ahead}`;
   });
   const evaluation = evaluateBatch(t.deps, batch);
+  // Counted in this test's database only: pg_locks is the whole cluster's, where other test
+  // files' evaluations claim batches too (an advisory lock's `database` is its database's oid).
   await waitFor("the evaluation to claim its batch", async () =>
-    (await t.deps.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${BATCH_CLAIMS}`).length >= 2,
+    (
+      await t.deps.sql`select 1 from pg_locks
+                       where locktype = 'advisory' and granted and classid = ${BATCH_CLAIMS}
+                         and database = (select oid from pg_database where datname = current_database())`
+    ).length >= 2,
   );
   return { evaluation, release };
 }

@@ -36,7 +36,9 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   // Three tries in all, for the notifications and for the notices alike.
   t = await startTestApp("alert-health-notice", { SMTP_URL: smtp.url, RETRY_SCHEDULE: "100ms,200ms" });
-  workers = startDeliveryWorkers(t, { smtpTimeoutMs: 2_000, webhookTimeoutMs: 500 });
+  // The SMTP peer and the receiver share this process, and no test here waits out a timeout:
+  // generous ones, so that a stalled answer is not taken for a failure and retried.
+  workers = startDeliveryWorkers(t, { smtpTimeoutMs: 5_000, webhookTimeoutMs: 5_000 });
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -85,7 +87,7 @@ async function failingForADay(alertId: string): Promise<void> {
 async function disableThroughFailure(alert: SeededAlert, channel: "email" | "webhook", destination: string, app: TestApp = t): Promise<void> {
   const id = await seedNotification(app, alert, channel, destination);
   expect((await waitForNotification(app, id, isFinished)).status).toBe("failed");
-  await waitFor("the alert to be disabled", async () => (await alertRow(app, alert.alertId)).status === "disabled", 5_000);
+  await waitFor("the alert to be disabled", async () => (await alertRow(app, alert.alertId)).status === "disabled");
 }
 
 /** The alert's notice jobs in `states`, oldest first, each with its state. */
@@ -110,18 +112,18 @@ async function finishedNoticeJob(alertId: string): Promise<{ job: Job; state: st
       }
       return undefined;
     },
-    5_000,
   );
 }
 
-describe("telling the owner of a disabled alert", () => {
+// Several waits in a row on workers and retries, each up to waitFor's 20 s.
+describe("telling the owner of a disabled alert", { timeout: 60_000 }, () => {
   it("emails the owner's email claim when a webhook alert is disabled", async () => {
     const owner = unique("owner");
     const { alert, url } = await goneWebhookAlert(await t.token("alice", SCOPES, { email: owner }));
 
     await disableThroughFailure(alert, "webhook", url);
 
-    const notice = await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0], 5_000);
+    const notice = await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0]);
     const parsed = parseMessage(notice.raw);
     expect(parsed.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
     expect(parsed.text).toContain(alert.alertId);
@@ -137,7 +139,7 @@ describe("telling the owner of a disabled alert", () => {
 
     await disableThroughFailure(alert, "email", gone);
 
-    const notice = await waitFor("the notice to alice@fund.example", async () => noticesTo("alice@fund.example")[0], 5_000);
+    const notice = await waitFor("the notice to alice@fund.example", async () => noticesTo("alice@fund.example")[0]);
     expect(parseMessage(notice.raw).text).toMatch(/failed \(24 hours of failures\)/);
     expect((await finishedNoticeJob(alert.alertId)).state).toBe("completed");
     expect(mailsTo(gone)).toHaveLength(0);
@@ -150,7 +152,7 @@ describe("telling the owner of a disabled alert", () => {
 
     await disableThroughFailure(alert, "webhook", url);
 
-    await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0], 5_000);
+    await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0]);
     const { job, state } = await finishedNoticeJob(alert.alertId);
     expect(state).toBe("completed");
     expect(job.attemptsMade).toBe(2);
@@ -174,7 +176,7 @@ describe("telling the owner of a disabled alert", () => {
 
     await disableThroughFailure(alert, "webhook", url);
 
-    await waitFor(`the notice to ${latest}`, async () => noticesTo(latest)[0], 5_000);
+    await waitFor(`the notice to ${latest}`, async () => noticesTo(latest)[0]);
     expect(noticesTo(first)).toHaveLength(0);
   });
 
@@ -191,7 +193,7 @@ describe("telling the owner of a disabled alert", () => {
     await disableThroughFailure(emailAlert, "email", to);
     await disableThroughFailure(webhookAlert, "webhook", url);
 
-    const notice = await waitFor(`the notice to ${to}`, async () => noticesTo(to)[0], 5_000);
+    const notice = await waitFor(`the notice to ${to}`, async () => noticesTo(to)[0]);
     expect(parseMessage(notice.raw).text).toContain(emailAlert.alertId);
     expect(warn).toHaveBeenCalledWith(
       { alertId: webhookAlert.alertId, owner: "alice" },
@@ -250,14 +252,15 @@ describe("telling the owner of a disabled alert", () => {
   });
 });
 
-describe("a notice waiting for its retry when the alert is re-enabled and disabled again", () => {
-  // A retry 3 s (±20 %) away: time enough to re-enable the alert and disable it again meanwhile.
+describe("a notice waiting for its retry when the alert is re-enabled and disabled again", { timeout: 60_000 }, () => {
+  // A retry an hour away, which no stall reaches: the test re-enables the alert and disables it
+  // again meanwhile, then promotes the retry (BullMQ runs it at once, as if it had come due).
   let slow: TestApp;
   let slowWorkers: DeliveryWorkers;
 
   beforeAll(async () => {
-    slow = await startTestApp("alert-health-notice-slow", { SMTP_URL: smtp.url, RETRY_SCHEDULE: "3s,3s" });
-    slowWorkers = startDeliveryWorkers(slow, { smtpTimeoutMs: 2_000, webhookTimeoutMs: 500 });
+    slow = await startTestApp("alert-health-notice-slow", { SMTP_URL: smtp.url, RETRY_SCHEDULE: "1h,1h" });
+    slowWorkers = startDeliveryWorkers(slow, { smtpTimeoutMs: 5_000, webhookTimeoutMs: 5_000 });
   });
   afterAll(async () => {
     await slowWorkers?.close();
@@ -273,27 +276,22 @@ describe("a notice waiting for its retry when the alert is re-enabled and disabl
     const alert = await createAlert(token, { notificationMethod: "webhook", webhookUrl: route.url }, slow);
 
     await disableThroughFailure(alert, "webhook", route.url, slow);
-    const [first] = await waitFor(
-      "the first notice to wait for its retry",
-      async () => {
-        const delayed = await noticeJobs(slow, alert.alertId, ["delayed"]);
-        return delayed.length > 0 && delayed;
-      },
-      5_000,
-    );
+    const [first] = await waitFor("the first notice to wait for its retry", async () => {
+      const delayed = await noticeJobs(slow, alert.alertId, ["delayed"]);
+      return delayed.length > 0 && delayed;
+    });
     const reEnabled = await slow.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alert.alertId}`, headers: bearer(token), payload: { status: "active" } });
     expect(reEnabled.statusCode, reEnabled.body).toBe(200);
     await disableThroughFailure(alert, "webhook", route.url, slow);
+    // Still waiting for its retry, an hour away: its turn comes now.
+    expect(await first!.job.getState()).toBe("delayed");
+    await first!.job.promote();
 
-    // Both jobs done: the second sent at once, the first after its retry came due.
-    const done = await waitFor(
-      "both notice jobs to finish",
-      async () => {
-        const finished = await noticeJobs(slow, alert.alertId, ["completed", "failed"]);
-        return finished.length === 2 && finished;
-      },
-      10_000,
-    );
+    // Both jobs done: the second sent at once, the first once its retry came.
+    const done = await waitFor("both notice jobs to finish", async () => {
+      const finished = await noticeJobs(slow, alert.alertId, ["completed", "failed"]);
+      return finished.length === 2 && finished;
+    });
     expect(done.map(({ state }) => state)).toEqual(["completed", "completed"]);
     expect(noticesTo(owner)).toHaveLength(1);
     const dropped = done.find(({ job }) => job.id === first!.job.id)!;

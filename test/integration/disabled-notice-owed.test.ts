@@ -34,9 +34,13 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The workers start when a test needs them: until then a queued notice waits in Redis. */
+/**
+ * The workers start when a test needs them: until then a queued notice waits in Redis. The SMTP
+ * peer shares this process, and no test here waits out a timeout: generous ones, so that a
+ * stalled answer is not taken for a failure and the notice sent twice.
+ */
 function ensureWorkers(): void {
-  workers ??= startDeliveryWorkers(t, { smtpTimeoutMs: 2_000, webhookTimeoutMs: 500 });
+  workers ??= startDeliveryWorkers(t, { smtpTimeoutMs: 5_000, webhookTimeoutMs: 5_000 });
 }
 
 const unique = (name: string) => `${name}-${++n}@fund.example`;
@@ -72,7 +76,8 @@ async function disable(alertId: string, enqueueNotice: (notice: DisabledNotice) 
 const redisAway = () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:6379"));
 const owed = async (alertId: string) => (await alertRow(t, alertId)).disabledNoticeOwed;
 
-describe("a disabled alert's notice that Redis lost", () => {
+// Several waits in a row on the workers, each up to waitFor's 20 s.
+describe("a disabled alert's notice that Redis lost", { timeout: 60_000 }, () => {
   it("is queued again by the reconciler when its enqueue failed after the disabling, and reaches the owner once", async () => {
     const owner = unique("owner");
     const { alertId } = await webhookAlert(owner);
@@ -82,9 +87,9 @@ describe("a disabled alert's notice that Redis lost", () => {
 
     ensureWorkers();
     expect((await sweep()).disabledNotices).toBe(1);
-    const notice = await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0], 5_000);
+    const notice = await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0]);
     expect(parseMessage(notice.raw).text).toContain(alertId);
-    await waitFor("the notice to be settled", async () => !(await owed(alertId)), 5_000);
+    await waitFor("the notice to be settled", async () => !(await owed(alertId)));
     expect((await sweep()).disabledNotices).toBe(0);
     expect(noticesTo(owner)).toHaveLength(1);
   });
@@ -102,8 +107,8 @@ describe("a disabled alert's notice that Redis lost", () => {
     expect((await sweep()).disabledNotices).toBe(1);
     ensureWorkers();
 
-    await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0], 5_000);
-    await waitFor("the notice to be settled", async () => !(await owed(alertId)), 5_000);
+    await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0]);
+    await waitFor("the notice to be settled", async () => !(await owed(alertId)));
     expect(noticesTo(owner)).toHaveLength(1);
   });
 });
@@ -114,7 +119,7 @@ describe("a sweep racing a notice job that finishes", () => {
     const owner = unique("owner");
     const { alertId } = await webhookAlert(owner);
     await disable(alertId, (notice) => enqueueDisabledNotice(t.deps.queues, t.config.retryScheduleMs, notice));
-    await waitFor("the notice to be settled", async () => !(await owed(alertId)), 5_000);
+    await waitFor("the notice to be settled", async () => !(await owed(alertId)));
     // The sweep's first read saw it owed (the job had not settled it yet)…
     await t.deps.sql`update alerts set disabled_notice_owed = true where id = ${alertId}`;
     // …and the job settled it and completed before the sweep read the job states.
@@ -150,7 +155,7 @@ describe("a sweep racing a notice job that finishes", () => {
   });
 });
 
-describe("settling a disabled alert's notice", () => {
+describe("settling a disabled alert's notice", { timeout: 60_000 }, () => {
   it("settles it once sent, once its address is refused, and when no address is known, so that no sweep queues it again", async () => {
     ensureWorkers();
     const sent = unique("sent");
@@ -161,7 +166,7 @@ describe("settling a disabled alert's notice", () => {
     for (const { alertId } of alerts) await disable(alertId, redisAway);
     expect((await sweep()).disabledNotices).toBe(3);
 
-    for (const { alertId } of alerts) await waitFor(`the notice of ${alertId} to be settled`, async () => !(await owed(alertId)), 5_000);
+    for (const { alertId } of alerts) await waitFor(`the notice of ${alertId} to be settled`, async () => !(await owed(alertId)));
     expect((await sweep()).disabledNotices).toBe(0);
     expect(noticesTo(sent)).toHaveLength(1);
     expect(noticesTo(refused)).toHaveLength(0);

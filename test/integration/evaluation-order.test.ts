@@ -45,7 +45,9 @@ describe("counting order with two worker processes", () => {
     }
 
     // One batch per evaluation, so the two workers always have neighbouring batches in hand.
-    const env = { WORKER_QUEUES: "transactions,risk,maintenance", EVALUATION_GROUP_TRANSACTIONS: String(PER_BATCH) };
+    // EVALUATION_ORDER_WAIT is raised: a worker that a busy machine slows for 5 s would otherwise
+    // be passed over as hung (README), and that is not what is under test here.
+    const env = { WORKER_QUEUES: "transactions,risk,maintenance", EVALUATION_GROUP_TRANSACTIONS: String(PER_BATCH), EVALUATION_ORDER_WAIT: "60s" };
     const workers = [spawnWorker(t, env), spawnWorker(t, env)];
     try {
       await settled(t, 60_000);

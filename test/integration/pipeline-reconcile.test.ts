@@ -109,7 +109,7 @@ describe("the reconciler's schedule", () => {
     // schedule back between the deletion and the check above.
     const keeper = keepReconcileScheduled(t.deps, 100);
     try {
-      await waitFor("the schedule to be re-created", async () => maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID), 5_000);
+      await waitFor("the schedule to be re-created", async () => maintenance.getJobScheduler(RECONCILE_SCHEDULER_ID));
       // BullMQ runs a fresh `every` schedule at once: the sweep is queued, not 30 s away.
       expect(await maintenance.count()).toBeGreaterThanOrEqual(1);
     } finally {

@@ -136,7 +136,7 @@ describe("a risk job whose attempt fails", () => {
       return evaluateScoreChanges(t.deps, job.data.scoreChangeIds);
     }, { connection, prefix: t.config.queuePrefix });
     try {
-      await waitFor("the score change to be evaluated", async () => (await unevaluated(ids)).length === 0, 5_000);
+      await waitFor("the score change to be evaluated", async () => (await unevaluated(ids)).length === 0);
       expect(await riskQueue().getJobState(jobIdOf(ids))).toBe("completed");
     } finally {
       await worker.close();

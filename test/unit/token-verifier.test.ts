@@ -1,4 +1,5 @@
 // The verifier remembers verified tokens; the memory must never outlive the token.
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { createTokenVerifier } from "../../src/http/auth.ts";
 import { mintToken } from "../../src/http/mint-token.ts";
@@ -8,13 +9,16 @@ const jwt = { secret, jwksUrl: undefined, issuer: undefined, audience: undefined
 
 describe("token verifier", () => {
   it("accepts a remembered token until its exp plus the 30 s tolerance, then refuses it", async () => {
-    let now = Date.now();
-    const verify = createTokenVerifier(jwt, () => now);
     const token = await mintToken(secret, { sub: "alice", scope: "wallets:read", ttlSeconds: 60 });
+    // The verifier's clock is set from the token's own exp (minted on the real clock), so each
+    // step falls on its side of exp + 30 s however long minting took.
+    const exp = decodeJwt(token).exp! * 1000;
+    let now = exp - 60_000;
+    const verify = createTokenVerifier(jwt, () => now);
     expect((await verify(token)).sub).toBe("alice");
-    now += 60_000 + 29_000;
+    now = exp + 29_000;
     expect((await verify(token)).scopes.has("wallets:read")).toBe(true);
-    now += 2_000;
+    now = exp + 31_000;
     await expect(verify(token)).rejects.toMatchObject({ code: "unauthorized", message: "the token has expired" });
   });
 
