@@ -12,6 +12,7 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { attemptsOf, isFinished, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { freePort } from "../helpers/ports.ts";
 import { TEST_TWILIO, startTwilioStandin, type CarrierReport, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const ROUTE = "/v1/callbacks/twilio/sms-status";
@@ -63,7 +64,7 @@ async function carrierOf(id: string): Promise<Carrier> {
  */
 async function settledCarrierOf(id: string): Promise<Carrier> {
   await waitForNotification(t, id, isFinished);
-  return waitFor(`the carrier status of ${id}`, () => carrierOf(id), 5_000).catch(() => carrierOf(id));
+  return waitFor(`the carrier status of ${id}`, () => carrierOf(id)).catch(() => carrierOf(id));
 }
 
 /**
@@ -72,19 +73,9 @@ async function settledCarrierOf(id: string): Promise<Carrier> {
  */
 async function holdAttemptRecords(): Promise<() => Promise<void>> {
   const blocker = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let locked!: () => void;
-  const holding = new Promise<void>((resolve) => (locked = resolve));
-  const transaction = blocker.begin(async (sql) => {
-    await sql`lock table delivery_attempts in share mode`;
-    locked();
-    await released;
-  });
-  await Promise.race([holding, transaction]);
+  const release = await holdTransaction(blocker, (tx) => tx`lock table delivery_attempts in share mode`);
   return async () => {
-    release();
-    await transaction;
+    await release();
     await blocker.end();
   };
 }
