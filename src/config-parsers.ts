@@ -125,3 +125,14 @@ export function cidr(raw: string): string {
   if (!ipaddr.isValidCIDR(raw)) throw new Error(`"${raw}" is not a CIDR range such as 127.0.0.0/8`);
   return raw;
 }
+
+/** A URL's hostname that can only mean this machine: localhost names (RFC 6761), 127.0.0.0/8, ::1. */
+export function isLoopbackHost(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, "");
+  return (
+    name === "localhost" ||
+    name.endsWith(".localhost") ||
+    name === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  );
+}

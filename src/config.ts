@@ -5,6 +5,7 @@ import { parseDuration, parseDurationList } from "./duration.ts";
 import {
   boolean,
   cidr,
+  isLoopbackHost,
   commaList,
   durationBetween,
   integerIn,
@@ -162,6 +163,16 @@ export function loadConfig(env: Env = process.env): Config {
   // refused while the operator believes JWT_SECRET is in use.
   if (config.jwt.secret && config.jwt.jwksUrl)
     problems.push("JWT_SECRET and JWT_JWKS_URL exclude each other: set JWT_SECRET for HS256 tokens or JWT_JWKS_URL for RS256/ES256 ones");
+  // An identity provider's keys sign the tokens of every application and tenant it serves (Entra
+  // ID's common keys, a shared Auth0 tenant): without an issuer and an audience to match, a token
+  // minted for someone else's app, with a scope it happens to call `admin`, would be taken here.
+  if (config.jwt.jwksUrl && (!config.jwt.issuer || !config.jwt.audience))
+    problems.push(
+      "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE: the provider's keys also sign other applications' tokens, which only those tell apart",
+    );
+  // Keys fetched in the clear can be swapped on the way; only this machine's own loopback is exempt.
+  if (config.jwt.jwksUrl && new URL(config.jwt.jwksUrl).protocol === "http:" && !isLoopbackHost(new URL(config.jwt.jwksUrl).hostname))
+    problems.push("JWT_JWKS_URL: https is required (http only on loopback): keys fetched in the clear can be replaced on the way");
   if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
   if (config.workerMetricsPort !== undefined && !config.admin.user)
     problems.push("WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD: /metrics is served behind them");

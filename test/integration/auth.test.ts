@@ -150,6 +150,10 @@ describe("issuer and audience", () => {
   });
 });
 
+const JWKS_ISSUER = "https://id.example.com/";
+const JWKS_AUDIENCE = "wallet-alerts";
+const fromOurIssuer = (extra: Record<string, unknown> = {}) => good({ iss: JWKS_ISSUER, aud: JWKS_AUDIENCE, ...extra });
+
 describe("RS256 and ES256 through JWT_JWKS_URL", () => {
   let jwksServer: Server;
   let jwksApp: TestApp;
@@ -176,15 +180,25 @@ describe("RS256 and ES256 through JWT_JWKS_URL", () => {
     });
     await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
     const { port } = jwksServer.address() as AddressInfo;
-    jwksApp = await startTestApp("auth-jwks", { JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`, JWT_SECRET: "" });
+    jwksApp = await startTestApp("auth-jwks", {
+      JWT_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+      JWT_SECRET: "",
+      JWT_ISSUER: JWKS_ISSUER,
+      JWT_AUDIENCE: JWKS_AUDIENCE,
+    });
   });
   afterAll(async () => {
     await jwksApp.close();
     await new Promise((resolve) => jwksServer.close(resolve));
   });
 
-  const sign = (alg: "RS256" | "ES256", kid: string, key: CryptoKey) =>
-    new SignJWT(good()).setProtectedHeader({ alg, kid, typ: "JWT" }).sign(key);
+  const sign = (alg: "RS256" | "ES256", kid: string, key: CryptoKey, claims = fromOurIssuer()) =>
+    new SignJWT(claims).setProtectedHeader({ alg, kid, typ: "JWT" }).sign(key);
+
+  it("refuses a token signed by a key of the JWKS for another issuer or audience: the provider signs other apps' tokens too", async () => {
+    const foreign = [fromOurIssuer({ iss: "https://tenant-of-someone-else.example.com/" }), fromOurIssuer({ aud: "another-app" })];
+    for (const claims of foreign) expectInvalidToken(await call(jwksApp, `Bearer ${await sign("RS256", "rsa-1", rsaPrivate, { ...claims, scope: "admin" })}`));
+  });
 
   it("accepts an RS256 token signed by a key of the JWKS", async () => {
     const res = await call(jwksApp, `Bearer ${await sign("RS256", "rsa-1", rsaPrivate)}`);

@@ -37,15 +37,18 @@ afterEach(() => {
   jwksUp = true;
 });
 
+const ISSUER = "https://id.example.com/";
+const AUDIENCE = "wallet-alerts";
+
 /** A fresh token each call (a new jti), so no call is answered from the verified-token cache. */
 const token = () =>
-  new SignJWT({ sub: "alice", scope: "alerts:read", jti: crypto.randomUUID() })
+  new SignJWT({ sub: "alice", scope: "alerts:read", jti: crypto.randomUUID(), iss: ISSUER, aud: AUDIENCE })
     .setProtectedHeader({ alg: "RS256", kid: "rsa-1", typ: "JWT" })
     .setExpirationTime(Math.floor(Date.now() / 1000) + 3 * 3600)
     .sign(privateKey);
 
 async function withApp(label: string, run: (call: () => Promise<Awaited<ReturnType<TestApp["app"]["inject"]>>>) => Promise<void>) {
-  const app = await startTestApp(label, { JWT_JWKS_URL: url, JWT_SECRET: "" });
+  const app = await startTestApp(label, { JWT_JWKS_URL: url, JWT_SECRET: "", JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
   try {
     await run(async () => app.app.inject({ url: "/v1/risk/alerts", headers: { authorization: `Bearer ${await token()}` } }));
   } finally {

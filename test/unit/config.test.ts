@@ -103,6 +103,23 @@ describe("loadConfig", () => {
     );
   });
 
+  it("refuses JWT_JWKS_URL without JWT_ISSUER and JWT_AUDIENCE: a provider's keys sign other applications' tokens too", () => {
+    const jwks = { JWT_SECRET: "", JWT_JWKS_URL: "https://auth.example.com/.well-known/jwks.json" };
+    const message = "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE";
+    expect(problemsOf(jwks)).toContain(message);
+    expect(problemsOf({ ...jwks, JWT_ISSUER: "https://auth.example.com/" })).toContain(message);
+    expect(problemsOf({ ...jwks, JWT_AUDIENCE: "wallet-alerts" })).toContain(message);
+    expect(loadConfig({ ...REQUIRED, ...jwks, JWT_ISSUER: "https://auth.example.com/", JWT_AUDIENCE: "wallet-alerts" }).jwt.jwksUrl).toBe(jwks.JWT_JWKS_URL);
+  });
+
+  it("refuses a JWT_JWKS_URL over http unless it is this machine's loopback", () => {
+    const withUrl = (url: string) => ({ JWT_SECRET: "", JWT_JWKS_URL: url, JWT_ISSUER: "https://auth.example.com/", JWT_AUDIENCE: "wallet-alerts" });
+    expect(problemsOf(withUrl("http://auth.example.com/.well-known/jwks.json"))).toContain("JWT_JWKS_URL: https is required (http only on loopback)");
+    for (const loopback of ["http://127.0.0.1:8080/jwks.json", "http://localhost/jwks.json", "http://[::1]:9000/jwks.json"]) {
+      expect(loadConfig({ ...REQUIRED, ...withUrl(loopback) }).jwt.jwksUrl, loopback).toBe(loopback);
+    }
+  });
+
   it("refuses a pool size in DATABASE_URL's query: the pool takes DATABASE_POOL_SIZE, and the URL's would be ignored", () => {
     expect(problemsOf({ DATABASE_URL: "postgres://app@db.internal:5432/wallet_alerts?max=40" })).toContain(
       "DATABASE_URL: ?max= is not read: set the pool's size with DATABASE_POOL_SIZE (default 10) and remove max from the URL",
