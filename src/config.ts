@@ -67,6 +67,13 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** risk_alert.test notifications a caller may send per clock hour (0: none). */
   testNotificationsPerHour: number;
+  /**
+   * The most alerts (of any status: a paused one can be resumed) one caller may have on one
+   * wallet, and in all: each active alert is a notification per matching event and a rule held
+   * in every worker's memory, so an unbounded number would let one token multiply both.
+   */
+  maxAlertsPerWallet: number;
+  maxAlertsPerCaller: number;
   /** How long a GET /v1/wallets page may be served from this process's memory (0: never). */
   walletListCacheMs: number;
   /**
@@ -145,6 +152,8 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
+    maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
+    maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000
     // labels over 500 wallets and 150,000 transactions); below a second is a unit typed wrong.

@@ -5,6 +5,9 @@ export const PROBLEM_CODES = {
   forbidden: { status: 403, title: "Not allowed" },
   not_found: { status: 404, title: "Not found" },
   conflict: { status: 409, title: "Conflict" },
+  // A cap the operator sets (MAX_ALERTS_PER_*): the request is right, the caller's existing
+  // resources are in its way, and waiting does not help (unlike a 429); freeing some does.
+  limit_reached: { status: 409, title: "Limit reached" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   rate_limited: { status: 429, title: "Too many requests" },

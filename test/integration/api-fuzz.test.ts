@@ -19,10 +19,12 @@ const RUNS_PER_ROUTE = 200;
 const HELIUS_SECRET = "helius-fuzz-secret-0123456789";
 
 // The limits this file would otherwise run into: thousands of requests from one caller in a
-// few seconds, and a test notification on many of the POST …/test runs.
+// few seconds, a test notification on many of the POST …/test runs, and some 200 alerts on
+// the caller's one wallet (every generated create that is valid, three more after each delete).
 const t = await startTestApp("api-fuzz", {
   RATE_LIMIT_PER_MINUTE: "10000000",
   TEST_NOTIFICATIONS_PER_HOUR: "1000000",
+  MAX_ALERTS_PER_WALLET: "1000000",
   HELIUS_AUTH_HEADER: HELIUS_SECRET,
 });
 afterAll(async () => {

@@ -21,6 +21,8 @@ import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const TESTS_PER_HOUR = 4;
+/** The alert journey's wallet holds exactly this many alerts, so its next create meets the cap. */
+const ALERTS_PER_WALLET = 14;
 const RATE_LIMIT_HEADERS = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
 const now = Math.floor(Date.now() / 1000);
 
@@ -36,7 +38,7 @@ let bob: string;
 beforeAll(async () => {
   t = await startTestApp(
     "openapi-contract",
-    { HELIUS_AUTH_HEADER: HELIUS_SECRET, TEST_NOTIFICATIONS_PER_HOUR: String(TESTS_PER_HOUR) },
+    { HELIUS_AUTH_HEADER: HELIUS_SECRET, TEST_NOTIFICATIONS_PER_HOUR: String(TESTS_PER_HOUR), MAX_ALERTS_PER_WALLET: String(ALERTS_PER_WALLET) },
     { beforeReady: (app) => app.addHook("preSerialization", checkBeforeSerialization) },
   );
   workers = startWorkers(t, ["transactions", "risk", "deliver-webhook"]);
@@ -326,19 +328,25 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(404, create({ walletId: "wal_unknown", condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }));
     await expectStatus(404, create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }, bob));
     // An Idempotency-Key replays the first answer (201), and refuses another request under it (409).
+    // Its alert fills the wallet (MAX_ALERTS_PER_WALLET): the replay is answered at the cap.
     const keyed = (threshold: number) => ({
       ...create({ walletId: wallet.walletId, condition: "large_transfer", threshold, notificationMethod: "email", recipient: "ops@example.com" }),
       headers: { "idempotency-key": "contract-create-1" },
     });
     const keyedFirst = await expectStatus<Alert>(201, keyed(7));
     expect((await expectStatus<Alert>(201, keyed(7))).alertId).toBe(keyedFirst.alertId);
-    await expectStatus(409, keyed(8));
+    expect(await expectStatus(409, keyed(8))).toMatchObject({ code: "conflict" });
+    // One more is over the cap: a 409 of its own code, without the Location of a key's alert.
+    const capped = await call(create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }));
+    expect(capped.statusCode, capped.body).toBe(409);
+    expect(capped.json()).toMatchObject({ code: "limit_reached" });
+    expect(capped.headers.location).toBeUndefined();
 
     const webhookAlert = alerts.get("large_transfer webhook")!;
     const emailAlert = alerts.get("large_transfer email")!;
     const one = (alert: Alert, suffix = "") => `/v1/risk/alerts/${alert.alertId}${suffix}`;
     const list = await expectStatus<{ alerts: unknown[]; total: number }>(200, { method: "GET", url: "/v1/risk/alerts", token: alice });
-    expect(list.total).toBe(14); // 12 of every condition and method, one with a token filter, one keyed
+    expect(list.total).toBe(ALERTS_PER_WALLET); // 12 of every condition and method, one with a token filter, one keyed
     await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}&status=active&page=2&limit=5`, token: alice });
     await expectStatus(400, { method: "GET", url: "/v1/risk/alerts?status=sleeping", token: alice });
     await expectStatus(404, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}`, token: bob });

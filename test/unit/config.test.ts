@@ -13,6 +13,8 @@ describe("loadConfig", () => {
       host: "0.0.0.0",
       rateLimitPerMinute: 600,
       testNotificationsPerHour: 20,
+      maxAlertsPerWallet: 50,
+      maxAlertsPerCaller: 10_000,
       walletListCacheMs: 1_000,
       workerQueues: "all",
       evaluationGroupTransactions: 10_000,
@@ -40,6 +42,8 @@ describe("loadConfig", () => {
       WALLET_LIST_CACHE_TTL: "0ms",
       REQUEST_TIMEOUT: "1500ms",
       EMAIL_FROM: '"Risk desk, ACME" <alerts@example.com>',
+      MAX_ALERTS_PER_WALLET: "1",
+      MAX_ALERTS_PER_CALLER: "1000000",
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -53,6 +57,8 @@ describe("loadConfig", () => {
       walletListCacheMs: 0,
       requestTimeoutMs: 1_500,
       emailFrom: '"Risk desk, ACME" <alerts@example.com>',
+      maxAlertsPerWallet: 1,
+      maxAlertsPerCaller: 1_000_000,
     });
   });
 
@@ -66,6 +72,15 @@ describe("loadConfig", () => {
     ["DATABASE_POOL_SIZE", "ten", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
     ["DATABASE_POOL_SIZE", "2.5", "DATABASE_POOL_SIZE: expected a whole number from 2 to 1000"],
     ["RATE_LIMIT_PER_MINUTE", "-1", "RATE_LIMIT_PER_MINUTE: expected a whole number"],
+    // 0 would refuse every create: turning alerts off is not what the caps are for.
+    ["MAX_ALERTS_PER_WALLET", "0", "MAX_ALERTS_PER_WALLET: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_WALLET", "1000001", "MAX_ALERTS_PER_WALLET: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_WALLET", "fifty", "MAX_ALERTS_PER_WALLET: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_WALLET", "2.5", "MAX_ALERTS_PER_WALLET: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_CALLER", "0", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_CALLER", "-5", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_CALLER", "1e4", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_ALERTS_PER_CALLER", "10,000", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
     ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],
     ["JWT_SECRET", "short", "JWT_SECRET: expected at least 32 characters"],
     ["LOG_LEVEL", "loud", "LOG_LEVEL: expected one of"],

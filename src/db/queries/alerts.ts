@@ -2,6 +2,7 @@
 // simply not found. Rows arrive JSON-ready: numbers cast to float8, date-times formatted
 // as ISO 8601 UTC in SQL (drizzle turns postgres.js's date parsing off for the shared pool,
 // so Date values neither come back nor go in as parameters).
+import type { TransactionSql } from "postgres";
 import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
@@ -45,6 +46,52 @@ export type NewAlert = {
   createdAt: Date;
 };
 
+/** The most alerts one owner may have on one wallet, and in all (MAX_ALERTS_PER_WALLET, MAX_ALERTS_PER_CALLER). */
+export type AlertCaps = { perWallet: number; perCaller: number };
+
+export type InsertedAlert =
+  | { kind: "created"; row: AlertRow }
+  /** The wallet is not the owner's, or the owner has an alert under the same idempotency key already. */
+  | { kind: "not-inserted" }
+  /** The owner has `limit` alerts on the wallet, or in all, already: nothing was written. */
+  | { kind: "capped"; cap: "wallet" | "caller"; limit: number };
+
+/**
+ * The advisory-lock namespace of alert creation; the second key is a hash of the owner, so
+ * one owner's creates run one at a time (two owners with the same hash merely wait for each
+ * other).
+ */
+const ALERT_CREATE_LOCKS = 0x616c7274; // "alrt"
+
+/**
+ * Inserts the alert if the owner has fewer than the caps' alerts on the wallet and in all,
+ * counting every status (a paused or disabled alert can be made active again). The count and
+ * the insert share a transaction under the owner's advisory lock, so that two creates cannot
+ * both take the last slot; deletes take no lock: one racing a create only makes the count
+ * too high for a moment, never too low. A key already used is found under the lock too (a
+ * create racing under it has committed by then): such a request is a replay, never capped.
+ */
+export async function insertAlert(sql: Sql, alert: NewAlert, caps: AlertCaps): Promise<InsertedAlert> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${ALERT_CREATE_LOCKS}, hashtext(${alert.owner}))`;
+    // Counted up to the cap only: an owner with many alerts costs no more than the cap's rows.
+    const [state] = await tx<{ walletFound: boolean; keyUsed: boolean; onWallet: number; inAll: number }[]>`
+      select exists (select 1 from tracked_wallets where id = ${alert.walletId} and owner = ${alert.owner}) as "walletFound",
+             exists (select 1 from alerts where owner = ${alert.owner} and idempotency_key = ${alert.idempotency?.key ?? null}::text) as "keyUsed",
+             (select count(*) from (select 1 from alerts where owner = ${alert.owner} and wallet_id = ${alert.walletId}
+                                    limit ${caps.perWallet}) as capped)::int as "onWallet",
+             (select count(*) from (select 1 from alerts where owner = ${alert.owner} limit ${caps.perCaller}) as capped)::int as "inAll"`;
+    if (state!.keyUsed) return { kind: "not-inserted" };
+    // An unknown wallet is a 404 whatever the caps say: insertAlertRow finds none (locked, as there).
+    if (state!.walletFound) {
+      if (state!.onWallet >= caps.perWallet) return { kind: "capped", cap: "wallet", limit: caps.perWallet };
+      if (state!.inAll >= caps.perCaller) return { kind: "capped", cap: "caller", limit: caps.perCaller };
+    }
+    const row = await insertAlertRow(tx, alert);
+    return row ? { kind: "created", row } : { kind: "not-inserted" };
+  });
+}
+
 /**
  * Inserts the alert if the wallet is the owner's, in one statement so a wallet deleted
  * meanwhile cannot leave an orphan; undefined when the wallet is not found, or when the
@@ -55,7 +102,7 @@ export type NewAlert = {
  * the alert starts from the new score, or (created first) is found by that evaluation
  * (loadScoreAlerts) and judges the rise from the score it started from.
  */
-export async function insertAlert(sql: Sql, alert: NewAlert): Promise<AlertRow | undefined> {
+async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<AlertRow | undefined> {
   const [row] = await sql<AlertRow[]>`
     with wallet as (
       -- Locked: a delete of the wallet still uncommitted is waited for, and its wallet then not

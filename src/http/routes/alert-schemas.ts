@@ -6,7 +6,7 @@ import type { AlertEventRow } from "../../db/queries/events.ts";
 import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
-import { idSchema, queryInteger } from "../schemas.ts";
+import { idSchema, problemResponses, queryInteger } from "../schemas.ts";
 
 export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
 export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
@@ -38,6 +38,21 @@ const CooldownSeconds = Type.Integer({
   maximum: MAX_COOLDOWN_SECONDS,
   description: "seconds after a notification during which further firings are recorded but not sent (default 0)",
 });
+
+/**
+ * A create's 409: `conflict` when its Idempotency-Key made another alert (Location names it),
+ * `limit_reached` when the caller has as many alerts as the caps allow (no Location: no one
+ * alert is in the way).
+ */
+export const CreateConflictResponse = {
+  409: {
+    ...problemResponses(409)[409],
+    description:
+      "RFC 9457 problem details. conflict: the Idempotency-Key was used for a different request, more than a day ago, or before a secret rotation (Location names the alert it made); " +
+      "limit_reached: the caller has as many alerts on the wallet (MAX_ALERTS_PER_WALLET), or in all (MAX_ALERTS_PER_CALLER), as the service allows, of any status: delete some first",
+    headers: { location: { type: "string", description: "with code conflict: the URL of the alert that the Idempotency-Key made" } },
+  },
+};
 
 export const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
 

@@ -22,13 +22,14 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { conflictWithLocation, described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
+import { described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
 import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
   AlertListSchema,
   AlertSchema,
   CreateAlertBody,
+  CreateConflictResponse,
   CreatedAlertSchema,
   EventListSchema,
   EventsQuery,
@@ -57,6 +58,19 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     notificationMethod: "cannot change: create a new alert with the channel you want (and delete this one)",
     walletId: "cannot change: create the alert on the other wallet (and delete this one)",
   };
+
+  const alertCaps = { perWallet: deps.config.maxAlertsPerWallet, perCaller: deps.config.maxAlertsPerCaller };
+
+  /** A create over a cap: what it is, and what the caller (or the operator) can do. */
+  const capReached = (cap: "wallet" | "caller", limit: number, walletId: string) =>
+    new ProblemError(
+      "limit_reached",
+      cap === "wallet"
+        ? `wallet ${walletId} has ${limit} alerts already, the most one wallet may have (MAX_ALERTS_PER_WALLET=${limit}; paused and disabled alerts count): ` +
+            "delete one you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_WALLET"
+        : `you have ${limit} alerts already, the most one caller may have (MAX_ALERTS_PER_CALLER=${limit}; paused and disabled alerts count): ` +
+            "delete ones you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_CALLER",
+    );
 
   /** A create under a key already used: the alert it made, as it is now, or a 409 saying why not. */
   const replay = (reply: FastifyReply, key: string, earlier: IdempotentAlert, fingerprint: string) => {
@@ -91,7 +105,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
               "idempotent-replayed": "true when this answer replays an earlier create under the same Idempotency-Key",
             }),
             ...errorResponses(400, 404, 413, 415),
-            ...conflictWithLocation("the URL of the alert that the Idempotency-Key made"),
+            ...CreateConflictResponse,
           },
         },
       },
@@ -108,7 +122,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const settings = await checkNewAlert(body, request.caller, webhookRules);
         const now = deps.now();
         const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
-        const row = await insertAlert(deps.sql, {
+        const inserted = await insertAlert(deps.sql, {
           id: newId("alr", now.getTime()),
           owner,
           walletId: body.walletId,
@@ -119,8 +133,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           idempotency: key === undefined ? undefined : { key, fingerprint },
           createdAt: now,
           ...settings,
-        });
-        if (row) {
+        }, alertCaps);
+        if (inserted.kind === "capped") throw capReached(inserted.cap, inserted.limit, body.walletId);
+        if (inserted.kind === "created") {
+          const { row } = inserted;
           reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
           // The only time the secret leaves the service (bar a replay before any rotation): the caller must keep it now.
           return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
