@@ -147,7 +147,9 @@ export function loadConfig(env: Env = process.env): Config {
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
     admin: {
       user: optional("ADMIN_USER", (v) => v),
-      password: optional("ADMIN_PASSWORD", minLength(8)),
+      // Bull Board can retry and delete jobs, and nothing slows down guesses of a Basic password:
+      // long enough that guessing is hopeless (16 characters; 8 were accepted until 2026-11-27).
+      password: optional("ADMIN_PASSWORD", minLength(16)),
     },
     workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),

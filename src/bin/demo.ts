@@ -39,7 +39,7 @@ const DEMO_PHONE = "+15555550123";
 // Made up only when unset, and then shown in the banner: nothing else would tell it.
 const adminPassword = process.env.ADMIN_PASSWORD
   ? { value: process.env.ADMIN_PASSWORD, generated: false }
-  : { value: randomBytes(9).toString("base64url"), generated: true };
+  : { value: randomBytes(18).toString("base64url"), generated: true };
 const env = {
   DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/wallet_alerts_demo",
   REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",

@@ -29,7 +29,7 @@ const TWILIO_ENV = {
   TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
   TWILIO_FROM: TEST_TWILIO.from,
 };
-const ADMIN = { user: "admin", password: "admin-password" };
+const ADMIN = { user: "admin", password: "admin-password-of-the-test" };
 
 let standin: TwilioStandin;
 let t: TestApp;
