@@ -1,6 +1,7 @@
 // Another session's locks, for tests of what waits on them.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../../src/db/client.ts";
+import { waitFor } from "./wait.ts";
 
 /**
  * Runs `take` (statements that take locks) in a transaction on `sql` and keeps the transaction
@@ -22,4 +23,14 @@ export async function holdTransaction(sql: Sql, take: (tx: TransactionSql) => Pr
     release();
     await transaction;
   };
+}
+
+/** Waits until some session of this test's database waits on a lock (a request behind a held transaction). */
+export async function waitForALockWait(sql: Sql, what = "a request to wait on the held transaction"): Promise<void> {
+  await waitFor(what, async () => {
+    const [row] = await sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`;
+    return row!.waiting > 0;
+  });
 }

@@ -5,9 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
-import { holdTransaction } from "../helpers/held-transaction.ts";
+import { holdTransaction, waitForALockWait } from "../helpers/held-transaction.ts";
 import { bearer, expectProblem, trackWallet } from "../helpers/seed.ts";
-import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let token: string;
@@ -35,18 +34,7 @@ async function createAlert(walletId: string): Promise<string> {
 }
 
 /** Until a statement of the app's waits on a lock (the held delete's). */
-async function blockedOnALock(): Promise<void> {
-  await waitFor(
-    "a request to wait on the held delete",
-    async () => {
-      const [row] = await t.deps.sql<{ waiting: number }[]>`
-        select count(*)::int as waiting from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`;
-      return row!.waiting > 0;
-    },
-    5_000,
-  );
-}
+const blockedOnALock = () => waitForALockWait(t.deps.sql);
 
 describe("a write racing a delete that commits first", () => {
   it("answers a create whose wallet is being deleted with 404, and stores no alert", async () => {

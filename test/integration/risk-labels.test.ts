@@ -5,6 +5,7 @@ import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { holdTransaction, waitForALockWait } from "../helpers/held-transaction.ts";
 import { bearer, errorPaths, expectProblem, ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -116,6 +117,28 @@ describe("PUT /v1/risk/labels effects", () => {
       { condition: "risk_score_increase", observed: 90 },
       { condition: "risk_score_increase", observed: 90 },
     ]);
+  });
+
+  it("resumes a risk_score_increase alert from a fall that an evaluation is still committing, not from the score before it", async () => {
+    const wallet = await track(t, token);
+    const counterparty = randomAddress();
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
+    await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
+    await settled(t);
+    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
+    await settled(t);
+    const patch = (status: string) =>
+      t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: { status } });
+    expect((await patch("paused")).statusCode).toBe(200);
+
+    // An evaluation's fall to 0, written and not yet committed: it found the alert paused.
+    const release = await holdTransaction(t.deps.sql, (held) => held`update address_state set risk_score = 0 where address = ${wallet.address}`);
+    const resuming = patch("active");
+    await waitForALockWait(t.deps.sql, "the resume to wait for the score being written");
+    await release();
+    expect((await resuming).statusCode).toBe(200);
+    const [row] = await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`;
+    expect(row!.baseline).toBe(0);
   });
 
   it("pages a wallet exposed again after its exposure was cleared while its risk_score_increase alert was paused", async () => {

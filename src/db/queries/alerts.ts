@@ -205,14 +205,22 @@ export type AlertChanges = {
  * baseline and the score now: the evaluation lowers an active alert's baseline on each fall,
  * and a fall while the alert was not active would otherwise leave it high, so that a wallet
  * cleared during a pause and exposed again after it would never be paged. A rise during the
- * pause keeps the old, lower baseline: the next rise fires with the whole of it. (In SET, the
- * columns read are the row's values before this update; LEAST skips a NULL, hence the CASE.)
+ * pause keeps the old, lower baseline: the next rise fires with the whole of it.
+ *
+ * The score is read `for share`, first, as an alert's creation reads it: an evaluation writing
+ * a fall is waited for (it locks the score, then reads which alerts are active, then locks
+ * those: the same order, so neither waits for the other in a circle). Read without the lock,
+ * a fall still uncommitted was missed by both sides: the evaluation had found the alert
+ * paused, and the resume read the score before the fall.
  */
-const RESUMED_BASELINE = `
-  case when baseline_score is null or status = 'active' then baseline_score
-       else least(baseline_score, coalesce((select s.risk_score from tracked_wallets w join address_state s on s.address = w.address
-                                            where w.id = alerts.wallet_id), baseline_score))
-  end`;
+async function scoreOfResumedAlert(tx: TransactionSql, owner: string, alertId: string): Promise<number | null> {
+  const [row] = await tx<{ score: number }[]>`
+    select s.risk_score as score
+    from alerts a join tracked_wallets w on w.id = a.wallet_id join address_state s on s.address = w.address
+    where a.id = ${alertId} and a.owner = ${owner} and a.status <> 'active' and a.baseline_score is not null
+    for share of s`;
+  return row?.score ?? null;
+}
 
 /**
  * Applies the changes; undefined when the alert is not the owner's. Setting a status is
@@ -241,11 +249,16 @@ export async function updateAlert(
   if (changes.recipient !== undefined) columns.recipient = changes.recipient;
   if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
   if (changes.ownerEmail !== undefined) columns.owner_email = changes.ownerEmail;
-  const [row] = await sql<AlertRow[]>`
-    update alerts set ${sql(columns)}${changes.status === "active" ? sql`, baseline_score = ${sql.unsafe(RESUMED_BASELINE)}` : sql``}
-    where id = ${alertId} and owner = ${owner}
-    returning ${sql.unsafe(COLUMNS)}`;
-  return row;
+  return sql.begin(async (tx) => {
+    const score = changes.status === "active" ? await scoreOfResumedAlert(tx, owner, alertId) : null;
+    // LEAST skips a NULL; the status read in SET is the row's before this update.
+    const baseline = score === null ? tx`` : tx`, baseline_score = case when status = 'active' then baseline_score else least(baseline_score, ${score}::smallint) end`;
+    const [row] = await tx<AlertRow[]>`
+      update alerts set ${tx(columns)}${baseline}
+      where id = ${alertId} and owner = ${owner}
+      returning ${tx.unsafe(COLUMNS)}`;
+    return row;
+  });
 }
 
 /** True when the owner's alert existed; its events and notifications go with it (cascade). */
