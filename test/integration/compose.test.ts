@@ -28,7 +28,7 @@ function interpolate(text: string): string {
 
 const compose = parse(interpolate(read("docker-compose.yml")), { merge: true }) as {
   services: Record<string, Service>;
-  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string; ip_range?: string }> } }>;
 };
 const services = compose.services;
 const service = (name: string): Service => {
@@ -168,9 +168,14 @@ describe("docker-compose.yml's webhook guard", () => {
     expect(feedAddress).toBeDefined();
     const config = loadConfig(service("worker").environment);
     expect(config.webhookAllowedCidrs).toEqual([`${feedAddress}/32`]);
+    const toBits = (ip: string) => ip.split(".").map((part) => Number(part).toString(2).padStart(8, "0")).join("");
+    // Dynamic addresses come from ip_range only, which must not hold the feed's.
+    const range = compose.networks?.default?.ipam?.config?.[0]?.ip_range;
+    expect(range).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    const [rangeStart, rangeBits] = range!.split("/");
+    expect(toBits(feedAddress!).slice(0, Number(rangeBits))).not.toBe(toBits(rangeStart!).slice(0, Number(rangeBits)));
     // The address lies in the subnet (the same leading bits).
     const [network, bits] = subnet!.split("/");
-    const toBits = (ip: string) => ip.split(".").map((part) => Number(part).toString(2).padStart(8, "0")).join("");
     expect(toBits(feedAddress!).slice(0, Number(bits))).toBe(toBits(network!).slice(0, Number(bits)));
     // The API checks webhook URLs at creation with the same guard.
     expect(loadConfig(service("api").environment).webhookAllowedCidrs).toEqual(config.webhookAllowedCidrs);
