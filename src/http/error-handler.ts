@@ -83,11 +83,13 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? "the request did not arrive in time"
         : "the request is not valid HTTP";
-  const body = JSON.stringify(problemBody("validation_failed", detail, randomUUID()));
+  // Its own id, as on every other answer (the OpenAPI document says so of every one).
+  const requestId = randomUUID();
+  const body = JSON.stringify(problemBody("validation_failed", detail, requestId));
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);

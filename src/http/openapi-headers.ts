@@ -34,7 +34,7 @@ const RESPONSE_HEADERS: Record<"x-request-id" | (typeof RATE_LIMIT_HEADERS)[numb
     schema: { type: "integer", minimum: 0 },
   },
   "ratelimit-reset": {
-    description: "seconds until the current minute ends and the count starts again (the same as Retry-After on a 429 over the limit)",
+    description: "seconds until the current minute ends and the count starts again (on a 429 over this limit, the same as Retry-After)",
     required: true,
     schema: { type: "integer", minimum: 1, maximum: WINDOW_MS / 1000 },
   },

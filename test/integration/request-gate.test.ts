@@ -55,7 +55,7 @@ function raw(method: string, path: string, options: { body?: unknown; authorizat
   });
 }
 
-function expectProblem(res: RawResponse, status: number, code: string): { detail: string } {
+function expectProblem(res: RawResponse, status: number, code: string): { detail: string; requestId: string } {
   expect({ status: res.status, type: res.headers["content-type"] }).toEqual({ status, type: "application/problem+json; charset=utf-8" });
   const body = JSON.parse(res.body) as { status: number; code: string; detail: string; requestId: string };
   expect(body).toMatchObject({ status, code });
@@ -124,10 +124,11 @@ describe("a 401 comes before the router's own complaints about the URL", () => {
     expect(res.headers["www-authenticate"]).toContain('error="invalid_token"');
   });
 
-  it("answers a request whose request line and headers are too long with a problem+json 400", async () => {
+  it("answers a request whose request line and headers are too long with a problem+json 400 carrying its X-Request-Id", async () => {
     const res = await raw("GET", `/v1/wallets?x=${"a".repeat(20_000)}`, { authorization: `Bearer ${token}` });
     const body = expectProblem(res, 400, "validation_failed");
     expect(body.detail).toContain("too long");
+    expect(res.headers["x-request-id"]).toBe(body.requestId);
   });
 });
 
