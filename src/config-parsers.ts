@@ -126,13 +126,11 @@ export function cidr(raw: string): string {
   return raw;
 }
 
-/** A URL's hostname that can only mean this machine: localhost names (RFC 6761), 127.0.0.0/8, ::1. */
+/**
+ * A URL's hostname that can only mean this machine: localhost, 127.0.0.0/8, ::1. Not the other
+ * names under .localhost: RFC 6761 reserves them, but glibc's resolver asks DNS for them.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, "");
-  return (
-    name === "localhost" ||
-    name.endsWith(".localhost") ||
-    name === "[::1]" ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
-  );
+  return name === "localhost" || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }

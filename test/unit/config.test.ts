@@ -131,7 +131,9 @@ describe("loadConfig", () => {
 
   it("refuses a JWT_JWKS_URL over http unless it is this machine's loopback", () => {
     const withUrl = (url: string) => ({ JWT_SECRET: "", JWT_JWKS_URL: url, JWT_ISSUER: "https://auth.example.com/", JWT_AUDIENCE: "wallet-alerts" });
-    expect(problemsOf(withUrl("http://auth.example.com/.well-known/jwks.json"))).toContain("JWT_JWKS_URL: https is required (http only on loopback)");
+    for (const remote of ["http://auth.example.com/.well-known/jwks.json", "http://keys.localhost/jwks.json"]) {
+      expect(problemsOf(withUrl(remote)), remote).toContain("JWT_JWKS_URL: https is required (http only on loopback)");
+    }
     for (const loopback of ["http://127.0.0.1:8080/jwks.json", "http://localhost/jwks.json", "http://[::1]:9000/jwks.json"]) {
       expect(loadConfig({ ...REQUIRED, ...withUrl(loopback) }).jwt.jwksUrl, loopback).toBe(loopback);
     }
