@@ -241,6 +241,40 @@ describe("status callbacks that come before the attempt is recorded", () => {
     }
   });
 
+  it("records an attempt as delivered, and reports rather than throws, when applying kept statuses fails after the record", async () => {
+    const claimErrors: unknown[] = [];
+    const store = createDeliveryStore(t.deps.sql, (error) => claimErrors.push(error));
+    const sms = await unsentSms("+15551250009");
+    // The claim's table gone for the moment: its statement fails after the record's has committed.
+    await t.deps.sql`alter table early_carrier_statuses rename to early_carrier_statuses_away`;
+    try {
+      expect(await recordAccepted(store, sms, "+15551250009", newSid())).toBe(true);
+    } finally {
+      await t.deps.sql`alter table early_carrier_statuses_away rename to early_carrier_statuses`;
+    }
+    expect(claimErrors).toHaveLength(1);
+    const [row] = await t.deps.sql<{ status: string }[]>`select status from notifications where id = ${sms.id}`;
+    expect(row!.status).toBe("delivered");
+  });
+
+  it("keeps an early callback without waiting for an expired row that another session holds (two callbacks deleting each other's rows deadlocked)", async () => {
+    const [held, arriving] = [newSid(), newSid()];
+    const expired = new Date(Date.now() - EARLY_STATUS_TTL_MS - 60_000).toISOString();
+    await t.deps.sql`
+      insert into early_carrier_statuses (message_sid, status, received_at) values (${held}, 'sent', ${expired}::timestamptz)`;
+    // Another callback's statement holding the expired row, as in the circle a deadlock needs.
+    const release = await holdTransaction(t.deps.sql, (tx) => tx`select 1 from early_carrier_statuses where message_sid = ${held} for update`);
+    try {
+      await post(arriving, { status: "sent" });
+      expect(await keptSids([arriving])).toEqual([arriving]);
+    } finally {
+      await release();
+    }
+    // Left for a later callback to delete: it skipped the row it would have waited for.
+    expect(await keptSids([held])).toEqual([held]);
+    await t.deps.sql`delete from early_carrier_statuses where message_sid = ${held}`;
+  });
+
   it("forgets, after an hour, a callback of a sid that no attempt has claimed; a newer one is still applied", async () => {
     const [stale, fresh] = [newSid(), newSid()];
     await post(stale, { status: "delivered" });

@@ -107,17 +107,21 @@ async function recordOnNotification(sql: Sql, report: CarrierReport): Promise<"r
 
 /**
  * Keeps a status of a sid no notification has, merged into what came before for it (the PK's
- * conflict orders racing callbacks of one sid), and deletes the other sids' rows past
- * EARLY_STATUS_TTL_MS. Its own sid's row is left to the merge: one statement cannot both
- * delete and update a row.
+ * conflict orders racing callbacks of one sid), after deleting the other sids' rows past
+ * EARLY_STATUS_TTL_MS. Two statements, and the delete skips rows another session holds: in
+ * one statement, two callbacks each deleting the other's expired row before upserting their
+ * own locked the two rows in opposite orders, and Postgres ended one with a deadlock (a 500
+ * that Twilio does not retry). A delete that never waits cannot close a circle.
  */
 async function keepEarly(sql: Sql, report: CarrierReport): Promise<void> {
   const expiredBefore = new Date(report.at.getTime() - EARLY_STATUS_TTL_MS);
   await sql`
-    with expired as (
-      delete from early_carrier_statuses
+    delete from early_carrier_statuses
+    where message_sid in (
+      select message_sid from early_carrier_statuses
       where received_at < ${expiredBefore.toISOString()}::timestamptz and message_sid <> ${report.messageSid}
-    )
+      for update skip locked)`;
+  await sql`
     insert into early_carrier_statuses as e (message_sid, status, error_code, received_at)
     values (${report.messageSid}, ${report.status}, ${report.errorCode}::int, ${report.at.toISOString()}::timestamptz)
     on conflict (message_sid) do update

@@ -75,7 +75,11 @@ export type AttemptRecord = {
  * Returns the ids of the notifications that moved. Takes the pool, not a transaction, when
  * an attempt carries a provider's message id (see the claim below).
  */
-export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<Set<string>> {
+export async function recordAttempts(
+  sql: Sql,
+  attempts: readonly AttemptRecord[],
+  onClaimError: (error: unknown) => void = () => {},
+): Promise<Set<string>> {
   // One jsonb parameter carries the rows: simpler and safer than nine parallel arrays.
   const input = JSON.stringify(
     attempts.map((a) => ({
@@ -97,8 +101,12 @@ export async function recordAttempts(sql: Sql, attempts: readonly AttemptRecord[
   // Status callbacks that came before their sid was written here, applied now. A statement of
   // its own, after the record has committed: that is what keeps either side from missing the
   // other (carrier-status.ts).
+  // Its failure is reported, not thrown: the attempts are recorded already, and failing the
+  // batch would fail its jobs after the fact (a permanent failure would then never count
+  // toward disabling its alert, the retry finding the notification finished). The status
+  // kept meanwhile expires unapplied: the carrier's word, not the delivery, is lost.
   const sids = attempts.flatMap((a) => (a.providerMessageId ? [a.providerMessageId] : []));
-  if (sids.length > 0) await claimEarlyCarrierStatuses(sql, sids);
+  if (sids.length > 0) await claimEarlyCarrierStatuses(sql, sids).catch(onClaimError);
   return new Set(rows.map((row) => row.id));
 }
 
@@ -154,13 +162,14 @@ export type DeliveryStore = {
 /** At most this many notifications per statement. */
 const BATCH_LIMIT = 200;
 
-export function createDeliveryStore(sql: Sql): DeliveryStore {
+/** onClaimError: a failed claim of early carrier statuses (see recordAttempts), for the log. */
+export function createDeliveryStore(sql: Sql, onClaimError?: (error: unknown) => void): DeliveryStore {
   const load = gather<string, DeliveryRow | undefined>(async (ids) => {
     const rows = await loadForDelivery(sql, [...new Set(ids)]);
     return ids.map((id) => rows.get(id));
   });
   const record = gather<AttemptRecord, boolean>(async (attempts) => {
-    const moved = await recordAttempts(sql, attempts);
+    const moved = await recordAttempts(sql, attempts, onClaimError);
     return attempts.map((attempt) => moved.has(attempt.notificationId));
   });
   return { load, record };

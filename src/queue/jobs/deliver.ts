@@ -68,7 +68,9 @@ export function makeDeliverProcessor(
   channel: NotificationMethod,
 ): (job: Job<DeliverJob>, token?: string) => Promise<void> {
   const random = deps.random ?? Math.random;
-  const store = createDeliveryStore(deps.sql);
+  const store = createDeliveryStore(deps.sql, (error) =>
+    deps.logger.warn({ err: error }, "early SMS carrier statuses could not be applied; they expire unapplied"),
+  );
   const alertHealth: AlertHealthDeps = {
     sql: deps.sql,
     logger: deps.logger,
