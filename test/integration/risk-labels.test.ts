@@ -62,6 +62,27 @@ describe("PUT /v1/risk/labels input", () => {
   });
 });
 
+/**
+ * A tracked wallet that paid `counterparty`, with a risk_score_increase alert (threshold 50);
+ * `sanctioned` labels the counterparty so, scoring the wallet 90 and firing the alert once.
+ */
+async function walletWithScoreAlert() {
+  const wallet = await track(t, token);
+  const counterparty = randomAddress();
+  const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
+  await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
+  await settled(t);
+  const label = async (category: "sanctioned" | "exchange") => {
+    await put({ labels: [{ address: counterparty, category, score: category === "sanctioned" ? 100 : 10 }] });
+    await settled(t);
+  };
+  const patch = (status: string) =>
+    t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: { status } });
+  const baseline = async () =>
+    (await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`)[0]!.baseline;
+  return { wallet, counterparty, alertId, label, patch, baseline };
+}
+
 describe("PUT /v1/risk/labels effects", () => {
   it("creates and replaces labels, one per address", async () => {
     const [a, b] = [randomAddress(), randomAddress()];
@@ -120,15 +141,8 @@ describe("PUT /v1/risk/labels effects", () => {
   });
 
   it("resumes a risk_score_increase alert from a fall that an evaluation is still committing, not from the score before it", async () => {
-    const wallet = await track(t, token);
-    const counterparty = randomAddress();
-    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
-    await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
-    await settled(t);
-    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
-    await settled(t);
-    const patch = (status: string) =>
-      t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: { status } });
+    const { wallet, label, patch, baseline } = await walletWithScoreAlert();
+    await label("sanctioned");
     expect((await patch("paused")).statusCode).toBe(200);
 
     // An evaluation's fall to 0, written and not yet committed: it found the alert paused.
@@ -137,34 +151,22 @@ describe("PUT /v1/risk/labels effects", () => {
     await waitForALockWait(t.deps.sql, "the resume to wait for the score being written");
     await release();
     expect((await resuming).statusCode).toBe(200);
-    const [row] = await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`;
-    expect(row!.baseline).toBe(0);
+    expect(await baseline()).toBe(0);
   });
 
   it("pages a wallet exposed again after its exposure was cleared while its risk_score_increase alert was paused", async () => {
-    const wallet = await track(t, token);
-    const counterparty = randomAddress();
-    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
-    await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
-    await settled(t);
-    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
-    await settled(t);
+    const { alertId, label, patch, baseline } = await walletWithScoreAlert();
+    await label("sanctioned");
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 
-    const patch = (status: string) =>
-      t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload: { status } });
     expect((await patch("paused")).statusCode).toBe(200);
-    await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
-    await settled(t);
-    const baseline = async () =>
-      (await t.deps.sql<{ baseline: number }[]>`select baseline_score as baseline from alerts where id = ${alertId}`)[0]!.baseline;
+    await label("exchange");
     // Paused, the alert watched no change: its baseline is where it fired, until it is resumed.
     expect(await baseline()).toBe(90);
     expect((await patch("active")).statusCode).toBe(200);
     expect(await baseline()).toBe(0);
 
-    await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100 }] });
-    await settled(t);
+    await label("sanctioned");
     expect(await eventsOf(t, alertId)).toMatchObject([
       { condition: "risk_score_increase", observed: 90 },
       { condition: "risk_score_increase", observed: 90 },

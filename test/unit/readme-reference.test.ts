@@ -22,8 +22,8 @@ function tableRows(first: string): string[][] {
 
 describe("the README's reference tables", () => {
   it("list every problem code with its status, and no code the service does not send", () => {
-    const documented = tableRows("code").map(([code, status]) => [code!.replaceAll("`", ""), Number(status)]);
-    const sent = Object.entries(PROBLEM_CODES).map(([code, { status }]) => [code, status]);
+    const documented = tableRows("code").map(([code, status]): [string, number] => [code!.replaceAll("`", ""), Number(status)]);
+    const sent = Object.entries(PROBLEM_CODES).map(([code, { status }]): [string, number] => [code, status]);
     expect(new Map(documented)).toEqual(new Map(sent));
   });
 
