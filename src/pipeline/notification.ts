@@ -10,11 +10,14 @@ export function destinationOf(alert: ActiveAlertRow): string | null {
   return alert.channel === "webhook" ? alert.webhookUrl : alert.recipient;
 }
 
-/** The transaction as the interface shows it (mint only when there is one; no leg or batch). */
+/**
+ * The transaction as GET /v1/transactions shows it (no leg or batch): `mint` always there,
+ * null when the feed gave none, as in the API (a client generated from the API's schema
+ * reads the payload's transaction too; left out, it broke a strict one).
+ */
 function publicTransaction(tx: Transaction): Transaction {
   const { signature, type, amount, token, mint, from, to, blockTime, slot, fee, status } = tx;
-  const shown = { signature, type, amount, token, from, to, blockTime, slot, fee, status };
-  return mint ? { ...shown, mint } : shown;
+  return { signature, type, amount, token, mint: mint ?? null, from, to, blockTime, slot, fee, status };
 }
 
 export function triggeredPayload(

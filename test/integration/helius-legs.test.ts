@@ -147,6 +147,8 @@ describe("a Helius item with several legs", () => {
       type: "transfer",
       amount: 2,
       token: "SOL",
+      // Native SOL has no mint: null, as GET /v1/transactions shows it, not left out.
+      mint: null,
       from: sanctioned,
       to: a.address,
       blockTime: now,
