@@ -96,7 +96,8 @@ export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
 /** A Redis Cluster hash tag: BullMQ's scripts need a queue's keys in one slot. */
 const DEFAULT_QUEUE_PREFIX = "{wallet-alerts}";
 
-export function loadConfig(env: Env = process.env): Config {
+/** worker: checks what only a worker process uses (its /metrics port) as well. */
+export function loadConfig(env: Env = process.env, options: { worker?: boolean } = {}): Config {
   const problems: string[] = [];
   const read = <T>(name: string, parse: (raw: string) => T, fallback?: T): T => {
     const raw = env[name];
@@ -185,7 +186,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.jwt.jwksUrl && new URL(config.jwt.jwksUrl).protocol === "http:" && !isLoopbackHost(new URL(config.jwt.jwksUrl).hostname))
     problems.push("JWT_JWKS_URL: https is required (http only on loopback): keys fetched in the clear can be replaced on the way");
   if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
-  if (config.workerMetricsPort !== undefined && !config.admin.user)
+  // Only the worker serves that port: an API sharing the worker's settings (one env file, one
+  // ConfigMap) was refused with it, and went down for a setting it never reads.
+  if (options.worker && config.workerMetricsPort !== undefined && !config.admin.user)
     problems.push("WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD: /metrics is served behind them");
   const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
   if (twilioSet > 0 && twilioSet < 3)

@@ -18,7 +18,7 @@ import { chosenQueues, runWorkers, type RunningWorkers } from "../queue/run-work
 import { createReadinessCheck } from "../readiness.ts";
 import { onStopSignal } from "../signals.ts";
 
-const config = loadConfigOrExit();
+const config = loadConfigOrExit({ worker: true });
 const deps = createDeps(config);
 const queues = queuesOrExit();
 const channels = createChannels(config, deps.logger);
