@@ -8,49 +8,29 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EARLY_STATUS_TTL_MS } from "../../src/db/queries/carrier-status.ts";
 import { createDeliveryStore } from "../../src/db/queries/deliveries.ts";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { attemptsOf, isFinished, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
-import { freePort } from "../helpers/ports.ts";
-import { TEST_TWILIO, startTwilioStandin, type CarrierReport, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { startCallbackApp, type CallbackApp, type Carrier } from "../helpers/carrier-callbacks.ts";
+import { attemptsOf, isFinished, seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
+import { TEST_TWILIO, type CarrierReport, type TwilioStandin } from "../helpers/twilio-standin.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const ROUTE = "/v1/callbacks/twilio/sms-status";
-
 let standin: TwilioStandin;
 let t: TestApp;
-let workers: DeliveryWorkers;
 let callbackUrl: string;
+let app: CallbackApp | undefined;
 let alice: string;
 /** How far ahead of real time the app's clock runs: the expiry test moves it past the hour. */
 let clockAheadMs = 0;
 
 beforeAll(async () => {
-  standin = await startTwilioStandin();
-  const port = await freePort();
-  callbackUrl = `http://127.0.0.1:${port}${ROUTE}`;
-  t = await startTestApp(
-    "carrier-status-early",
-    {
-      TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-      TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-      TWILIO_FROM: TEST_TWILIO.from,
-      TWILIO_BASE_URL: standin.baseUrl,
-      TWILIO_STATUS_CALLBACK_URL: callbackUrl,
-    },
-    { now: () => new Date(Date.now() + clockAheadMs) },
-  );
-  await t.app.listen({ port, host: "127.0.0.1" });
-  workers = startDeliveryWorkers(t, { smsTimeoutMs: 5_000 });
+  app = await startCallbackApp("carrier-status-early", {}, { now: () => new Date(Date.now() + clockAheadMs) });
+  ({ t, standin, callbackUrl } = app);
   alice = await t.token("alice");
 });
 afterAll(async () => {
-  await workers?.close();
-  await standin?.close();
-  await t?.close();
+  await app?.close();
 });
-
-type Carrier = { status: string; errorCode: number | null; updatedAt: string } | null;
 
 async function carrierOf(id: string): Promise<Carrier> {
   const res = await t.app.inject({ url: `/v1/notifications/${id}`, headers: { authorization: `Bearer ${alice}` } });

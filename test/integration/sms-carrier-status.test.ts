@@ -14,52 +14,31 @@ import {
   samplePayload,
   seedAlert,
   seedNotification,
-  startDeliveryWorkers,
   waitForNotification,
-  type DeliveryWorkers,
 } from "../helpers/delivery.ts";
 import { startLoggedApp } from "../helpers/logged-app.ts";
-import { freePort } from "../helpers/ports.ts";
-import { TEST_TWILIO, startTwilioStandin, type CarrierReport, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { CALLBACK_ROUTE, TWILIO_ENV, startCallbackApp, type CallbackApp, type Carrier } from "../helpers/carrier-callbacks.ts";
+import { TEST_TWILIO, type CarrierReport, type TwilioStandin } from "../helpers/twilio-standin.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const ROUTE = "/v1/callbacks/twilio/sms-status";
-const TWILIO_ENV = {
-  TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-  TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-  TWILIO_FROM: TEST_TWILIO.from,
-};
+const ROUTE = CALLBACK_ROUTE;
 const ADMIN = { user: "admin", password: "admin-password-of-the-test" };
 
 let standin: TwilioStandin;
 let t: TestApp;
-let workers: DeliveryWorkers;
 let callbackUrl: string;
+let app: CallbackApp | undefined;
 let alice: string;
 
 beforeAll(async () => {
-  standin = await startTwilioStandin();
-  // Twilio calls a URL fixed in the configuration: the API listens where it says.
-  const port = await freePort();
-  callbackUrl = `http://127.0.0.1:${port}${ROUTE}`;
-  t = await startTestApp("sms-carrier-status", {
-    ...TWILIO_ENV,
-    TWILIO_BASE_URL: standin.baseUrl,
-    TWILIO_STATUS_CALLBACK_URL: callbackUrl,
-    ADMIN_USER: ADMIN.user,
-    ADMIN_PASSWORD: ADMIN.password,
-  });
-  await t.app.listen({ port, host: "127.0.0.1" });
-  workers = startDeliveryWorkers(t, { smsTimeoutMs: 5_000 });
+  app = await startCallbackApp("sms-carrier-status", { ADMIN_USER: ADMIN.user, ADMIN_PASSWORD: ADMIN.password });
+  ({ t, standin, callbackUrl } = app);
   alice = await t.token("alice");
 });
 afterAll(async () => {
-  await workers?.close();
-  await standin?.close();
-  await t?.close();
+  await app?.close();
 });
 
-type Carrier = { status: string; errorCode: number | null; updatedAt: string } | null;
 type NotificationBody = { status: string; attempts: unknown[]; carrier: Carrier };
 
 /** An SMS alert on `to` and one notification, sent by the workers until Twilio took it: its id and Twilio's sid. */
