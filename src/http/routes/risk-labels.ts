@@ -50,16 +50,14 @@ const StoredLabelSchema = Type.Object({
   updatedAt: Type.String({ format: "date-time", description: "when the label was last created or replaced" }),
 });
 
-/** Each address checked as the PUT checks its labels' (decoded length, once per request). */
-function uniqueAddresses(addresses: readonly string[]): string[] {
+/** Each address valid and named once in the request; `pathOf` names the place of the i-th in a refusal. */
+function assertUniqueAddresses(addresses: readonly string[], pathOf: (i: number) => string): void {
   const seen = new Set<string>();
   addresses.forEach((address, i) => {
-    const path = `body.addresses.${i}`;
-    assertAddress(path, address);
-    if (seen.has(address)) throw invalid(path, "appears more than once in the request");
+    assertAddress(pathOf(i), address);
+    if (seen.has(address)) throw invalid(pathOf(i), "appears more than once in the request");
     seen.add(address);
   });
-  return [...seen];
 }
 
 const LabelsUpsertedSchema = Type.Object({
@@ -82,14 +80,8 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const seen = new Set<string>();
-        const labels = request.body.labels.map((label, i) => {
-          const path = `body.labels.${i}.address`;
-          assertAddress(path, label.address);
-          if (seen.has(label.address)) throw invalid(path, "appears more than once in the request");
-          seen.add(label.address);
-          return { address: label.address, category: label.category, score: label.score, source: label.source ?? null };
-        });
+        assertUniqueAddresses(request.body.labels.map((label) => label.address), (i) => `body.labels.${i}.address`);
+        const labels = request.body.labels.map((label) => ({ ...label, source: label.source ?? null }));
         const { upserted } = await applyLabels(deps, labels);
         return { upserted };
       },
@@ -107,7 +99,8 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { removed } = await removeLabels(deps, uniqueAddresses(request.body.addresses));
+        assertUniqueAddresses(request.body.addresses, (i) => `body.addresses.${i}`);
+        const { removed } = await removeLabels(deps, request.body.addresses);
         return { removed };
       },
     );
