@@ -50,6 +50,12 @@ const PROBLEM_HEADERS: Record<number, Record<string, ReturnType<typeof header>>>
   503: { "retry-after": RETRY_AFTER },
 };
 
+/** A success response with what it is for the OpenAPI document (else "Default Response"). */
+export const described = <T extends TSchema>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
 /**
  * A response with a Location header (a 201's new resource, a 202's notification), for the
  * OpenAPI document; `extraHeaders` are sent on some answers only (Idempotent-Replayed).
@@ -60,19 +66,13 @@ export const withLocation = <T extends TSchema>(
   location: string,
   extraHeaders: Record<string, string> = {},
 ) => ({
-  description,
+  ...described(schema, description),
   headers: {
     location: header(location, true),
     ...Object.fromEntries(Object.entries(extraHeaders).map(([name, meaning]) => [name, header(meaning, false)])),
   },
-  content: { "application/json": { schema } },
 });
 
-/** A success response with what it is for the OpenAPI document (else "Default Response"). */
-export const described = <T extends TSchema>(schema: T, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
 
 /** A 409 whose Location names the resource that is in the way (the wallet already tracked, the alert a key made). */
 export const conflictWithLocation = (location: string) => ({
