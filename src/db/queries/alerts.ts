@@ -249,16 +249,18 @@ export async function updateAlert(
   if (changes.recipient !== undefined) columns.recipient = changes.recipient;
   if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
   if (changes.ownerEmail !== undefined) columns.owner_email = changes.ownerEmail;
-  return sql.begin(async (tx) => {
-    const score = changes.status === "active" ? await scoreOfResumedAlert(tx, owner, alertId) : null;
+  const update = async (db: Sql | TransactionSql, score: number | null) => {
     // LEAST skips a NULL; the status read in SET is the row's before this update.
-    const baseline = score === null ? tx`` : tx`, baseline_score = case when status = 'active' then baseline_score else least(baseline_score, ${score}::smallint) end`;
-    const [row] = await tx<AlertRow[]>`
-      update alerts set ${tx(columns)}${baseline}
+    const baseline = score === null ? db`` : db`, baseline_score = case when status = 'active' then baseline_score else least(baseline_score, ${score}::smallint) end`;
+    const [row] = await db<AlertRow[]>`
+      update alerts set ${db(columns)}${baseline}
       where id = ${alertId} and owner = ${owner}
-      returning ${tx.unsafe(COLUMNS)}`;
+      returning ${db.unsafe(COLUMNS)}`;
     return row;
-  });
+  };
+  // Only a resume reads the score first, under its lock: every other change is one statement.
+  if (changes.status !== "active") return update(sql, null);
+  return sql.begin(async (tx) => update(tx, await scoreOfResumedAlert(tx, owner, alertId)));
 }
 
 /** True when the owner's alert existed; its events and notifications go with it (cascade). */
