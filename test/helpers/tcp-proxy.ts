@@ -2,8 +2,8 @@
 // connection dropped, the port closed so new ones are refused, as when the service is down)
 // and restore (listening again on the same port): a dependency outage without stopping the
 // machine's PostgreSQL or Redis, which other test files are using.
+import { readFileSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 
 export type TcpProxy = {
   port: number;
@@ -45,8 +45,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const dropAll = () => {
     for (const socket of open) socket.destroy();
   };
-  await listen(0);
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnReservedPort(listen);
   return {
     port,
     stall: () => {
@@ -65,6 +64,37 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Listens on a port below the kernel's ephemeral range. A cut proxy gives its port up and
+ * takes it again on restore; a port from the ephemeral range (what listen(0) picks) could be
+ * taken meanwhile as the local port of any outgoing connection or by another test's
+ * listen(0), and the restore would fail. Below that range only another proxy picking the same
+ * port at random could take it.
+ */
+async function listenOnReservedPort(listen: (port: number) => Promise<void>): Promise<number> {
+  const below = ephemeralRangeStart();
+  const first = 10_000;
+  for (let attempt = 1; ; attempt++) {
+    const port = first + Math.floor(Math.random() * (below - first));
+    try {
+      await listen(port);
+      return port;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EADDRINUSE" || attempt >= 50) throw error;
+    }
+  }
+}
+
+/** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+function ephemeralRangeStart(): number {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    return low !== undefined && Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
 }
 
 /** host and port of a URL such as postgres://user@127.0.0.1:5432/db, with the default port filled in. */
