@@ -37,7 +37,7 @@
 // burned to the mint) and the fee payer for a native one.
 import { isExactAsDouble } from "../domain/decimal.ts";
 import { isAddress, isSignature } from "../domain/base58.ts";
-import { WRAPPED_SOL_MINT } from "../domain/sol.ts";
+import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
 export type HeliusNativeTransfer = {
@@ -87,22 +87,6 @@ export type HeliusTransaction = {
 };
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
-
-/** Mainnet mints shown by symbol; any other token is shown by its mint. */
-export const WELL_KNOWN_TOKENS = [
-  // Wrapped SOL is SOL in the same units, so a "SOL" threshold covers both.
-  { symbol: "SOL", mint: WRAPPED_SOL_MINT },
-  { symbol: "USDC", mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" },
-  { symbol: "USDT", mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB" },
-  { symbol: "BONK", mint: "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263" },
-  { symbol: "JUP", mint: "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN" },
-  { symbol: "mSOL", mint: "mSoLzYCxHdYgdzU16g5QSh3i5K3z3KZK7ytfqcJm7So" },
-  { symbol: "JitoSOL", mint: "J1toso1uCk3RLmjorhTtrVwY9HJ7X8V9yYac6Y7kGCPn" },
-  { symbol: "WIF", mint: "EKpQGSJtjMFqKZ9KQanSqYXRcF8fBopzLHYxdM65zcjm" },
-  { symbol: "RAY", mint: "4k3Dyjzvzp8eMZWUXbBCjEvwSkkk59S5iCNLY3QrkX6R" },
-  { symbol: "PYTH", mint: "HZ1JovNiVvGrGNiiYvEozEVgZ58xaU3RKwX8eACQBCt3" },
-  { symbol: "JTO", mint: "jtojtomepa8beP8AuQc6eXt5FriJwfFMwQx2v2f9mCL" },
-] as const;
 
 const SYMBOL_BY_MINT: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint, t.symbol]));
 

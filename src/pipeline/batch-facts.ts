@@ -4,7 +4,7 @@
 import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import type { CounterpartyRisk } from "../domain/conditions/index.ts";
 import { dealingOf, type Dealing } from "../domain/risk/index.ts";
-import { isSol } from "../domain/sol.ts";
+import { isSol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 import type { ActivityEvent, AddressEvents } from "./activity.ts";
 

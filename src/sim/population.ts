@@ -3,7 +3,7 @@
 // Everything here comes from the seed alone, so two runs with one seed track the same
 // wallets and label the same counterparties.
 import type { LabelCategory } from "../domain/types.ts";
-import { WELL_KNOWN_TOKENS } from "../ingest/helius.ts";
+import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
 import { createRandom, type Random } from "./random.ts";
 
 export type SimLabel = { address: string; category: LabelCategory; score: number; source: string };

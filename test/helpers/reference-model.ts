@@ -14,6 +14,35 @@ import { DAY, HOUR, LABEL_FACTORS, behaviouralFactors, labelFactor, scoreOf, typ
 
 const WRAPPED_SOL = "So11111111111111111111111111111111111111112";
 
+// README: "Well-known mints are shown by symbol with `mint` set (SOL for wrapped SOL, USDC, USDT,
+// BONK, JUP, mSOL, JitoSOL, WIF, RAY, PYTH, JTO)"; the token filter: "a mint decides where a
+// transaction names one: a token of another mint that calls itself `USDC` or `SOL` is not USDC
+// or SOL"; "a well-known symbol stands for its mint"; "any other symbol matches in any case".
+const KNOWN_MINTS: Record<string, string> = {
+  sol: WRAPPED_SOL,
+  usdc: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+  usdt: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB",
+  bonk: "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263",
+  jup: "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN",
+  msol: "mSoLzYCxHdYgdzU16g5QSh3i5K3z3KZK7ytfqcJm7So",
+  jitosol: "J1toso1uCk3RLmjorhTtrVwY9HJ7X8V9yYac6Y7kGCPn",
+  wif: "EKpQGSJtjMFqKZ9KQanSqYXRcF8fBopzLHYxdM65zcjm",
+  ray: "4k3Dyjzvzp8eMZWUXbBCjEvwSkkk59S5iCNLY3QrkX6R",
+  pyth: "HZ1JovNiVvGrGNiiYvEozEVgZ58xaU3RKwX8eACQBCt3",
+  jto: "jtojtomepa8beP8AuQc6eXt5FriJwfFMwQx2v2f9mCL",
+};
+const looksLikeMint = (name: string) => /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(name);
+/** The mint a name stands for (itself, or a well-known symbol's), or null for any other symbol. */
+const mintNamed = (name: string): string | null => (looksLikeMint(name) ? name : (KNOWN_MINTS[name.toLowerCase()] ?? null));
+/** The mint a movement is in, or null when only an unknown symbol names it. */
+const mintOf = (tx: Pick<ModelTx, "token" | "mint">): string | null => tx.mint ?? mintNamed(tx.token);
+function tokenFilterMatches(filter: string | null, tx: ModelTx): boolean {
+  if (filter === null) return true;
+  const wanted = mintNamed(filter);
+  if (wanted !== null) return mintOf(tx) === wanted;
+  return !looksLikeMint(tx.token) && tx.token.toLowerCase() === filter.toLowerCase();
+}
+
 /** One movement: a natively ingested transaction, or one leg of a Helius item (same signature, leg 0 its principal). */
 export type ModelTx = {
   signature: string;
@@ -228,7 +257,7 @@ export function createReferenceModel() {
             if (s.counted.length > 0) newestMinuteBefore.set(address, Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60));
           }
           const sent = tx.from === address && tx.to !== address;
-          const sol = tx.token.toUpperCase() === "SOL" || tx.mint === WRAPPED_SOL;
+          const sol = mintOf(tx) === WRAPPED_SOL;
           const solOut = sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0;
           // README: a failed transaction counts as failed only for its sender.
           const failed = tx.status === "failed" && tx.from === address;
@@ -307,13 +336,7 @@ export function createReferenceModel() {
           const s = state(address);
           const other = otherSide(address, tx);
           for (const alert of activeAlerts(address, "large_transfer")) {
-            // A symbol matches in any case; a mint (also a token named by its mint) only exactly.
-            const namedByMint = tx.token === tx.mint || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(tx.token);
-            const tokenMatches =
-              alert.token === null ||
-              (tx.mint != null && tx.mint === alert.token) ||
-              tx.token === alert.token ||
-              (!namedByMint && tx.token.toLowerCase() === alert.token.toLowerCase());
+            const tokenMatches = tokenFilterMatches(alert.token, tx);
             // A failed transaction does not fire, nor does a self-transfer.
             if (tx.status === "success" && other !== null && tokenMatches && tx.amount >= alert.threshold) {
               fire(alert, "large_transfer", tx, tx.amount);

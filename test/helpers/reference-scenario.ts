@@ -27,6 +27,8 @@ export const BOB_WALLETS = [0, 1];
 /** The `crowd` option's wallet (index into `wallets`): alice's, with no alert on its score, nobody else's counterparty. */
 export const CROWD = WALLETS + 1;
 /** The steps at which the crowd pays: 560 new counterparties twice; then, an hour on, some old ones again twice (the first of these batches trims the set). */
+/** The mint of a token that calls itself SOL or USDC: neither to the alerts. */
+const IMPOSTOR_MINT = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy";
 const CROWD_STEPS = [5, 6, 12, 45];
 /**
  * The steps of the `dust` option: a wave of dust; the wallet pays some of the senders back and a
@@ -129,14 +131,15 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     const sameSecond = random.chance(0.15);
     if (!sameSecond) clock += random.int(1, 20);
     slot += sameSecond && random.chance(0.5) ? 0 : random.int(1, 40);
-    const token = random.weighted({ SOL: 6, USDC: 2, USDCbare: 1, BONK: 1 });
+    // An impostor: a token of its own mint whose creator called it SOL or USDC.
+    const token = random.weighted({ SOL: 6, USDC: 2, USDCbare: 1, BONK: 1, impostor: 1 });
     const amount = random.chance(0.1) ? random.int(100, 900) : Math.round(random.between(0.1, 60) * 10) / 10;
     return {
       signature: random.signature(),
       type: random.weighted({ transfer: 6, swap: 1, stake: 1, nft: 1, other: 1 }),
-      amount: token === "USDC" || token === "USDCbare" ? amount * 4 : amount,
-      token: token === "USDCbare" ? "USDC" : token === "BONK" ? MINTS.BONK : token,
-      ...(token === "USDC" ? { mint: MINTS.USDC } : {}),
+      amount: token === "USDC" || token === "USDCbare" || token === "impostor" ? amount * 4 : amount,
+      token: token === "USDCbare" ? "USDC" : token === "BONK" ? MINTS.BONK : token === "impostor" ? random.pick(["SOL", "USDC"]) : token,
+      ...(token === "USDC" ? { mint: MINTS.USDC } : token === "impostor" ? { mint: IMPOSTOR_MINT } : {}),
       from,
       to,
       blockTime: clock,

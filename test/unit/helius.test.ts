@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { isAddress } from "../../src/domain/base58.ts";
+import { WELL_KNOWN_TOKENS } from "../../src/domain/tokens.ts";
 import {
-  WELL_KNOWN_TOKENS,
   heliusAddressIssues,
   mapHeliusTransaction,
   mapHeliusType,

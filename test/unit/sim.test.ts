@@ -2,7 +2,7 @@ import { Compile } from "typebox/compile";
 import { describe, expect, it } from "vitest";
 import { isAddress, isSignature } from "../../src/domain/base58.ts";
 import type { Transaction } from "../../src/domain/types.ts";
-import { WELL_KNOWN_TOKENS } from "../../src/ingest/helius.ts";
+import { WELL_KNOWN_TOKENS } from "../../src/domain/tokens.ts";
 import { AccountSnapshotSchema, IngestTransactionSchema } from "../../src/ingest/native.ts";
 import { retryDelayMs } from "../../src/sim/client.ts";
 import { createPopulation, createSnapshots } from "../../src/sim/population.ts";

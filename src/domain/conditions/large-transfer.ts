@@ -5,34 +5,19 @@
 // - A failed transaction does not fire: nothing moved. (It still counts as activity.)
 // - A self-transfer (from = to = the wallet) does not fire: the wallet's holdings did not change
 //   and nothing reached anyone else.
-// - The token filter matches the transaction's mint exactly (base58 is case-sensitive) or its
-//   symbol ignoring case, so "usdc" and "USDC" and the USDC mint all select USDC. A token
-//   without a symbol is shown by its mint (Helius sets token = mint; native ingest may send the
-//   mint as `token` with no `mint`), and that token too is matched exactly.
-// - SOL and wrapped SOL are one token (domain/sol.ts): a filter of "SOL" or of the wrapped-SOL
-//   mint matches both, however the transaction spells it.
-import { isAddress } from "../base58.ts";
-import { isSol, namesSol } from "../sol.ts";
+// - The token filter names a token as domain/tokens.ts tells them apart: a mint exactly (base58
+//   is case-sensitive), a well-known symbol in any case as its mint ("usdc", "USDC" and the USDC
+//   mint all select USDC, and never another mint that calls itself USDC), any other symbol in
+//   any case. SOL and wrapped SOL are one token: a filter of "SOL" or of the wrapped-SOL mint
+//   matches both, however the transaction spells it.
+import { movesToken, tokenNamed } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
 
 /** Whether the transaction is in the token the rule asks for (null = any). */
 export function matchesToken(filter: string | null, tx: Transaction): boolean {
-  if (filter === null) return true;
-  if (namesSol(filter)) return isSol(tx);
-  if (tx.mint != null && tx.mint === filter) return true;
-  if (tx.token === filter) return true;
-  return tx.token.toLowerCase() === filter.toLowerCase() && !isMintAsToken(tx);
-}
-
-/**
- * Whether the transaction's token is a mint standing in for a missing symbol. `token === mint`
- * alone would miss native ingest, which may send the mint as `token` and leave `mint` out, so
- * any token that is an address (base58 of 32 bytes, as no real symbol is) counts as a mint.
- */
-function isMintAsToken(tx: Transaction): boolean {
-  return tx.token === tx.mint || isAddress(tx.token);
+  return filter === null || movesToken(tokenNamed(filter), tx);
 }
 
 /**

@@ -91,6 +91,8 @@ describe("large_transfer", () => {
     { token: UNLISTED_MINT, mint: null, filter: CASE_TWIN_MINT, fires: false, case: "native: a mint differing only in case" },
     { token: "BONK", mint: null, filter: "bonk", fires: true, case: "native: a symbol in another case" },
     { token: "mSOL", mint: MSOL_MINT, filter: "MSOL", fires: true, case: "Helius: mSOL written as MSOL" },
+    { token: "USDC", mint: UNLISTED_MINT, filter: "USDC", fires: false, case: "a token of another mint calling itself USDC, filter USDC" },
+    { token: "USDC", mint: null, filter: MINTS.USDC, fires: true, case: "native: USDC named with no mint, filter the USDC mint" },
   ])("token filter, mints exact and symbols in any case: $case → fires $fires", ({ token, mint, filter, fires }) => {
     const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx({ token, mint }));
     expect(firing !== null).toBe(fires);
@@ -106,6 +108,8 @@ describe("large_transfer", () => {
     { token: WSOL_MINT, mint: null, filter: "sol", fires: true, case: "the same, filter sol in lower case" },
     { token: "mSOL", mint: MSOL_MINT, filter: WSOL_MINT, fires: false, case: "a liquid-staking token, filter the wrapped-SOL mint" },
     { token: "USDC", mint: MINTS.USDC, filter: "SOL", fires: false, case: "another token, filter SOL" },
+    { token: "SOL", mint: UNLISTED_MINT, filter: "SOL", fires: false, case: "a token of another mint calling itself SOL, filter SOL" },
+    { token: "SOL", mint: UNLISTED_MINT, filter: WSOL_MINT, fires: false, case: "the same, filter the wrapped-SOL mint" },
   ])("token filter, SOL and wrapped SOL as one: $case → fires $fires", ({ token, mint, filter, fires }) => {
     const firing = evaluateLargeTransfer(rule("large_transfer", { token: filter }), tx({ token, mint }));
     expect(firing !== null).toBe(fires);
