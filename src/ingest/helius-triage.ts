@@ -6,6 +6,7 @@
 // it for good. Refusing the whole delivery for one item in a shape we did not expect (a new
 // field type, a string where we read a number) lost every other item with it. So each item is
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
+import { blockTimeAheadIssue } from "./block-time.ts";
 import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
@@ -30,6 +31,7 @@ export const MAX_ERRORS_PER_ITEM = 20;
 export function triageHeliusItems(
   items: readonly unknown[],
   checkSchema: ItemSchemaCheck,
+  now: Date,
 ): { valid: HeliusTransaction[]; refused: RefusedItem[] } {
   const valid: HeliusTransaction[] = [];
   const refused: RefusedItem[] = [];
@@ -40,11 +42,20 @@ export function triageHeliusItems(
     const errors =
       schemaErrors.length > 0
         ? schemaErrors
-        : [...heliusItemAddressIssues(item as HeliusTransaction, at), ...heliusItemAmountIssues(item as HeliusTransaction, at)];
+        : [
+            ...blockTimeIssues(item as HeliusTransaction, at, now),
+            ...heliusItemAddressIssues(item as HeliusTransaction, at),
+            ...heliusItemAmountIssues(item as HeliusTransaction, at),
+          ];
     if (errors.length === 0) valid.push(item as HeliusTransaction);
     else refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item });
   });
   return { valid, refused };
+}
+
+function blockTimeIssues(item: HeliusTransaction, at: string, now: Date): FieldIssue[] {
+  const ahead = blockTimeAheadIssue(item.timestamp, now);
+  return ahead ? [{ path: `${at}.timestamp`, message: ahead }] : [];
 }
 
 // Base58 of any length a signature could be mistyped to, and nothing else: it goes into a log

@@ -6,6 +6,7 @@ import { Type, type Static } from "@fastify/type-provider-typebox";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
 import { AddressSchema, SignatureSchema, assertAddress, assertSignature, textSchema } from "../http/schemas.ts";
 import { invalid } from "../http/problem.ts";
+import { MAX_BLOCK_TIME_AHEAD_SECONDS, SOLANA_GENESIS_SECONDS, blockTimeAheadIssue } from "./block-time.ts";
 
 export const MAX_BATCH_TRANSACTIONS = 1000;
 export const MAX_BATCH_ACCOUNTS = 1000;
@@ -27,7 +28,11 @@ export const IngestTransactionSchema = Type.Object(
     mint: Type.Optional(Type.Union([AddressSchema, Type.Null()])),
     from: AddressSchema,
     to: AddressSchema,
-    blockTime: Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: "Unix seconds" }),
+    blockTime: Type.Integer({
+      minimum: SOLANA_GENESIS_SECONDS,
+      maximum: MAX_UNIX_SECONDS,
+      description: `Unix seconds: not before Solana's first block (2020-03-16), nor more than ${MAX_BLOCK_TIME_AHEAD_SECONDS / 60} minutes ahead of the server's clock`,
+    }),
     slot: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
     fee: Type.Number({ minimum: 0, maximum: MAX_FEE, description: "SOL" }),
     status: Type.Enum(TRANSACTION_STATUSES),
@@ -77,10 +82,12 @@ export const IngestAccountsBodySchema = Type.Object(
 
 export type AccountSnapshot = Static<typeof AccountSnapshotSchema>;
 
-/** Checks what the schema could only pre-check: the decoded length of every base58 value. */
-export function normaliseTransactions(items: readonly Static<typeof IngestTransactionSchema>[]): Transaction[] {
+/** Checks what the schema could not: the decoded length of every base58 value, and block times against the clock. */
+export function normaliseTransactions(items: readonly Static<typeof IngestTransactionSchema>[], now: Date): Transaction[] {
   return items.map((item, i) => {
     const path = `body.transactions.${i}`;
+    const ahead = blockTimeAheadIssue(item.blockTime, now);
+    if (ahead) throw invalid(`${path}.blockTime`, ahead);
     assertSignature(`${path}.signature`, item.signature);
     assertAddress(`${path}.from`, item.from);
     assertAddress(`${path}.to`, item.to);

@@ -185,6 +185,22 @@ describe("POST /v1/ingest/helius", () => {
     expect(stored).toEqual({ n: 1 });
   });
 
+  it("refuses an item dated before Solana's first block or more than 10 minutes ahead of the clock on its own, and stores the rest", async () => {
+    const items = delivery().slice(0, 3);
+    items[0]!.timestamp = 0;
+    items[1]!.timestamp = Math.floor(Date.now() / 1000) + 3 * 3600;
+    items[2]!.signature = randomSignature();
+    const res = await post(items);
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({
+      accepted: 1,
+      rejected: [
+        { index: 0, errors: [{ path: "body.0.timestamp", message: "must be >= 1584316800" }] },
+        { index: 1, errors: [{ path: "body.1.timestamp", message: expect.stringMatching(/^is 3 hours ahead of this server's clock/) }] },
+      ],
+    });
+  });
+
   it("stores a token transfer whose tokenAmount Helius sent as a decimal string, and refuses any other string", async () => {
     const asString = fixture("usdc-transfer")[0]!;
     asString.signature = randomSignature();

@@ -168,6 +168,20 @@ describe("POST /v1/ingest/transactions", () => {
     expect(errorPaths(body)).toEqual(["body.transactions.1.to"]);
   });
 
+  it("refuses a block time before Solana's first block or more than 10 minutes ahead of the clock, naming it, and stores nothing of the batch", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    for (const blockTime of [0, 1_584_316_799, nowSeconds + 2 * 86_400]) {
+      const good = makeTransaction();
+      const body = expectProblem(await post({ transactions: [good, { ...makeTransaction(), blockTime }] }), 400, "validation_failed");
+      expect(errorPaths(body)).toEqual(["body.transactions.1.blockTime"]);
+      expect(await batchesOf(good.signature)).toEqual([]);
+    }
+    const body = expectProblem(await post({ transactions: [{ ...makeTransaction(), blockTime: nowSeconds + 2 * 86_400 }] }), 400, "validation_failed");
+    expect(body.errors?.[0]?.message).toMatch(/^is 2 days ahead of this server's clock/);
+    const inTime = { ...makeTransaction(), blockTime: nowSeconds + 60 };
+    expect((await post({ transactions: [inTime] })).json()).toEqual({ accepted: 1, duplicates: 0 });
+  });
+
   it("refuses an empty batch, a missing transactions field and an unknown top-level field", async () => {
     expect(errorPaths(expectProblem(await post({ transactions: [] }), 400, "validation_failed"))).toContain("body.transactions");
     expect(errorPaths(expectProblem(await post({}), 400, "validation_failed"))).toContain("body.transactions");

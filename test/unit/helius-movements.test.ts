@@ -132,11 +132,22 @@ describe("tokenAmount as a string", () => {
 
 describe("triageHeliusItems", () => {
   const noSchemaIssues = () => [];
+  /** A day after the items' block time. */
+  const NOW = new Date((1718035201 + 86_400) * 1000);
+
+  it("refuses an item dated more than 10 minutes ahead of the clock, and takes one 10 minutes ahead", () => {
+    const ahead = (seconds: number) => item({ timestamp: Math.floor(NOW.getTime() / 1000) + seconds });
+    const { valid, refused } = triageHeliusItems([ahead(600), ahead(601)], noSchemaIssues, NOW);
+    expect(valid).toHaveLength(1);
+    expect(refused).toMatchObject([{ index: 1, errors: [{ path: "body.1.timestamp", message: expect.stringMatching(/^is 601 seconds ahead of this server's clock/) }] }]);
+  });
 
   it("keeps the valid items and refuses the others with their index, readable signature and errors", () => {
     const bad = item({ feePayer: "z".repeat(44) });
-    const { valid, refused } = triageHeliusItems([item({}), bad, { signature: "not base58 0OIl" }], (value, at) =>
-      (value as { slot?: unknown }).slot === undefined ? [{ path: `${at}.slot`, message: "is required" }] : [],
+    const { valid, refused } = triageHeliusItems(
+      [item({}), bad, { signature: "not base58 0OIl" }],
+      (value, at) => ((value as { slot?: unknown }).slot === undefined ? [{ path: `${at}.slot`, message: "is required" }] : []),
+      NOW,
     );
     expect(valid).toHaveLength(1);
     expect(refused).toEqual([
@@ -147,7 +158,7 @@ describe("triageHeliusItems", () => {
 
   it(`lists at most ${MAX_ERRORS_PER_ITEM} errors of an item, then says how many more`, () => {
     const many = item({ nativeTransfers: Array.from({ length: 30 }, () => ({ fromUserAccount: "z".repeat(44), toUserAccount: wallet, amount: 1 })) });
-    const [refused] = triageHeliusItems([many], noSchemaIssues).refused;
+    const [refused] = triageHeliusItems([many], noSchemaIssues, NOW).refused;
     expect(refused!.errors).toHaveLength(MAX_ERRORS_PER_ITEM + 1);
     expect(refused!.errors.at(-1)).toEqual({ path: "body.0", message: "has 10 more problems not listed" });
   });

@@ -8,6 +8,7 @@
 // fields are ignored here, inside the items, their transfers and their events. The fields we
 // read are typed strictly all the same.
 import { Type, type Static, type TSchema } from "@fastify/type-provider-typebox";
+import { MAX_BLOCK_TIME_AHEAD_SECONDS, SOLANA_GENESIS_SECONDS } from "../../ingest/block-time.ts";
 import { MAX_AMOUNT, MAX_BATCH_TRANSACTIONS, MAX_UNIX_SECONDS } from "../../ingest/native.ts";
 import { AddressSchema, SignatureSchema } from "../schemas.ts";
 
@@ -84,7 +85,11 @@ export const HeliusItemSchema = Type.Object(
   {
     signature: SignatureSchema,
     slot: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-    timestamp: Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: "Unix seconds" }),
+    timestamp: Type.Integer({
+      minimum: SOLANA_GENESIS_SECONDS,
+      maximum: MAX_UNIX_SECONDS,
+      description: `the block time, Unix seconds: not before Solana's first block (2020-03-16), nor more than ${MAX_BLOCK_TIME_AHEAD_SECONDS / 60} minutes ahead of the server's clock`,
+    }),
     fee: Lamports("fee"),
     feePayer: AddressSchema,
     type: Type.String({ maxLength: 64, description: "Helius transaction type (TRANSFER, SWAP, NFT_SALE, …)" }),

@@ -78,6 +78,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const checkItem = request.compileValidationSchema(HeliusItemSchema, "body");
         const { valid, refused } = triageHeliusItems(items, (item, at) =>
           checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at),
+          deps.now(),
         );
         const { transactions, skipped } = mapHeliusWebhook(valid);
         const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);

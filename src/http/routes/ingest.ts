@@ -39,7 +39,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const txs = normaliseTransactions(request.body.transactions);
+        const txs = normaliseTransactions(request.body.transactions, deps.now());
         const { accepted, duplicates } = await storeTransactionBatch(deps, txs);
         return reply.code(202).send({ accepted, duplicates });
       },
