@@ -13,6 +13,7 @@ import { registerJsonBodyParser } from "./json-body.ts";
 import { registerRequestDeadline } from "./request-deadline.ts";
 import { typeStringEnums } from "./openapi-enums.ts";
 import { declareResponseHeaders } from "./openapi-headers.ts";
+import { webhooksDocument } from "./openapi-webhooks.ts";
 import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
@@ -155,6 +156,8 @@ export async function buildApp(deps: Deps) {
         securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
       },
       security: [{ bearer: [] }],
+      // What the service POSTs to a webhookUrl (OpenAPI 3.1 webhooks).
+      webhooks: webhooksDocument(),
     },
     // Shared schemas under their $id ("Problem"), not @fastify/swagger's def-0, def-1, …:
     // clients generated from the document name their types after these keys.

@@ -1,0 +1,429 @@
+// The `webhooks` of the published OpenAPI document describe every POST the service makes to a
+// webhookUrl. Payloads the real builders make (every condition, both kinds, each nullable field
+// null and not) and requests captured at a loopback receiver from real deliveries are checked
+// against the schemas and headers read from the served document, with Ajv (JSON Schema
+// 2020-12, strict, formats checked), as a receiver generated from the document would. The
+// bodies' objects are closed and require their fields, so a field added to a payload but not to
+// its schema, or dropped from one, fails here; the answers documented are held to the worker's
+// own verdicts (retry-policy.ts).
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsPlugin from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ActiveAlertRow } from "../../src/db/queries/pipeline.ts";
+import {
+  evaluateLargeTransfer,
+  evaluateRiskScoreIncrease,
+  evaluateSuspiciousCounterparty,
+  evaluateUnusualActivity,
+  type Firing,
+} from "../../src/domain/conditions/index.ts";
+import { CONDITIONS, RISK_FACTORS, type Condition, type NotificationPayload, type Transaction } from "../../src/domain/types.ts";
+import { WEBHOOK_ANSWERS, WEBHOOK_MEDIA_TYPE } from "../../src/http/openapi-webhooks.ts";
+import { classifyOutcome, marksAlertGone } from "../../src/notify/retry-policy.ts";
+import { triggeredPayload, type WalletRisk } from "../../src/pipeline/notification.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { MINTS, randomAddress } from "../helpers/chain.ts";
+import { putLabels, settled, startWorkers } from "../helpers/pipeline.ts";
+import { bearer, ingestTransactions, makeTransaction } from "../helpers/seed.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+type Schema = Record<string, unknown>;
+type HeaderParameter = { in: string; name: string; required?: boolean; schema: Schema };
+type Operation = {
+  security?: unknown[];
+  parameters: HeaderParameter[];
+  requestBody: { required?: boolean; content: Record<string, { schema: Schema }> };
+  responses: Record<string, { description: string; headers?: Record<string, { schema: Schema }> }>;
+};
+type Document = { webhooks?: Record<string, { post?: Operation }>; paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>> };
+type Kind = NotificationPayload["type"];
+
+const KINDS: readonly Kind[] = ["risk_alert.triggered", "risk_alert.test"];
+/** Headers of the connection and the message itself, which no OpenAPI operation declares. */
+const TRANSPORT_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding"]);
+// ajv-formats is CommonJS; under NodeNext its default import is the module object's type.
+const addFormats = addFormatsPlugin as unknown as (ajv: Ajv2020) => Ajv2020;
+
+let t: TestApp;
+let workers: RunningWorkers;
+let receiver: WebhookReceiver;
+let document: Document;
+const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true }));
+const validators = new Map<string, ValidateFunction>();
+
+beforeAll(async () => {
+  t = await startTestApp("openapi-webhooks");
+  receiver = await startWebhookReceiver();
+  workers = startWorkers(t, ["transactions", "risk", "deliver-webhook"]);
+  document = (await t.app.inject({ url: "/v1/openapi.json" })).json<Document>();
+});
+afterAll(async () => {
+  await workers?.close();
+  await receiver?.close();
+  await t?.close();
+});
+
+function operationOf(kind: string): Operation {
+  const operation = document.webhooks?.[kind]?.post;
+  if (!operation) throw new Error(`the document has no webhooks["${kind}"].post`);
+  return operation;
+}
+
+const bodySchemaOf = (kind: string): Schema => operationOf(kind).requestBody.content[WEBHOOK_MEDIA_TYPE]!.schema;
+
+function validatorOf(id: string, schema: Schema): ValidateFunction {
+  let validate = validators.get(id);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    validators.set(id, validate);
+  }
+  return validate;
+}
+
+/** Everything wrong with a body as the kind's documented schema sees it; [] when it conforms. */
+function bodyErrors(kind: string, body: unknown): string[] {
+  const validate = validatorOf(`body ${kind}`, bodySchemaOf(kind));
+  if (validate(body)) return [];
+  return (validate.errors ?? []).map((e) => `${kind} ${e.instancePath || "(body)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
+}
+
+/** Everything wrong with the headers a receiver got, against the operation's header parameters and body media type. */
+function headerErrors(kind: string, headers: ReceivedRequest["headers"]): string[] {
+  const operation = operationOf(kind);
+  const declared = new Map(operation.parameters.filter((p) => p.in === "header").map((p) => [p.name.toLowerCase(), p]));
+  const problems: string[] = [];
+  for (const [name, parameter] of declared) {
+    const value = headers[name];
+    if (value === undefined) {
+      if (parameter.required) problems.push(`${kind}: required header ${name} missing`);
+      continue;
+    }
+    // OpenAPI's simple style: an integer header is read as the number it spells.
+    const text = String(value);
+    const read = parameter.schema.type === "integer" && /^\d+$/.test(text) ? Number(text) : text;
+    const validate = validatorOf(`${kind} header ${name}`, parameter.schema);
+    if (!validate(read)) problems.push(`${kind}: header ${name} ${JSON.stringify(text)} ${ajv.errorsText(validate.errors)}`);
+  }
+  const mediaTypes = Object.keys(operation.requestBody.content);
+  for (const [name, value] of Object.entries(headers)) {
+    if (TRANSPORT_HEADERS.has(name) || declared.has(name)) continue;
+    if (name === "content-type") {
+      if (!mediaTypes.includes(String(value))) problems.push(`${kind}: content-type ${String(value)} is not the documented ${mediaTypes.join(", ")}`);
+      continue;
+    }
+    problems.push(`${kind}: header ${name} (${String(value)}) sent but not declared`);
+  }
+  return problems;
+}
+
+/** Every object schema that a body's values meet (through properties, items and anyOf), with where it is. */
+function objectsIn(schema: unknown, at = "#"): Array<{ at: string; node: Schema }> {
+  if (schema === null || typeof schema !== "object") return [];
+  const node = schema as Schema;
+  const properties = Object.entries((node.properties ?? {}) as Record<string, unknown>);
+  return [
+    ...(node.properties ? [{ at, node }] : []),
+    ...properties.flatMap(([name, child]) => objectsIn(child, `${at}/properties/${name}`)),
+    ...objectsIn(node.items, `${at}/items`),
+    ...((node.anyOf ?? []) as unknown[]).flatMap((branch, i) => objectsIn(branch, `${at}/anyOf/${i}`)),
+  ];
+}
+
+/** The names of every field, at every depth, of some payloads: "data.transaction.mint". */
+function fieldNames(value: unknown, prefix = ""): string[] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([key, child]) => [`${prefix}${key}`, ...fieldNames(child, `${prefix}${key}.`)]);
+}
+
+/** The same, of a body schema's properties. */
+function schemaFieldNames(schema: Schema, prefix = ""): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, Schema>;
+  return Object.entries(properties).flatMap(([key, child]) => [`${prefix}${key}`, ...schemaFieldNames(child, `${prefix}${key}.`)]);
+}
+
+const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
+
+// The real builders: the condition functions decide a firing, triggeredPayload makes its body.
+const WALLET = randomAddress();
+const COUNTERPARTY = randomAddress();
+
+function alertRow(condition: Condition, alias: string | null): ActiveAlertRow {
+  return {
+    alertId: "alr_01jz0000000000000000000000",
+    walletId: "wal_01jz0000000000000000000000",
+    address: WALLET,
+    condition,
+    threshold: { large_transfer: 1000, suspicious_counterparty: 75, unusual_activity: 5, risk_score_increase: 10 }[condition],
+    token: null,
+    baselineScore: 10,
+    alias,
+    channel: "webhook",
+    webhookUrl: "https://hooks.example.com/risk",
+    recipient: null,
+  };
+}
+
+function firingOf(alert: ActiveAlertRow, tx: Transaction): Firing | null {
+  switch (alert.condition) {
+    case "large_transfer":
+      return evaluateLargeTransfer(alert, tx);
+    case "suspicious_counterparty":
+      return evaluateSuspiciousCounterparty(alert, tx, { address: COUNTERPARTY, labelScore: 95, labelCategory: "mixer", riskScore: null });
+    case "unusual_activity":
+      return evaluateUnusualActivity(alert, tx, { countBefore: 4, countAfter: 5, previous7DaysCount: 0 });
+    case "risk_score_increase":
+      return evaluateRiskScoreIncrease(alert, { id: 1, address: WALLET, previousScore: 10, score: 40, factors: ["mixer_interaction"] });
+  }
+}
+
+/** Firings of every condition: with an alias and without, of native SOL (no mint, a later leg) and of a token with its mint, at the extremes of the risk score. */
+function builtFirings(): NotificationPayload[] {
+  const transactions: Transaction[] = [
+    makeTransaction({ from: WALLET, to: COUNTERPARTY, amount: 2500, leg: 1 }),
+    makeTransaction({ from: COUNTERPARTY, to: WALLET, amount: 25_000.5, token: "USDC", mint: MINTS.USDC, type: "swap", status: "success" }),
+  ];
+  const risks: WalletRisk[] = [
+    { score: 0, factors: [] },
+    { score: 100, factors: RISK_FACTORS },
+  ];
+  const payloads: NotificationPayload[] = [];
+  for (const condition of CONDITIONS) {
+    for (const alias of ["Treasury", null]) {
+      for (const [i, tx] of transactions.entries()) {
+        const alert = alertRow(condition, alias);
+        const firing = firingOf(alert, tx);
+        if (firing === null) throw new Error(`${condition} did not fire on ${JSON.stringify(tx)}`);
+        // The pipeline hands a transaction to the builder only when one fired the alert.
+        const transaction = condition === "risk_score_increase" ? undefined : tx;
+        payloads.push(triggeredPayload(alert, firing, risks[i]!, transaction, new Date()));
+      }
+    }
+  }
+  return payloads;
+}
+
+describe("the webhooks of the OpenAPI document", () => {
+  it("describes two POSTs to a webhookUrl, a firing and a test, each keyed by its body's type; a disabled alert's notice is not one (it goes by email)", () => {
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...KINDS].sort());
+    for (const kind of KINDS) {
+      expect(Object.keys(document.webhooks![kind]!), kind).toEqual(["post"]);
+      const properties = bodySchemaOf(kind).properties as Record<string, Schema>;
+      expect(properties.type!.const, kind).toBe(kind);
+      expect(operationOf(kind).requestBody.required, kind).toBe(true);
+      // Signed, not authorised with the API's bearer token.
+      expect(operationOf(kind).security, kind).toEqual([]);
+    }
+  });
+
+  it("closes every object of the bodies and requires every field, but for a firing's transaction", () => {
+    for (const kind of KINDS) {
+      const objects = objectsIn(bodySchemaOf(kind));
+      expect(objects.map(({ at }) => at), kind).toEqual(
+        kind === "risk_alert.test" ? ["#", "#/properties/data"] : ["#", "#/properties/data", "#/properties/data/properties/transaction"],
+      );
+      for (const { at, node } of objects) {
+        expect(node.additionalProperties, `${kind} ${at}`).toBe(false);
+        const optional = at === "#/properties/data" && kind === "risk_alert.triggered" ? ["transaction"] : [];
+        const properties = Object.keys(node.properties as Schema).filter((name) => !optional.includes(name));
+        expect(sorted(node.required as string[]), `${kind} ${at}`).toEqual(sorted(properties));
+      }
+    }
+  });
+
+  it("accepts the body of a firing of every condition, with an alias or null, a transaction of SOL (mint null) or of a token, or none", () => {
+    const payloads = builtFirings();
+    expect(payloads.map((p) => bodyErrors("risk_alert.triggered", JSON.parse(JSON.stringify(p))))).toEqual(payloads.map(() => []));
+    // Between them they carry every field the schema names, each null where it may be.
+    const schema = bodySchemaOf("risk_alert.triggered");
+    expect(sorted(payloads.flatMap((p) => fieldNames(p)))).toEqual(sorted(schemaFieldNames(schema)));
+    expect(payloads.some((p) => p.data.alias === null) && payloads.some((p) => p.data.transaction?.mint === null)).toBe(true);
+    expect(payloads.some((p) => p.data.transaction?.mint === MINTS.USDC) && payloads.some((p) => !("transaction" in p.data))).toBe(true);
+    // A firing is not a test.
+    expect(bodyErrors("risk_alert.test", payloads[0])).not.toEqual([]);
+  });
+
+  it("accepts the body of a test of every condition, observed null, with an alias or null, as POST /v1/risk/alerts/{id}/test stores it", async () => {
+    const token = await t.token("tess");
+    const payloads: unknown[] = [];
+    for (const alias of ["Ops wallet", null]) {
+      const wallet = await t.app.inject({ method: "POST", url: "/v1/wallets", headers: bearer(token), payload: { address: randomAddress(), ...(alias ? { alias } : {}) } });
+      expect(wallet.statusCode, wallet.body).toBe(201);
+      for (const condition of CONDITIONS) {
+        const created = await t.app.inject({
+          method: "POST",
+          url: "/v1/risk/alerts",
+          headers: bearer(token),
+          payload: { walletId: wallet.json().walletId, condition, threshold: condition === "large_transfer" ? 1000 : undefined, notificationMethod: "webhook", webhookUrl: receiver.route("/tests").url },
+        });
+        expect(created.statusCode, created.body).toBe(201);
+        const tested = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${created.json().alertId}/test`, headers: bearer(token) });
+        expect(tested.statusCode, tested.body).toBe(202);
+        const [row] = await t.deps.sql<Array<{ payload: unknown }>>`select payload from notifications where id = ${tested.json().notificationId}`;
+        payloads.push(typeof row!.payload === "string" ? JSON.parse(row!.payload) : row!.payload);
+      }
+    }
+    expect(payloads.map((p) => bodyErrors("risk_alert.test", p))).toEqual(payloads.map(() => []));
+    expect(sorted(payloads.flatMap((p) => fieldNames(p)))).toEqual(sorted(schemaFieldNames(bodySchemaOf("risk_alert.test"))));
+    expect(bodyErrors("risk_alert.triggered", payloads[0])).not.toEqual([]);
+  });
+
+  it("refuses a body with a field its schema does not name, or without one it requires, at every level, or null where null is not allowed", () => {
+    const [firing] = builtFirings().filter((p) => p.data.condition === "large_transfer" && p.data.transaction?.mint === null);
+    const base = JSON.parse(JSON.stringify(firing)) as Record<string, Record<string, unknown>>;
+    const variant = (change: (body: typeof base) => void) => {
+      const copy = structuredClone(base);
+      change(copy);
+      return bodyErrors("risk_alert.triggered", copy);
+    };
+    expect(variant(() => {})).toEqual([]);
+    expect(variant((b) => (b.extra = {}))).toEqual([expect.stringContaining("must NOT have additional properties")]);
+    expect(variant((b) => (b.data!.extra = 1))).toEqual([expect.stringContaining("must NOT have additional properties")]);
+    expect(variant((b) => ((b.data!.transaction as Record<string, unknown>).leg = 0))).toEqual([expect.stringContaining("must NOT have additional properties")]);
+    for (const field of fieldNames(base)) {
+      const path = field.split(".");
+      const missing = variant((b) => {
+        const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, b);
+        delete parent[path.at(-1)!];
+      });
+      expect(missing, `without ${field}`).toContainEqual(expect.stringContaining("must have required property"));
+    }
+    expect(variant((b) => (b.data!.riskScore = null))).toContainEqual(expect.stringContaining("/data/riskScore must be integer"));
+    expect(variant((b) => (b.data!.observed = null))).toContainEqual(expect.stringContaining("/data/observed must be number"));
+    // A score change fires risk_score_increase: its body has no transaction.
+    expect(variant((b) => (b.data!.condition = "risk_score_increase"))).toContainEqual(expect.stringContaining('must match "then" schema'));
+  });
+
+  it("gives a firing's transaction the fields of an entry of GET /v1/transactions, as the README promises", () => {
+    const strip = (schema: unknown): unknown =>
+      JSON.parse(JSON.stringify(schema), (key: string, value: unknown) => (key === "description" ? undefined : value));
+    const listed = document.paths["/v1/transactions"]!.get!.responses["200"]!.content!["application/json"]!.schema;
+    const entry = (listed.properties as Record<string, Schema>).transactions!.items as Schema;
+    const data = (bodySchemaOf("risk_alert.triggered").properties as Record<string, Schema>).data!;
+    const transaction = (data.properties as Record<string, Schema>).transaction!;
+    expect(strip(transaction.properties)).toEqual(strip(entry.properties));
+  });
+
+  it("documents each answer as the worker acts on it: 2xx delivered, 410 disables the alert, 408, 425, 429 and 5xx retried after Retry-After, any other fails", () => {
+    for (const kind of KINDS) {
+      const responses = operationOf(kind).responses;
+      expect(Object.keys(responses).sort(), kind).toEqual(Object.keys(WEBHOOK_ANSWERS).sort());
+      for (let status = 100; status <= 599; status += 1) {
+        const key = [String(status), `${String(status)[0]}XX`, "default"].find((candidate) => responses[candidate])!;
+        const answer = WEBHOOK_ANSWERS[key]!;
+        expect(classifyOutcome({ statusCode: status }), `${kind} ${status} (${key})`).toBe(answer.verdict);
+        expect(marksAlertGone({ statusCode: status }), `${kind} ${status} (${key})`).toBe(answer.disablesAlert);
+        expect(responses[key]!.description, `${kind} ${key}`).toBe(answer.description);
+        // Retry-After is read from the answers that are retried, and only from those.
+        expect(Object.keys(responses[key]!.headers ?? {}), `${kind} ${key}`).toEqual(answer.verdict === "retry" ? ["retry-after"] : []);
+      }
+    }
+    expect(WEBHOOK_ANSWERS["2XX"]!.verdict).toBe("delivered");
+    expect(WEBHOOK_ANSWERS["410"]).toMatchObject({ verdict: "permanent", disablesAlert: true });
+  });
+});
+
+describe("requests a receiver gets from real deliveries", () => {
+  type Alert = { alertId: string; webhookSecret: string };
+
+  it("delivers firings of every condition and tests, each body valid against its documented schema, signed, with exactly the documented headers", async () => {
+    const token = await t.token("alice");
+    const now = Math.floor(Date.now() / 1000);
+    const track = async (alias: string | null) => {
+      const res = await t.app.inject({ method: "POST", url: "/v1/wallets", headers: bearer(token), payload: { address: randomAddress(), ...(alias ? { alias } : {}) } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ walletId: string; address: string }>();
+    };
+    const hot = await track("Hot wallet");
+    const bare = await track(null);
+    const alertOn = async (walletId: string, condition: Condition, threshold: number | undefined, path: string) => {
+      const route = receiver.route(path);
+      const res = await t.app.inject({
+        method: "POST",
+        url: "/v1/risk/alerts",
+        headers: bearer(token),
+        payload: { walletId, condition, ...(threshold === undefined ? {} : { threshold }), notificationMethod: "webhook", webhookUrl: route.url },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const alert = res.json<Alert>();
+      route.verifyWith(alert.webhookSecret);
+      return { ...alert, route };
+    };
+    const alerts = [
+      await alertOn(hot.walletId, "large_transfer", 1000, "/large_transfer"),
+      await alertOn(hot.walletId, "suspicious_counterparty", undefined, "/suspicious_counterparty"),
+      await alertOn(hot.walletId, "unusual_activity", 1, "/unusual_activity"),
+      await alertOn(hot.walletId, "risk_score_increase", 10, "/risk_score_increase"),
+      await alertOn(bare.walletId, "large_transfer", 1, "/no-alias"),
+    ];
+    // One answer to be retried on the way: the retry is a request like any other.
+    receiver.route("/risk_score_increase").respond({ status: 503, headers: { "retry-after": "1" }, body: "busy" });
+
+    for (const alert of alerts) {
+      const res = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: bearer(token) });
+      expect(res.statusCode, res.body).toBe(202);
+    }
+    // A large transfer of SOL (no mint) to an address labelled a mixer afterwards (a rescore:
+    // the score rises), then a token with its mint back from it, and a token transfer of the wallet without an alias.
+    const mixer = randomAddress();
+    await ingestTransactions(t, token, [makeTransaction({ from: hot.address, to: mixer, amount: 2500, blockTime: now })]);
+    await settled(t);
+    expect((await putLabels(t, token, [{ address: mixer, category: "mixer", score: 95 }])).statusCode).toBe(200);
+    await ingestTransactions(t, token, [
+      makeTransaction({ from: mixer, to: hot.address, amount: 1, token: "USDC", mint: MINTS.USDC, blockTime: now + 1 }),
+      makeTransaction({ from: bare.address, to: randomAddress(), amount: 5, token: "USDC", mint: MINTS.USDC, blockTime: now + 1 }),
+    ]);
+    await settled(t);
+
+    const kindsAt = (alert: (typeof alerts)[number]) => new Set(alert.route.requests.map((r) => (JSON.parse(r.body) as { type: string }).type));
+    await waitFor("a firing and a test to reach every alert's receiver", async () => alerts.every((alert) => kindsAt(alert).size === 2));
+    await waitFor("every notification to be delivered", async () => {
+      const [row] = await t.deps.sql<Array<{ open: number }>>`select count(*)::int as open from notifications where status <> 'delivered' and alert_id in ${t.deps.sql(alerts.map((a) => a.alertId))}`;
+      return row!.open === 0;
+    });
+
+    const requests = alerts.flatMap((alert) => alert.route.requests.map((request) => ({ alert, request })));
+    const problems = requests.flatMap(({ alert, request }) => {
+      const body = JSON.parse(request.body) as NotificationPayload;
+      return [
+        ...(request.method === "POST" ? [] : [`${request.path}: ${request.method}, not POST`]),
+        ...(request.verifiedWith.length === 1 && request.verifiedWith[0] === alert.webhookSecret ? [] : [`${request.path}: signature does not verify`]),
+        ...bodyErrors(body.type, body),
+        ...headerErrors(body.type, request.headers),
+      ];
+    });
+    expect(problems).toEqual([]);
+    // Every condition fired, and the payloads had a null alias, a null mint and a mint among them.
+    const firings = requests.map(({ request }) => JSON.parse(request.body) as NotificationPayload).filter((p) => p.type === "risk_alert.triggered");
+    expect(sorted(firings.map((p) => p.data.condition))).toEqual(sorted(CONDITIONS));
+    expect(firings.some((p) => p.data.alias === null && p.data.transaction?.mint === MINTS.USDC)).toBe(true);
+    expect(firings.some((p) => p.data.transaction !== undefined && p.data.transaction.mint === null)).toBe(true);
+    // The 503 was retried under the same webhook-id, with a signature of its own attempt.
+    const ids = alerts[3]!.route.requests.map((r) => String(r.headers["webhook-id"]));
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toHaveLength(1);
+  });
+
+  it("disables the alert once its receiver answers 410 Gone, a test's answer included, as documented", async () => {
+    const token = await t.token("alice");
+    const wallet = await t.app.inject({ method: "POST", url: "/v1/wallets", headers: bearer(token), payload: { address: randomAddress() } });
+    const route = receiver.route("/gone").respond({ status: 410, body: "retired" });
+    const created = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: bearer(token),
+      payload: { walletId: wallet.json().walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: route.url },
+    });
+    const { alertId } = created.json<{ alertId: string }>();
+    const tested = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/test`, headers: bearer(token) });
+    expect(tested.statusCode, tested.body).toBe(202);
+    const alert = await waitFor("the alert to be disabled", async () => {
+      const res = await t.app.inject({ url: `/v1/risk/alerts/${alertId}`, headers: bearer(token) });
+      const body = res.json<{ status: string; disabledReason: string | null }>();
+      return body.status === "disabled" ? body : undefined;
+    });
+    expect(alert.disabledReason).toEqual(expect.any(String));
+    expect(route.requests).toHaveLength(1);
+    expect(headerErrors("risk_alert.test", route.requests[0]!.headers)).toEqual([]);
+  });
+});
