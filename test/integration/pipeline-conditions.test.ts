@@ -85,9 +85,10 @@ const cases: Case[] = [
     alert: { condition: "unusual_activity", threshold: 5 },
     // Measured from the batch's newest transaction, the 400 of the burst would be in their own
     // baseline (400 / 168 an hour): the limit crossed at the 12th transaction, not the 5th.
+    // Four hours back, so that the last one, three hours after the burst, is not ahead of the clock.
     transactions: (me, p) => [
-      ...Array.from({ length: 400 }, (_, i) => tx({ from: me, to: p.other, blockTime: now + i })),
-      tx({ from: me, to: p.other, blockTime: now + 3 * 3600 }),
+      ...Array.from({ length: 400 }, (_, i) => tx({ from: me, to: p.other, blockTime: now - 4 * 3600 + i })),
+      tx({ from: me, to: p.other, blockTime: now - 3600 }),
     ],
     expected: [{ at: 4, observed: 5 }],
   },
