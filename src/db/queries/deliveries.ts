@@ -89,8 +89,8 @@ export async function recordAttempts(
       at: a.at.toISOString(),
       duration_ms: a.durationMs,
       status_code: a.statusCode,
-      error: withoutNul(a.error),
-      response_body: withoutNul(a.responseBody),
+      error: storable(a.error),
+      response_body: storable(a.responseBody),
       status: a.status,
       next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
       provider_message_id: a.providerMessageId ?? null,
@@ -150,8 +150,17 @@ const RECORD_ATTEMPTS = `
     where n.id = i.notification_id and n.status not in ('delivered', 'failed')
     returning n.id`;
 
-/** Neither jsonb nor text can hold U+0000; a peer's answer may. */
-const withoutNul = (text: string | null) => (text === null ? null : text.replaceAll("\u0000", ""));
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * What jsonb can hold of a peer's text: neither jsonb nor text can hold U+0000, which a peer's
+ * answer may carry, and jsonb refuses half a surrogate pair, which cutting a text at a length
+ * (an SMTP server's reply with an emoji at the cut) leaves. Either made the statement fail, and
+ * with it every attempt recorded beside it, sent again, failing again, for ever.
+ */
+const storable = (text: string | null) =>
+  text === null ? null : text.replaceAll("\u0000", "").replace(LONE_SURROGATE, "\uFFFD");
 
 export type DeliveryStore = {
   load: (notificationId: string) => Promise<DeliveryRow | undefined>;
