@@ -30,7 +30,7 @@ export type DeliveryOutcome = {
 };
 
 /** What of the deployment's own a provider refused (see DeliveryOutcome.deploymentFault). */
-export type DeploymentFault = "credentials" | "sender" | "permission";
+export type DeploymentFault = "credentials" | "sender" | "permission" | "encryption";
 
 export type Verdict = "delivered" | "retry" | "permanent";
 

@@ -10,6 +10,8 @@ export type SmtpPeer = {
   url: string;
   port: number;
   messages: ReceivedMail[];
+  /** The user names of every login tried, accepted or not. */
+  logins: string[];
   /** The next RCPT TO for `address` is answered with `code` (451 busy, 550 unknown, …), once per call. */
   rejectRecipient: (address: string, code: number, message?: string) => void;
   /** From now on, MAIL FROM `address` is answered with `code` (553 "not owned by user"…), until acceptSender. */
@@ -21,9 +23,14 @@ export type SmtpPeer = {
   close: () => Promise<void>;
 };
 
-/** `login`: the peer requires a login and accepts only this one (535 otherwise); without it, no login is needed. */
-export async function startSmtpPeer(options: { login?: { user: string; password: string } } = {}): Promise<SmtpPeer> {
+/**
+ * `login`: the peer requires a login and accepts only this one (535 otherwise); without it, no
+ * login is needed. `host`: the address it listens on (127.0.0.1 unless told).
+ */
+export async function startSmtpPeer(options: { login?: { user: string; password: string }; host?: string } = {}): Promise<SmtpPeer> {
+  const host = options.host ?? "127.0.0.1";
   const messages: ReceivedMail[] = [];
+  const logins: string[] = [];
   const rejections = new Map<string, Array<{ code: number; message: string }>>();
   const refusedSenders = new Map<string, { code: number; message: string }>();
   let login = options.login;
@@ -35,6 +42,7 @@ export async function startSmtpPeer(options: { login?: { user: string; password:
     disabledCommands: ["STARTTLS"],
     logger: false,
     onAuth(auth, _session, callback) {
+      logins.push(auth.username ?? "");
       if (login && auth.username === login.user && auth.password === login.password) {
         callback(null, { user: auth.username });
         return;
@@ -72,14 +80,15 @@ export async function startSmtpPeer(options: { login?: { user: string; password:
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(0, host, () => resolve());
   });
   const { port } = server.server.address() as AddressInfo;
 
   return {
-    url: `smtp://127.0.0.1:${port}`,
+    url: `smtp://${host}:${port}`,
     port,
     messages,
+    logins,
     rejectRecipient: (address, code, message = code < 500 ? "mailbox busy, try again later" : "no such mailbox") => {
       const key = address.toLowerCase();
       rejections.set(key, [...(rejections.get(key) ?? []), { code, message }]);

@@ -140,7 +140,7 @@ describe("isDestinationsFault", () => {
   });
 
   it("never counts the deployment's refusals or an outage of its own provider against the alert", () => {
-    for (const deploymentFault of ["credentials", "sender", "permission"] as const) {
+    for (const deploymentFault of ["credentials", "sender", "permission", "encryption"] as const) {
       expect(isDestinationsFault({ smtpResponseCode: 554, deploymentFault }), deploymentFault).toBe(false);
     }
     expect(isDestinationsFault({ errorCode: "ECONNECTION", providerUnavailable: true })).toBe(false);

@@ -37,8 +37,13 @@ describe("whose fault an SMTP failure is", () => {
     expect(smtpFault(reply("MAIL FROM", "553 5.7.1 Sender address rejected: not owned by user"))).toEqual({ deploymentFault: "sender" });
   });
 
+  it("counts a server that gives the service's login no encryption (no STARTTLS, a refused certificate) as the deployment's", () => {
+    expect(smtpFault({ errorCode: "ETLS", smtpResponseCode: 500, command: "STARTTLS", text: "Error upgrading connection with STARTTLS: 500 Error: command not recognized" })).toEqual({ deploymentFault: "encryption" });
+    expect(smtpFault(silence("ETLS"))).toEqual({ deploymentFault: "encryption" });
+  });
+
   it("counts an SMTP server that cannot be reached or goes silent as the provider's", () => {
-    for (const code of ["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", "ETLS"]) expect(smtpFault(silence(code)), code).toEqual({ providerUnavailable: true });
+    for (const code of ["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS"]) expect(smtpFault(silence(code)), code).toEqual({ providerUnavailable: true });
     // Refused by nodemailer before sending: the message's, not the server's.
     expect(smtpFault(silence("BAD_MESSAGE"))).toEqual({});
   });

@@ -13,6 +13,7 @@ import { withoutPeerAddress } from "./peer-address.ts";
 import { smtpFault } from "./smtp-faults.ts";
 import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
 import { redactUrl } from "../../redact-url.ts";
+import { isLoopbackHost } from "../../config-parsers.ts";
 
 export type EmailChannelOptions = {
   smtpUrl: string | undefined;
@@ -20,6 +21,18 @@ export type EmailChannelOptions = {
   timeoutMs: number;
   outboxDir: string;
 };
+
+/**
+ * Whether an smtp:// login must wait for STARTTLS. nodemailer uses STARTTLS only when the
+ * server offers it, so anyone on the path who strips the offer from the server's EHLO reply
+ * reads SMTP_URL's password (and every alert). With credentials, off this machine, the send
+ * fails instead (and is retried) until the server offers TLS. smtps:// is TLS from the start;
+ * without credentials there is no password to lose (a relay on a private network, Mailpit).
+ */
+export function loginNeedsTls(smtpUrl: string): boolean {
+  const url = new URL(smtpUrl);
+  return url.protocol === "smtp:" && (url.username !== "" || url.password !== "") && !isLoopbackHost(url.hostname);
+}
 
 type SentInfo = { response?: string; message?: Buffer | string };
 
@@ -37,6 +50,8 @@ export function createEmailChannel(
         // Nothing we send refers to files or URLs; refuse them outright.
         disableFileAccess: true,
         disableUrlAccess: true,
+        // SMTP_URL's own `?requireTLS=false` still wins: nodemailer lets the URL's options override.
+        ...(loginNeedsTls(options.smtpUrl) ? { requireTLS: true } : {}),
       })
     : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
   let outboxReady: Promise<unknown> | undefined;

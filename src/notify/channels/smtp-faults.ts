@@ -35,6 +35,8 @@ export function smtpFault(failure: SmtpFailure): Pick<DeliveryOutcome, "deployme
   const { errorCode, smtpResponseCode, command, text } = failure;
   // EAUTH: the server refused our login (535, 534…); 530: it wants a login we did not give.
   if (errorCode === "EAUTH" || smtpResponseCode === 530) return { deploymentFault: "credentials" };
+  // ETLS: no TLS before our login (the server offers no STARTTLS, or its certificate is refused).
+  if (errorCode === "ETLS") return { deploymentFault: "encryption" };
   // Only a server's reply: nodemailer's own refusals at MAIL FROM (message too large) have none.
   // The server answers MAIL FROM before it has heard of any recipient.
   if (command === "MAIL FROM" && smtpResponseCode !== undefined) return { deploymentFault: "sender" };

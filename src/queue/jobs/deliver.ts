@@ -180,6 +180,7 @@ const REFUSED: Readonly<Record<DeploymentFault, string>> = {
   credentials: "this service's credentials",
   sender: "this service's sender",
   permission: "to send there on this service's account",
+  encryption: "an encrypted connection for this service's login",
 };
 
 /** Where an operator fixes what each channel's provider refused. */
@@ -192,6 +193,12 @@ const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<Notificat
     webhook: "none of ours",
     email: "the SMTP server's relay rights for the login in SMTP_URL, or its sandbox (verified recipients only)",
     sms: "the Twilio account's SMS Geo Permissions",
+  },
+  // An smtp:// login off loopback waits for STARTTLS (email.ts loginNeedsTls): the server offered none, or its certificate failed.
+  encryption: {
+    webhook: "none of ours",
+    email: "the SMTP server's STARTTLS and certificate, or SMTP_URL (smtps://; ?requireTLS=false sends the login in clear text)",
+    sms: "none of ours",
   },
 };
 
