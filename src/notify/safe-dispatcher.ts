@@ -3,20 +3,20 @@
 // SSRF rules of ssrf.ts. Checking at connect time rather than only at alert creation is
 // what stops DNS rebinding: the name is resolved once, checked, and the socket goes to
 // exactly the address that was checked.
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { Agent, buildConnector, type Dispatcher } from "undici";
 import { PERMANENT_ERROR_CODES } from "./retry-policy.ts";
+import { createHostResolver, type ResolveAll } from "./resolve-host.ts";
 import { NON_PUBLIC, refusedAddressKind } from "./ssrf.ts";
 
-/** Every address a host name resolves to (dns.lookup with all: true by default). */
-export type ResolveAll = (hostname: string) => Promise<string[]>;
+export type { ResolveAll };
 
 export type SafeDispatcherOptions = {
   allowedCidrs: readonly string[];
   /** Connect timeout; the request's own timeouts are set per request. */
   connectTimeoutMs?: number;
-  /** Replaces DNS, for tests that need a name resolving to a chosen address. */
+  /** Replaces the resolver (createHostResolver: c-ares, off the threadpool), for tests that need a name resolving to a chosen address. */
   resolve?: ResolveAll;
   /** Sockets per origin; webhooks to one busy receiver share these. */
   connectionsPerOrigin?: number;
@@ -26,13 +26,6 @@ export class AddressRefusedError extends Error {
   override name = "AddressRefusedError";
   readonly code = PERMANENT_ERROR_CODES.addressRefused;
 }
-
-const systemResolve: ResolveAll = (hostname) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) =>
-      error ? reject(error) : resolve(addresses.map((entry) => entry.address)),
-    );
-  });
 
 /**
  * The attempt's error, which its owner reads through the API: for a literal address, its
@@ -76,7 +69,7 @@ export function createSafeDispatcher(options: SafeDispatcherOptions): Dispatcher
   const { allowedCidrs } = options;
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 10_000,
-    lookup: checkedLookup(options.resolve ?? systemResolve, allowedCidrs),
+    lookup: checkedLookup(options.resolve ?? createHostResolver(), allowedCidrs),
   } as buildConnector.BuildOptions);
 
   const connect: buildConnector.connector = (connectOptions, callback) => {

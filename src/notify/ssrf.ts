@@ -4,8 +4,8 @@
 // destinations pass; operators open holes with WEBHOOK_ALLOWED_CIDRS (tests and the demo
 // open loopback). The address rules are pure; the delivery connector reuses them on every
 // connection, because DNS can change between creation and delivery.
-import { promises as dns } from "node:dns";
 import ipaddr from "ipaddr.js";
+import { createHostResolver } from "./resolve-host.ts";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Cidr = [Address, number];
@@ -133,7 +133,7 @@ function isInside(address: Address, cidrs: Cidr[]): boolean {
 export type WebhookUrlOptions = {
   allowHttp: boolean;
   allowedCidrs: readonly string[];
-  /** Every address a host name resolves to; dns.lookup by default. */
+  /** Every address a host name resolves to; createHostResolver (c-ares, off the threadpool) by default. */
   lookup?: (host: string) => Promise<string[]>;
 };
 
@@ -206,14 +206,16 @@ async function resolve(name: string, lookup: (host: string) => Promise<string[]>
   }
 }
 
+/** Off the libuv threadpool, as at delivery (resolve-host.ts): a name server that never answers holds no thread of the API's. */
+const resolveHost = createHostResolver();
+
 async function lookupAll(host: string): Promise<string[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: "ETIMEOUT" })), LOOKUP_TIMEOUT_MS);
   });
   try {
-    const answers = await Promise.race([dns.lookup(host, { all: true, verbatim: true }), timeout]);
-    return answers.map((answer) => answer.address);
+    return await Promise.race([resolveHost(host), timeout]);
   } finally {
     clearTimeout(timer);
   }

@@ -30,7 +30,7 @@ export const LOCK_DURATION_MS = 15_000;
 export const STALLED_INTERVAL_MS = 5_000;
 /**
  * How long active jobs get to finish at shutdown: longer than a delivery can take (a channel's
- * 15 s timeout, after the webhook host's 3 s DNS check). A delivery cut short is sent again
+ * 15 s timeout, the webhook host's lookup included). A delivery cut short is sent again
  * once its lock expires, and a receiver that does not deduplicate by webhook-id acts twice.
  */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 20_000;

@@ -1,0 +1,95 @@
+// Webhook host names are resolved by c-ares (createHostResolver), against a real name server on
+// loopback: one that never answers holds no libuv threadpool thread, so it cannot stall other
+// owners' webhooks (nor the SMTP, Twilio and PostgreSQL lookups that need a thread), and names
+// the name servers do not know are still asked of the system (/etc/hosts).
+import { pbkdf2 } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWebhookChannel } from "../../src/notify/channels/webhook.ts";
+import { createHostResolver } from "../../src/notify/resolve-host.ts";
+import { samplePayload } from "../helpers/delivery.ts";
+import { startDnsServer, type DnsServer } from "../helpers/dns-server.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  dns = await startDnsServer((name) => {
+    if (name.endsWith(".tarpit.test")) return "silent";
+    if (name === "hooks.desk.test") return { a: ["127.0.0.1"] };
+    if (name === "public.desk.test") return { a: ["93.184.216.34", "93.184.216.35"] };
+    return "nxdomain";
+  });
+  receiver = await startWebhookReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await dns?.close();
+});
+
+/** Settles to what happened, in the order things settled. */
+function track<T>(promise: Promise<T>, label: string, order: string[]): Promise<void> {
+  return promise.then(
+    () => void order.push(label),
+    () => void order.push(label),
+  );
+}
+
+const threadpoolWork = () => new Promise((resolve, reject) => pbkdf2("x", "salt", 20_000, 32, "sha256", (error, key) => (error ? reject(error) : resolve(key))));
+
+describe("webhook host names", () => {
+  it("are resolved through the name servers, every address the name has", async () => {
+    const resolve = createHostResolver({ servers: [dns.address] });
+    expect(await resolve("public.desk.test")).toEqual(["93.184.216.34", "93.184.216.35"]);
+  });
+
+  it("fail with ETIMEOUT once a name server that never answers has had its tries", async () => {
+    const resolve = createHostResolver({ servers: [dns.address], timeoutMs: 200, tries: 2 });
+    await expect(resolve("n1.tarpit.test")).rejects.toMatchObject({ code: "ETIMEOUT" });
+  });
+
+  it("hold no threadpool thread while a name server stays silent: threadpool work queued behind eight such lookups finishes first", async () => {
+    const resolve = createHostResolver({ servers: [dns.address], timeoutMs: 2_000, tries: 1 });
+    const order: string[] = [];
+    const lookups = Array.from({ length: 8 }, (_, i) => track(resolve(`n${i}.tarpit.test`), `lookup ${i}`, order));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => track(threadpoolWork(), `work ${i}`, order)));
+    await Promise.all(lookups);
+    expect(order.slice(0, 8).every((label) => label.startsWith("work"))).toBe(true);
+  });
+
+  it("let another owner's webhook through while eight deliveries wait on a silent name server", async () => {
+    const channel = createWebhookChannel({
+      allowHttp: true,
+      allowedCidrs: ["127.0.0.0/8"],
+      timeoutMs: 3_000,
+      resolve: createHostResolver({ servers: [dns.address], timeoutMs: 2_500, tries: 1 }),
+    });
+    const route = receiver.route("/desk");
+    const send = (destination: string) =>
+      channel.send({
+        notificationId: "ntf_dns",
+        destination,
+        payload: samplePayload({ alertId: "alr_dns", walletId: "wal_dns", address: "CoEnXgSVcycv9wuPFFitTXJWbJh2Eaoa6pRbzK3b9ALH" }),
+        secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+        attemptAt: new Date(),
+      });
+    try {
+      const order: string[] = [];
+      const stalled = Array.from({ length: 8 }, (_, i) => track(send(`http://n${i}.tarpit.test/hook`), `tarpit ${i}`, order));
+      const healthy = await send(`http://hooks.desk.test:${receiver.port}/desk`);
+      order.push("healthy");
+      expect(healthy).toMatchObject({ statusCode: 200 });
+      expect(route.requests).toHaveLength(1);
+      await Promise.all(stalled);
+      expect(order[0]).toBe("healthy");
+    } finally {
+      await channel.close();
+    }
+  });
+
+  it("that the name servers do not know are asked of the system resolver (/etc/hosts)", async () => {
+    const resolve = createHostResolver({ servers: [dns.address] });
+    expect((await resolve("localhost")).sort()).toEqual(expect.arrayContaining(["127.0.0.1"]));
+    expect(dns.queries).toContain("localhost");
+  });
+});
