@@ -34,6 +34,15 @@ export async function createTestDatabase(
   };
 }
 
+/** The prefixes this test file was given: test/helpers/leftover-keys.ts checks them after the file. */
+const issuedPrefixes = new Set<string>();
+
 export function uniqueQueuePrefix(label: string): string {
-  return `{wa-test-${createHash("sha1").update(label).digest("hex").slice(0, 8)}-${randomBytes(3).toString("hex")}}`;
+  const prefix = `{wa-test-${createHash("sha1").update(label).digest("hex").slice(0, 8)}-${randomBytes(3).toString("hex")}}`;
+  issuedPrefixes.add(prefix);
+  return prefix;
+}
+
+export function issuedQueuePrefixes(): readonly string[] {
+  return [...issuedPrefixes];
 }

@@ -22,3 +22,15 @@ export async function deletePrefixKeysAt(url: string, prefix: string): Promise<n
     redis.disconnect();
   }
 }
+
+/** The keys under the prefix (SCAN), at most `limit` of them. */
+export async function prefixKeys(redis: Redis, prefix: string, limit = 100): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== "0" && found.length < limit);
+  return found.slice(0, limit);
+}

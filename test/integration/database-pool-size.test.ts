@@ -9,6 +9,7 @@ import { createDeps } from "../../src/deps.ts";
 import { testEnv } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_ADMIN_DATABASE_URL } from "../helpers/env.ts";
+import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let admin: postgres.Sql;
@@ -49,6 +50,8 @@ async function peakConnectionsFor(env: Record<string, string>, queries: number):
     return peak;
   } finally {
     await deps.close();
+    // Its queues wrote their meta keys when they connected; deleted once nothing of it can write.
+    await deletePrefixKeysAt(config.redisUrl, config.queuePrefix);
   }
 }
 
