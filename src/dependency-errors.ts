@@ -72,6 +72,18 @@ export function isUnavailableError(error: unknown): boolean {
   });
 }
 
+/**
+ * BullMQ's check of a new Redis connection, which reads the server's version from the INFO answer
+ * as text, got an answer that is not text: the connection's answers are out of step with its
+ * commands, or REDIS_URL does not lead to a Redis. BullMQ's own words for it ("doc.split is not a
+ * function") say nothing of Redis, and it never checks that connection again.
+ */
+const UNREADABLE_INFO = /\bdoc\.split is not a function\b/;
+
+export function isUnreadableInfoAnswer(error: unknown): boolean {
+  return errorChain(error).some(({ message }) => UNREADABLE_INFO.test(String(message ?? "")));
+}
+
 /** The setting a server's refusal points at, when the error is one; undefined for anything else. */
 export function misconfiguredSetting(error: unknown): Misconfiguration | undefined {
   for (const { code, message } of errorChain(error)) {

@@ -4,7 +4,7 @@
 // another worker when its lock expires (a stalled job), or by the reconciler.
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
-import { isUnavailableError, misconfiguredSetting } from "../dependency-errors.ts";
+import { errorSummary, isUnavailableError, isUnreadableInfoAnswer, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS, type DeliveryMetrics } from "../metrics/index.ts";
@@ -98,9 +98,27 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
   const connections: Redis[] = [];
   // Jobs whose processor is running, per queue: what a close that runs out of time leaves behind.
   const active = new Map<QueueName, number>(names.map((name) => [name, 0]));
-  let refused = false;
+  let exiting = false;
   // Aborted when close() is called, before the workers wait for their active jobs.
   const stopping = new AbortController();
+  // BullMQ sets a connection up once (it reads the Redis version from INFO). When that fails, the
+  // Worker or Queue on it fails everything from then on, however well Redis answers later, and a
+  // Worker's loop retries without yielding: the event loop starves, no log line gets written, no
+  // SIGTERM is heard. Only a new process helps: exit, as for a refused REDIS_URL.
+  const exitUnusable = (error: unknown, queue: string) => {
+    if (exiting || stopping.signal.aborted) return;
+    exiting = true;
+    const why = isUnreadableInfoAnswer(error)
+      ? "Redis answered the connection's version check (INFO) with something other than text: its answers are out of step with its commands, or REDIS_URL does not lead to a Redis"
+      : `BullMQ could not set up its Redis connection (${errorSummary(error)})`;
+    deps.logger.fatal(
+      { queue, cause: errorSummary(error) },
+      `worker: ${why}; BullMQ does not set a connection up again, so this process cannot recover: exiting (jobs in flight run again once their locks expire)`,
+    );
+    exit(1);
+  };
+  // The producers too (the reconciler's schedule, the jobs' follow-up jobs): one set up wrongly fails every enqueue.
+  for (const queue of Object.values(deps.queues)) queue.waitUntilReady().catch((error: unknown) => exitUnusable(error, queue.name));
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
   const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
   // While PostgreSQL or Redis is away every job fails (and is retried): hundreds a minute
@@ -130,17 +148,23 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     });
     // Without a listener an 'error' event would end the process; Redis trouble is retried,
     // and logged once a minute however many reconnect attempts fail meanwhile. Except a
-    // refusal of REDIS_URL (credentials rotated under a running worker): BullMQ's loop then
-    // retries without yielding, starving the event loop, so no graceful close could run.
-    // Exit at once; jobs in flight run again when their locks expire, or by the reconciler.
+    // refusal of REDIS_URL (credentials rotated under a running worker) or a connection BullMQ
+    // could not set up: its loop then retries without yielding, starving the event loop, so no
+    // graceful close could run. Exit at once; jobs in flight run again when their locks
+    // expire, or by the reconciler.
     worker.on("error", (error) => {
       const refusal = misconfiguredSetting(error);
-      if (!refusal) return warnWorkerError(error, { queue: name });
-      if (refused) return;
-      refused = true;
-      logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)");
-      exit(1);
+      if (refusal) {
+        if (exiting) return;
+        exiting = true;
+        logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)");
+        return exit(1);
+      }
+      if (isUnreadableInfoAnswer(error)) return exitUnusable(error, name);
+      warnWorkerError(error, { queue: name });
     });
+    // Settles once both of its connections are set up; rejects only when BullMQ gave up on one.
+    worker.waitUntilReady().catch((error: unknown) => exitUnusable(error, name));
     worker.on("failed", (job, error) => {
       const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };
       if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
