@@ -17,6 +17,13 @@ const UNAVAILABLE_PATTERNS = [
   /CONNECT_TIMEOUT/,
   /terminating connection/,
   /the database system is (starting up|shutting down)/,
+  // Redis's own "not now" answers: loading its dataset after a restart (the append-only file
+  // on, as recommended), a replica during a failover, a cluster moving slots or lost its quorum.
+  /\bLOADING Redis is loading\b/,
+  /\bREADONLY You can't write against a read only replica\b/,
+  /\bMASTERDOWN\b/,
+  /\bTRYAGAIN\b/,
+  /\bCLUSTERDOWN\b/,
 ];
 
 /**

@@ -63,6 +63,11 @@ describe("isUnavailableError", () => {
     ["Redis wanting a password", replyError("NOAUTH Authentication required.")],
     ["a Redis user without the right", replyError("NOPERM this user has no permissions to run the 'evalsha' command")],
     ["a refused connection", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" })],
+    ["a Redis loading its dataset after a restart", replyError("LOADING Redis is loading the dataset in memory", { name: "evalsha", args: [] })],
+    ["a Redis replica refusing writes during a failover", replyError("READONLY You can't write against a read only replica.", { name: "evalsha", args: [] })],
+    ["a replica whose link to its master is down", replyError("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", { name: "get", args: [] })],
+    ["a cluster moving a slot", replyError("TRYAGAIN Multiple keys request during rehashing of slot", { name: "evalsha", args: [] })],
+    ["a cluster without its quorum", replyError("CLUSTERDOWN The cluster is down", { name: "get", args: [] })],
   ])("is true for %s: the client can do nothing about it (503)", (_name, error) => {
     expect(isUnavailableError(error)).toBe(true);
   });
