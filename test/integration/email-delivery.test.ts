@@ -153,7 +153,7 @@ describe("email delivery", () => {
     const id = await seedNotification(t, alert, "email", to);
 
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
-    // The alert is disabled just after the notification is recorded failed, not with it.
+    // The alert is disabled in a statement of its own (just before the attempt is recorded), so it is waited for.
     await waitFor("the alert to be disabled", async () => (await alertRow(t, alert.alertId)).status === "disabled");
     // The owner is emailed after the alert is marked disabled, so the notice may still be on its way.
     const notice = await waitFor(`a mail to ${to}`, async () => mailsTo(to)[0]);

@@ -164,7 +164,7 @@ describe("webhook delivery", () => {
     const id = await seedNotification(t, alert, "webhook", route.url);
 
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
-    // The alert is disabled just after the notification is recorded failed, not with it.
+    // The alert is disabled in a statement of its own (just before the attempt is recorded), so it is waited for.
     const alertState = await waitFor("the alert to be disabled", async () => {
       const row = await alertRow(t, alert.alertId);
       return row.status === "disabled" && row;

@@ -138,6 +138,20 @@ export function makeDeliverProcessor(
       );
     }
 
+    // Only the destination's failures count toward disabling the alert: not our own credentials,
+    // sender or account permissions, nor an outage of our SMTP server or Twilio, however long.
+    // The last attempt decides for a notification whose schedule ran out. Counted before the
+    // attempt is recorded: recorded first, a failure of this statement (PostgreSQL away a moment)
+    // left the notification failed, so the job's retry found it finished and the 410 never
+    // disabled the alert. Counted first, a retry makes the attempt again and counts it again,
+    // which changes nothing (the run's start is kept; a disabled alert is left alone, and its
+    // notification then fails without an attempt).
+    if (outcome.status === "failed" && isDestinationsFault(result)) {
+      await recordPermanentFailure(
+        alertHealth,
+        { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
+      );
+    }
     const recorded = await store.record({
       notificationId: row.notificationId,
       alertId: row.alertId,
@@ -158,15 +172,6 @@ export function makeDeliverProcessor(
       // Once parked, this run ends in a DelayedError, for which BullMQ emits neither completed
       // nor failed: the job-duration histogram hears of the attempt only from here.
       await sleepUntil(job, outcome.nextAttemptAt, token, () => deps.deliveryMetrics?.parkedForRetry(job));
-    }
-    // Only the destination's failures count toward disabling the alert: not our own credentials,
-    // sender or account permissions, nor an outage of our SMTP server or Twilio, however long.
-    // The last attempt decides for a notification whose schedule ran out.
-    if (outcome.status === "failed" && isDestinationsFault(result)) {
-      await recordPermanentFailure(
-        alertHealth,
-        { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
-      );
     }
     if (outcome.status === "failed") {
       // The job fails too, so Bull Board shows it with the reason; BullMQ does not retry it.
