@@ -24,6 +24,7 @@ export function blockTimeAheadIssue(blockTime: number, now: Date): string | null
 
 function describeAhead(seconds: number): string {
   if (seconds < 3600) return `${seconds} seconds`;
-  if (seconds < 2 * 86_400) return `${Math.floor(seconds / 3600)} hours`;
+  const hours = Math.floor(seconds / 3600);
+  if (seconds < 2 * 86_400) return hours === 1 ? "1 hour" : `${hours} hours`;
   return `${Math.floor(seconds / 86_400)} days`;
 }

@@ -191,7 +191,21 @@ const isDnsName = (name: string) => name.length <= MAX_DNS_NAME && name.split(".
 
 // Answers that mean "no address yet": a name that is registered later is fine, because
 // every delivery checks the addresses again.
-const UNRESOLVED_CODES = new Set(["ENOTFOUND", "ENODATA", "EAI_AGAIN", "EAI_NONAME", "ESERVFAIL", "ETIMEOUT"]);
+// The name servers failing or refusing (c-ares's ECONNREFUSED, EREFUSED, EBADRESP, EOF, …) is
+// the same "not now": getaddrinfo said EAI_AGAIN for all of them.
+const UNRESOLVED_CODES = new Set([
+  "ENOTFOUND",
+  "ENODATA",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "ESERVFAIL",
+  "ETIMEOUT",
+  "EREFUSED",
+  "ECONNREFUSED",
+  "EBADRESP",
+  "ECANCELLED",
+  "EOF",
+]);
 
 const LOOKUP_FAILED = Symbol("lookup failed");
 

@@ -163,7 +163,7 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       if (isUnreadableInfoAnswer(error)) return exitUnusable(error, name);
       warnWorkerError(error, { queue: name });
     });
-    // Settles once both of its connections are set up; rejects only when BullMQ gave up on one.
+    // Settles once its connection is set up; rejects only when BullMQ gave up on it.
     worker.waitUntilReady().catch((error: unknown) => exitUnusable(error, name));
     worker.on("failed", (job, error) => {
       const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };

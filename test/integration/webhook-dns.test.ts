@@ -3,11 +3,15 @@
 // owners' webhooks (nor the SMTP, Twilio and PostgreSQL lookups that need a thread), and names
 // the name servers do not know are still asked of the system (/etc/hosts).
 import { pbkdf2 } from "node:crypto";
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebhookChannel } from "../../src/notify/channels/webhook.ts";
 import { createHostResolver } from "../../src/notify/resolve-host.ts";
 import { samplePayload } from "../helpers/delivery.ts";
 import { startDnsServer, type DnsServer } from "../helpers/dns-server.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let dns: DnsServer;
@@ -87,9 +91,49 @@ describe("webhook host names", () => {
     }
   });
 
-  it("that the name servers do not know are asked of the system resolver (/etc/hosts)", async () => {
-    const resolve = createHostResolver({ servers: [dns.address] });
-    expect((await resolve("localhost")).sort()).toEqual(expect.arrayContaining(["127.0.0.1"]));
-    expect(dns.queries).toContain("localhost");
+  it("that the hosts file lists resolve from it, whatever the name servers do, and follow its changes", async () => {
+    const hostsFile = join(mkdtempSync(join(tmpdir(), "hosts-")), "hosts");
+    writeFileSync(hostsFile, "# comment\n127.0.0.1 localhost\n203.0.113.7 hooks.internal.test  # the desk's relay\n2001:db8::7 hooks.internal.test\n");
+    const resolve = createHostResolver({ servers: [dns.address], timeoutMs: 200, tries: 1, hostsFile });
+    expect(await resolve("hooks.internal.test")).toEqual(["203.0.113.7", "2001:db8::7"]);
+    expect(await resolve("HOOKS.internal.test.")).toEqual(["203.0.113.7", "2001:db8::7"]);
+    writeFileSync(hostsFile, "203.0.113.8 hooks.internal.test\n");
+    utimesSync(hostsFile, new Date(), new Date(Date.now() + 5_000));
+    expect(await resolve("hooks.internal.test")).toEqual(["203.0.113.8"]);
+    expect(dns.queries).not.toContain("hooks.internal.test");
+  });
+
+  it("that the name servers say do not exist are asked of the system resolver (a search-domain short name)", async () => {
+    const asked: string[] = [];
+    const resolve = createHostResolver({
+      servers: [dns.address],
+      hostsFile: "/nonexistent/hosts",
+      systemLookup: async (name) => (asked.push(name), ["198.51.100.4"]),
+    });
+    expect(await resolve("relay")).toEqual(["198.51.100.4"]);
+    expect(dns.queries).toContain("relay");
+    expect(asked).toEqual(["relay"]);
+  });
+
+  it("ask the system resolver one name at a time, and skip the names whose callers gave up before their turn", async () => {
+    // Each system lookup answers when the test says so.
+    const pending = new Map<string, (addresses: string[]) => void>();
+    const resolve = createHostResolver({
+      servers: [dns.address],
+      hostsFile: "/nonexistent/hosts",
+      systemDeadlineMs: 300,
+      systemLookup: (name) => new Promise((answer) => pending.set(name, answer)),
+    });
+    // Six callers; the first one's lookup never answers in time, so all six give up.
+    const burst = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => resolve(`gone${i}`)));
+    expect(burst.every((outcome) => outcome.status === "rejected")).toBe(true);
+    expect([...pending.keys()]).toEqual(["gone0"]);
+    // Once it answers, the next name asked is the next caller's still waiting, not the five abandoned.
+    pending.get("gone0")!(["198.51.100.4"]);
+    const late = resolve("late");
+    await waitFor("the late name to be asked", async () => pending.has("late"));
+    pending.get("late")!(["198.51.100.5"]);
+    expect(await late).toEqual(["198.51.100.5"]);
+    expect([...pending.keys()]).toEqual(["gone0", "late"]);
   });
 });

@@ -246,7 +246,7 @@ describe("checkWebhookUrl", () => {
     expect(result.ok).toBe(true);
   });
 
-  it.each(["ENOTFOUND", "EAI_AGAIN", "ENODATA"])("accepts a name that does not resolve yet (%s)", async (code) => {
+  it.each(["ENOTFOUND", "EAI_AGAIN", "ENODATA", "ETIMEOUT", "ESERVFAIL", "EREFUSED", "ECONNREFUSED", "EBADRESP", "EOF"])("accepts a name that does not resolve yet, or whose name servers fail or refuse now (%s)", async (code) => {
     const result = await checkWebhookUrl("https://not-yet-registered.example.com/", {
       ...strict,
       lookup: async () => {
