@@ -33,6 +33,21 @@ const MINT_BY_SYMBOL: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.ma
 
 /** The token a name stands for: a mint as itself, a well-known symbol as its mint, any other symbol as a symbol. */
 export function tokenNamed(name: string): TokenIdentity {
+  let identity = NAMED.get(name);
+  if (identity === undefined) {
+    identity = identify(name);
+    if (NAMED.size >= MAX_NAMED) NAMED.clear();
+    NAMED.set(name, identity);
+  }
+  return identity;
+}
+
+// An alert's filter is named again for every transaction it looks at, and telling a mint from
+// a symbol decodes base58 (about 2 µs for a mint): the few names in use are remembered.
+const NAMED = new Map<string, TokenIdentity>();
+const MAX_NAMED = 10_000;
+
+function identify(name: string): TokenIdentity {
   if (isAddress(name)) return { mint: name };
   const known = MINT_BY_SYMBOL.get(name.toLowerCase());
   return known ? { mint: known } : { symbol: name.toLowerCase() };
