@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/helpers/global-setup.ts"],
-    setupFiles: ["test/helpers/leftover-keys.ts"],
+    setupFiles: ["test/helpers/leftovers.ts"],
     pool: "forks",
     // Two cores: more parallel files only make each one slower and the timings noisier.
     maxWorkers: 2,

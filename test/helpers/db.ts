@@ -14,6 +14,7 @@ export async function createTestDatabase(
 ): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const hash = createHash("sha1").update(label).digest("hex").slice(0, 10);
   const name = `wa_test_${hash}_${randomBytes(3).toString("hex")}`;
+  createdDatabases.add(name);
   const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database ${name} template ${options.empty ? "template0" : inject("templateDatabase")}`);
@@ -34,7 +35,14 @@ export async function createTestDatabase(
   };
 }
 
-/** The prefixes this test file was given: test/helpers/leftover-keys.ts checks them after the file. */
+/** The databases this test file created: test/helpers/leftovers.ts checks that they are gone after it. */
+const createdDatabases = new Set<string>();
+
+export function createdTestDatabases(): readonly string[] {
+  return [...createdDatabases];
+}
+
+/** The prefixes this test file was given: test/helpers/leftovers.ts checks them after the file. */
 const issuedPrefixes = new Set<string>();
 
 export function uniqueQueuePrefix(label: string): string {

@@ -15,12 +15,16 @@ beforeAll(async () => {
   redis = await startScriptedRedis((command) => {
     if (command[0] === "INFO") return `$${Buffer.byteLength(INFO)}\r\n${INFO}\r\n`;
     if (loading && command[0] !== "PING") return "-LOADING Redis is loading the dataset in memory\r\n";
+    // The test app's cleanup scans its prefix: no keys here.
+    if (command[0] === "SCAN") return "*2\r\n$1\r\n0\r\n*0\r\n";
     return command[0] === "PING" || command[0] === "CLIENT" || command[0] === "SELECT" ? plainAnswer(command) : "+OK\r\n";
   });
   t = await startTestApp("redis-loading", { REDIS_URL: redis.url });
 });
 afterAll(async () => {
-  await t?.close().catch(() => {});
+  // Loaded by now: the app's close (its queues, its cleanup) talks to this Redis too.
+  loading = false;
+  await t?.close();
   await redis?.close();
 });
 
