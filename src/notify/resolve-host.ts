@@ -27,6 +27,8 @@ export type HostResolverOptions = {
   hostsFile?: string;
   /** getaddrinfo by default: for tests of the queue in front of it. */
   systemLookup?: ResolveAll;
+  /** How long a caller waits for the whole answer (unbounded but for the tries: delivery, inside its connect timeout). */
+  deadlineMs?: number;
 };
 
 export function createHostResolver(options: HostResolverOptions = {}): ResolveAll {
@@ -34,7 +36,7 @@ export function createHostResolver(options: HostResolverOptions = {}): ResolveAl
   if (options.servers) resolver.setServers(options.servers);
   const fromSystem = oneAtATime(options.systemLookup ?? getaddrinfo, options.systemDeadlineMs ?? 3_000);
   const fromHostsFile = hostsFileReader(options.hostsFile ?? "/etc/hosts");
-  return async (hostname) => {
+  const resolveAll: ResolveAll = async (hostname) => {
     const listed = fromHostsFile(hostname);
     if (listed.length > 0) return listed;
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
@@ -50,6 +52,20 @@ export function createHostResolver(options: HostResolverOptions = {}): ResolveAl
     if (failure) throw failure;
     return [];
   };
+  const { deadlineMs } = options;
+  return deadlineMs === undefined ? resolveAll : (hostname) => within(hostname, deadlineMs, resolveAll(hostname));
+}
+
+/** The lookup's answer, or an ETIMEOUT failure after `deadlineMs` (and then `onExpire`). */
+function within(hostname: string, deadlineMs: number, lookup: Promise<string[]>, onExpire = () => {}): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onExpire();
+      reject(Object.assign(new Error(`lookup of ${hostname} timed out after ${deadlineMs} ms`), { code: "ETIMEOUT" }));
+    }, deadlineMs);
+  });
+  return Promise.race([lookup, deadline]).finally(() => clearTimeout(timer));
 }
 
 const getaddrinfo: ResolveAll = (hostname) =>
@@ -71,14 +87,7 @@ function oneAtATime(lookup: ResolveAll, deadlineMs: number): ResolveAll {
     let abandoned = false;
     const run = previous.then(() => (abandoned ? [] : lookup(hostname)));
     previous = run.catch(() => {});
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abandoned = true;
-        reject(Object.assign(new Error(`lookup of ${hostname} timed out after ${deadlineMs} ms`), { code: "ETIMEOUT" }));
-      }, deadlineMs);
-    });
-    return Promise.race([run, deadline]).finally(() => clearTimeout(timer));
+    return within(hostname, deadlineMs, run, () => (abandoned = true));
   };
 }
 

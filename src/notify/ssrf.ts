@@ -221,16 +221,4 @@ async function resolve(name: string, lookup: (host: string) => Promise<string[]>
 }
 
 /** Off the libuv threadpool, as at delivery (resolve-host.ts): a name server that never answers holds no thread of the API's. */
-const resolveHost = createHostResolver();
-
-async function lookupAll(host: string): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`lookup of ${host} timed out`), { code: "ETIMEOUT" })), LOOKUP_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([resolveHost(host), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const lookupAll = createHostResolver({ deadlineMs: LOOKUP_TIMEOUT_MS });
