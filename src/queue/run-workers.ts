@@ -105,17 +105,24 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
   // Worker or Queue on it fails everything from then on, however well Redis answers later, and a
   // Worker's loop retries without yielding: the event loop starves, no log line gets written, no
   // SIGTERM is heard. Only a new process helps: exit, as for a refused REDIS_URL.
-  const exitUnusable = (error: unknown, queue: string) => {
-    if (exiting || stopping.signal.aborted) return;
+  /** Logs why (once, whichever reason comes first) and ends the process. */
+  const exitOnce = (logWhy: () => void) => {
+    if (exiting) return;
     exiting = true;
+    logWhy();
+    exit(1);
+  };
+  const exitUnusable = (error: unknown, queue: string) => {
+    if (stopping.signal.aborted) return;
     const why = isUnreadableInfoAnswer(error)
       ? "Redis answered the connection's version check (INFO) with something other than text: its answers are out of step with its commands, or REDIS_URL does not lead to a Redis"
       : `BullMQ could not set up its Redis connection (${errorSummary(error)})`;
-    deps.logger.fatal(
-      { queue, cause: errorSummary(error) },
-      `worker: ${why}; BullMQ does not set a connection up again, so this process cannot recover: exiting (jobs in flight run again once their locks expire)`,
+    exitOnce(() =>
+      deps.logger.fatal(
+        { queue, cause: errorSummary(error) },
+        `worker: ${why}; BullMQ does not set a connection up again, so this process cannot recover: exiting (jobs in flight run again once their locks expire)`,
+      ),
     );
-    exit(1);
   };
   // The producers too (the reconciler's schedule, the jobs' follow-up jobs): one set up wrongly fails every enqueue.
   for (const queue of Object.values(deps.queues)) queue.waitUntilReady().catch((error: unknown) => exitUnusable(error, queue.name));
@@ -155,10 +162,7 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     worker.on("error", (error) => {
       const refusal = misconfiguredSetting(error);
       if (refusal) {
-        if (exiting) return;
-        exiting = true;
-        logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)");
-        return exit(1);
+        return exitOnce(() => logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)"));
       }
       if (isUnreadableInfoAnswer(error)) return exitUnusable(error, name);
       warnWorkerError(error, { queue: name });
