@@ -7,6 +7,7 @@
 import { DEFAULT_RETRY_SCHEDULE } from "../config.ts";
 import { MAX_PREVIOUS_SECRETS } from "../db/queries/notifications.ts";
 import { FAILING_DISABLES_AFTER_MS } from "../notify/alert-health.ts";
+import { DEFAULT_CHANNEL_TIMEOUT_MS } from "../notify/channels/index.ts";
 import { RESPONSE_BODY_LIMIT, USER_AGENT } from "../notify/channels/webhook.ts";
 import { TestPayloadSchema, TriggeredPayloadSchema } from "../notify/payload-schema.ts";
 import { RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS, type Verdict } from "../notify/retry-policy.ts";
@@ -97,7 +98,7 @@ const RETRY_AFTER_HEADER = {
 };
 
 const OPERATION_NOTE =
-  `Sent with a timeout of 15 s for the answer's headers and body together; no answer in time, or a network error, is retried as a 5xx is (an address the SSRF guard refuses fails at once). ` +
+  `Sent with a timeout of ${DEFAULT_CHANNEL_TIMEOUT_MS / 1000} s for the answer's headers and body together; no answer in time, or a network error, is retried as a 5xx is (an address the SSRF guard refuses fails at once). ` +
   "A receiver may get a notification more than once (an answer lost after it was processed): de-duplicate on webhook-id. " +
   "The notice that an alert was disabled is never sent here: it goes to the owner by email.";
 
