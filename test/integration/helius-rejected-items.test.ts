@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deps } from "../../src/deps.ts";
 import type { AppInstance } from "../../src/http/app.ts";
 import type { HeliusTransaction } from "../../src/ingest/helius.ts";
+import { MAX_KEPT_DEPTH } from "../../src/db/queries/helius-rejected-items.ts";
 import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
 import { randomAddress, randomSignature } from "../helpers/chain.ts";
 
@@ -90,5 +91,39 @@ describe("a Helius delivery with an item the webhook cannot read", () => {
       [withNul.signature, withNul],
     ]);
     expect(await count("transactions")).toBe(99);
+  });
+
+  it("answers 202 to a delivery holding an item nested too deep to write out, storing the valid one and keeping a note of the refused one", async () => {
+    const valid = transfer();
+    const deepSignature = randomSignature();
+    // Written by hand: JSON.stringify itself overflows the stack at this depth.
+    const depth = 5_000;
+    const deep = `{"signature":"${deepSignature}","junk":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const res = await app.inject({
+      method: "POST",
+      url: "/v1/ingest/helius",
+      headers: { authorization: SECRET, "content-type": "application/json" },
+      payload: `[${JSON.stringify(valid)},${deep}]`,
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 1, rejected: [{ index: 1, signature: deepSignature }] });
+    const [kept] = await deps.sql`select item::text as item from helius_rejected_items where signature = ${deepSignature}`;
+    expect(JSON.parse(kept!.item as string)).toEqual({ notKept: `the item nests deeper than ${MAX_KEPT_DEPTH} levels`, signature: deepSignature });
+    expect(await count("transactions")).toBe(100);
+  });
+
+  it("keeps whole a refused item nested as deep as the limit allows", async () => {
+    const signature = randomSignature();
+    const depth = MAX_KEPT_DEPTH - 1;
+    const item = `{"signature":"${signature}","junk":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+    const res = await app.inject({
+      method: "POST",
+      url: "/v1/ingest/helius",
+      headers: { authorization: SECRET, "content-type": "application/json" },
+      payload: `[${item}]`,
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const [kept] = await deps.sql`select item::text as item from helius_rejected_items where signature = ${signature}`;
+    expect(kept!.item).toBe(item);
   });
 });

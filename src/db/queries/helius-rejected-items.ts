@@ -13,7 +13,7 @@ export async function keepRefusedHeliusItems(sql: Sql, refused: readonly Refused
   // JSON.stringify writes a NUL as \u0000: text Postgres takes, and json (not jsonb) keeps.
   const rows = refused
     .map((r) => {
-      const item = JSON.stringify(r.item);
+      const item = keptItemText(r.item, r.signature);
       return { signature: r.signature, errors: JSON.stringify(r.errors), item, sha256: createHash("sha256").update(item).digest("hex") };
     })
     // In key order, so that two deliveries holding the same items take their locks alike.
@@ -25,4 +25,33 @@ export async function keepRefusedHeliusItems(sql: Sql, refused: readonly Refused
                 ${rows.map((r) => r.item)}::text[], ${rows.map((r) => r.sha256)}::text[]) as u(signature, errors, item, sha256)
     on conflict (item_sha256) do nothing`;
   return result.count;
+}
+
+/**
+ * Deeper than any Helius item could be (they nest five or six levels), and far below where
+ * JSON.stringify overflows the call stack (about 4,500 levels here) or Postgres's json parser
+ * refuses to go.
+ */
+export const MAX_KEPT_DEPTH = 1_000;
+
+/**
+ * The item's JSON text; for an item nested deeper than MAX_KEPT_DEPTH, which cannot be
+ * written out, a note saying so in its place (with its signature, when readable), so that the
+ * rest of the delivery is still answered 202 and the refusal is still on record.
+ */
+export function keptItemText(item: unknown, signature: string | null): string {
+  if (!nestsDeeperThan(item, MAX_KEPT_DEPTH)) return JSON.stringify(item);
+  return JSON.stringify({ notKept: `the item nests deeper than ${MAX_KEPT_DEPTH} levels`, signature });
+}
+
+/** A walk with its own stack: recursion is what overflows on such a value. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (node === null || typeof node !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
 }
