@@ -26,8 +26,11 @@ export const TEST_TWILIO = {
   from: "+15005550006",
 } as const;
 
-/** An error as Twilio answers it: HTTP status, Twilio error code, message. */
-export type TwilioErrorAnswer = { status: number; code: number; message: string };
+/**
+ * An error as Twilio answers it: HTTP status, Twilio error code, message; and any headers it
+ * sends with it (a 429 or 503's `retry-after`).
+ */
+export type TwilioErrorAnswer = { status: number; code: number; message: string; headers?: Readonly<Record<string, string>> };
 
 /** A status Twilio reports for a message after taking it (what the carrier did): MessageStatus, and ErrorCode with a failure. */
 export type CarrierReport = { status: string; errorCode?: number };
@@ -268,10 +271,10 @@ function postForm(url: string, params: Record<string, string>, signature: string
   });
 }
 
-/** Twilio's error body (what the SDK's RestException reads). */
+/** Twilio's error body (what the SDK's RestException reads), with the error's own headers. */
 function twilioError(error: TwilioErrorAnswer): Answer {
   const body = { code: error.code, message: error.message, more_info: `https://www.twilio.com/docs/errors/${error.code}`, status: error.status };
-  return { status: error.status, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)) };
+  return { status: error.status, headers: { ...error.headers, "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)) };
 }
 
 async function readAll(stream: IncomingMessage): Promise<Buffer> {

@@ -2,9 +2,11 @@
 // stand-in). Without Twilio credentials the message is written to the log and counted as
 // delivered, so the demo runs with nothing configured. With TWILIO_STATUS_CALLBACK_URL each
 // message asks Twilio to report what the carrier did with it, naming it by the sid kept here.
+import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import twilio from "twilio";
 import type RequestClient from "twilio/lib/base/RequestClient.js";
+import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
@@ -21,20 +23,64 @@ export type SmsChannelOptions = {
 };
 
 
+// Not exported by the SDK's index; what its Version.throwException raises for an RFC 9457 body.
+const { default: TwilioServiceException } = createRequire(import.meta.url)(
+  "twilio/lib/base/TwilioServiceException.js",
+) as typeof TwilioServiceExceptionModule;
+
+/** The SDK's exception for a failed answer, with the answer's Retry-After, which the SDK drops. */
+type TwilioErrorWithRetryAfter = Error & { status: number; retryAfter: string };
+
 /**
  * The SDK builds every URL on https://api.twilio.com; this client rewrites that origin to
  * the configured base URL. The SDK's only extension point for this is a RequestClient
  * subclass, hence a class here.
+ *
+ * It also keeps Twilio's Retry-After (429, 503): the SDK turns a failed answer into its
+ * exception from the status and body alone. A non-2xx answer with Retry-After is rejected
+ * here with the exception the SDK would raise for it (Version.throwException) plus
+ * `retryAfter`; the SDK passes the client's rejection on to `messages.create` unchanged.
+ * Other answers go to the SDK as before.
  */
 export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio.RequestClient {
   const base = baseUrl.replace(/\/+$/, "");
   class BaseUrlRequestClient extends twilio.RequestClient {
-    override request<TData>(opts: RequestClient.RequestOptions<TData>) {
+    override async request<TData>(opts: RequestClient.RequestOptions<TData>) {
       const uri = opts.uri.startsWith(TWILIO_API) ? base + opts.uri.slice(TWILIO_API.length) : opts.uri;
-      return super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? timeoutMs });
+      const response = await super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? timeoutMs });
+      const retryAfter = headerValue(response.headers, "retry-after");
+      if (retryAfter !== undefined && (response.statusCode < 200 || response.statusCode >= 300)) {
+        throw Object.assign(sdkException(response), { retryAfter }) satisfies TwilioErrorWithRetryAfter;
+      }
+      return response;
     }
   }
   return new BaseUrlRequestClient({ timeout: timeoutMs, keepAlive: true, autoRetry: false });
+}
+
+/** What the SDK's Version.throwException raises for this answer: an RFC 9457 problem or its legacy RestException. */
+function sdkException(response: { statusCode: number; body: unknown }): Error & { status: number } {
+  let body: unknown = response.body;
+  if (typeof body === "string") {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      body = null;
+    }
+  }
+  return TwilioServiceException.isRFC9457Response(body) ? new TwilioServiceException(response) : new twilio.RestException(response);
+}
+
+/** A response header by name, whatever its case (axios gives them lower-case); the first of repeated values. */
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (headers === null || typeof headers !== "object") return undefined;
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() !== name) continue;
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    if (typeof first === "string" && first.trim() !== "") return first.trim();
+    if (typeof first === "number") return String(first);
+  }
+  return undefined;
 }
 
 export function createSmsChannel(options: SmsChannelOptions): Channel & { describe: () => string; close: () => Promise<void> } {
@@ -98,15 +144,17 @@ const TWILIO_GEO_PERMISSION = 21408;
  * message before sending it, which no retry can fix. A refusal of our credentials, our From
  * number or our account's Geo Permissions is retried whatever its status (see
  * DeliveryOutcome.deploymentFault); Twilio unreachable, busy (429) or failing (5xx) is
- * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable).
+ * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable). A Retry-After
+ * Twilio sent with its answer (the error's `retryAfter`) is passed on as the attempt's.
  */
 export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
-  const { status, code, message, detail, moreInfo } = (error ?? {}) as {
+  const { status, code, message, detail, moreInfo, retryAfter } = (error ?? {}) as {
     status?: unknown;
     code?: unknown;
     message?: string;
     detail?: unknown;
     moreInfo?: unknown;
+    retryAfter?: unknown;
   };
   if (typeof status === "number") {
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
@@ -114,6 +162,8 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
     return {
       statusCode: status,
+      // Twilio's Retry-After (baseUrlRequestClient keeps it): the retry policy waits at least that long.
+      ...(typeof retryAfter === "string" && retryAfter !== "" ? { retryAfter } : {}),
       ...twilioFault(status, code),
       error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
     };
