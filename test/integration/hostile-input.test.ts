@@ -92,6 +92,9 @@ describe("a NUL character in stored text", () => {
     ["an NFT's collection", { method: "POST", url: "/v1/ingest/accounts", payload: { accounts: [account([nft({ collection: nul })])] } }, "body.accounts.0.nfts.0.collection"],
     ["a label's source", { method: "PUT", url: "/v1/risk/labels", payload: { labels: [label({}), label({ source: nul })] } }, "body.labels.1.source"],
     ["a wallet's alias", { method: "PATCH", url: `/v1/wallets/${walletId}`, payload: { alias: nul } }, "body.alias"],
+    ["an alert's token filter", { method: "POST", url: "/v1/risk/alerts", payload: { walletId, condition: "large_transfer", threshold: 1, token: nul, notificationMethod: "email", recipient: "desk@example.com" } }, "body.token"],
+    ["an alert's webhookUrl", { method: "POST", url: "/v1/risk/alerts", payload: { walletId, condition: "large_transfer", threshold: 1, notificationMethod: "webhook", webhookUrl: `https://example.com/${nul}` } }, "body.webhookUrl"],
+    ["an alert's recipient", { method: "POST", url: "/v1/risk/alerts", payload: { walletId, condition: "large_transfer", threshold: 1, notificationMethod: "email", recipient: `desk${nul}@example.com` } }, "body.recipient"],
   ];
 
   it.each(cases)("refuses %s with a 400 whose errors[].path names it", async (_name, request, path) => {

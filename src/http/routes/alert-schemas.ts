@@ -6,7 +6,7 @@ import type { AlertEventRow } from "../../db/queries/events.ts";
 import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
-import { idSchema, problemResponses, queryInteger } from "../schemas.ts";
+import { idSchema, problemResponses, queryInteger, textSchema } from "../schemas.ts";
 
 export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
 export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
@@ -23,12 +23,12 @@ const Threshold = Type.Number({
     "risk 0–100 (default 75); unusual_activity: multiple of the hourly baseline (default 5); " +
     "risk_score_increase: points above the baseline (default 10)",
 });
-const WebhookUrl = Type.String({
+const WebhookUrl = textSchema({
   minLength: 1,
   maxLength: MAX_WEBHOOK_URL_LENGTH,
   description: "https URL that receives signed notifications (webhook alerts only)",
 });
-const Recipient = Type.String({
+const Recipient = textSchema({
   minLength: 1,
   maxLength: 254,
   description: "email address (email alerts) or E.164 phone number (sms alerts); defaults to the token's email / phone_number claim",
@@ -66,7 +66,7 @@ export const CreateAlertBody = Type.Object(
     recipient: Type.Optional(Recipient),
     cooldownSeconds: Type.Optional(CooldownSeconds),
     token: Type.Optional(
-      Type.String({
+      textSchema({
         minLength: 1,
         maxLength: MAX_TOKEN_FILTER_LENGTH,
         description: "large_transfer only: fire only for this token (symbol or mint)",
