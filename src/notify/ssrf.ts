@@ -157,6 +157,8 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): 
   if (url.username !== "" || url.password !== "") {
     return refuse("webhookUrl must not contain a user name or password");
   }
+  // Port 0 parses, but no connection can reach it: every delivery would fail until the alert is disabled.
+  if (url.port === "0") return refuse("webhookUrl must not name port 0");
 
   // WHATWG URL parsing has already turned decimal, hex, octal and short IPv4 spellings
   // into dotted quads and IPv6 into its compressed form, so one parse covers them all.

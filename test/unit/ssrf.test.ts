@@ -134,6 +134,13 @@ describe("checkWebhookUrl", () => {
     });
   });
 
+  it.each(["https://hooks.example.com:0/alerts", "https://93.184.216.34:0/"])("refuses %s: no connection can reach port 0", async (url) => {
+    expect(await checkWebhookUrl(url, { ...strict, lookup: lookupTo(["93.184.216.34"]) })).toEqual({
+      ok: false,
+      reason: "webhookUrl must not name port 0",
+    });
+  });
+
   it.each(["https://user:pass@hooks.example.com/", "https://user@hooks.example.com/", "https://:pass@hooks.example.com/"])(
     "refuses credentials in %s",
     async (url) => {
