@@ -84,6 +84,18 @@ async function walletWithScoreAlert() {
 }
 
 describe("PUT /v1/risk/labels effects", () => {
+  it("takes back a label as GET answers it, with source null", async () => {
+    const address = randomAddress();
+    expect((await put({ labels: [{ address, category: "mixer", score: 70 }] })).statusCode).toBe(200);
+    const read = await t.app.inject({ method: "GET", url: `/v1/risk/labels/${address}`, headers: bearer(token) });
+    expect(read.json()).toMatchObject({ address, source: null });
+    const { address: same, category, score, source } = read.json() as Record<string, unknown>;
+    const again = await put({ labels: [{ address: same, category, score, source }] });
+    expect(again.statusCode, again.body).toBe(200);
+    const [row] = await t.deps.sql`select source from risk_labels where address = ${address}`;
+    expect(row).toEqual({ source: null });
+  });
+
   it("creates and replaces labels, one per address", async () => {
     const [a, b] = [randomAddress(), randomAddress()];
     const first = await put({ labels: [{ address: a, category: "exchange", score: 5, source: "vendor-x" }, { address: b, category: "scam", score: 80 }] });

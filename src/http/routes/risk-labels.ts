@@ -18,7 +18,11 @@ const LabelSchema = Type.Object(
     address: AddressSchema,
     category: Type.Enum(LABEL_CATEGORIES, { description: "what the address is" }),
     score: Type.Integer({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
-    source: Type.Optional(textSchema({ minLength: 1, maxLength: 200, description: "where the label comes from, e.g. ofac-sdn" })),
+    // null as well as absent: GET answers "source": null for a label without one, and a label
+    // read back must be accepted as it was read.
+    source: Type.Optional(
+      Type.Union([textSchema({ minLength: 1, maxLength: 200 }), Type.Null()], { description: "where the label comes from, e.g. ofac-sdn; null or absent when none" }),
+    ),
   },
   { additionalProperties: false },
 );
