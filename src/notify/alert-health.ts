@@ -19,6 +19,15 @@
 // dropped instead of telling the owner twice (queue/jobs/disabled-notice.ts).
 // A PATCH of status back to active clears failing_since, disabled_reason and disabled_at
 // (db/queries/alerts.ts updateAlert).
+// A failure counts only while its notification is open (pending or retrying): a stalled BullMQ
+// job runs twice at once, and when one run has delivered the notification (clearing
+// failing_since) the other run's failure, counted afterwards, started a run of failures, or
+// disabled the alert, although that notification got through. One finished as failed by
+// another run was counted by that run already. A 410 Gone is no exception: the same endpoint
+// has just accepted this very notification, so a 410 after it says less about the endpoint
+// than the delivery does (a proxy or deploy in flux, a duplicate the receiver refuses), and a
+// wrong disabling silences every later alert until the owner notices; an endpoint that is
+// really gone answers 410 to the next notification, which disables the alert then.
 import type { Sql } from "../db/client.ts";
 import type { Logger } from "../logger.ts";
 
@@ -26,6 +35,12 @@ export const FAILING_DISABLES_AFTER_MS = 24 * 3_600_000;
 
 export type FailureFacts = {
   alertId: string;
+  /**
+   * The notification whose attempt failed: the failure counts only while it is still open
+   * (pending or retrying), not once another run delivered or failed it. Without one (a
+   * disabling that no notification's attempt made) it always counts.
+   */
+  notificationId?: string;
   /** The receiver answered 410 Gone. */
   gone: boolean;
   /** The last attempt's error, for the log. */
@@ -73,16 +88,32 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
 
 /**
  * One statement: start (or keep) the failure run of an active alert and disable it if it is
- * due; any other status is left alone. Returns the alert only when this call disabled it, so
- * the owner is told once.
+ * due; any other status is left alone, and so is the alert when the failed notification is
+ * finished (delivered or failed by another run). Returns the alert only when this call
+ * disabled it, so the owner is told once.
+ *
+ * The notification is read `for share`, before the alert is locked: a concurrent run's record
+ * of its delivery (db/queries/deliveries.ts) updates the notification and then the alert, so a
+ * failure counted while that record is in flight waits for it and then sees the notification
+ * delivered, rather than counting on the snapshot that still shows it open (after the record
+ * cleared failing_since, that started a run of failures). The same order as the record's, so
+ * the two do not deadlock.
  */
 async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert | undefined> {
   const now = facts.now.toISOString();
   const cutoff = new Date(facts.now.getTime() - FAILING_DISABLES_AFTER_MS).toISOString();
+  const notificationId = facts.notificationId ?? null;
   const [row] = await sql<(DisabledAlert & { disabledNow: boolean })[]>`
-    with before as (
+    with open_notification as materialized (
+      select id from notifications
+      where id = ${notificationId}::text and status not in ('delivered', 'failed')
+      for share
+    ), before as (
       select id, coalesce(failing_since, ${now}::timestamptz) as since
-      from alerts where id = ${facts.alertId} and status = 'active' for update
+      from alerts
+      where id = ${facts.alertId} and status = 'active'
+        and (${notificationId}::text is null or exists (select 1 from open_notification))
+      for update
     ), verdict as (
       select id, since, ${facts.gone}::boolean or since <= ${cutoff}::timestamptz as disable
       from before

@@ -145,12 +145,17 @@ export function makeDeliverProcessor(
     // left the notification failed, so the job's retry found it finished and the 410 never
     // disabled the alert. Counted first, a retry makes the attempt again and counts it again,
     // which changes nothing (the run's start is kept; a disabled alert is left alone, and its
-    // notification then fails without an attempt).
+    // notification then fails without an attempt). It counts only while the notification is
+    // open: a stalled job's second run, failing after the first delivered it, counts nothing
+    // (a 410 Gone included: alert-health.ts says why).
     if (outcome.status === "failed" && isDestinationsFault(result)) {
-      await recordPermanentFailure(
-        alertHealth,
-        { alertId: row.alertId, gone: marksAlertGone(result), error: outcome.error ?? "failed", now: deps.now() },
-      );
+      await recordPermanentFailure(alertHealth, {
+        alertId: row.alertId,
+        notificationId: row.notificationId,
+        gone: marksAlertGone(result),
+        error: outcome.error ?? "failed",
+        now: deps.now(),
+      });
     }
     const recorded = await store.record({
       notificationId: row.notificationId,
