@@ -5,12 +5,14 @@
 // and the SMTP, Twilio and PostgreSQL connections that need a thread too; other owners'
 // webhooks then timed out. So, as getaddrinfo does but without its thread: /etc/hosts first
 // (read again when it changes), then c-ares (dns.Resolver), which asks the name servers of
-// /etc/resolv.conf itself, on the event loop, within a bound. A name those servers say does
+// /etc/resolv.conf itself, on the event loop, within a bound (a fresh Resolver once that file
+// changes: c-ares reads it when a Resolver is made, and only then). A name those servers say does
 // not exist (an NXDOMAIN: a search-domain short name, say) is then asked of getaddrinfo, one
 // lookup at a time, so such names can hold one thread at most.
 import { lookup as systemLookup, promises as dns } from "node:dns";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, type Stats } from "node:fs";
 import { isIP } from "node:net";
+import { parseResolvConf } from "./resolv-conf.ts";
 
 /** Every address a host name resolves to, IPv4 first; none when the name exists without any. */
 export type ResolveAll = (hostname: string) => Promise<string[]>;
@@ -19,8 +21,14 @@ export type HostResolverOptions = {
   /** Each try's timeout; c-ares tries each name server `tries` times. */
   timeoutMs?: number;
   tries?: number;
-  /** Name servers (`host` or `host:port`) instead of /etc/resolv.conf's: for tests. */
+  /** Name servers (`host` or `host:port`) instead of /etc/resolv.conf's, for good (resolvConf unread): for tests. */
   servers?: string[];
+  /**
+   * A resolv.conf instead of /etc/resolv.conf, followed as that one is: for tests. A Resolver
+   * made reads /etc/resolv.conf whatever this says, so this file's name servers are read here
+   * (parseResolvConf) and set on each fresh Resolver; a file that names none leaves c-ares's.
+   */
+  resolvConf?: string;
   /** How long a caller waits for getaddrinfo, its turn included. */
   systemDeadlineMs?: number;
   /** The hosts file (/etc/hosts): for tests. */
@@ -32,13 +40,15 @@ export type HostResolverOptions = {
 };
 
 export function createHostResolver(options: HostResolverOptions = {}): ResolveAll {
-  const resolver = new dns.Resolver({ timeout: options.timeoutMs ?? 1_500, tries: options.tries ?? 2 });
-  if (options.servers) resolver.setServers(options.servers);
+  const resolverOptions = { timeout: options.timeoutMs ?? 1_500, tries: options.tries ?? 2 };
+  const currentResolver = options.servers ? fixedResolver(resolverOptions, options.servers) : resolvConfResolver(resolverOptions, options.resolvConf);
   const fromSystem = oneAtATime(options.systemLookup ?? getaddrinfo, options.systemDeadlineMs ?? 3_000);
   const fromHostsFile = hostsFileReader(options.hostsFile ?? "/etc/hosts");
   const resolveAll: ResolveAll = async (hostname) => {
     const listed = fromHostsFile(hostname);
     if (listed.length > 0) return listed;
+    // Both families asked of one Resolver: a fresh one made meanwhile is the next lookup's.
+    const resolver = currentResolver();
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
     const addresses = [...(v4.status === "fulfilled" ? v4.value : []), ...(v6.status === "fulfilled" ? v6.value : [])];
     if (addresses.length > 0) return addresses;
@@ -91,22 +101,74 @@ function oneAtATime(lookup: ResolveAll, deadlineMs: number): ResolveAll {
   };
 }
 
+type ResolverOptions = { timeout: number; tries: number };
+
+function fixedResolver(options: ResolverOptions, servers: string[]): () => dns.Resolver {
+  const resolver = new dns.Resolver(options);
+  resolver.setServers(servers);
+  return () => resolver;
+}
+
 /**
- * The addresses a hosts file gives a name, read again when the file changes (a stat per
- * lookup: lookups are made per new connection, not per request). Synchronous on purpose: a
- * local file's stat and read are quick, and off the threadpool.
+ * A Resolver asking the name servers of resolv.conf, a fresh one once the file's text has
+ * changed (noticed as the hosts file's changes are: followFile). c-ares reads /etc/resolv.conf
+ * when a Resolver is made and never again, and setServers refuses while queries are pending, so
+ * a long-running worker went on asking the name servers it started with, whatever DHCP, an
+ * operator or the container runtime wrote there since. The Resolver before keeps the lookups
+ * already asked of it: they finish (or time out) as they would have. While the file is gone (a
+ * replacement half done, say) the Resolver there is stays. `path`: a file other than
+ * /etc/resolv.conf, whose name servers are read here and set, as `new Resolver()` would read
+ * /etc/resolv.conf's.
  */
-function hostsFileReader(path: string): (hostname: string) => string[] {
-  let read: { mtimeMs: number; addresses: Map<string, string[]> } | undefined;
-  return (hostname) => {
-    let mtimeMs: number;
+function resolvConfResolver(options: ResolverOptions, path?: string): () => dns.Resolver {
+  return followFile(path ?? "/etc/resolv.conf", (text, before: dns.Resolver | undefined) => {
+    if (before && text === undefined) return before;
+    const resolver = new dns.Resolver(options);
+    const servers = path === undefined || text === undefined ? [] : parseResolvConf(text);
+    if (servers.length > 0) resolver.setServers(servers);
+    return resolver;
+  });
+}
+
+/** How long after a file's mtime a write in the same timestamp tick could still follow unseen. */
+const RACY_MS = 2_000;
+
+/**
+ * What `make` makes of a file's text (undefined: there is no file, or it cannot be read), made
+ * again when the text has changed, with what it made before. A stat per call (lookups are made
+ * per new connection, not per request): the file is read again when its inode, size or mtime
+ * differ, and at every call while its mtime is within RACY_MS of the read (a second write within
+ * the filesystem's timestamp granularity keeps the mtime: the text tells). Synchronous on
+ * purpose: a local file's stat and read are quick, and off the threadpool.
+ */
+function followFile<T>(path: string, make: (text: string | undefined, before: T | undefined) => T): () => T {
+  let known: { stamp: string | undefined; racy: boolean; text: string | undefined; made: T } | undefined;
+  return () => {
+    let stats: Stats | undefined;
     try {
-      mtimeMs = statSync(path).mtimeMs;
+      stats = statSync(path);
     } catch {
-      return [];
+      stats = undefined;
     }
-    if (read?.mtimeMs !== mtimeMs) read = { mtimeMs, addresses: parseHostsFile(readFileSync(path, "utf8")) };
-    const found = read.addresses.get(hostname.toLowerCase().replace(/\.$/, "")) ?? [];
+    const stamp = stats && `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+    if (known && !known.racy && stamp === known.stamp) return known.made;
+    let text: string | undefined;
+    try {
+      text = stats && readFileSync(path, "utf8");
+    } catch {
+      text = undefined;
+    }
+    const made = known && text === known.text ? known.made : make(text, known?.made);
+    known = { stamp, racy: stats !== undefined && Date.now() - stats.mtimeMs < RACY_MS, text, made };
+    return made;
+  };
+}
+
+/** The addresses a hosts file gives a name, read again when the file changes (followFile). */
+function hostsFileReader(path: string): (hostname: string) => string[] {
+  const addresses = followFile(path, (text) => (text === undefined ? new Map<string, string[]>() : parseHostsFile(text)));
+  return (hostname) => {
+    const found = addresses().get(hostname.toLowerCase().replace(/\.$/, "")) ?? [];
     // IPv4 first, as the name servers' answers are given.
     return [...found.filter((address) => isIP(address) === 4), ...found.filter((address) => isIP(address) === 6)];
   };

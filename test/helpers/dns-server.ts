@@ -1,12 +1,13 @@
 // A name server on loopback (UDP), for tests of webhook host resolution: per name, A records,
-// NXDOMAIN, or no answer at all (a name server that never answers, as a hostile domain's may).
+// NXDOMAIN, or no answer at all (a name server that never answers, as a hostile domain's may);
+// A records may be given late (a slow name server: a lookup still in flight while a test acts).
 import { createSocket, type RemoteInfo } from "node:dgram";
 import type { AddressInfo } from "node:net";
 
-export type DnsAnswer = { a: string[] } | "nxdomain" | "silent";
+export type DnsAnswer = { a: string[]; delayMs?: number } | "nxdomain" | "silent";
 
 export type DnsServer = {
-  /** `127.0.0.1:<port>`, for Resolver.setServers. */
+  /** `127.0.0.1:<port>`, for Resolver.setServers, or a resolv.conf's nameserver line (c-ares reads a port there). */
   address: string;
   /** The names asked, in order (one per query: A and AAAA each count). */
   queries: string[];
@@ -19,6 +20,7 @@ const NXDOMAIN = 3;
 export async function startDnsServer(answerFor: (name: string) => DnsAnswer): Promise<DnsServer> {
   const socket = createSocket("udp4");
   const queries: string[] = [];
+  const late = new Set<NodeJS.Timeout>();
   socket.on("message", (query: Buffer, peer: RemoteInfo) => {
     const { name, end } = readName(query, 12);
     const type = query.readUInt16BE(end);
@@ -42,14 +44,21 @@ export async function startDnsServer(answerFor: (name: string) => DnsAnswer): Pr
       ip.split(".").forEach((octet, i) => record.writeUInt8(Number(octet), 12 + i));
       return record;
     });
-    socket.send(Buffer.concat([header, question, ...answers]), peer.port, peer.address);
+    const send = () => socket.send(Buffer.concat([header, question, ...answers]), peer.port, peer.address);
+    const delayMs = answer !== "nxdomain" ? answer.delayMs : undefined;
+    if (delayMs === undefined) return send();
+    const timer = setTimeout(() => (late.delete(timer), send()), delayMs);
+    late.add(timer);
   });
   await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
   const { port } = socket.address() as AddressInfo;
   return {
     address: `127.0.0.1:${port}`,
     queries,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => {
+      for (const timer of late) clearTimeout(timer);
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }
 

@@ -1,9 +1,17 @@
 // Webhook host names are resolved by c-ares (createHostResolver), against a real name server on
 // loopback: one that never answers holds no libuv threadpool thread, so it cannot stall other
 // owners' webhooks (nor the SMTP, Twilio and PostgreSQL lookups that need a thread), and names
-// the name servers do not know are still asked of the system (/etc/hosts).
+// the name servers do not know are still asked of the system (/etc/hosts). The name servers are
+// those resolv.conf names when the lookup is made, not when the process started.
+//
+// resolv.conf tests: two name servers answering one name differently, on 127.0.0.1 at two ports,
+// named in a resolv.conf of the test's own as "nameserver 127.0.0.1:<port>". That is c-ares's
+// syntax (c-ares is the Resolver, and reads /etc/resolv.conf so: "host:port", "[v6]:port"),
+// though not glibc's; so the file is one c-ares itself would read the same way. Not port 53 on
+// 127.0.0.2 and 127.0.0.3: that needs root (we may be root, CI need not be), and 53 may be taken
+// (a local stub resolver, a second test run).
 import { pbkdf2 } from "node:crypto";
-import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +24,10 @@ import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-r
 
 let dns: DnsServer;
 let receiver: WebhookReceiver;
+/** Two name servers, each its own answer for moving.desk.test, slow.desk.test given late. */
+let before: DnsServer;
+let after: DnsServer;
+let resolvConfDir: string;
 
 beforeAll(async () => {
   dns = await startDnsServer((name) => {
@@ -25,10 +37,20 @@ beforeAll(async () => {
     return "nxdomain";
   });
   receiver = await startWebhookReceiver();
+  before = await startDnsServer((name) => {
+    if (name === "moving.desk.test") return { a: ["192.0.2.10"] };
+    if (name === "slow.desk.test") return { a: ["192.0.2.11"], delayMs: 300 };
+    return "nxdomain";
+  });
+  after = await startDnsServer((name) => (name === "moving.desk.test" ? { a: ["192.0.2.20"] } : "nxdomain"));
+  resolvConfDir = mkdtempSync(join(tmpdir(), "resolv-conf-"));
 });
 afterAll(async () => {
   await receiver?.close();
   await dns?.close();
+  await before?.close();
+  await after?.close();
+  if (resolvConfDir) rmSync(resolvConfDir, { recursive: true, force: true });
 });
 
 /** Settles to what happened, in the order things settled. */
@@ -135,5 +157,51 @@ describe("webhook host names", () => {
     pending.get("late")!(["198.51.100.5"]);
     expect(await late).toEqual(["198.51.100.5"]);
     expect([...pending.keys()]).toEqual(["gone0", "late"]);
+  });
+
+  describe("resolved by the name servers resolv.conf names", () => {
+    /** A resolver on a resolv.conf of the test's own naming `server`; nothing asked of /etc/hosts or getaddrinfo. */
+    function resolverOn(file: string, server: DnsServer) {
+      writeFileSync(file, `# written by the test\nsearch desk.test\nnameserver ${server.address}\noptions ndots:1\n`);
+      return createHostResolver({ resolvConf: file, timeoutMs: 1_000, tries: 1, hostsFile: "/nonexistent/hosts", systemLookup: async () => [] });
+    }
+    /** Padded: one length whatever the port's digits. */
+    const renaming = (file: string, server: DnsServer) => writeFileSync(file, `${`nameserver ${server.address}`.padEnd(40)}\n`);
+
+    it("are asked of the one it names, and of another once the file is rewritten to name that one", async () => {
+      const file = join(resolvConfDir, "rewritten");
+      const resolve = resolverOn(file, before);
+      // The file as a long-running worker finds it: written long before.
+      const anHourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(file, anHourAgo, anHourAgo);
+      expect(await resolve("moving.desk.test")).toEqual(["192.0.2.10"]);
+      renaming(file, after);
+      expect(await resolve("moving.desk.test")).toEqual(["192.0.2.20"]);
+      expect(after.queries).toContain("moving.desk.test");
+    });
+
+    it("are asked of the one a rewrite names even when the rewrite keeps the file's size and mtime (written within one timestamp tick)", async () => {
+      const file = join(resolvConfDir, "same-tick");
+      const resolve = resolverOn(file, before);
+      renaming(file, before);
+      const now = new Date();
+      utimesSync(file, now, now);
+      expect(await resolve("moving.desk.test")).toEqual(["192.0.2.10"]);
+      const { size, mtimeMs } = statSync(file);
+      renaming(file, after);
+      utimesSync(file, now, now);
+      expect(statSync(file)).toMatchObject({ size, mtimeMs });
+      expect(await resolve("moving.desk.test")).toEqual(["192.0.2.20"]);
+    });
+
+    it("already asked of the one named before a rewrite get its answer, while the next lookups are asked of the one named after", async () => {
+      const file = join(resolvConfDir, "in-flight");
+      const resolve = resolverOn(file, before);
+      const inFlight = resolve("slow.desk.test");
+      await waitFor("the slow name to be asked", async () => before.queries.includes("slow.desk.test"), 2_000);
+      renaming(file, after);
+      expect(await resolve("moving.desk.test")).toEqual(["192.0.2.20"]);
+      expect(await inFlight).toEqual(["192.0.2.11"]);
+    });
   });
 });
