@@ -1,7 +1,11 @@
 // The one-line human sentences that explain why an alert fired. They travel in every
 // notification (webhook `reason`, email subject and body, SMS), so each stays short (about
-// 120 characters at most, leaving room in a 160-character SMS) and factual: amounts with
-// thousands separators, addresses and mints shortened to `7xKX…9fQa`.
+// 120 characters at most, leaving room in a 160-character SMS) and factual: amounts exact,
+// with thousands separators (formatAmount), addresses and mints shortened to `7xKX…9fQa`.
+// Amounts of 17 significant digits on both sides keep a large_transfer sentence near 105
+// characters; only amounts near the ingest maximum (1e28) pass 120, and the SMS then drops
+// whole words (render-sms.ts), never part of a number.
+import { plainDecimal } from "./decimal.ts";
 import type { LabelCategory, RiskFactor, TransactionType } from "./types.ts";
 
 /** Longer than this and a string is shown as `head…tail` (a symbol like "USDC" stays whole). */
@@ -18,14 +22,34 @@ export function shortAddress(text: string): string {
   return `${characters.slice(0, 4).join("")}…${characters.slice(-4).join("")}`;
 }
 
+/**
+ * An amount of money, exactly: 9999.996 → "9,999.996", 25000 → "25,000", 0.999999 → "0.999999",
+ * 1e-9 → "0.000000001", 1e21 → "1,000,000,000,000,000,000,000". The shortest decimal that reads
+ * back as `value` (String(value), never its exponent form) with thousands separators in the
+ * integer part, nothing rounded. Rounded to 2 decimals, a 9,999.996 USDC transfer read
+ * "Sent 10,000 USDC (threshold 10,000)" against a 9,999.995 threshold, and 0.999999 SOL read "1":
+ * an amount that did not move, equal to the threshold it crossed. Also for risk scores and
+ * their thresholds, which read as their owner set them (at most 9 decimals).
+ */
+export function formatAmount(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const sign = value < 0 ? "-" : ""; // -0 reads "0"
+  const [integer = "0", fraction] = plainDecimal(String(Math.abs(value))).split(".");
+  const grouped = integer.replace(/\B(?=(\d{3})+$)/g, ",");
+  return fraction === undefined ? `${sign}${grouped}` : `${sign}${grouped}.${fraction}`;
+}
+
 const WHOLE = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
 const SMALL = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4 });
 
 /**
- * 25000 → "25,000"; 1234.5678 → "1,234.57"; 0.000123456 → "0.0001235". Amounts under 1 keep
- * four significant digits so that a dust transfer never reads as "0".
+ * A derived figure that is no amount, shown rounded: 10.238095238095237 → "10.24",
+ * 0.000123456 → "0.0001235" (under 1, four significant digits, so that it never reads as "0").
+ * For unusual_activity's multiples and hourly baseline: the multiple reached is itself rounded
+ * to 2 decimals (conditions/unusual-activity.ts), and its threshold is rounded alike, so that a
+ * multiple does not read as below the threshold it reached (2.55× against 2.554×).
  */
-export function formatAmount(value: number): string {
+export function formatRounded(value: number): string {
   if (!Number.isFinite(value)) return String(value);
   return Math.abs(value) >= 1 || value === 0 ? WHOLE.format(value) : SMALL.format(value);
 }
@@ -83,8 +107,8 @@ export function suspiciousCounterpartyReason(
 export function unusualActivityReason(count: number, baseline: number, multiple: number, threshold: number): string {
   const noun = count === 1 ? "transaction" : "transactions";
   return (
-    `${formatAmount(count)} ${noun} in the last hour, ${formatAmount(multiple)}× the usual ` +
-    `${formatAmount(baseline)} per hour (threshold ${formatAmount(threshold)}×).`
+    `${formatAmount(count)} ${noun} in the last hour, ${formatRounded(multiple)}× the usual ` +
+    `${formatRounded(baseline)} per hour (threshold ${formatRounded(threshold)}×).`
   );
 }
 

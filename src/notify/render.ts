@@ -1,7 +1,7 @@
 // What a person reads: the email (subject, text, HTML), rendered from the same
 // NotificationPayload the webhook carries, and the pieces the SMS shares (render-sms.ts).
 // Pure: no I/O, no clock.
-import { formatAmount, shortAddress } from "../domain/reason.ts";
+import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
 import type { Condition, NotificationPayload } from "../domain/types.ts";
 
 export type RenderedEmail = { subject: string; text: string; html: string };
@@ -55,19 +55,22 @@ export function headerText(text: string): string {
 /**
  * A threshold or observed value in its condition's unit: a bare "5" could be transactions,
  * a multiple, points or an amount. A large_transfer threshold is in the units of the
- * transferred token, named when there is a transaction (a test has none).
+ * transferred token, named when there is a transaction (a test has none). Amounts, scores and
+ * points read exactly (9,999.996 USDC never reads as 10,000 USDC); multiples are rounded as
+ * the reason rounds them (domain/reason.ts).
  */
 function inUnit(condition: Condition, value: number, token: string | undefined): string {
-  const amount = formatAmount(value);
   switch (condition) {
-    case "large_transfer":
+    case "large_transfer": {
+      const amount = formatAmount(value);
       return token === undefined ? `${amount} (in the transferred token)` : `${amount} ${token}`;
+    }
     case "suspicious_counterparty":
-      return `risk ${amount}/100`;
+      return `risk ${formatAmount(value)}/100`;
     case "unusual_activity":
-      return `${amount}× the usual hourly count`;
+      return `${formatRounded(value)}× the usual hourly count`;
     case "risk_score_increase":
-      return `${amount} ${value === 1 ? "point" : "points"}`;
+      return `${formatAmount(value)} ${value === 1 ? "point" : "points"}`;
   }
 }
 

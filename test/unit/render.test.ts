@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { largeTransferReason } from "../../src/domain/reason.ts";
+import { largeTransferReason, suspiciousCounterpartyReason } from "../../src/domain/reason.ts";
 import type { NotificationPayload } from "../../src/domain/types.ts";
 import { emailSubject, renderDisabledNotice, renderEmail } from "../../src/notify/render.ts";
 import { GSM7_SEGMENT_SEPTETS, UCS2_SEGMENT_UNITS, gsm7Length, isGsm7, renderSms } from "../../src/notify/render-sms.ts";
@@ -348,5 +348,91 @@ describe("GSM-7 charset", () => {
     expect(isGsm7("×")).toBe(false);
     expect(isGsm7("ç")).toBe(false); // only the capital Ç is in the table
     expect(gsm7Length("a€")).toBe(3);
+  });
+});
+
+describe("amounts read exactly in the email and the SMS", () => {
+  const BONK = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263";
+
+  /** A large_transfer notification as the pipeline builds it: the reason from domain/reason.ts. */
+  function transfer(amount: number, threshold: number, token: string, more: Partial<NotificationPayload["data"]> = {}, type: "transfer" | "nft" = "transfer") {
+    const tx = { ...payload().data.transaction!, amount, token, type };
+    const movement = { direction: "sent", failed: false, amount, token, counterparty: COUNTERPARTY, type } as const;
+    return payload({ threshold, observed: amount, transaction: tx, reason: largeTransferReason(movement, threshold), ...more });
+  }
+
+  it.each([
+    { amount: 9_999.996, threshold: 9_999.995, token: "USDC", shown: "9,999.996", limit: "9,999.995" },
+    { amount: 0.999999, threshold: 0.5, token: "SOL", shown: "0.999999", limit: "0.5" },
+    { amount: 123_456_789.12345679, threshold: 100_000_000.5, token: "USDC", shown: "123,456,789.12345679", limit: "100,000,000.5" },
+    { amount: 1.23456789e-7, threshold: 0.000000001, token: "SOL", shown: "0.000000123456789", limit: "0.000000001" },
+  ])("email: $shown $token against a threshold of $limit, in the reason, Threshold, Observed and Movement", ({ amount, threshold, token, shown, limit }) => {
+    const email = renderEmail(transfer(amount, threshold, token));
+    const reason = `Sent ${shown} ${token} to 9WzD…AWWM (threshold ${limit}).`;
+    const rows = email.text.split("\n");
+    expect(rows[0]).toBe(reason);
+    expect(rows.filter((line) => /^(Threshold|Observed|Movement):/.test(line))).toEqual([
+      `Threshold:    ${limit} ${token}`,
+      `Observed:     ${shown} ${token}`,
+      `Movement:     ${shown} ${token} from ${ADDRESS} to ${COUNTERPARTY} (transfer, success)`,
+    ]);
+    expect(email.html).toContain(`<strong>${reason}</strong>`);
+    expect(email.html).toContain(`<th align="left">Threshold</th><td>${limit} ${token}</td>`);
+    expect(email.html).toContain(`<th align="left">Observed</th><td>${shown} ${token}</td>`);
+  });
+
+  it("email: states score thresholds as their owner set them, and multiples rounded as the reason rounds them", () => {
+    const rows = (data: Partial<NotificationPayload["data"]>) =>
+      renderEmail(payload(data)).text.split("\n").filter((line) => /^(Threshold|Observed):/.test(line));
+    expect(rows({ condition: "suspicious_counterparty", threshold: 74.995, observed: 75 })).toEqual(["Threshold:    risk 74.995/100", "Observed:     risk 75/100"]);
+    expect(rows({ condition: "risk_score_increase", threshold: 9.999, observed: 10, transaction: undefined })).toEqual([
+      "Threshold:    9.999 points",
+      "Observed:     10 points",
+    ]);
+    // The multiple reached is computed to 2 decimals: a threshold of 2.554 reads 2.55 like it.
+    expect(rows({ condition: "unusual_activity", threshold: 2.554, observed: 2.55 })).toEqual([
+      "Threshold:    2.55× the usual hourly count",
+      "Observed:     2.55× the usual hourly count",
+    ]);
+  });
+
+  it("SMS: a transfer just over its threshold reads just over, not 10,000 against 10,000", () => {
+    const sms = renderSms(transfer(9_999.996, 9_999.995, "USDC"));
+    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 9,999.996 USDC to 9WzD...AWWM (threshold 9,999.995).");
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+  });
+
+  const LATE = new Date("2026-03-01T15:05:00.000Z");
+  const ALIAS_64 = "Operations hot wallet for the Frankfurt desk, EUR settlement #47";
+  it.each([
+    {
+      when: "a long amount and threshold fit whole",
+      sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.5, "USDC")),
+      text: "Risk alert: Large transfer on Treasury (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzD...AWWM (threshold 100,000,000.5).",
+    },
+    {
+      when: "a 64-character alias gives way to a long amount",
+      sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.5, "USDC", { alias: ALIAS_64 })),
+      text: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt... (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzD...AWWM (threshold 100,000,000.5).",
+    },
+    {
+      when: "a mint, an NFT trade and a late note leave no room for the threshold: it goes whole",
+      sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.12345679, BONK, { alias: null }, "nft"), LATE),
+      text: "Risk alert (3h ago): Large transfer on 7xKX...gAsU (risk 82/100). Sent 123,456,789.12345679 DezX...B263 to 9WzD...AWWM in an NFT trade (threshold...",
+    },
+    {
+      when: "a counterparty alert on a failed receipt of a long amount of a mint, late",
+      sms: () => {
+        const movement = { direction: "received", failed: true, amount: 123_456_789.12345679, token: BONK, counterparty: COUNTERPARTY, type: "nft" } as const;
+        return renderSms(payload({ alias: null, condition: "suspicious_counterparty", reason: suspiciousCounterpartyReason(movement, 95, "sanctioned", 75) }), LATE);
+      },
+      text: "Risk alert (3h ago): Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 123,456,789.12345679 DezX...B263 from 9WzD...AWWM in an NFT trade...",
+    },
+  ])("SMS: one segment, the amount whole, when $when", ({ sms: render, text }) => {
+    const sms = render();
+    expect(sms).toBe(text);
+    expect(isGsm7(sms)).toBe(true);
+    expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
+    expect(sms).toContain(" 123,456,789.12345679 ");
   });
 });

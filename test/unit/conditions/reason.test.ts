@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   formatAmount,
+  formatRounded,
   largeTransferReason,
   riskScoreIncreaseReason,
   shortAddress,
@@ -16,13 +17,76 @@ describe("formatAmount", () => {
     { value: 0, text: "0" },
     { value: 1, text: "1" },
     { value: 25_000, text: "25,000" },
-    { value: 1_234.5678, text: "1,234.57" },
+    { value: 1_234.5678, text: "1,234.5678" },
     { value: 1_000_000_000, text: "1,000,000,000" },
     { value: 0.5, text: "0.5" },
-    { value: 0.000123456, text: "0.0001235" },
+    { value: 0.000123456, text: "0.000123456" },
     { value: -2_500, text: "-2,500" },
   ])("$value → $text", ({ value, text }) => {
     expect(formatAmount(value)).toBe(text);
+  });
+});
+
+describe("formatAmount: an amount exactly as it is, never rounded", () => {
+  // Each of these read rounded before: "10,000", "1", "0.3", "1.01", "12,345,678,901.12".
+  it.each([
+    { value: 9_999.996, text: "9,999.996" },
+    { value: 9_999.995, text: "9,999.995" },
+    { value: 0.999999, text: "0.999999" },
+    { value: 1.005, text: "1.005" },
+    { value: 25_000.000001, text: "25,000.000001" },
+    { value: 12_345_678_901.123, text: "12,345,678,901.123" },
+    { value: Number("123456789.123456789"), text: "123,456,789.12345679" }, // the double holds 17 digits of it
+    { value: 0.000123456789, text: "0.000123456789" },
+    { value: 0.1 + 0.2, text: "0.30000000000000004" }, // what String() says: the shortest that reads back
+  ])("$value → $text", ({ value, text }) => {
+    expect(formatAmount(value)).toBe(text);
+  });
+
+  /** Rows that must all hold; a table per kind of number, each with a row that rounding got wrong. */
+  const expectRows = (rows: Array<[number, string]>) => {
+    for (const [value, text] of rows) expect(formatAmount(value), String(value)).toBe(text);
+  };
+
+  it("reads zero, negatives and non-numbers plainly", () => {
+    expectRows([
+      [0, "0"],
+      [-0, "0"], // not "-0"
+      [-2_500, "-2,500"],
+      [-9_999.996, "-9,999.996"],
+      [-0.000000001, "-0.000000001"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+    ]);
+  });
+
+  it("never shows an exponent, very small or very large, where String() uses one", () => {
+    expectRows([
+      [0.000000001, "0.000000001"], // the smallest threshold, 1e-9
+      [1e-7, "0.0000001"],
+      [1.23456789e-7, "0.000000123456789"],
+      [1.5e-10, "0.00000000015"],
+      [1e21, "1,000,000,000,000,000,000,000"],
+      [1.2345678901234568e21, "1,234,567,890,123,456,800,000"],
+      [1e28, "10,000,000,000,000,000,000,000,000,000"], // the ingest maximum
+      [999, "999"],
+      [1_000, "1,000"],
+      [999_999.5, "999,999.5"],
+      [1_000_000.25, "1,000,000.25"],
+    ]);
+  });
+});
+
+describe("formatRounded: multiples and baselines, rounded as amounts used to be", () => {
+  it.each([
+    { value: 0, text: "0" },
+    { value: 5.2, text: "5.2" },
+    { value: 2.666666, text: "2.67" },
+    { value: 10.238095238095237, text: "10.24" },
+    { value: 12_345.678, text: "12,345.68" },
+    { value: 0.000123456, text: "0.0001235" },
+  ])("$value → $text", ({ value, text }) => {
+    expect(formatRounded(value)).toBe(text);
   });
 });
 
@@ -59,6 +123,35 @@ describe("reason sentences stay within 120 characters with the longest inputs", 
   ])("$name: $text", ({ text }) => {
     expect(text.length).toBeLessThanOrEqual(120);
     expect(text.endsWith(".")).toBe(true);
+  });
+});
+
+describe("reason sentences state amounts exactly", () => {
+  const sent = { direction: "sent", failed: false, amount: 9_999.996, token: "USDC", counterparty: OTHER, type: "transfer" } as const;
+
+  it("shows a transfer just over its threshold as just over, not as both 10,000", () => {
+    expect(largeTransferReason(sent, 9_999.995)).toBe("Sent 9,999.996 USDC to A3Cb…E6Fb (threshold 9,999.995).");
+  });
+
+  it("shows an amount just under 1 as it is, not as 1", () => {
+    expect(largeTransferReason({ ...sent, direction: "received", amount: 0.999999, token: "SOL" }, 0.5)).toBe(
+      "Received 0.999999 SOL from A3Cb…E6Fb (threshold 0.5).",
+    );
+  });
+
+  it("shows a counterparty alert's amount and its score threshold as they are", () => {
+    expect(suspiciousCounterpartyReason({ ...sent, failed: true }, 75, "sanctioned", 74.995)).toBe(
+      "Tried to send 9,999.996 USDC to A3Cb…E6Fb (sanctioned, risk 75, threshold 74.995).",
+    );
+  });
+
+  it("keeps a long exact amount and threshold within 120 characters", () => {
+    const text = largeTransferReason(
+      { direction: "received", failed: false, amount: 123_456_789.12345679, token: MINTS.BONK, counterparty: OTHER, type: "nft" },
+      100_000_000.12345679,
+    );
+    expect(text).toBe("Received 123,456,789.12345679 DezX…B263 from A3Cb…E6Fb in an NFT trade (threshold 100,000,000.12345679).");
+    expect(text.length).toBeLessThanOrEqual(120);
   });
 });
 
