@@ -105,7 +105,7 @@ export function misconfiguredSetting(error: unknown): Misconfiguration | undefin
   return undefined;
 }
 
-/** What the server refused, in a sentence (and what to do, where its words do not say): for /readyz and the logs. */
+/** What the server refused, in a sentence (and what to do, where its words do not say): for the logs (/readyz names only the service: readiness.ts). */
 export function describeRefusal(found: Misconfiguration): string {
   const what = found.code === "NOPERM" ? "a command" : "the connection";
   const code = found.service === "PostgreSQL" ? ` (${found.code})` : "";

@@ -4,9 +4,16 @@
 // schema is the one the code was built for. The API's /readyz and the worker's answer the same
 // question the same way (a worker waiting for Redis, or failing every job on a schema behind
 // it, is not ready however well its metrics server answers).
+//
+// Both answer without credentials, so a refusal is named there only by service and kind
+// ("PostgreSQL refused the connection (see the log)"): the server's own words name the role,
+// the database or the Redis user. Those go to the log, once each time the refusal changes.
+import type { Config } from "./config.ts";
 import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, type SchemaState } from "./db/schema-version.ts";
-import { describeRefusal, misconfiguredSetting } from "./dependency-errors.ts";
+import { describeRefusal, misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import type { Logger } from "./logger.ts";
+import { redactUrl } from "./redact-url.ts";
 import { trackConnectionError } from "./redis.ts";
 import { TimedOut, withTimeout } from "./with-timeout.ts";
 
@@ -24,9 +31,12 @@ type Problem = "unreachable" | { reason: string; retryAfter: number };
 
 const READ_ONLY: Problem = { reason: "PostgreSQL is read-only (a standby?)", retryAfter: 5 };
 
-export function createReadinessCheck(deps: Pick<Deps, "sql" | "redis">): () => Promise<Readiness> {
+export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & { config: Pick<Config, "databaseUrl" | "redisUrl"> };
+
+export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
   const schemaState = createSchemaCheck(deps.sql);
   const redisConnectionError = trackConnectionError(deps.redis);
+  const noteRefusal = createRefusalLog(deps.logger, deps.config);
   return async () => {
     const [postgres, redis] = await Promise.all([
       // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
@@ -40,8 +50,12 @@ export function createReadinessCheck(deps: Pick<Deps, "sql" | "redis">): () => P
     ]);
     // Ping fails with ioredis's words when the connection is not ready; why it is not, the
     // connection's last error says.
-    const redisProblem = redis.ok ? undefined : refusalOrUnreachable(redis.error, redisConnectionError());
-    const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : refusalOrUnreachable(postgres.error);
+    const redisRefusal = redis.ok ? undefined : refusalOf(redis.error, redisConnectionError());
+    const postgresRefusal = postgres.ok ? undefined : refusalOf(postgres.error);
+    noteRefusal("PostgreSQL", postgres.ok, postgresRefusal);
+    noteRefusal("Redis", redis.ok, redisRefusal);
+    const redisProblem = redis.ok ? undefined : publicProblem(redisRefusal);
+    const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : publicProblem(postgresRefusal);
     if (postgresProblem || redisProblem) return notReady([["PostgreSQL", postgresProblem], ["Redis", redisProblem]]);
     const schema = await schemaOrNull(schemaState);
     if (schema === null) return { ready: false, reason: "PostgreSQL cannot be read", retryAfter: 5 };
@@ -50,13 +64,50 @@ export function createReadinessCheck(deps: Pick<Deps, "sql" | "redis">): () => P
   };
 }
 
-function refusalOrUnreachable(...errors: unknown[]): Problem {
+/** The first of the errors that is a refusal of the process's settings. */
+function refusalOf(...errors: unknown[]): Misconfiguration | undefined {
   for (const error of errors) {
     const refused = misconfiguredSetting(error);
-    // A setting is not fixed in seconds: ask again later than for an outage.
-    if (refused) return { reason: describeRefusal(refused), retryAfter: 30 };
+    if (refused) return refused;
   }
-  return "unreachable";
+  return undefined;
+}
+
+/** What /readyz may say of a service that did not answer: the service and the kind of refusal, never the server's words. */
+function publicProblem(refused: Misconfiguration | undefined): Problem {
+  if (!refused) return "unreachable";
+  const what = refused.code === "NOPERM" ? "a command" : "the connection";
+  // A setting is not fixed in seconds: ask again later than for an outage.
+  return { reason: `${refused.service} refused ${what} (see the log)`, retryAfter: 30 };
+}
+
+type Service = Misconfiguration["service"];
+
+/**
+ * Logs what /readyz leaves out: a service's refusal in its own words, with the setting to check
+ * (its URL without the password), once each time the refusal changes (another SQLSTATE or Redis
+ * error word), not on every probe; and that the service accepts the process again once it answers.
+ * A service that cannot be reached leaves the last refusal as it is: it is logged again only if
+ * it changed meanwhile.
+ */
+function createRefusalLog(logger: Logger, urls: Pick<Config, "databaseUrl" | "redisUrl">) {
+  const logged = new Map<Service, Misconfiguration>();
+  return (service: Service, answered: boolean, refused: Misconfiguration | undefined): void => {
+    const previous = logged.get(service);
+    if (answered) {
+      if (!previous) return;
+      logged.delete(service);
+      logger.info({ setting: previous.setting }, `readiness: ${service} accepts the connection again`);
+      return;
+    }
+    if (!refused || (previous && previous.code === refused.code)) return;
+    logged.set(service, refused);
+    const url = redactUrl(refused.setting === "DATABASE_URL" ? urls.databaseUrl : urls.redisUrl);
+    logger.error(
+      { setting: refused.setting, url, code: refused.code },
+      `readiness: ${describeRefusal(refused)} — check ${refused.setting} (${url}); /readyz answers 503 until it is fixed`,
+    );
+  };
 }
 
 /** Every problem in one reason ("PostgreSQL and Redis cannot be reached" when both are down). */
