@@ -4,6 +4,7 @@ import { preflightOrExit } from "./preflight-or-exit.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp, type AppInstance } from "../http/app.ts";
+import { createConnectionFaultExit, exitWhenProducersUnusable } from "../queue/connection-fault.ts";
 import { onStopSignal } from "../signals.ts";
 
 const DRAIN_BOUND_MS = 20_000;
@@ -29,6 +30,16 @@ const reachable = await preflightOrExit(deps, "api");
 if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
 // A stop that came during the wait has closed the connections: nothing is left to start.
 if (!stopping) {
+  // A producer connection BullMQ could not set up (its INFO check failed) fails every enqueue
+  // until a restart, however well Redis answers later, while /readyz says ready: exit with one
+  // line, as a worker does, for the supervisor to start a fresh process.
+  const fault = createConnectionFaultExit({
+    logger: deps.logger,
+    who: "api",
+    consequence: "(every request that enqueues a job would fail until it is restarted)",
+    stopping: () => stopping,
+  });
+  exitWhenProducersUnusable(deps.queues, fault);
   app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
 }

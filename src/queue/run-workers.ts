@@ -4,13 +4,14 @@
 // another worker when its lock expires (a stalled job), or by the reconciler.
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
-import { errorSummary, isUnavailableError, isUnreadableInfoAnswer, misconfiguredSetting } from "../dependency-errors.ts";
+import { isUnavailableError, isUnreadableInfoAnswer, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { WORKER_METRICS_OPTIONS, type DeliveryMetrics } from "../metrics/index.ts";
 import type { Channels } from "../notify/channels/index.ts";
 import { createWorkerRedis } from "../redis.ts";
 import { logRefusedSetting } from "../refused-setting.ts";
+import { createConnectionFaultExit, exitWhenProducersUnusable } from "./connection-fault.ts";
 import { retryScheduleBackoff } from "./disabled-notices.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
 import { makeEmailQueueProcessor } from "./jobs/email-queue.ts";
@@ -88,44 +89,29 @@ function processorFor(deps: WorkerDeps, name: QueueName, stopping: AbortSignal):
 export type RunWorkersOptions = {
   queues?: readonly QueueName[];
   metrics?: ReadonlyArray<{ watch: (worker: Worker) => void }>;
-  /** Ends the process when Redis refuses REDIS_URL (process.exit; tests pass their own). */
+  /** Ends the process when Redis refuses REDIS_URL or BullMQ cannot set a connection up (process.exit; tests pass their own). */
   exit?: (code: number) => void;
 };
 
 export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): RunningWorkers {
   const names = options.queues ?? chosenQueues(deps.config.workerQueues);
-  const exit = options.exit ?? ((code: number) => process.exit(code));
   const connections: Redis[] = [];
   // Jobs whose processor is running, per queue: what a close that runs out of time leaves behind.
   const active = new Map<QueueName, number>(names.map((name) => [name, 0]));
-  let exiting = false;
   // Aborted when close() is called, before the workers wait for their active jobs.
   const stopping = new AbortController();
-  // BullMQ sets a connection up once (it reads the Redis version from INFO). When that fails, the
-  // Worker or Queue on it fails everything from then on, however well Redis answers later, and a
-  // Worker's loop retries without yielding: the event loop starves, no log line gets written, no
-  // SIGTERM is heard. Only a new process helps: exit, as for a refused REDIS_URL.
-  /** Logs why (once, whichever reason comes first) and ends the process. */
-  const exitOnce = (logWhy: () => void) => {
-    if (exiting) return;
-    exiting = true;
-    logWhy();
-    exit(1);
-  };
-  const exitUnusable = (error: unknown, queue: string) => {
-    if (stopping.signal.aborted) return;
-    const why = isUnreadableInfoAnswer(error)
-      ? "Redis answered the connection's version check (INFO) with something other than text: its answers are out of step with its commands, or REDIS_URL does not lead to a Redis"
-      : `BullMQ could not set up its Redis connection (${errorSummary(error)})`;
-    exitOnce(() =>
-      deps.logger.fatal(
-        { queue, cause: errorSummary(error) },
-        `worker: ${why}; BullMQ does not set a connection up again, so this process cannot recover: exiting (jobs in flight run again once their locks expire)`,
-      ),
-    );
-  };
+  const consequence = "(jobs in flight run again once their locks expire)";
+  // A connection BullMQ could not set up, or a refused REDIS_URL: only a new process helps
+  // (src/queue/connection-fault.ts). One exit for both, whichever comes first.
+  const fault = createConnectionFaultExit({
+    logger: deps.logger,
+    who: "worker",
+    consequence,
+    stopping: () => stopping.signal.aborted,
+    exit: options.exit,
+  });
   // The producers too (the reconciler's schedule, the jobs' follow-up jobs): one set up wrongly fails every enqueue.
-  for (const queue of Object.values(deps.queues)) queue.waitUntilReady().catch((error: unknown) => exitUnusable(error, queue.name));
+  exitWhenProducersUnusable(deps.queues, fault);
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
   const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
   // While PostgreSQL or Redis is away every job fails (and is retried): hundreds a minute
@@ -162,13 +148,13 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     worker.on("error", (error) => {
       const refusal = misconfiguredSetting(error);
       if (refusal) {
-        return exitOnce(() => logRefusedSetting(deps.logger, "worker", refusal, deps.config, "exiting (jobs in flight run again once their locks expire)"));
+        return fault.exitOnce(() => logRefusedSetting(deps.logger, "worker", refusal, deps.config, `exiting ${consequence}`));
       }
-      if (isUnreadableInfoAnswer(error)) return exitUnusable(error, name);
+      if (isUnreadableInfoAnswer(error)) return fault.exitUnusable(error, name);
       warnWorkerError(error, { queue: name });
     });
     // Settles once its connection is set up; rejects only when BullMQ gave up on it.
-    worker.waitUntilReady().catch((error: unknown) => exitUnusable(error, name));
+    worker.waitUntilReady().catch((error: unknown) => fault.exitUnusable(error, name));
     worker.on("failed", (job, error) => {
       const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };
       if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
