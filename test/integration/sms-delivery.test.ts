@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { alerts } from "../../src/db/schema.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
-import { baseUrlRequestClient, describeTwilioError } from "../../src/notify/channels/sms.ts";
+import { baseUrlRequestClient, createSmsChannel, describeTwilioError } from "../../src/notify/channels/sms.ts";
 import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import {
@@ -350,5 +350,17 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
     expect(failingRow.status).toBe("active");
     expect(failingRow.failingSince).toEqual(since);
     expect((await alertRow(reachApp, healthy.alertId)).failingSince).toBeNull();
+  });
+});
+
+describe("the SMS channel's description in the worker's start-up line", () => {
+  it("names TWILIO_BASE_URL without the password a proxy URL carries", () => {
+    const sms = createSmsChannel({
+      twilio: { ...TEST_TWILIO, baseUrl: "https://proxyuser:ProxyPass123@twilio-proxy.example.com", statusCallbackUrl: undefined },
+      timeoutMs: 1_000,
+      logger: createLogger("silent"),
+    });
+    expect(sms.describe()).toContain("twilio-proxy.example.com");
+    expect(sms.describe()).not.toContain("ProxyPass123");
   });
 });

@@ -9,6 +9,7 @@ import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
+import { redactUrl } from "../../redact-url.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
 import { renderSms } from "../render-sms.ts";
@@ -116,7 +117,8 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
 
   return {
     send,
-    describe: () => (client ? `Twilio ${baseUrl}` : "the log (Twilio not configured)"),
+    // TWILIO_BASE_URL may carry a proxy's credentials: the start-up line shows it without them.
+    describe: () => (client ? `Twilio ${redactUrl(baseUrl)}` : "the log (Twilio not configured)"),
     close: async () => {},
   };
 }
