@@ -7,6 +7,7 @@
 // field type, a string where we read a number) lost every other item with it. So each item is
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
 import { blockTimeAheadIssue } from "./block-time.ts";
+import type { InexactTokenAmount } from "./exact-token-amounts.ts";
 import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
@@ -18,7 +19,10 @@ export type RefusedItem = {
   /** Its signature when it has a readable one (see readableSignature), else null. */
   signature: string | null;
   errors: FieldIssue[];
-  /** The item as received. */
+  /**
+   * The item as received; a tokenAmount sent as a number a double does not hold exactly is
+   * written as the string of its literal (see keptWithLiterals).
+   */
   item: unknown;
 };
 
@@ -28,15 +32,22 @@ export type RefusedItem = {
  */
 export const MAX_ERRORS_PER_ITEM = 20;
 
+/**
+ * `inexactAmounts`: the tokenAmount number literals of the delivery that a double does not hold
+ * exactly (inexactTokenAmounts of its body), which JSON.parse rounded in `items`.
+ */
 export function triageHeliusItems(
   items: readonly unknown[],
   checkSchema: ItemSchemaCheck,
   now: Date,
+  inexactAmounts: readonly InexactTokenAmount[] = [],
 ): { valid: HeliusTransaction[]; refused: RefusedItem[] } {
   const valid: HeliusTransaction[] = [];
   const refused: RefusedItem[] = [];
+  const inexactByItem = byItem(inexactAmounts);
   items.forEach((item, index) => {
     const at = `body.${index}`;
+    const inexact = inexactByItem.get(index);
     const schemaErrors = checkSchema(item, at);
     // The byte lengths are read only from an item of the right shape.
     const errors =
@@ -45,12 +56,46 @@ export function triageHeliusItems(
         : [
             ...blockTimeIssues(item as HeliusTransaction, at, now),
             ...heliusItemAddressIssues(item as HeliusTransaction, at),
-            ...heliusItemAmountIssues(item as HeliusTransaction, at),
+            ...heliusItemAmountIssues(item as HeliusTransaction, at, inexact),
           ];
     if (errors.length === 0) valid.push(item as HeliusTransaction);
-    else refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item });
+    else {
+      const kept = inexact ? keptWithLiterals(item as HeliusTransaction, inexact) : item;
+      refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: kept });
+    }
   });
   return { valid, refused };
+}
+
+/** Literals by item index, then by transfer index. */
+function byItem(inexactAmounts: readonly InexactTokenAmount[]): Map<number, Map<number, string>> {
+  const items = new Map<number, Map<number, string>>();
+  for (const { item, transfer, literal } of inexactAmounts) {
+    const transfers = items.get(item) ?? new Map<number, string>();
+    items.set(item, transfers.set(transfer, literal));
+  }
+  return items;
+}
+
+/**
+ * The item to keep, its inexact tokenAmount numbers written as the strings of their literals
+ * (a copy along those paths; the rest is shared). Kept as the number JSON.parse made of it, the
+ * refused item would hold the rounded amount (10 for 9.99999999999999999): the digits sent would
+ * be lost to the operator, and the item posted again as kept would be accepted with the very
+ * amount it was refused for. As a string it keeps every digit and is refused again, the same way.
+ * The literals are only ever found at a number in an array of objects (the scan's paths).
+ */
+function keptWithLiterals(item: HeliusTransaction, literals: ReadonlyMap<number, string>): unknown {
+  const transfers: unknown = item.tokenTransfers;
+  if (!Array.isArray(transfers)) return item;
+  return {
+    ...item,
+    tokenTransfers: transfers.map((t: unknown, j) => {
+      const literal = literals.get(j);
+      const isNumber = typeof t === "object" && t !== null && typeof (t as { tokenAmount?: unknown }).tokenAmount === "number";
+      return literal !== undefined && isNumber ? { ...t, tokenAmount: literal } : t;
+    }),
+  };
 }
 
 function blockTimeIssues(item: HeliusTransaction, at: string, now: Date): FieldIssue[] {

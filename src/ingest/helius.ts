@@ -143,15 +143,29 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
 /**
  * The route lets a string through only when it is digits with an optional fraction, and only
  * when a double holds it exactly (heliusItemAmountIssues): an amount is judged as a number, and
- * "9.99999999999999999" read as 10 fired a large_transfer at 10 that was never reached.
+ * "9.99999999999999999" read as 10 fired a large_transfer at 10 that was never reached. A number
+ * is let through on the same terms, judged by the literal it was sent as.
  */
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
 
-/** Token amounts given as strings that a double cannot hold exactly, each at its path under `at`. */
-export function heliusItemAmountIssues(item: HeliusTransaction, at: string): FieldIssue[] {
+const INEXACT_AMOUNT_MESSAGE =
+  "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount";
+
+/**
+ * Token amounts that a double cannot hold exactly, each at its path under `at`: a string by its
+ * digits, and a number by the literal it was sent as, which JSON.parse has already rounded —
+ * `inexactNumbers` holds those of this item, by transfer index (src/ingest/exact-token-amounts.ts
+ * reads them from the body as sent).
+ */
+export function heliusItemAmountIssues(
+  item: HeliusTransaction,
+  at: string,
+  inexactNumbers: ReadonlyMap<number, string> = new Map(),
+): FieldIssue[] {
   return (item.tokenTransfers ?? []).flatMap((t, j) =>
-    typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)
-      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount" }]
+    (typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)) ||
+    (typeof t.tokenAmount === "number" && inexactNumbers.has(j))
+      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: INEXACT_AMOUNT_MESSAGE }]
       : [],
   );
 }

@@ -156,6 +156,49 @@ describe("triageHeliusItems", () => {
     ]);
   });
 
+  describe("a tokenAmount number whose literal a double rounds (inexactAmounts, read from the body)", () => {
+    const transfer = (tokenAmount: number | string) => ({ fromUserAccount: payer, toUserAccount: wallet, mint: USDC, tokenAmount });
+    // JSON.parse made 10 of 9.99999999999999999 and 100000000 of 99999999.999999999.
+    const rounded = item({ tokenTransfers: [transfer(1), transfer(10), transfer(100_000_000)] });
+    const inexact = [
+      { item: 1, transfer: 1, literal: "9.99999999999999999" },
+      { item: 1, transfer: 2, literal: "99999999.999999999" },
+    ];
+    const MESSAGE = "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount";
+
+    it("refuses the item as it refuses the same digits in a string, keeps the literals' digits as strings, and takes the rest", () => {
+      const asString = item({ tokenTransfers: [transfer("9.99999999999999999")] });
+      const exactString = item({ tokenTransfers: [transfer("5")] });
+      // A verdict counts only at a number: none where the item has no such transfer, nor at a string.
+      const stray = [
+        { item: 0, transfer: 0, literal: "1e-400" },
+        { item: 3, transfer: 0, literal: "1e-400" },
+      ];
+      const { valid, refused } = triageHeliusItems([item({}), rounded, asString, exactString], noSchemaIssues, NOW, [...inexact, ...stray]);
+      expect(valid).toEqual([item({}), exactString]);
+      expect(refused).toEqual([
+        {
+          index: 1,
+          signature: SIGNATURE,
+          errors: [
+            { path: "body.1.tokenTransfers.1.tokenAmount", message: MESSAGE },
+            { path: "body.1.tokenTransfers.2.tokenAmount", message: MESSAGE },
+          ],
+          item: { ...rounded, tokenTransfers: [transfer(1), transfer("9.99999999999999999"), transfer("99999999.999999999")] },
+        },
+        { index: 2, signature: SIGNATURE, errors: [{ path: "body.2.tokenTransfers.0.tokenAmount", message: MESSAGE }], item: asString },
+      ]);
+      // The item as parsed is left as it was.
+      expect(rounded.tokenTransfers![1]!.tokenAmount).toBe(10);
+    });
+
+    it("keeps the literal's digits of an item refused for another reason too", () => {
+      const { refused } = triageHeliusItems([item({}), rounded], (_value, at) => [{ path: `${at}.slot`, message: "is required" }], NOW, inexact);
+      expect(refused[1]).toMatchObject({ errors: [{ path: "body.1.slot", message: "is required" }] });
+      expect((refused[1]!.item as HeliusTransaction).tokenTransfers![1]!.tokenAmount).toBe("9.99999999999999999");
+    });
+  });
+
   it(`lists at most ${MAX_ERRORS_PER_ITEM} errors of an item, then says how many more`, () => {
     const many = item({ nativeTransfers: Array.from({ length: 30 }, () => ({ fromUserAccount: "z".repeat(44), toUserAccount: wallet, amount: 1 })) });
     const [refused] = triageHeliusItems([many], noSchemaIssues, NOW).refused;

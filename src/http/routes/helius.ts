@@ -9,9 +9,12 @@
 // post again. Only what is not a delivery at all (not an array of 1–1000 objects, over 10 MiB,
 // without the secret) is refused whole.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { Transform, pipeline, type Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import { keepRefusedHeliusItems } from "../../db/queries/helius-rejected-items.ts";
 import type { Deps } from "../../deps.ts";
+import { inexactTokenAmounts } from "../../ingest/exact-token-amounts.ts";
 import { mapHeliusWebhook } from "../../ingest/helius.ts";
 import { triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
 import { storeTransactionBatch } from "../../ingest/store.ts";
@@ -36,6 +39,34 @@ const withoutSummaries = (errors: readonly { keyword: string }[]) => errors.filt
 
 const asRejected = ({ index, signature, errors }: RefusedItem) => ({ index, ...(signature ? { signature } : {}), errors });
 
+// The body's bytes as received, for the handler to read the tokenAmount literals JSON.parse
+// rounds (src/ingest/exact-token-amounts.ts). Kept here, by a stream passing each chunk on to
+// Fastify's reader, so that the app's JSON parser stays the same for every route. The chunks are
+// the very buffers Fastify reads: keeping them costs one copy of the body when it came in
+// pieces, none when it came in one, and the byte search that follows a few milliseconds for a
+// 10 MiB delivery (the full scan only runs when an inexact literal may be there).
+const receivedChunks = new WeakMap<FastifyRequest, Buffer[]>();
+
+function keepingChunks(payload: Readable, chunks: Buffer[]): Readable {
+  let length = 0;
+  const tee = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      length += chunk.length;
+      // Past the limit Fastify answers 413 and the handler never runs: nothing more to keep.
+      if (length <= INGEST_BODY_LIMIT) chunks.push(chunk);
+      callback(null, chunk);
+    },
+  });
+  // An error of the request (the client gone) reaches Fastify's reader through the tee.
+  pipeline(payload, tee, () => {});
+  return tee;
+}
+
+function receivedBody(request: FastifyRequest): Buffer {
+  const chunks = receivedChunks.get(request) ?? [];
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
 export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -54,6 +85,11 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
               headers: { "www-authenticate": 'HeliusAuthHeader realm="wallet-alerts"' },
             });
           }
+        },
+        preParsing: async (request, _reply, payload) => {
+          const chunks: Buffer[] = [];
+          receivedChunks.set(request, chunks);
+          return keepingChunks(payload, chunks);
         },
         schema: {
           tags: ["ingest"],
@@ -76,9 +112,11 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const items = request.body;
         // The app's own ajv (its options, its messages), compiled once per route.
         const checkItem = request.compileValidationSchema(HeliusItemSchema, "body");
-        const { valid, refused } = triageHeliusItems(items, (item, at) =>
-          checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at),
+        const { valid, refused } = triageHeliusItems(
+          items,
+          (item, at) => (checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at)),
           deps.now(),
+          inexactTokenAmounts(receivedBody(request)),
         );
         const { transactions, skipped } = mapHeliusWebhook(valid);
         const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);

@@ -1,0 +1,225 @@
+// A tokenAmount sent as a JSON number is judged by the literal sent, as a string one is by its
+// digits: JSON.parse reads 9.99999999999999999 as 10, which reached a large_transfer threshold
+// of 10 the transfer never reached. These read the literals from the body's bytes.
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { isExactAsDouble } from "../../src/domain/decimal.ts";
+import {
+  inexactTokenAmounts,
+  isExactLiteral,
+  mayHoldInexactTokenAmount,
+  scanInexactTokenAmounts,
+  type InexactTokenAmount,
+} from "../../src/ingest/exact-token-amounts.ts";
+
+const INEXACT = "9.99999999999999999";
+
+/** The verdicts for `text`, checked against what JSON.parse made of each path reported. */
+function found(text: string): InexactTokenAmount[] {
+  const body = Buffer.from(text);
+  const result = inexactTokenAmounts(body);
+  const parsed = JSON.parse(text) as Array<{ tokenTransfers: Array<{ tokenAmount: unknown }> }>;
+  for (const { item, transfer, literal } of result) {
+    expect(parsed[item]!.tokenTransfers[transfer]!.tokenAmount).toBe(Number(literal));
+  }
+  // The pre-check never misses what the scan finds.
+  if (scanInexactTokenAmounts(text).length > 0) expect(mayHoldInexactTokenAmount(body)).toBe(true);
+  return result;
+}
+
+const delivery = (...amounts: string[][]) =>
+  `[${amounts.map((transfers) => `{"signature":"s","tokenTransfers":[${transfers.map((a) => `{"mint":"m","tokenAmount":${a}}`).join(",")}]}`).join(",")}]`;
+
+describe("isExactLiteral: the isExactAsDouble rule for a JSON number literal", () => {
+  it.each([
+    "0",
+    "-0",
+    "-0.0",
+    "2500.75",
+    "12345.123456789",
+    "123456789.12345679", // 17 digits, the double's own shortest form
+    "0.30000000000000004",
+    "99999999.99999999",
+    "1e-7",
+    "1.5E3",
+    "2.5e+21",
+    "100000000000000000000e-20",
+    "0.000000000000001",
+    "5e-324",
+    "0e-999999999",
+  ])("keeps %s", (literal) => {
+    expect(isExactLiteral(literal)).toBe(true);
+  });
+
+  it.each([
+    INEXACT,
+    "99999999.999999999",
+    "99999999999999999",
+    "0.12345678901234567890",
+    "-9.99999999999999999",
+    "1e-400", // below a double: read as 0
+    "1.2345e-320", // subnormal: 1.2347e-320
+    "1e400", // beyond a double: Infinity
+    "9.99999999999999999e5",
+  ])("refuses %s, which a double rounds", (literal) => {
+    expect(isExactLiteral(literal)).toBe(false);
+  });
+
+  it("judges an exponent of any size without writing it out", () => {
+    const started = performance.now();
+    expect(isExactLiteral("1e-999999999")).toBe(false);
+    expect(isExactLiteral("1e999999999999")).toBe(false);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  it("agrees with isExactAsDouble on plain decimals", () => {
+    const decimal = fc
+      .tuple(fc.stringMatching(/^[0-9]{1,20}$/), fc.option(fc.stringMatching(/^[0-9]{1,20}$/), { nil: undefined }))
+      .map(([whole, fraction]) => (fraction === undefined ? whole : `${whole}.${fraction}`));
+    fc.assert(fc.property(decimal, (text) => isExactLiteral(text) === isExactAsDouble(text)));
+  });
+
+  it("agrees with isExactAsDouble on literals with an exponent", () => {
+    const literal = fc
+      .tuple(fc.stringMatching(/^[1-9][0-9]{0,18}$/), fc.stringMatching(/^[0-9]{0,6}$/), fc.integer({ min: -330, max: 310 }), fc.constantFrom("e", "E"))
+      .map(([whole, fraction, exponent, e]) => `${whole}${fraction ? `.${fraction}` : ""}${e}${exponent}`);
+    fc.assert(fc.property(literal, (text) => isExactLiteral(text) === isExactAsDouble(text)));
+  });
+});
+
+describe("inexactTokenAmounts: the tokenAmount literals of a delivery a double rounds", () => {
+  it("finds none in a delivery of exact amounts, long ones and exponent forms included, and does not scan it", () => {
+    const text = delivery(["3", "452.318912", "123456789.12345679"], ["1e-7", "1.5E3", "-0", "0"]);
+    expect(mayHoldInexactTokenAmount(Buffer.from(text))).toBe(false);
+    expect(found(text)).toEqual([]);
+  });
+
+  it("finds none in the Helius fixtures, and does not scan them", () => {
+    for (const name of ["sol-transfer", "usdc-transfer", "swap", "nft-sale", "stake-sol", "failed-transfer", "unknown-type"]) {
+      const body = readFileSync(new URL(`../fixtures/helius/${name}.json`, import.meta.url));
+      expect(mayHoldInexactTokenAmount(body), name).toBe(false);
+      expect(inexactTokenAmounts(body), name).toEqual([]);
+    }
+  });
+
+  it("finds each inexact literal at its item and transfer, in document order", () => {
+    expect(found(delivery(["1", INEXACT], ["2"], ["99999999.999999999", "1e-400", "0.5"]))).toEqual([
+      { item: 0, transfer: 1, literal: INEXACT },
+      { item: 2, transfer: 0, literal: "99999999.999999999" },
+      { item: 2, transfer: 1, literal: "1e-400" },
+    ]);
+  });
+
+  it("goes on to the full scan exactly when its one tokenAmount literal is inexact, whatever the literal", () => {
+    const literal = fc
+      .tuple(
+        fc.constantFrom("", "-"),
+        fc.stringMatching(/^(0|[1-9][0-9]{0,24})$/),
+        fc.option(fc.stringMatching(/^[0-9]{1,24}$/), { nil: undefined }),
+        fc.option(fc.tuple(fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), fc.integer({ min: 0, max: 400 })), { nil: undefined }),
+      )
+      .map(([sign, whole, fraction, exponent]) => `${sign}${whole}${fraction === undefined ? "" : `.${fraction}`}${exponent === undefined ? "" : exponent.join("")}`);
+    const space = fc.constantFrom("", " ", "\n\t ");
+    fc.assert(
+      fc.property(literal, space, space, (text, before, after) => {
+        const body = Buffer.from(`[{"tokenTransfers":[{"mint":"m","tokenAmount"${before}:${after}${text}}]}]`);
+        expect(mayHoldInexactTokenAmount(body)).toBe(!isExactLiteral(text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("reads pretty-printed JSON as well", () => {
+    const text = JSON.stringify([{ tokenTransfers: [{ tokenAmount: 1 }, { tokenAmount: 2 }] }], null, 2).replace(": 2", ` :\n\t ${INEXACT}`);
+    expect(found(text)).toEqual([{ item: 0, transfer: 1, literal: INEXACT }]);
+  });
+
+  it("counts a key spelled with escapes", () => {
+    const escaped = `[{"tokenTransfers":[{"tokenAmount":1},{"token\\u0041mount":${INEXACT}}]}]`;
+    expect(found(escaped)).toEqual([{ item: 0, transfer: 1, literal: INEXACT }]);
+    const allEscaped = `[{"tokenTransfers":[{"${[..."tokenAmount"].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}":${INEXACT}}]}]`;
+    expect(found(allEscaped)).toEqual([{ item: 0, transfer: 0, literal: INEXACT }]);
+    expect(found(`[{"token\\u0054ransfers":[{"tokenAmount":${INEXACT}}]}]`)).toEqual([{ item: 0, transfer: 0, literal: INEXACT }]);
+  });
+
+  it("does not scan a delivery whose escapes cannot spell a key, such as an escaped & in a description", () => {
+    const text = `[{"description":"A \\u0026 B \\u00e9","tokenTransfers":[{"tokenAmount":1}]}]`;
+    expect(mayHoldInexactTokenAmount(Buffer.from(text))).toBe(false);
+  });
+
+  it("ignores look-alike text inside strings, keys and values alike", () => {
+    const inValue = `[{"description":"{\\"tokenAmount\\":${INEXACT}}","tokenTransfers":[{"tokenAmount":1}]}]`;
+    expect(found(inValue)).toEqual([]);
+    const inKey = `[{"tokenTransfers":[{"\\"tokenAmount\\":${INEXACT}":1,"tokenAmount":2}]}]`;
+    expect(found(inKey)).toEqual([]);
+    const braces = `[{"memo":"[{\\"tokenTransfers\\":[{","tokenTransfers":[{"x":"}]}\\\\","tokenAmount":${INEXACT}}]}]`;
+    expect(found(braces)).toEqual([{ item: 0, transfer: 0, literal: INEXACT }]);
+    expect(found(`[{"tokenTransfers":[{"tokenAmount":"${INEXACT}"}]}]`)).toEqual([]);
+  });
+
+  it("reports only the path the service reads, items[i].tokenTransfers[j].tokenAmount", () => {
+    const elsewhere = JSON.stringify([
+      {
+        tokenAmount: 0,
+        accountData: [{ tokenBalanceChanges: [{ rawTokenAmount: { tokenAmount: 0 } }] }],
+        events: { swap: { tokenOutputs: [{ tokenAmount: 0 }] } },
+        junk: [[[{ tokenTransfers: [{ tokenAmount: 0 }] }]]],
+        tokenTransfers: [{ nested: { tokenAmount: 0 } }, { tokenAmount: 0 }],
+      },
+      [{ tokenTransfers: [{ tokenAmount: 0 }] }],
+      { tokenTransfers: { 0: { tokenAmount: 0 } } },
+      { tokenTransfers: [[{ tokenAmount: 0 }]] },
+    ]).replaceAll('"tokenAmount":0', `"tokenAmount":${INEXACT}`);
+    expect(found(elsewhere)).toEqual([{ item: 0, transfer: 1, literal: INEXACT }]);
+  });
+
+  it("goes through arrays nested deeper than a call stack would", () => {
+    const depth = 100_000;
+    const text = `[{"junk":${"[".repeat(depth)}${"]".repeat(depth)},"tokenTransfers":[{"tokenAmount":${INEXACT}}]}]`;
+    expect(found(text)).toEqual([{ item: 0, transfer: 0, literal: INEXACT }]);
+  });
+
+  describe("a repeated key keeps its last value, as JSON.parse does", () => {
+    it.each([
+      ["an inexact tokenAmount repeated as an exact one", `[{"tokenTransfers":[{"tokenAmount":${INEXACT},"tokenAmount":10}]}]`, []],
+      ["an exact tokenAmount repeated as an inexact one", `[{"tokenTransfers":[{"tokenAmount":10,"tokenAmount":${INEXACT}}]}]`, [[0, 0]]],
+      ["an inexact tokenAmount repeated as a string", `[{"tokenTransfers":[{"tokenAmount":${INEXACT},"tokenAmount":"5"}]}]`, []],
+      ["an inexact tokenAmount repeated as an object", `[{"tokenTransfers":[{"tokenAmount":${INEXACT},"tokenAmount":{"a":1}}]}]`, []],
+      ["tokenTransfers repeated, the inexact list first", `[{"tokenTransfers":[{"tokenAmount":${INEXACT}}],"tokenTransfers":[{"tokenAmount":1}]}]`, []],
+      ["tokenTransfers repeated as an empty list", `[{"tokenTransfers":[{"tokenAmount":${INEXACT}}],"tokenTransfers":[]}]`, []],
+      ["tokenTransfers repeated as null", `[{"tokenTransfers":[{"tokenAmount":${INEXACT}}],"tokenTransfers":null}]`, []],
+      ["tokenTransfers repeated, the inexact list last", `[{"tokenTransfers":[{"tokenAmount":1}],"tokenTransfers":[{"tokenAmount":2},{"tokenAmount":${INEXACT}}]}]`, [[0, 1]]],
+      // Pairing the n-th literal with the n-th transfer would name transfer 2, which does not exist.
+      ["a transfer repeating its tokenAmount before the inexact one", `[{"tokenTransfers":[{"tokenAmount":1,"tokenAmount":2},{"tokenAmount":${INEXACT}}]}]`, [[0, 1]]],
+      // …and here transfer 0, whose tokenAmount JSON.parse keeps as 1.
+      ["a transfer repeating an inexact tokenAmount as an exact one", `[{"tokenTransfers":[{"tokenAmount":${INEXACT},"tokenAmount":1},{"tokenAmount":2}]}]`, []],
+      ["the same key spelled plainly and with an escape", `[{"tokenTransfers":[{"tokenAmount":${INEXACT},"token\\u0041mount":1}]}]`, []],
+    ] as const)("%s", (_label, text, expected) => {
+      expect(found(text).map(({ item, transfer }) => [item, transfer])).toEqual(expected);
+    });
+  });
+
+  it("finds exactly the inexact literals JSON.parse kept, in any delivery, however its keys repeat", () => {
+    // Each literal reads as a value of its own, so the parsed body says which one was kept:
+    // 10, 100000000 and 0 only come from the inexact ones.
+    const ROUNDED = new Set([10, 100_000_000, 0]);
+    const literal = fc.constantFrom("1", "452.318912", "123456789.12345679", "1e-7", "1.5E3", INEXACT, "99999999.999999999", "1e-400");
+    const key = fc.constantFrom('"tokenAmount"', '"token\\u0041mount"', '"mint"');
+    const value = fc.oneof(literal, fc.constantFrom('"x"', "null", "[]", `"${INEXACT}"`, `{"tokenAmount":${INEXACT}}`));
+    const object = (members: fc.Arbitrary<string>) => fc.array(members, { maxLength: 4 }).map((list) => `{${list.join(",")}}`);
+    const transfer = object(fc.tuple(key, value).map(([k, v]) => `${k}:${v}`));
+    const transfers = fc.oneof(fc.array(transfer, { maxLength: 4 }).map((list) => `[${list.join(",")}]`), fc.constant("null"));
+    const item = object(fc.oneof(transfers.map((t) => `"tokenTransfers":${t}`), fc.constant('"fee":5000')));
+    const body = fc.array(item, { minLength: 1, maxLength: 4 }).map((items) => `[${items.join(",")}]`);
+    fc.assert(
+      fc.property(body, (text) => {
+        const parsed = JSON.parse(text) as Array<{ tokenTransfers?: Array<Record<string, unknown>> | null }>;
+        const expected = parsed.flatMap((it, i) =>
+          (it.tokenTransfers ?? []).flatMap((t, j) => (typeof t.tokenAmount === "number" && ROUNDED.has(t.tokenAmount) ? [[i, j]] : [])),
+        );
+        expect(found(text).map(({ item, transfer }) => [item, transfer])).toEqual(expected);
+      }),
+    );
+  });
+});
