@@ -1,12 +1,22 @@
-// npm run migrate: applies drizzle/ to DATABASE_URL; exits non-zero when anything fails.
+// npm run migrate: applies drizzle/ to DATABASE_URL; exits non-zero when anything fails, with
+// one line saying why. A PostgreSQL that refuses DATABASE_URL, cannot be reached or does not
+// answer within 5 s ends it before anything is applied (src/db/migrate.ts).
 import { loadDatabaseUrl } from "../config.ts";
-import { runMigrations } from "../db/migrate.ts";
+import { MigrationConnectError, runMigrations } from "../db/migrate.ts";
+import { orExit } from "./config-or-exit.ts";
 
+const databaseUrl = orExit(() => loadDatabaseUrl());
 try {
-  await runMigrations(loadDatabaseUrl());
+  await runMigrations(databaseUrl);
   console.log("migrations applied");
 } catch (error) {
-  const cause = (error as Error).cause as Error | undefined;
-  console.error(`migration failed: ${(error as Error).message.split("\n")[0]}${cause ? ` (${cause.message})` : ""}`);
+  console.error(`migration failed: ${failure(error as Error)}`);
   process.exit(1);
+}
+
+function failure(error: Error): string {
+  if (error instanceof MigrationConnectError) return error.message;
+  // drizzle's "Failed query: <statement>\nparams: …", then what PostgreSQL said.
+  const cause = error.cause as Error | undefined;
+  return `${error.message.split("\n")[0]}${cause ? ` (${cause.message})` : ""}`;
 }
