@@ -1,6 +1,7 @@
 // How each setting is read: parsers from the raw string of one environment variable to its
 // value, each throwing an Error whose message says what was expected (loadConfig names the
 // variable). Pure.
+import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import addressparser from "nodemailer/lib/addressparser";
 import { parseDuration } from "./duration.ts";
@@ -133,4 +134,25 @@ export function cidr(raw: string): string {
 export function isLoopbackHost(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, "");
   return name === "localhost" || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
+/**
+ * The address a server listens on (HOST): an IP address of this machine (0.0.0.0 or :: for every
+ * interface), or localhost. Not another host name: a listen address names an interface, and a
+ * name resolves to whichever address DNS gives at start (or to none: the process died at its
+ * listen with a stack trace). An address that no interface has is refused by the listen itself.
+ */
+export function listenHost(raw: string): string {
+  if (raw === "localhost" || isIP(raw) !== 0) return raw;
+  const hint = /^\[.*\]$/.test(raw) ? " (an IPv6 address without its brackets)" : "";
+  throw new Error(`expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost${hint}`);
+}
+
+/**
+ * HTTP Basic sends `user:password` and is split at the first colon: a user name with a colon
+ * could never log in (its rest would be taken as the start of the password).
+ */
+export function basicAuthUser(raw: string): string {
+  if (raw.includes(":")) throw new Error("expected a user name without a colon (HTTP Basic splits user and password at the first one, so this user could never log in)");
+  return raw;
 }

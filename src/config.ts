@@ -3,12 +3,14 @@
 // later on the first request that needs it.
 import { parseDuration, parseDurationList } from "./duration.ts";
 import {
+  basicAuthUser,
   boolean,
   cidr,
   isLoopbackHost,
   commaList,
   durationBetween,
   integerIn,
+  listenHost,
   matching,
   minLength,
   oneMailbox,
@@ -123,7 +125,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     databasePoolSize: read("DATABASE_POOL_SIZE", integerIn(2, 1000), 10),
     redisUrl: read("REDIS_URL", urlWithScheme(["redis:", "rediss:"])),
     port: read("PORT", integerIn(0, 65535), 3000),
-    host: read("HOST", (v) => v, "0.0.0.0"),
+    host: read("HOST", listenHost, "0.0.0.0"),
     jwt: {
       secret: optional("JWT_SECRET", minLength(32)),
       jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
@@ -147,7 +149,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", parseDuration, 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
     admin: {
-      user: optional("ADMIN_USER", (v) => v),
+      user: optional("ADMIN_USER", basicAuthUser),
       // Bull Board can retry and delete jobs, and nothing slows down guesses of a Basic password:
       // long enough that guessing is hopeless (16 characters; 8 were accepted until 2026-11-27).
       password: optional("ADMIN_PASSWORD", minLength(16)),

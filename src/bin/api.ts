@@ -1,6 +1,7 @@
 // npm run start:api — the HTTP interface. Run as many as you like behind a load balancer.
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
+import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp, type AppInstance } from "../http/app.ts";
@@ -41,7 +42,20 @@ if (!stopping) {
   });
   exitWhenProducersUnusable(deps.queues, fault);
   app = await buildApp(deps);
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    stopping = true;
+    return exitOnListenFailure(error, {
+      logger: deps.logger,
+      who: "api",
+      portSetting: "PORT",
+      port: config.port,
+      host: config.host,
+      close: async () => {
+        await app?.close();
+        await deps.close();
+      },
+    });
+  });
 }
 // Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
 void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");

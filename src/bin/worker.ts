@@ -2,6 +2,7 @@
 // queues in WORKER_QUEUES (all by default). Run as many as you like: BullMQ shares the work.
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
+import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import {
@@ -43,7 +44,21 @@ onStopSignal(
   (message) => deps.logger.info(message),
 );
 if (config.workerMetricsPort !== undefined) {
-  metricsServer = await startMetricsServer(registry, config.workerMetricsPort, config.admin, config.host, createReadinessCheck(deps));
+  const port = config.workerMetricsPort;
+  metricsServer = await startMetricsServer(registry, port, config.admin, config.host, createReadinessCheck(deps)).catch((error: unknown) => {
+    stopping = true;
+    return exitOnListenFailure(error, {
+      logger: deps.logger,
+      who: "worker",
+      portSetting: "WORKER_METRICS_PORT",
+      port,
+      host: config.host,
+      close: async () => {
+        await channels.close();
+        await deps.close();
+      },
+    });
+  });
 }
 
 // Before the workers: settings that PostgreSQL or Redis refuse stop the process here, with one

@@ -2,6 +2,8 @@
 // message per bad variable (all of them at once, so an operator fixes them in one go).
 import { describe, expect, it } from "vitest";
 import { loadConfig, loadQueuesConfig } from "../../src/config.ts";
+import { listenFailure } from "../../src/listen-failure.ts";
+import { createBasicAuthCheck } from "../../src/metrics/basic-auth.ts";
 import { REQUIRED, problemsOf } from "../helpers/config-env.ts";
 
 describe("loadConfig", () => {
@@ -102,6 +104,15 @@ describe("loadConfig", () => {
     ["REQUEST_TIMEOUT", "500ms", "REQUEST_TIMEOUT: expected a duration from 1s to 5m, such as 10s"],
     ["REQUEST_TIMEOUT", "10m", "REQUEST_TIMEOUT: expected a duration from 1s to 5m, such as 10s"],
     ["REQUEST_TIMEOUT", "10", "REQUEST_TIMEOUT: \"10\" is not a duration such as 500ms, 5s, 5m or 2h"],
+    // A listen address names an interface: a host name died at the listen with a stack trace (ENOTFOUND).
+    ["HOST", "not-a-host", "HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost"],
+    ["HOST", "256.1.1.1", "HOST: expected an IP address to listen on"],
+    ["HOST", "127.1", "HOST: expected an IP address to listen on"],
+    ["HOST", "api.example.com", "HOST: expected an IP address to listen on"],
+    ["HOST", "0.0.0.0:3000", "HOST: expected an IP address to listen on"],
+    ["HOST", "[::1]", "HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost (an IPv6 address without its brackets)"],
+    // HTTP Basic splits user and password at the first colon: this user could never log in.
+    ["ADMIN_USER", "ops:team", "ADMIN_USER: expected a user name without a colon"],
   ])("rejects %s=%s with a message naming it", (name, value, message) => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });
@@ -152,11 +163,65 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...REQUIRED, DATABASE_URL: "postgres://app@db.internal:5432/wallet_alerts?sslmode=require" }).databasePoolSize).toBe(10);
   });
 
+  it("takes an IP address of either family, or localhost, as HOST", () => {
+    // 10.99.99.99 is an address, if not this machine's: the listen refuses it, naming HOST (listenFailure below).
+    for (const host of ["0.0.0.0", "127.0.0.1", "10.99.99.99", "::", "::1", "fd00::5", "localhost"]) {
+      expect(loadConfig({ ...REQUIRED, HOST: host }).host, host).toBe(host);
+    }
+  });
+
+  it("refuses an ADMIN_USER with a colon, which HTTP Basic could never let in, and takes the password it goes with as usual", () => {
+    const password = "a-long-enough-admin-pw";
+    expect(problemsOf({ ADMIN_USER: "ops:team", ADMIN_PASSWORD: password })).toBe(
+      "invalid configuration: ADMIN_USER: expected a user name without a colon (HTTP Basic splits user and password at the first one, so this user could never log in)",
+    );
+    // Why: the right credentials, sent as Basic sends them, are read as user "ops" and password "team:…".
+    const basic = (user: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+    expect(createBasicAuthCheck({ user: "ops:team", password })(basic("ops:team"))).toBe(false);
+    // A colon in the password is fine: only the first one splits.
+    expect(loadConfig({ ...REQUIRED, ADMIN_USER: "ops", ADMIN_PASSWORD: `${password}:x` }).admin).toEqual({ user: "ops", password: `${password}:x` });
+    expect(createBasicAuthCheck({ user: "ops", password: `${password}:x` })(`Basic ${Buffer.from(`ops:${password}:x`).toString("base64")}`)).toBe(true);
+  });
+
   it("names every bad and missing variable in one error", () => {
     const message = problemsOf({ DATABASE_URL: "", PORT: "x", EVALUATION_GROUP_TRANSACTIONS: "-5" });
     expect(message).toContain("DATABASE_URL is required (for example postgres://postgres@127.0.0.1:5432/wallet_alerts)");
     expect(message).toContain("PORT:");
     expect(message).toContain("EVALUATION_GROUP_TRANSACTIONS:");
+  });
+});
+
+describe("listenFailure: why a server could not listen, naming the setting to change", () => {
+  const where = { portSetting: "PORT", port: 3791, host: "0.0.0.0" } as const;
+  const failed = (code: string, message = `listen ${code}`) => Object.assign(new Error(message), { code });
+
+  it("names the port when it is taken or privileged", () => {
+    expect(listenFailure(failed("EADDRINUSE"), where)).toEqual({
+      setting: "PORT",
+      code: "EADDRINUSE",
+      message: "PORT 3791: address already in use (EADDRINUSE): another process listens there",
+    });
+    expect(listenFailure(failed("EACCES"), { ...where, portSetting: "WORKER_METRICS_PORT", port: 80 })).toEqual({
+      setting: "WORKER_METRICS_PORT",
+      code: "EACCES",
+      message: "WORKER_METRICS_PORT 80: permission denied (EACCES): a port below 1024 needs privileges (root, or CAP_NET_BIND_SERVICE): choose one from 1024",
+    });
+  });
+
+  it("names HOST when no interface has its address", () => {
+    expect(listenFailure(failed("EADDRNOTAVAIL"), { ...where, host: "10.99.99.99" })).toEqual({
+      setting: "HOST",
+      code: "EADDRNOTAVAIL",
+      message: "HOST 10.99.99.99: address not available (EADDRNOTAVAIL): no network interface of this machine has that address",
+    });
+  });
+
+  it("says what the system said of anything else, with both settings", () => {
+    expect(listenFailure(failed("EINVAL", "listen EINVAL: invalid argument"), where)).toEqual({
+      setting: "PORT",
+      code: "EINVAL",
+      message: "PORT 3791 on HOST 0.0.0.0: cannot listen: listen EINVAL: invalid argument",
+    });
   });
 });
 
