@@ -1,12 +1,13 @@
 // npm run queues — jobs per queue and state (waiting, active, delayed, failed, completed),
-// read from the Redis and queue prefix of the configuration. Exits non-zero when Redis
-// cannot be reached, refuses REDIS_URL or does not answer in time (saying why), so it also
-// serves as a check in scripts.
+// and which queues are paused (PAUSED), read from the Redis and queue prefix of the
+// configuration. Exits non-zero when Redis cannot be reached, refuses REDIS_URL or does not
+// answer in time (saying why), so it also serves as a check in scripts; a paused queue is
+// not a failure of the check (it exits 0 and says so).
 import type { Redis } from "ioredis";
 import { loadQueuesConfig } from "../config.ts";
 import { orExit } from "./config-or-exit.ts";
 import { describeRefusal, errorSummary, misconfiguredSetting } from "../dependency-errors.ts";
-import { formatQueueTable, readQueueCounts, type QueueCounts } from "../metrics/queue-counts.ts";
+import { formatQueueTable, readQueueStatus, type QueueStatus } from "../metrics/queue-counts.ts";
 import { PREFLIGHT_TIMEOUT_MS } from "../preflight.ts";
 import { closeQueues, createQueues } from "../queue/producers.ts";
 import { redactUrl } from "../redact-url.ts";
@@ -45,11 +46,11 @@ try {
   setTimeout(() => process.exit(), 100).unref();
 }
 
-async function countJobs(connection: Redis): Promise<QueueCounts[]> {
+async function countJobs(connection: Redis): Promise<QueueStatus[]> {
   if (!(await connected(connection))) throw new Error(whyNotConnected(connectionError()));
   const queues = createQueues(connection, config.queuePrefix);
   try {
-    return await readQueueCounts(queues);
+    return await readQueueStatus(queues);
   } finally {
     await closeQueues(queues);
   }

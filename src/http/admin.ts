@@ -3,6 +3,20 @@
 // registered at all and answer 404 like any unknown path: an operator surface that was not
 // configured stays invisible instead of open. The HTTP request histogram is recorded on
 // every route either way.
+//
+// No Retry on the delivery queues (deliver-webhook, deliver-email, deliver-sms). A delivery's
+// schedule lives in its notification row, not in BullMQ: a failed delivery job is a notification
+// that ended `failed`, and a run of that job only finds the row finished. It used to return, so
+// the retried job showed *completed* (and counted as such in wallet_alerts_job_duration_seconds)
+// while nothing was sent and the notification stayed failed. Nothing in this service resends a
+// failed notification (there is no redeliver endpoint), so the board offers no Retry there
+// (allowRetries: false hides the buttons, Retry and "Retry all", of failed and completed jobs
+// alike) and its API refuses one (the hook below: Bull Board's API does not check allowRetries
+// itself). This includes the disabled-alert notices on deliver-email: Bull Board's setting is
+// per queue. The other queues keep Retry: a failed evaluation, risk or reconcile job has not done
+// its work (its batch or score changes stay unevaluated; a sweep is a sweep), so a retry
+// does it, as the reconciler's own retry of a failed batch job does. A delivery job re-run some
+// other way (a script's job.retry()) ends failed, saying why (queue/jobs/deliver.ts).
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { FastifyAdapter } from "@bull-board/fastify";
@@ -15,11 +29,19 @@ import { createCarrierMetrics } from "../metrics/carrier-metrics.ts";
 import { registerHttpMetrics } from "../metrics/http-metrics.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { registerScrapeCollectors } from "../metrics/scrape-collectors.ts";
-import { ALL_QUEUES } from "../queue/names.ts";
+import { ALL_QUEUES, DELIVERY_QUEUE, type QueueName } from "../queue/names.ts";
 import { sendProblem } from "./error-handler.ts";
 
 export const ADMIN_QUEUES_PATH = "/admin/queues";
 export const METRICS_PATH = "/metrics";
+
+/** The queues whose jobs a retry cannot redo (see above). */
+const NO_RETRY_QUEUES: ReadonlySet<string> = new Set<QueueName>(Object.values(DELIVERY_QUEUE));
+/** Bull Board's API routes that retry one job or every job of a state. */
+const RETRY_ROUTES: ReadonlySet<string> = new Set([
+  `${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/retry`,
+  `${ADMIN_QUEUES_PATH}/api/queues/:queueName/retry/:queueStatus`,
+]);
 
 /** Registered on the root app (not encapsulated) so the request histogram sees every route. */
 export function adminPlugin(deps: Deps): FastifyPluginAsync {
@@ -60,10 +82,29 @@ function protectedRoutes(deps: Deps, registry: Registry): FastifyPluginAsync {
       return sendProblem(reply, "unavailable", "Redis cannot be reached", { headers: { "retry-after": "5" } });
     });
 
+    // Bull Board's API retries whatever it is asked to, allowRetries or not: refused here.
+    app.addHook("preHandler", async (request, reply) => {
+      if (!RETRY_ROUTES.has(request.routeOptions.url ?? "")) return;
+      const { queueName } = request.params as { queueName?: string };
+      if (queueName === undefined || !NO_RETRY_QUEUES.has(queueName)) return;
+      return sendProblem(
+        reply,
+        "forbidden",
+        `jobs of ${queueName} are not retried: a delivery job cannot resend its notification (a failed one stays failed), so a retry would send nothing`,
+      );
+    });
+
     const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
     createBullBoard({
-      queues: ALL_QUEUES.map((name) => new BullMQAdapter(deps.queues[name])),
+      queues: ALL_QUEUES.map((name) =>
+        NO_RETRY_QUEUES.has(name)
+          ? new BullMQAdapter(deps.queues[name], {
+              allowRetries: false,
+              description: "No Retry: a delivery job cannot resend a failed notification",
+            })
+          : new BullMQAdapter(deps.queues[name]),
+      ),
       serverAdapter,
       options: { uiConfig: { boardTitle: "wallet-alerts" } },
     });

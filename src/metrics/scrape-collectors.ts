@@ -1,13 +1,13 @@
 // Gauges computed when Prometheus scrapes, from the stores themselves: every API process
-// reports the same truth (queue depth from Redis, notifications and evaluation lag from
-// PostgreSQL) however many processes there are and whichever of them did the work. A store
-// that does not answer leaves its gauge without samples for that scrape (and a warning in
-// the log, once a minute per kind of error: Prometheus scrapes all through an outage)
-// instead of failing the whole scrape.
+// reports the same truth (queue depth and paused queues from Redis, notifications and
+// evaluation lag from PostgreSQL) however many processes there are and whichever of them did
+// the work. A store that does not answer leaves its gauge without samples for that scrape
+// (and a warning in the log, once a minute per kind of error: Prometheus scrapes all through
+// an outage) instead of failing the whole scrape.
 import { Gauge, type Registry } from "prom-client";
 import type { Deps } from "../deps.ts";
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
-import { readQueueCounts } from "./queue-counts.ts";
+import { readPausedQueues, readQueueCounts } from "./queue-counts.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { withTimeout } from "../with-timeout.ts";
 import { METRIC_PREFIX } from "./registry.ts";
@@ -47,6 +47,21 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
         for (const { queue, counts } of await readQueueCounts(deps.queues)) {
           for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
         }
+      });
+    },
+  });
+
+  // Beside the counts: a queue paused from Bull Board keeps its jobs waiting through every
+  // worker restart, and its counts alone read like a slow worker. Same source as the counts,
+  // so a Redis outage is one warning a minute, not two.
+  new Gauge({
+    name: `${METRIC_PREFIX}queue_paused`,
+    help: "1 for a BullMQ queue that is paused (Bull Board's Pause: no worker takes its jobs until it is resumed), 0 otherwise; read from Redis at scrape time.",
+    labelNames: ["queue"],
+    registers: [registry],
+    async collect() {
+      await attempt(this, "Redis (queue counts)", async () => {
+        for (const { queue, paused } of await readPausedQueues(deps.queues)) this.set({ queue }, paused ? 1 : 0);
       });
     },
   });

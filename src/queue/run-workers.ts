@@ -164,6 +164,15 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     return worker;
   });
 
+  // A queue paused from Bull Board stays paused through restarts, and its jobs only wait:
+  // said once at start, when Redis first answers (wallet_alerts_queue_paused says it after).
+  const warnPaused = () =>
+    warnPausedQueues(deps, names).catch((error: unknown) =>
+      deps.logger.debug({ err: error }, "could not tell whether the worker's queues are paused"),
+    );
+  if (deps.redis.status === "ready") void warnPaused();
+  else deps.redis.once("ready", () => void warnPaused());
+
   let closing: Promise<void> | undefined;
   return {
     queues: names,
@@ -186,6 +195,14 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       return closing;
     },
   };
+}
+
+/** One line per paused queue of `names`, all at once. */
+async function warnPausedQueues(deps: Pick<Deps, "queues" | "logger">, names: readonly QueueName[]): Promise<void> {
+  const paused = await Promise.all(names.map((name) => deps.queues[name].isPaused()));
+  for (const name of names.filter((_, i) => paused[i])) {
+    deps.logger.warn({ queue: name }, `queue ${name} is paused (from Bull Board?): its jobs wait until it is resumed`);
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
-import { Queue, Worker } from "bullmq";
+import { Queue, UnrecoverableError, Worker } from "bullmq";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJobMetrics, startMetricsServer, WORKER_METRICS_OPTIONS } from "../../src/metrics/index.ts";
-import { ALL_QUEUES } from "../../src/queue/names.ts";
+import { ALL_QUEUES, DELIVERY_QUEUE, QUEUES, type QueueName } from "../../src/queue/names.ts";
 import { createWorkerRedis } from "../../src/redis.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
@@ -71,6 +71,75 @@ describe("admin authentication (Bull Board and /metrics)", () => {
   });
 });
 
+describe("Bull Board retries", () => {
+  /** Fails a job of each named queue under the app's prefix, as a worker whose processor refuses it. */
+  async function failJobs(jobs: ReadonlyArray<{ queue: QueueName; jobId: string; data: object }>): Promise<void> {
+    const connection = createWorkerRedis(TEST_REDIS_URL);
+    const workers: Worker[] = [];
+    try {
+      const failed = jobs.map(({ queue, jobId, data }) => {
+        const worker: Worker = new Worker(
+          queue,
+          async (): Promise<void> => {
+            throw new UnrecoverableError("refused");
+          },
+          { connection, prefix: t.config.queuePrefix },
+        );
+        workers.push(worker);
+        const done = new Promise<void>((resolve) => worker.on("failed", (job) => job?.id === jobId && resolve()));
+        return t.deps.queues[queue].add("job", data, { jobId }).then(() => done);
+      });
+      await Promise.all(failed);
+    } finally {
+      await Promise.all(workers.map((worker) => worker.close()));
+      connection.disconnect();
+    }
+  }
+
+  it("offers and allows no retry of a delivery job (it cannot resend), which stays failed, while a risk job's retry runs it again", async () => {
+    const delivery = t.deps.queues[QUEUES.deliverWebhook];
+    const risk = t.deps.queues[QUEUES.risk];
+    await failJobs([
+      { queue: QUEUES.deliverWebhook, jobId: "ntf_retried", data: { notificationId: "ntf_retried" } },
+      { queue: QUEUES.risk, jobId: "risk_retried", data: { scoreChangeIds: [1] } },
+    ]);
+    const put = (url: string) => t.app.inject({ method: "PUT", url, headers: { authorization: RIGHT } });
+
+    // The board shows no Retry buttons on the delivery queues...
+    const listed = (await t.app.inject({ url: "/admin/queues/api/queues", headers: { authorization: RIGHT } })).json<{
+      queues: { name: string; allowRetries: boolean }[];
+    }>().queues;
+    const deliveryQueues: readonly string[] = Object.values(DELIVERY_QUEUE);
+    for (const queue of listed) expect(queue.allowRetries, queue.name).toBe(!deliveryQueues.includes(queue.name));
+
+    // ...and its API refuses them, one job or all of a state, failed or completed.
+    for (const url of [
+      "/admin/queues/api/queues/deliver-webhook/ntf_retried/retry",
+      "/admin/queues/api/queues/deliver-webhook/retry/failed",
+      "/admin/queues/api/queues/deliver-webhook/retry/completed",
+      "/admin/queues/api/queues/deliver-email/retry/failed",
+      "/admin/queues/api/queues/deliver-sms/retry/failed",
+    ]) {
+      const res = await put(url);
+      expect(res.statusCode, url).toBe(403);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(res.json<{ code: string; detail: string }>(), url).toMatchObject({
+        code: "forbidden",
+        detail: expect.stringMatching(/^jobs of deliver-(webhook|email|sms) are not retried: a delivery job cannot resend its notification/),
+      });
+    }
+    expect(await delivery.getJobState("ntf_retried")).toBe("failed");
+    expect((await delivery.getJob("ntf_retried"))?.failedReason).toBe("refused");
+
+    // A risk job's retry does its work again: it waits for a worker.
+    const retried = await put("/admin/queues/api/queues/risk/risk_retried/retry");
+    expect(retried.statusCode).toBe(204);
+    expect(await risk.getJobState("risk_retried")).toBe("waiting");
+    await risk.remove("risk_retried");
+    await delivery.remove("ntf_retried");
+  });
+});
+
 describe("/metrics exposition", () => {
   it("reports queue depth per queue and state, read from Redis at scrape time", async () => {
     await t.deps.queues.risk.add("evaluate", { scoreChangeIds: [1] });
@@ -80,6 +149,26 @@ describe("/metrics exposition", () => {
     expect(body).toMatch(/^wallet_alerts_queue_jobs\{queue="risk",state="waiting"\} 1$/m);
     expect(body).toMatch(/^wallet_alerts_queue_jobs\{queue="risk",state="delayed"\} 1$/m);
     for (const queue of ALL_QUEUES) expect(body).toContain(`wallet_alerts_queue_jobs{queue="${queue}",state="failed"}`);
+  });
+
+  it("reports a queue paused from Bull Board as wallet_alerts_queue_paused 1 until it is resumed", async () => {
+    const scrape = async () => (await t.app.inject({ url: "/metrics", headers: { authorization: RIGHT } })).body;
+    const board = (action: "pause" | "resume") =>
+      t.app.inject({ method: "PUT", url: `/admin/queues/api/queues/deliver-webhook/${action}`, headers: { authorization: RIGHT } });
+    try {
+      expect((await board("pause")).statusCode).toBeLessThan(300);
+      const paused = await scrape();
+      expect(paused).toContain("# TYPE wallet_alerts_queue_paused gauge");
+      expect(paused).toMatch(/^wallet_alerts_queue_paused\{queue="deliver-webhook"\} 1$/m);
+      for (const queue of ALL_QUEUES.filter((name) => name !== "deliver-webhook")) {
+        expect(paused).toMatch(new RegExp(`^wallet_alerts_queue_paused\\{queue="${queue}"\\} 0$`, "m"));
+      }
+    } finally {
+      expect((await board("resume")).statusCode).toBeLessThan(300);
+    }
+    const resumed = await scrape();
+    expect(resumed).toMatch(/^wallet_alerts_queue_paused\{queue="deliver-webhook"\} 0$/m);
+    expect(resumed).not.toMatch(/^wallet_alerts_queue_paused\{[^}]*\} 1$/m);
   });
 
   it("reports open notifications by channel and status, and the evaluation lag, from PostgreSQL", async () => {

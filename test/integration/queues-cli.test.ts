@@ -56,6 +56,28 @@ describe("npm run queues", () => {
     expect(row("total")).toEqual(["3", "0", "1", "0", "0"]);
   });
 
+  it("marks a paused queue PAUSED and says its jobs wait until it is resumed, and stops once it is resumed", async () => {
+    await queues["deliver-webhook"].pause();
+    try {
+      const { stdout } = await queuesCommand(TEST_REDIS_URL);
+      const lines = stdout.split("\n");
+      expect(lines.find((line) => line.startsWith("deliver-webhook "))?.trim().split(/\s+/).slice(1)).toEqual([
+        "0", "0", "1", "0", "0", "PAUSED",
+      ]);
+      for (const name of ["transactions", "risk", "deliver-email", "deliver-sms", "maintenance", "total"]) {
+        expect(lines.find((line) => line.startsWith(`${name} `)), name).not.toContain("PAUSED");
+      }
+      expect(stdout).toContain(
+        "deliver-webhook is PAUSED (from Bull Board?): no worker takes its jobs until it is resumed (Bull Board, /admin/queues: Resume)",
+      );
+    } finally {
+      await queues["deliver-webhook"].resume();
+    }
+    const { stdout } = await queuesCommand(TEST_REDIS_URL);
+    expect(stdout).not.toContain("PAUSED");
+    expect(stdout.trimEnd().split("\n").at(-1)).toMatch(/^total\s/);
+  });
+
   it("needs only REDIS_URL and QUEUE_PREFIX: no database URL or token secret on a monitoring host", async () => {
     const { stdout } = await queuesCommand(TEST_REDIS_URL, { PATH: process.env.PATH ?? "", REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: prefix });
     expect(stdout).toContain(`queue prefix ${prefix}`);

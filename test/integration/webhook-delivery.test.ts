@@ -272,6 +272,32 @@ describe("webhook delivery", () => {
     expect((await attemptsOf(t, id)).length).toBe(1);
   });
 
+  it("fails a failed notification's job again, sending nothing, when an operator re-runs it, instead of showing it completed", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 400, body: "bad payload" });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
+    const queue = t.deps.queues[DELIVERY_QUEUE.webhook] as Queue<DeliverJob>;
+    await waitFor("the job to fail", async () => (await queue.getJobState(id)) === "failed");
+    expect((await queue.getJob(id))?.failedReason).toBe("HTTP 400");
+
+    // The receiver is mended (it answers 200 from now on) and the job re-run as a script would:
+    // Bull Board refuses a Retry on this queue (admin.test.ts).
+    const retriedAt = Date.now();
+    await (await queue.getJob(id))!.retry("failed");
+    const job = await waitFor("the re-run to end", async () => {
+      const state = await queue.getJobState(id);
+      const current = await queue.getJob(id);
+      return (state === "failed" || state === "completed") && (current?.finishedOn ?? 0) >= retriedAt && { state, current };
+    });
+
+    expect(job.state).toBe("failed");
+    expect(job.current?.failedReason).toBe(`notification ${id} had already failed; nothing was sent (a failed notification is not sent again)`);
+    expect(route.requests).toHaveLength(1);
+    expect((await attemptsOf(t, id)).length).toBe(1);
+    expect((await waitForNotification(t, id, () => true)).status).toBe("failed");
+  });
+
   it("puts a re-created job back to sleep until the notification's next attempt is due", async () => {
     const { route, alert } = await webhookAlert();
     const id = await seedNotification(t, alert, "webhook", route.url, { enqueue: false });

@@ -1,8 +1,9 @@
 // The delivery job: load → send → record → reschedule. Postgres holds the schedule
 // (attempt_count, next_attempt_at, status), so the job is idempotent and can be re-created
-// from the row at any time: a finished notification is skipped, one whose next attempt is
-// not due yet goes back to sleep until then. Between attempts the same job (jobId =
-// notification id) waits in BullMQ's delayed set (moveToDelayed + DelayedError).
+// from the row at any time: a delivered notification is skipped, a failed one fails the job
+// again saying that nothing was sent, one whose next attempt is not due yet goes back to
+// sleep until then. Between attempts the same job (jobId = notification id) waits in
+// BullMQ's delayed set (moveToDelayed + DelayedError).
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import { createDeliveryStore, type DeliveryRow } from "../../db/queries/deliveries.ts";
 import { failWithoutAttempt } from "../../db/queries/notifications.ts";
@@ -88,7 +89,24 @@ export function makeDeliverProcessor(
   });
   return async (job, token) => {
     const row = await store.load(job.data.notificationId);
-    if (!row || row.status === "delivered" || row.status === "failed") return; // gone (alert deleted) or finished
+    // Gone (its alert deleted), or delivered by another run (a stalled job's second run, a
+    // reconciler sweep that read the row still open): nothing is owed, a quiet no-op.
+    if (!row || row.status === "delivered") return;
+    if (row.status === "failed") {
+      // Nothing resends a failed notification, and this run does not either. It ends failed,
+      // not completed: a completed job (and outcome="completed" in the job-duration histogram)
+      // reads as "sent". Operators re-running failed jobs met this (Bull Board's Retry, which
+      // admin.ts now refuses on the delivery queues; a script's job.retry(); a job duplicated
+      // under another id). The other runs that meet a failed row are rare and were failures
+      // already, so this adds no noise: BullMQ's retry of a run whose failing record committed
+      // but whose answer was lost (it threw), a stalled run whose first run recorded the failure
+      // before it could fail the job, a reconciler sweep that read the row open just before
+      // its run failed it (it replaces that failed job with this one). Unrecoverable: BullMQ's
+      // attempts would only say it again. No attempt is made or counted toward the alert.
+      throw new UnrecoverableError(
+        `notification ${row.notificationId} had already failed; nothing was sent (a failed notification is not sent again)`,
+      );
+    }
 
     const now = deps.now();
     if (row.nextAttemptAt && row.nextAttemptAt.getTime() > now.getTime() + DUE_SLACK_MS) {
