@@ -58,6 +58,12 @@ export async function startTestApp(
     token: (sub, scope = ALL_SCOPES, extra = {}) =>
       mintToken(TEST_JWT_SECRET, { sub, scope, ttlSeconds: 3600, ...extra }, config.jwt),
     close: async () => {
+      // BullMQ writes each queue's meta key once its connection is ready, without waiting for
+      // the write: a test that closes at once had it land after the cleanup below (the
+      // leftovers check then failed the file). getVersion waits for that write; bounded, for a
+      // test that leaves Redis cut off (nothing is written then anyway).
+      const metaWritten = Promise.all(Object.values(deps.queues).map((queue) => queue.getVersion()));
+      await Promise.race([metaWritten.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       await app.close();
       // The test's queues, jobs and activity counters: the Redis is shared, and a run of the
       // pipeline tests would otherwise leave thousands of keys behind.
