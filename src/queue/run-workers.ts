@@ -156,7 +156,9 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     // Settles once its connection is set up; rejects only when BullMQ gave up on it.
     worker.waitUntilReady().catch((error: unknown) => fault.exitUnusable(error, name));
     worker.on("failed", (job, error) => {
-      const fields = { queue: name, jobId: job?.id, attempts: job?.attemptsMade };
+      // jobRuns: BullMQ's runs of the job, which a delivery's attempts are not (its
+      // notification's attempt_count; logged as "attempts", it read 1 beside "gave up after 3 attempts").
+      const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade };
       if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
       deps.logger.warn({ ...fields, err: error }, "job failed");
     });

@@ -62,6 +62,9 @@ describe("job failures while PostgreSQL is away", () => {
       // One per kind of error (a refused connection; at most a dropped one besides).
       expect(lines.length, lines.join("")).toBeLessThanOrEqual(2);
       expect(lines[0]).toContain('"queue":"deliver-webhook"');
+      // BullMQ's runs of the job, named so: a delivery's attempts are its notification's.
+      expect(lines[0]).toMatch(/"jobRuns":\d/);
+      expect(lines[0]).not.toContain('"attempts"');
     } finally {
       await proxy.restore();
     }
