@@ -36,6 +36,7 @@
 // Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
 // burned to the mint) and the fee payer for a native one.
 import { isExactAsDouble } from "../domain/decimal.ts";
+import { INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
 import { isAddress, isSignature } from "../domain/base58.ts";
 import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
@@ -148,9 +149,6 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
  */
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
 
-const INEXACT_AMOUNT_MESSAGE =
-  "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount";
-
 /**
  * Token amounts that a double cannot hold exactly, each at its path under `at`: a string by its
  * digits, and a number by the literal it was sent as, which JSON.parse has already rounded —
@@ -165,7 +163,7 @@ export function heliusItemAmountIssues(
   return (item.tokenTransfers ?? []).flatMap((t, j) =>
     (typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)) ||
     (typeof t.tokenAmount === "number" && inexactNumbers.has(j))
-      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: INEXACT_AMOUNT_MESSAGE }]
+      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: INEXACT_NUMBER_MESSAGE }]
       : [],
   );
 }

@@ -1,12 +1,14 @@
 // The native ingest formats (POST /v1/ingest/transactions and /v1/ingest/accounts): their
-// JSON schemas and the checks a schema cannot make (exact base58 lengths, duplicates).
+// JSON schemas and the checks a schema cannot make (exact base58 lengths, duplicates, numbers
+// sent with more digits than JSON parsing keeps).
 // The numeric maxima keep every value inside its Postgres `numeric` column, so an absurd
 // amount is a 400 here rather than an overflow in the database.
 import { Type, type Static } from "@fastify/type-provider-typebox";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
 import { AddressSchema, SignatureSchema, assertAddress, assertSignature, textSchema } from "../http/schemas.ts";
-import { invalid } from "../http/problem.ts";
+import { ProblemError, invalid, type FieldError } from "../http/problem.ts";
 import { MAX_BLOCK_TIME_AHEAD_SECONDS, SOLANA_GENESIS_SECONDS, blockTimeAheadIssue } from "./block-time.ts";
+import { INEXACT_NUMBER_MESSAGE, inexactNumberLiterals, numberPaths, type NumberPaths } from "./exact-token-amounts.ts";
 
 export const MAX_BATCH_TRANSACTIONS = 1000;
 export const MAX_BATCH_ACCOUNTS = 1000;
@@ -119,3 +121,41 @@ function assertUniqueMints(path: string, items: readonly { mint: string }[]): vo
   });
 }
 
+
+// Every number of a batch is stored as sent, to the last digit, and judged as stored: JSON.parse
+// reads `9.99999999999999999` as 10, which would be stored as 10 and reach a large_transfer
+// threshold of 10 the transfer never reached (`99999999.999999999`, 100000000). Such a literal is
+// read from the body as sent (src/ingest/exact-token-amounts.ts: a byte search, a full scan only
+// when one may be there) and refuses the batch, as every other problem of a native batch does.
+// Account snapshots are held to the same promise: their SOL balance enters the large_outflow
+// risk factor, and every one of their numbers is stored and shown as sent.
+
+/** The numbers of a transactions batch, judged by the literal sent. */
+export const TRANSACTION_NUMBERS = numberPaths(".transactions[*].amount", ".transactions[*].fee");
+
+/** The numbers of an accounts batch, judged by the literal sent. */
+export const ACCOUNT_NUMBERS = numberPaths(
+  ".accounts[*].balance",
+  ".accounts[*].tokenAccounts[*].balance",
+  ".accounts[*].tokenAccounts[*].usdValue",
+  ".accounts[*].nfts[*].floorPrice",
+);
+
+/** A batch can hold thousands of such numbers: the first ones name the problem well enough. */
+export const MAX_INEXACT_NUMBER_ERRORS = 100;
+
+/**
+ * Refuses the batch (400, naming each path, `body.transactions.3.amount`) when a number at
+ * `paths` of its body (the bytes as received; JSON.parse accepted them) was sent with more
+ * significant digits than a double holds exactly, and so was rounded by parsing.
+ */
+export function assertExactNumbers(body: Buffer, paths: NumberPaths): void {
+  const found = inexactNumberLiterals(body, paths);
+  if (found.length === 0) return;
+  const errors: FieldError[] = found
+    .slice(0, MAX_INEXACT_NUMBER_ERRORS)
+    .map(({ path }) => ({ path: `body.${path.join(".")}`, message: INEXACT_NUMBER_MESSAGE }));
+  const more = found.length - errors.length;
+  const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ") + (more > 0 ? `; and ${more} more such numbers` : "");
+  throw new ProblemError("validation_failed", detail, { errors });
+}

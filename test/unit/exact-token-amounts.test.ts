@@ -6,11 +6,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isExactAsDouble } from "../../src/domain/decimal.ts";
 import {
+  inexactNumberLiterals,
   inexactTokenAmounts,
   isExactLiteral,
+  mayHoldInexactNumber,
   mayHoldInexactTokenAmount,
+  numberPaths,
+  scanInexactNumbers,
   scanInexactTokenAmounts,
+  type InexactNumber,
   type InexactTokenAmount,
+  type NumberPaths,
 } from "../../src/ingest/exact-token-amounts.ts";
 
 const INEXACT = "9.99999999999999999";
@@ -221,5 +227,166 @@ describe("inexactTokenAmounts: the tokenAmount literals of a delivery a double r
         expect(found(text).map(({ item, transfer }) => [item, transfer])).toEqual(expected);
       }),
     );
+  });
+});
+
+describe("inexactNumberLiterals: the number literals at given paths a double rounds", () => {
+  const NATIVE = numberPaths(".transactions[*].amount", ".transactions[*].fee");
+
+  /** The verdicts for `text` at `paths`, checked against what JSON.parse made of each path reported. */
+  function foundAt(text: string, paths: NumberPaths = NATIVE): InexactNumber[] {
+    const body = Buffer.from(text);
+    const result = inexactNumberLiterals(body, paths);
+    const parsed: unknown = JSON.parse(text);
+    for (const { path, indices, literal } of result) {
+      const value = path.reduce<unknown>((at, step) => (at as Record<string | number, unknown>)[step], parsed);
+      expect(value).toBe(Number(literal));
+      expect(indices).toEqual(path.filter((step) => typeof step === "number"));
+    }
+    // The pre-check never misses what the scan finds.
+    if (scanInexactNumbers(text, paths).length > 0) expect(mayHoldInexactNumber(body, paths)).toBe(true);
+    return result;
+  }
+
+  /** A native batch: each transaction's amount and fee written as the literals given. */
+  const batch = (...txs: Array<[amount: string, fee?: string]>) =>
+    `{"transactions":[${txs.map(([amount, fee = "0.000005"]) => `{"signature":"s","type":"transfer","amount":${amount},"token":"SOL","fee":${fee},"status":"success"}`).join(",")}]}`;
+
+  describe("numberPaths", () => {
+    it("compiles patterns of .name and [*] from the root, sharing their prefixes", () => {
+      const paths = numberPaths(".transactions[*].amount", ".transactions[*].fee", "[*].tokenTransfers[*].tokenAmount");
+      expect(paths.patterns).toEqual([".transactions[*].amount", ".transactions[*].fee", "[*].tokenTransfers[*].tokenAmount"]);
+      expect(paths.root.keys?.get("transactions")?.any?.keys?.size).toBe(2);
+      expect(paths.root.any?.keys?.get("tokenTransfers")?.any?.keys?.get("tokenAmount")?.ends).toBe(2);
+    });
+
+    it.each([
+      ["", "an empty pattern"],
+      ["[*]", "one not ending in a name"],
+      [".transactions[*]", "one not ending in a name"],
+      ["transactions[*].amount", "a name without its dot"],
+      [".transactions[0].amount", "an index other than *"],
+      [".tx_list[*].amount", "a name of other than letters and digits"],
+      [".a.b ", "trailing text"],
+    ])("refuses %j (%s)", (pattern) => {
+      expect(() => numberPaths(pattern)).toThrow(/number path/);
+    });
+
+    it("refuses a pattern given twice", () => {
+      expect(() => numberPaths(".a[*].b", ".a[*].b")).toThrow(/given twice/);
+    });
+  });
+
+  it("finds none in a native batch of exact numbers, long ones and exponent forms included, and does not scan it", () => {
+    const text = batch(["1.5"], ["0.000001", "5e-7"], ["123456789.12345679", "0.30000000000000004"], ["1e21"], ["0", "0"], ["99999999.99999999"]);
+    expect(mayHoldInexactNumber(Buffer.from(text), NATIVE)).toBe(false);
+    expect(foundAt(text)).toEqual([]);
+  });
+
+  it("finds each inexact amount and fee at its path, with its pattern, index and literal, in document order", () => {
+    const text = batch(["1"], [INEXACT], ["2", "0.00000500000000000000001"], ["99999999.999999999", "1e-400"]);
+    expect(foundAt(text)).toEqual([
+      { pattern: 0, path: ["transactions", 1, "amount"], indices: [1], literal: INEXACT },
+      { pattern: 1, path: ["transactions", 2, "fee"], indices: [2], literal: "0.00000500000000000000001" },
+      { pattern: 0, path: ["transactions", 3, "amount"], indices: [3], literal: "99999999.999999999" },
+      { pattern: 1, path: ["transactions", 3, "fee"], indices: [3], literal: "1e-400" },
+    ]);
+  });
+
+  it("reports only the paths given: the same key elsewhere is not judged", () => {
+    const elsewhere = JSON.stringify({
+      amount: 0,
+      meta: { transactions: [{ amount: 0 }] },
+      transactions: [{ nested: { amount: 0 } }, [{ amount: 0 }], { amount: 0, fee: 0 }, { tokenTransfers: [{ amount: 0 }] }],
+      accounts: [{ fee: 0 }],
+    }).replaceAll(/"(amount|fee)":0/g, `"$1":${INEXACT}`);
+    expect(foundAt(elsewhere).map(({ path }) => path)).toEqual([
+      ["transactions", 2, "amount"],
+      ["transactions", 2, "fee"],
+    ]);
+    // A root array is not the root object the pattern starts with, nor is transactions an object.
+    expect(foundAt(`[{"transactions":[{"amount":${INEXACT}}]}]`)).toEqual([]);
+    expect(foundAt(`{"transactions":{"0":{"amount":${INEXACT}}}}`)).toEqual([]);
+  });
+
+  it("follows nested arrays of several patterns at once (the accounts shape)", () => {
+    const accounts = numberPaths(".accounts[*].balance", ".accounts[*].tokenAccounts[*].balance", ".accounts[*].tokenAccounts[*].usdValue", ".accounts[*].nfts[*].floorPrice");
+    const text = `{"accounts":[{"address":"a","balance":1,"tokenAccounts":[{"balance":2,"usdValue":3},{"balance":${INEXACT},"usdValue":0.5}],"nfts":[]},{"address":"b","balance":99999999.999999999,"tokenAccounts":[],"nfts":[{"floorPrice":1},{"floorPrice":1e400}]}]}`;
+    expect(foundAt(text, accounts).map(({ pattern, path }) => [pattern, path.join(".")])).toEqual([
+      [1, "accounts.0.tokenAccounts.1.balance"],
+      [0, "accounts.1.balance"],
+      [3, "accounts.1.nfts.1.floorPrice"],
+    ]);
+  });
+
+  it("reads pretty-printed JSON as well", () => {
+    const text = JSON.stringify({ transactions: [{ amount: 1, fee: 2 }] }, null, 2).replace(": 2", ` :\n\t ${INEXACT}`);
+    expect(foundAt(text).map(({ path }) => path)).toEqual([["transactions", 0, "fee"]]);
+  });
+
+  it("counts keys spelled with escapes, the last key or one on the way", () => {
+    expect(foundAt(`{"transactions":[{"am\\u006funt":${INEXACT}}]}`).map(({ path }) => path)).toEqual([["transactions", 0, "amount"]]);
+    expect(foundAt(`{"transactions":[{"\\u0066\\u0065\\u0065":${INEXACT}}]}`).map(({ path }) => path)).toEqual([["transactions", 0, "fee"]]);
+    expect(foundAt(`{"tr\\u0061nsactions":[{"amount":${INEXACT}}]}`).map(({ path }) => path)).toEqual([["transactions", 0, "amount"]]);
+  });
+
+  it("does not scan a body whose escapes cannot spell a key a path ends in", () => {
+    // "caf\u00e9" is 9 characters: neither fee (3, 8, 13, 18) nor amount (6, 11, …, 36) spelled with escapes.
+    const text = `{"transactions":[{"caf\\u00e9":1,"memo":"A \\u0026 B","amount":1,"fee":0.000005}]}`;
+    expect(mayHoldInexactNumber(Buffer.from(text), NATIVE)).toBe(false);
+    // "f\u0065e" is, and goes to the full scan whatever its value.
+    expect(mayHoldInexactNumber(Buffer.from(`{"transactions":[{"f\\u0065e":1}]}`), NATIVE)).toBe(true);
+  });
+
+  it("ignores look-alike text inside strings, keys and values alike", () => {
+    expect(foundAt(`{"transactions":[{"memo":"{\\"amount\\":${INEXACT}}","amount":1}]}`)).toEqual([]);
+    expect(foundAt(`{"transactions":[{"\\"amount\\":${INEXACT}":1,"amount":2}]}`)).toEqual([]);
+    expect(foundAt(`{"transactions":[{"amount":"${INEXACT}"}]}`)).toEqual([]);
+    expect(foundAt(`{"memo":"{\\"transactions\\":[{","transactions":[{"x":"}]}\\\\","fee":${INEXACT}}]}`).map(({ path }) => path)).toEqual([
+      ["transactions", 0, "fee"],
+    ]);
+  });
+
+  describe("a repeated key keeps its last value, as JSON.parse does", () => {
+    it.each([
+      ["an inexact amount repeated as an exact one", `{"transactions":[{"amount":${INEXACT},"amount":10}]}`, []],
+      ["an exact amount repeated as an inexact one", `{"transactions":[{"amount":10,"amount":${INEXACT}}]}`, ["transactions.0.amount"]],
+      ["an inexact fee repeated as null", `{"transactions":[{"fee":${INEXACT},"fee":null}]}`, []],
+      ["transactions repeated, the inexact list first", `{"transactions":[{"amount":${INEXACT}}],"transactions":[{"amount":1}]}`, []],
+      ["transactions repeated as an object", `{"transactions":[{"amount":${INEXACT}}],"transactions":{"amount":1}}`, []],
+      ["transactions repeated, the inexact list last", `{"transactions":[{"amount":1}],"transactions":[{"fee":1},{"fee":${INEXACT}}]}`, ["transactions.1.fee"]],
+      ["the same key spelled plainly and with an escape", `{"transactions":[{"amount":${INEXACT},"\\u0061mount":1}]}`, []],
+    ] as const)("%s", (_label, text, expected) => {
+      expect(foundAt(text).map(({ path }) => path.join("."))).toEqual(expected);
+    });
+  });
+
+  it("finds exactly the inexact literals JSON.parse kept, in any native batch, however its keys repeat", () => {
+    // 10, 100000000 and 0 only come from the inexact literals.
+    const ROUNDED = new Set([10, 100_000_000, 0]);
+    const literal = fc.constantFrom("1", "2.5", "0.000005", "5e-7", "123456789.12345679", INEXACT, "99999999.999999999", "1e-400");
+    const key = fc.constantFrom('"amount"', '"fee"', '"\\u0061mount"', '"f\\u0065e"', '"token"');
+    const value = fc.oneof(literal, fc.constantFrom('"x"', "null", "[]", `"${INEXACT}"`, `{"amount":${INEXACT}}`));
+    const object = (members: fc.Arbitrary<string>) => fc.array(members, { maxLength: 4 }).map((list) => `{${list.join(",")}}`);
+    const transaction = object(fc.tuple(key, value).map(([k, v]) => `${k}:${v}`));
+    const transactions = fc.oneof(fc.array(transaction, { maxLength: 4 }).map((list) => `[${list.join(",")}]`), fc.constant("null"));
+    const body = object(fc.oneof(transactions.map((list) => `"transactions":${list}`), fc.constant('"source":"x"')));
+    fc.assert(
+      fc.property(body, (text) => {
+        const parsed = JSON.parse(text) as { transactions?: Array<Record<string, unknown>> | null };
+        const expected = (parsed.transactions ?? []).flatMap((tx, i) =>
+          Object.entries(tx).flatMap(([k, v]) => ((k === "amount" || k === "fee") && typeof v === "number" && ROUNDED.has(v) ? [`transactions.${i}.${k}`] : [])),
+        );
+        expect(foundAt(text).map(({ path }) => path.join("."))).toEqual(expected);
+      }),
+    );
+  });
+
+  it("judges a realistic batch of thousands by the byte search alone", () => {
+    const txs = Array.from({ length: 5_000 }, (_, i) => [i % 3 === 0 ? "123456789.12345679" : ((i * 1.37) % 5000).toFixed(6), "0.000005"] as [string, string]);
+    const body = Buffer.from(batch(...txs));
+    expect(mayHoldInexactNumber(body, NATIVE)).toBe(false);
+    const rounded = Buffer.from(batch(...txs.slice(0, 4_000), [INEXACT], ...txs.slice(4_000)));
+    expect(inexactNumberLiterals(rounded, NATIVE).map(({ path }) => path.join("."))).toEqual(["transactions.4000.amount"]);
   });
 });

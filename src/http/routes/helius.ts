@@ -9,9 +9,7 @@
 // post again. Only what is not a delivery at all (not an array of 1–1000 objects, over 10 MiB,
 // without the secret) is refused whole.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Transform, pipeline, type Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyRequest } from "fastify";
 import { keepRefusedHeliusItems } from "../../db/queries/helius-rejected-items.ts";
 import type { Deps } from "../../deps.ts";
 import { inexactTokenAmounts } from "../../ingest/exact-token-amounts.ts";
@@ -21,6 +19,7 @@ import { storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { validationErrors } from "../error-handler.ts";
 import { ProblemError } from "../problem.ts";
+import { keepRawBody, rawBody } from "../raw-body.ts";
 import { described, problemResponses } from "../schemas.ts";
 import { AcceptedSchema, DeliverySchema, HeliusItemSchema } from "./helius-schemas.ts";
 
@@ -38,34 +37,6 @@ type AjvIssues = Parameters<typeof validationErrors>[0];
 const withoutSummaries = (errors: readonly { keyword: string }[]) => errors.filter((e) => e.keyword !== "if") as AjvIssues;
 
 const asRejected = ({ index, signature, errors }: RefusedItem) => ({ index, ...(signature ? { signature } : {}), errors });
-
-// The body's bytes as received, for the handler to read the tokenAmount literals JSON.parse
-// rounds (src/ingest/exact-token-amounts.ts). Kept here, by a stream passing each chunk on to
-// Fastify's reader, so that the app's JSON parser stays the same for every route. The chunks are
-// the very buffers Fastify reads: keeping them costs one copy of the body when it came in
-// pieces, none when it came in one, and the byte search that follows a few milliseconds for a
-// 10 MiB delivery (the full scan only runs when an inexact literal may be there).
-const receivedChunks = new WeakMap<FastifyRequest, Buffer[]>();
-
-function keepingChunks(payload: Readable, chunks: Buffer[]): Readable {
-  let length = 0;
-  const tee = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      length += chunk.length;
-      // Past the limit Fastify answers 413 and the handler never runs: nothing more to keep.
-      if (length <= INGEST_BODY_LIMIT) chunks.push(chunk);
-      callback(null, chunk);
-    },
-  });
-  // An error of the request (the client gone) reaches Fastify's reader through the tee.
-  pipeline(payload, tee, () => {});
-  return tee;
-}
-
-function receivedBody(request: FastifyRequest): Buffer {
-  const chunks = receivedChunks.get(request) ?? [];
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-}
 
 export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -86,11 +57,10 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             });
           }
         },
-        preParsing: async (request, _reply, payload) => {
-          const chunks: Buffer[] = [];
-          receivedChunks.set(request, chunks);
-          return keepingChunks(payload, chunks);
-        },
+        // The body's bytes as received, for the handler to read the tokenAmount literals
+        // JSON.parse rounds (the byte search costs a few milliseconds for a 10 MiB delivery; the
+        // full scan only runs when an inexact literal may be there).
+        preParsing: keepRawBody,
         schema: {
           tags: ["ingest"],
           summary: "Ingest a Helius enhanced-transaction webhook delivery (idempotent by signature)",
@@ -116,7 +86,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           items,
           (item, at) => (checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at)),
           deps.now(),
-          inexactTokenAmounts(receivedBody(request)),
+          inexactTokenAmounts(rawBody(request)),
         );
         const { transactions, skipped } = mapHeliusWebhook(valid);
         const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);

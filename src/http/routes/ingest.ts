@@ -2,13 +2,17 @@
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import {
+  ACCOUNT_NUMBERS,
   IngestAccountsBodySchema,
   IngestTransactionsBodySchema,
+  TRANSACTION_NUMBERS,
+  assertExactNumbers,
   normaliseAccounts,
   normaliseTransactions,
 } from "../../ingest/native.ts";
 import { storeAccountSnapshots, storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
+import { keepRawBody, rawBody } from "../raw-body.ts";
 import { described, errorResponses } from "../schemas.ts";
 
 const TransactionsAcceptedSchema = Type.Object({
@@ -31,6 +35,8 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       {
         bodyLimit: INGEST_BODY_LIMIT,
         config: { scope: "ingest:write" },
+        // The body as sent, for the amounts and fees JSON.parse rounds (assertExactNumbers).
+        preParsing: keepRawBody,
         schema: {
           tags,
           summary: "Ingest a batch of transactions (idempotent by signature)",
@@ -39,6 +45,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        assertExactNumbers(rawBody(request), TRANSACTION_NUMBERS);
         const txs = normaliseTransactions(request.body.transactions, deps.now());
         const { accepted, duplicates } = await storeTransactionBatch(deps, txs);
         return reply.code(202).send({ accepted, duplicates });
@@ -50,6 +57,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       {
         bodyLimit: INGEST_BODY_LIMIT,
         config: { scope: "ingest:write" },
+        preParsing: keepRawBody,
         schema: {
           tags,
           summary: "Ingest account snapshots (balance, token accounts, NFTs); each replaces the address's previous one",
@@ -58,6 +66,7 @@ export function ingestRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        assertExactNumbers(rawBody(request), ACCOUNT_NUMBERS);
         const accepted = await storeAccountSnapshots(deps, normaliseAccounts(request.body.accounts));
         return reply.code(202).send({ accepted });
       },
