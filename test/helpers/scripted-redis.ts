@@ -21,6 +21,20 @@ export function plainAnswer([name]: readonly string[]): string {
   return `-ERR unknown command '${name ?? ""}'\r\n`;
 }
 
+/** A Redis in every other respect whose INFO answer is an integer, not text (BullMQ: "doc.split is not a function"). */
+export const integerInfoAnswer: Answer = (command) => (command[0] === "INFO" ? ":0\r\n" : plainAnswer(command));
+
+/** INFO's answer as Redis writes it (a bulk string), for a script that answers INFO with `info`. */
+export const bulkInfo = (info: string): string => `$${info.length}\r\n${info}\r\n`;
+
+/** The JSON lines of a process's output (pino's), skipping anything else it printed. */
+export function jsonLogLines<T>(output: string): T[] {
+  return output
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as T);
+}
+
 export async function startScriptedRedis(answer: Answer): Promise<ScriptedRedis> {
   const received: string[][] = [];
   const sockets = new Set<Socket>();

@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { exited, spawnApi, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { bearer, makeTransaction } from "../helpers/seed.ts";
-import { plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
+import { bulkInfo, integerInfoAnswer, jsonLogLines, plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
 
 /** Start-up (tsx) plus the preflight; the check fails as soon as the producers' connection is ready. */
 const EXIT_BOUND_MS = 20_000;
@@ -21,8 +21,7 @@ let redis: ScriptedRedis;
 
 beforeAll(async () => {
   t = await startTestApp("api-bullmq-setup-fault");
-  // A Redis in every other respect (the handshake, PING), whose INFO answer is an integer.
-  redis = await startScriptedRedis((command) => (command[0] === "INFO" ? ":0\r\n" : plainAnswer(command)));
+  redis = await startScriptedRedis(integerInfoAnswer);
 });
 afterAll(async () => {
   await redis?.close();
@@ -31,11 +30,7 @@ afterAll(async () => {
 
 type LogLine = { level: number; msg: string; queue?: string; cause?: string };
 
-const logLines = (output: string): LogLine[] =>
-  output
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as LogLine);
+const logLines = (output: string): LogLine[] => jsonLogLines<LogLine>(output);
 
 type Api = ReturnType<typeof spawnApi>;
 
@@ -89,7 +84,7 @@ describe("an API whose producers' Redis connection BullMQ could not set up (its 
 
   it("exits 1 the same way for any other failure of that check, here a Redis older than BullMQ accepts", async () => {
     const info = "# Server\r\nredis_version:4.0.0\r\n";
-    const old = await startScriptedRedis((command) => (command[0] === "INFO" ? `$${info.length}\r\n${info}\r\n` : plainAnswer(command)));
+    const old = await startScriptedRedis((command) => (command[0] === "INFO" ? bulkInfo(info) : plainAnswer(command)));
     try {
       const { outcome, lines, output } = await runApi(old.url);
       expect(outcome, output).toEqual({ code: 1, signal: null });
@@ -136,7 +131,7 @@ describe("a stop while BullMQ sets the producers' connection up", () => {
     const slow = await startScriptedRedis((command) => {
       if (command[0] !== "INFO") return plainAnswer(command);
       infos++;
-      return infos === 1 ? `$${info.length}\r\n${info}\r\n` : "";
+      return infos === 1 ? bulkInfo(info) : "";
     });
     const { api } = await startApi({ REDIS_URL: slow.url });
     try {

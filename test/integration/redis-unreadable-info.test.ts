@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { exited, spawnWorker } from "../helpers/pipeline.ts";
-import { plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
+import { bulkInfo, integerInfoAnswer, jsonLogLines, plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
 
 /** Start-up (tsx) plus the preflight; the check fails as soon as the workers connect. */
 const EXIT_BOUND_MS = 20_000;
@@ -18,8 +18,7 @@ let redis: ScriptedRedis;
 
 beforeAll(async () => {
   t = await startTestApp("redis-unreadable-info");
-  // A Redis in every other respect (the handshake, PING), whose INFO answer is an integer.
-  redis = await startScriptedRedis((command) => (command[0] === "INFO" ? ":0\r\n" : plainAnswer(command)));
+  redis = await startScriptedRedis(integerInfoAnswer);
 });
 afterAll(async () => {
   await redis?.close();
@@ -28,11 +27,7 @@ afterAll(async () => {
 
 type LogLine = { level: number; msg: string; queue?: string; cause?: string };
 
-const logLines = (output: string): LogLine[] =>
-  output
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as LogLine);
+const logLines = (output: string): LogLine[] => jsonLogLines<LogLine>(output);
 
 /** The worker's exit (or "still running" after the bound) and its log lines. */
 async function runWorker(url: string): Promise<{ outcome: unknown; lines: LogLine[]; output: string }> {
@@ -66,7 +61,7 @@ describe("a worker whose Redis connection BullMQ could not set up (its INFO chec
 
   it("exits 1 the same way for any other failure of that check, here a Redis older than BullMQ accepts", async () => {
     const info = "# Server\r\nredis_version:4.0.0\r\n";
-    const old = await startScriptedRedis((command) => (command[0] === "INFO" ? `$${info.length}\r\n${info}\r\n` : plainAnswer(command)));
+    const old = await startScriptedRedis((command) => (command[0] === "INFO" ? bulkInfo(info) : plainAnswer(command)));
     try {
       const { outcome, lines, output } = await runWorker(old.url);
       expect(outcome, output).toEqual({ code: 1, signal: null });
