@@ -37,11 +37,24 @@ export const METRICS_PATH = "/metrics";
 
 /** The queues whose jobs a retry cannot redo (see above). */
 const NO_RETRY_QUEUES: ReadonlySet<string> = new Set<QueueName>(Object.values(DELIVERY_QUEUE));
-/** Bull Board's API routes that retry one job or every job of a state. */
-const RETRY_ROUTES: ReadonlySet<string> = new Set([
-  `${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/retry`,
-  `${ADMIN_QUEUES_PATH}/api/queues/:queueName/retry/:queueStatus`,
+/**
+ * Bull Board's API routes refused on those queues, and why: a retry of one job or of every job
+ * of a state, and a job added by hand (its "Add job" and "Duplicate"). A delivery job is made
+ * from its notification row, under the notification's id; one added under another id would run
+ * beside the real one and could send the notification twice.
+ */
+const REFUSED_ROUTES: ReadonlyMap<string, (queue: string) => string> = new Map([
+  [`${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/retry`, notRetried],
+  [`${ADMIN_QUEUES_PATH}/api/queues/:queueName/retry/:queueStatus`, notRetried],
+  [
+    `${ADMIN_QUEUES_PATH}/api/queues/:queueName/add`,
+    (queue) => `jobs are not added to ${queue} by hand: a delivery job is made from its notification, and another beside it could send it twice`,
+  ],
 ]);
+
+function notRetried(queue: string): string {
+  return `jobs of ${queue} are not retried: a delivery job cannot resend its notification (a failed one stays failed), so a retry would send nothing`;
+}
 
 /** Registered on the root app (not encapsulated) so the request histogram sees every route. */
 export function adminPlugin(deps: Deps): FastifyPluginAsync {
@@ -82,16 +95,13 @@ function protectedRoutes(deps: Deps, registry: Registry): FastifyPluginAsync {
       return sendProblem(reply, "unavailable", "Redis cannot be reached", { headers: { "retry-after": "5" } });
     });
 
-    // Bull Board's API retries whatever it is asked to, allowRetries or not: refused here.
+    // Bull Board's API retries (and adds) whatever it is asked to, allowRetries or not: refused here.
     app.addHook("preHandler", async (request, reply) => {
-      if (!RETRY_ROUTES.has(request.routeOptions.url ?? "")) return;
+      const refusal = REFUSED_ROUTES.get(request.routeOptions.url ?? "");
+      if (!refusal) return;
       const { queueName } = request.params as { queueName?: string };
       if (queueName === undefined || !NO_RETRY_QUEUES.has(queueName)) return;
-      return sendProblem(
-        reply,
-        "forbidden",
-        `jobs of ${queueName} are not retried: a delivery job cannot resend its notification (a failed one stays failed), so a retry would send nothing`,
-      );
+      return sendProblem(reply, "forbidden", refusal(queueName));
     });
 
     const serverAdapter = new FastifyAdapter();

@@ -131,6 +131,18 @@ describe("Bull Board retries", () => {
     expect(await delivery.getJobState("ntf_retried")).toBe("failed");
     expect((await delivery.getJob("ntf_retried"))?.failedReason).toBe("refused");
 
+    // Nor does it add a delivery job by hand ("Add job", "Duplicate"): one beside the
+    // notification's own job could send it twice.
+    const added = await t.app.inject({
+      method: "POST",
+      url: "/admin/queues/api/queues/deliver-webhook/add",
+      headers: { authorization: RIGHT },
+      payload: { name: "deliver", data: { notificationId: "ntf_retried" } },
+    });
+    expect(added.statusCode, added.body).toBe(403);
+    expect(added.json<{ detail: string }>().detail).toMatch(/^jobs are not added to deliver-webhook by hand/);
+    expect(await delivery.getJobCounts("waiting", "prioritized")).toEqual({ waiting: 0, prioritized: 0 });
+
     // A risk job's retry does its work again: it waits for a worker.
     const retried = await put("/admin/queues/api/queues/risk/risk_retried/retry");
     expect(retried.statusCode).toBe(204);
