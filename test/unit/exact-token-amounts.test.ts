@@ -377,7 +377,9 @@ describe("inexactNumberLiterals: the number literals at given paths a double rou
         const expected = (parsed.transactions ?? []).flatMap((tx, i) =>
           Object.entries(tx).flatMap(([k, v]) => ((k === "amount" || k === "fee") && typeof v === "number" && ROUNDED.has(v) ? [`transactions.${i}.${k}`] : [])),
         );
-        expect(foundAt(text).map(({ path }) => path.join("."))).toEqual(expected);
+        // As sets: with a key repeated, JSON.parse lists it where it first stood and the scan
+        // where its last value stands ({"amount":"x","fee":…,"amount":…}), and both are right.
+        expect(foundAt(text).map(({ path }) => path.join(".")).sort()).toEqual(expected.sort());
       }),
     );
   });
