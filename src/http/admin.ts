@@ -27,6 +27,7 @@ import type { Deps } from "../deps.ts";
 import { adminEnabled, BASIC_CHALLENGE, createBasicAuthCheck } from "../metrics/basic-auth.ts";
 import { createCarrierMetrics } from "../metrics/carrier-metrics.ts";
 import { registerHttpMetrics } from "../metrics/http-metrics.ts";
+import type { CompletedRequests } from "./completed-requests.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { registerScrapeCollectors } from "../metrics/scrape-collectors.ts";
 import { ALL_QUEUES, DELIVERY_QUEUE, type QueueName } from "../queue/names.ts";
@@ -56,12 +57,12 @@ function notRetried(queue: string): string {
   return `jobs of ${queue} are not retried: a delivery job cannot resend its notification (a failed one stays failed), so a retry would send nothing`;
 }
 
-/** Registered on the root app (not encapsulated) so the request histogram sees every route. */
-export function adminPlugin(deps: Deps): FastifyPluginAsync {
+/** Registered on the root app (not encapsulated): the Twilio status callback route uses its carrierMetrics decorator. */
+export function adminPlugin(deps: Deps, completed: CompletedRequests): FastifyPluginAsync {
   return fastifyPlugin(
     async (app) => {
       const registry = createMetricsRegistry();
-      registerHttpMetrics(app, registry);
+      registerHttpMetrics(completed, registry);
       registerScrapeCollectors(registry, deps);
       // For the Twilio status callback route, which counts the verdicts it records.
       app.decorate("carrierMetrics", createCarrierMetrics(registry));

@@ -9,6 +9,7 @@ import type { Deps } from "../deps.ts";
 import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
+import { trackCompletedRequests } from "./completed-requests.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerRequestDeadline } from "./request-deadline.ts";
 import { typeStringEnums } from "./openapi-enums.ts";
@@ -81,12 +82,14 @@ export async function buildApp(deps: Deps) {
     frameworkErrors: (error, request, reply) => {
       // The onRequest hook that sets it never runs on this path.
       reply.header("x-request-id", request.id);
+      completed.observeUnrouted(request, reply);
       const refuse = () => sendProblem(reply, "validation_failed", ROUTER_ERRORS[error.code] ?? error.message);
       if (!isApiPath(request.url)) return refuse();
       // A 401 goes through the error handler, as a failed onRequest check does.
       authenticate(verify, request.headers.authorization, refuse, (failure) => sendError(failure as FastifyError, request, reply));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  const completed = trackCompletedRequests(app);
 
   // Only JSON bodies: text/plain would otherwise reach handlers as a string.
   app.removeContentTypeParser("text/plain");
@@ -125,7 +128,7 @@ export async function buildApp(deps: Deps) {
     authenticate(verify, request.headers.authorization, admit, (failure) => done(failure as Error));
   });
 
-  app.addHook("onResponse", (request, reply, done) => {
+  completed.observe((request, reply, ms) => {
     if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
     if (deps.logger.isLevelEnabled("info")) {
       request.log.info(
@@ -134,13 +137,12 @@ export async function buildApp(deps: Deps) {
           url: request.url.split("?")[0],
           route: request.routeOptions.url,
           status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ms: Math.round(ms * 10) / 10,
           caller: request.caller?.sub,
         },
         "request",
       );
     }
-    done();
   });
 
   await app.register(swagger, {
@@ -181,7 +183,7 @@ export async function buildApp(deps: Deps) {
     route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NO_QUERY };
   });
 
-  await app.register(adminPlugin(deps));
+  await app.register(adminPlugin(deps, completed));
   await app.register(healthRoutes(deps));
   await app.register(v1Routes(deps, readCache), { prefix: "/v1" });
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
