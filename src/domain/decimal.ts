@@ -19,7 +19,38 @@ export function decimalPlaces(value: number): number {
   return plainDecimal(String(Math.abs(value))).split(".")[1]?.length ?? 0;
 }
 
-/** Whether the decimal `text` (digits, an optional fraction) reads back from a double unchanged. */
+/**
+ * Whether the decimal `text` reads back from a double unchanged: a string amount's digits, or a
+ * JSON number literal with its sign and exponent. The value's digits and decimal point are
+ * compared with those of the double's shortest form, without writing out the exponent
+ * (`1e-999999999` would be a billion zeros). The sign does not change exactness: `-0` is exact.
+ * A decimal beyond a double's range (read as Infinity) or below it (read as 0) is not.
+ */
 export function isExactAsDouble(text: string): boolean {
-  return plainDecimal(text) === plainDecimal(String(Number(text)));
+  const unsigned = text.startsWith("-") ? text.slice(1) : text;
+  // At most 15 digits and no exponent: between 1e-14 and 1e15, and any decimal of 15
+  // significant digits there reads back from a double (DBL_DIG).
+  if (unsigned.length <= 15 || (unsigned.length === 16 && unsigned.includes("."))) {
+    if (!/[eE]/.test(unsigned)) return true;
+  }
+  const value = Number(unsigned);
+  if (!Number.isFinite(value)) return false;
+  const shortest = String(value);
+  // What a serializer of doubles writes (Helius's 17-digit amounts): the shortest form itself.
+  if (shortest === unsigned) return true;
+  return significand(unsigned) === significand(shortest);
+}
+
+/** "0012.500e1" → "125e3" (the significant digits, then where the decimal point is); zero → "0". */
+function significand(decimal: string): string {
+  const e = decimal.search(/[eE]/);
+  const mantissa = e < 0 ? decimal : decimal.slice(0, e);
+  const exponent = e < 0 ? 0 : Number(decimal.slice(e + 1));
+  const dot = mantissa.indexOf(".");
+  const wholeLength = dot < 0 ? mantissa.length : dot;
+  const digits = dot < 0 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1);
+  const first = digits.search(/[1-9]/);
+  if (first < 0) return "0";
+  const last = digits.length - (/0*$/.exec(digits)?.[0].length ?? 0);
+  return `${digits.slice(first, last)}e${wholeLength + exponent - first}`;
 }

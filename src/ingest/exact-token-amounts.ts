@@ -32,6 +32,7 @@
 //      earlier one, at every level, so a duplicated `tokenTransfers` or `tokenAmount` cannot
 //      pin a verdict on the wrong transfer, as pairing the n-th literal with the n-th transfer
 //      would.
+import { isExactAsDouble } from "../domain/decimal.ts";
 
 /** The message for such a literal, the same on every route (and as for a Helius string amount). */
 export const INEXACT_NUMBER_MESSAGE =
@@ -138,55 +139,11 @@ export function inexactTokenAmounts(body: Buffer): InexactTokenAmount[] {
   return inexactNumberLiterals(body, HELIUS_TOKEN_AMOUNTS).map(asTokenAmount);
 }
 
-/** mayHoldInexactNumber for a Helius delivery's tokenAmounts. */
-export const mayHoldInexactTokenAmount = (body: Buffer): boolean => mayHoldInexactNumber(body, HELIUS_TOKEN_AMOUNTS);
-
-/** scanInexactNumbers for a Helius delivery's tokenAmounts. */
-export const scanInexactTokenAmounts = (text: string): InexactTokenAmount[] =>
-  scanInexactNumbers(text, HELIUS_TOKEN_AMOUNTS).map(asTokenAmount);
-
-// ---- The rule ---------------------------------------------------------------------------------
+// ---- Step 1: the byte search ------------------------------------------------------------------
+// A literal is judged by isExactAsDouble (src/domain/decimal.ts), as a string amount's digits are.
 
 const MINUS = 0x2d;
 const POINT = 0x2e;
-
-/**
- * The isExactAsDouble rule (src/domain/decimal.ts: the decimal reads back from a double
- * unchanged) for a JSON number literal, sign and exponent included. The value's digits and
- * decimal point are compared with those of the double's shortest form, without writing out the
- * exponent (`1e-999999999` would be a billion zeros). The sign does not change exactness: `-0`
- * is exact. A literal beyond a double's range (read as Infinity) or below it (read as 0) is not.
- */
-export function isExactLiteral(literal: string): boolean {
-  const unsigned = literal.charCodeAt(0) === MINUS ? literal.slice(1) : literal;
-  // At most 15 digits and no exponent: between 1e-14 and 1e15, and any decimal of 15
-  // significant digits there reads back from a double (DBL_DIG).
-  if (unsigned.length <= 15 || (unsigned.length === 16 && unsigned.includes("."))) {
-    if (!/[eE]/.test(unsigned)) return true;
-  }
-  const value = Number(unsigned);
-  if (!Number.isFinite(value)) return false;
-  const shortest = String(value);
-  // What a serializer of doubles writes (Helius's 17-digit amounts): the shortest form itself.
-  if (shortest === unsigned) return true;
-  return significand(unsigned) === significand(shortest);
-}
-
-/** "0012.500e1" → "125e3" (the significant digits, then where the decimal point is); zero → "0". */
-function significand(decimal: string): string {
-  const e = decimal.search(/[eE]/);
-  const mantissa = e < 0 ? decimal : decimal.slice(0, e);
-  const exponent = e < 0 ? 0 : Number(decimal.slice(e + 1));
-  const dot = mantissa.indexOf(".");
-  const wholeLength = dot < 0 ? mantissa.length : dot;
-  const digits = dot < 0 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1);
-  const first = digits.search(/[1-9]/);
-  if (first < 0) return "0";
-  const last = digits.length - (/0*$/.exec(digits)?.[0].length ?? 0);
-  return `${digits.slice(first, last)}e${wholeLength + exponent - first}`;
-}
-
-// ---- Step 1: the byte search ------------------------------------------------------------------
 
 const ESCAPE = Buffer.from("\\u");
 
@@ -203,7 +160,7 @@ const ESCAPE = Buffer.from("\\u");
  * The search is for the key without its opening quote (`tokenAmount"`), whose quote is then
  * checked: a search stops at each occurrence of the needle's first byte, and `"` is the most
  * frequent byte of JSON. A literal of at most 15 characters and no exponent is passed on sight
- * (nearly every native amount and fee); a longer one is judged by isExactLiteral (17 digits
+ * (nearly every native amount and fee); a longer one is judged by isExactAsDouble (17 digits
  * that read back, what a serializer of doubles writes, are exact) and the search goes on.
  */
 export function mayHoldInexactNumber(body: Buffer, paths: NumberPaths): boolean {
@@ -217,9 +174,9 @@ export function mayHoldInexactNumber(body: Buffer, paths: NumberPaths): boolean 
       let end = i;
       let exponent = false;
       for (; end < body.length && isNumberChar(body[end]!); end += 1) exponent ||= body[end] === 0x65 || body[end] === 0x45;
-      // Not a number, or one of at most 15 characters and no exponent: exact (see isExactLiteral).
+      // Not a number, or one of at most 15 characters and no exponent: exact (see isExactAsDouble).
       if (end - i <= 15 && !exponent) continue;
-      if (!isExactLiteral(body.toString("latin1", i, end))) return true;
+      if (!isExactAsDouble(body.toString("latin1", i, end))) return true;
     }
   }
   return false;
@@ -353,7 +310,7 @@ export function scanInexactNumbers(text: string, paths: NumberPaths): InexactNum
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end += 1;
       const judged = nodeHere()?.ends !== undefined;
       const literal = judged ? text.slice(i, end) : "";
-      settle(judged && !isExactLiteral(literal) ? literal : undefined);
+      settle(judged && !isExactAsDouble(literal) ? literal : undefined);
       i = end;
     } else if (c === 0x74 /* t */ || c === 0x66 /* f */ || c === 0x6e /* n */) {
       const word = c === 0x74 ? "true" : c === 0x66 ? "false" : "null";

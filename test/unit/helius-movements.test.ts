@@ -2,7 +2,6 @@
 // (address poisoning), compressed NFTs (events.compressed), a tokenAmount sent as a string;
 // and how a delivery is split into the items stored and those refused.
 import { describe, expect, it } from "vitest";
-import { isExactAsDouble } from "../../src/domain/decimal.ts";
 import { heliusItemAddressIssues, mapHeliusTransaction, type HeliusTransaction } from "../../src/ingest/helius.ts";
 import { MAX_ERRORS_PER_ITEM, triageHeliusItems } from "../../src/ingest/helius-triage.ts";
 
@@ -204,14 +203,5 @@ describe("triageHeliusItems", () => {
     const [refused] = triageHeliusItems([many], noSchemaIssues, NOW).refused;
     expect(refused!.errors).toHaveLength(MAX_ERRORS_PER_ITEM + 1);
     expect(refused!.errors.at(-1)).toEqual({ path: "body.0", message: "has 10 more problems not listed" });
-  });
-});
-
-describe("isExactAsDouble", () => {
-  it.each(["2500.75", "12345.123456789", "0.000000001", "1000000000000000000000", "007.50", "0"])("keeps %s", (text) => {
-    expect(isExactAsDouble(text)).toBe(true);
-  });
-  it.each(["9.99999999999999999", "99999999999999999", "0.12345678901234567890"])("refuses %s, which a double rounds", (text) => {
-    expect(isExactAsDouble(text)).toBe(false);
   });
 });
