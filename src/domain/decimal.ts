@@ -54,3 +54,24 @@ function significand(decimal: string): string {
   const last = digits.length - (/0*$/.exec(digits)?.[0].length ?? 0);
   return `${digits.slice(first, last)}e${wholeLength + exponent - first}`;
 }
+
+/**
+ * The sum of decimals as exact as each of them (amounts of at most 9 decimals, or any that read
+ * back from a double), then the double nearest to it: 0.1 + 0.2 is 0.3, where adding doubles
+ * gives 0.30000000000000004, and a threshold at the exact sum could be missed or met by chance.
+ */
+export function sumExactly(values: readonly number[]): number {
+  const parts = values.map((value) => {
+    const [whole = "0", fraction = ""] = plainDecimal(String(Math.abs(value))).split(".");
+    return { negative: value < 0, whole, fraction };
+  });
+  const scale = Math.max(0, ...parts.map((part) => part.fraction.length));
+  let total = 0n;
+  for (const { negative, whole, fraction } of parts) {
+    const units = BigInt(whole + fraction.padEnd(scale, "0"));
+    total += negative ? -units : units;
+  }
+  const sign = total < 0n ? "-" : "";
+  const digits = (total < 0n ? -total : total).toString().padStart(scale + 1, "0");
+  return Number(scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
+}

@@ -77,14 +77,18 @@ export type MovementFacts = {
   token: string;
   counterparty: string;
   type: TransactionType;
+  /** When the amount is the total of several legs of one transaction: how many, and to (or from) how many other addresses than `counterparty`. */
+  legs?: { count: number; otherCounterparties: number };
 };
 
-/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap". */
+/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap", "… and 2 others in 3 transfers". */
 function movement(facts: MovementFacts): string {
-  const { direction, failed, amount, token, counterparty, type } = facts;
+  const { direction, failed, amount, token, counterparty, type, legs } = facts;
   const verb = direction === "sent" ? (failed ? "Tried to send" : "Sent") : failed ? "Tried to receive" : "Received";
   const preposition = direction === "sent" ? "to" : "from";
-  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${KIND[type]}`;
+  const others = legs && legs.otherCounterparties > 0 ? ` and ${legs.otherCounterparties} other${legs.otherCounterparties === 1 ? "" : "s"}` : "";
+  const transfers = legs && legs.count > 1 ? ` in ${legs.count} transfers` : "";
+  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${others}${transfers}${KIND[type]}`;
 }
 
 /** "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */

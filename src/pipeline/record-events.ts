@@ -52,7 +52,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   const locked = new Map((await lockAlerts(tx, alertIds)).map((row) => [row.id, row]));
   const isActive = (alertId: string) => locked.get(alertId)?.status === "active";
 
-  const candidates: Candidate[] = firstOfEachEvent(input.txFirings)
+  const candidates: Candidate[] = strongestOfEachEvent(input.txFirings)
     .filter((f) => isActive(f.alert.alertId))
     .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction, risk: f.risk }));
   const baselines = new Map<string, number | null>();
@@ -102,18 +102,23 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
 }
 
 /**
- * Several legs of one transaction can fire one alert under one dedupe key: the first leg's
- * firing is the event. Left to the unique index, the cooldown would first mark the later legs
+ * Several legs of one transaction can fire one alert under one dedupe key: the event is the
+ * strongest leg's firing (the highest observed value: the riskiest counterparty, the largest
+ * total), the first in leg order among equals. The first leg alone, a payment of 1,000 USDC
+ * to an exchange (risk 80) told the alert's owner nothing of the 50 SOL its next leg sent to a
+ * sanctioned address. Left to the unique index, the cooldown would first mark the later legs
  * suppressed, and which of the rows Postgres keeps would decide whether anything is sent.
  */
-function firstOfEachEvent(firings: readonly TxFiring[]): TxFiring[] {
-  const seen = new Set<string>();
-  return firings.filter(({ firing }) => {
-    const key = `${firing.alertId} ${firing.dedupeKey}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+function strongestOfEachEvent(firings: readonly TxFiring[]): TxFiring[] {
+  const strongest = new Map<string, TxFiring>();
+  for (const candidate of firings) {
+    const key = `${candidate.firing.alertId} ${candidate.firing.dedupeKey}`;
+    const held = strongest.get(key);
+    if (held === undefined || candidate.firing.observed > held.firing.observed) strongest.set(key, candidate);
+  }
+  // In firing order: the cooldown takes the events in the order they happened.
+  const kept = new Set(strongest.values());
+  return firings.filter((candidate) => kept.has(candidate));
 }
 
 /** Events in firing order; within an alert's cooldown after a notification, an event is suppressed. */

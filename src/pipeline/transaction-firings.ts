@@ -17,7 +17,9 @@ import {
   counterpartyOf,
   evaluateTransaction,
   evaluateUnusualActivity,
+  legTotals,
   type ActivityWindow,
+  type LegTotal,
   type CounterpartyRisk,
   type Firing,
 } from "../domain/conditions/index.ts";
@@ -52,7 +54,7 @@ export type FiringLookups = {
 
 /**
  * The firings of the batch, in chain order (then alert id). Several legs of one transaction
- * may fire one alert: they share its dedupe key, and only the first is recorded (record-events).
+ * may fire one alert: they share its dedupe key, and only the strongest is recorded (record-events).
  */
 export function evaluateTransactions(
   txs: readonly Transaction[],
@@ -65,6 +67,7 @@ export function evaluateTransactions(
     const alerts = alertsByAddress.get(address);
     if (!alerts) continue;
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
+    const totals = alerts.some((alert) => alert.condition === "large_transfer") ? legTotalsOf(address, txs, sides) : null;
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
     const fired = new Set<string>();
@@ -78,7 +81,7 @@ export function evaluateTransactions(
       const previous7DaysCount = activity?.previous7DaysAt?.[eventIndexes[k]!] ?? activity?.previous7DaysCount ?? 0;
       const window: ActivityWindow | null =
         activity && countAfter !== undefined ? { countBefore: countAfter - 1, countAfter, previous7DaysCount } : null;
-      const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window };
+      const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window, legTotal: totals?.[k] ?? null };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
         found.push({ firing, alert, transaction: tx, order: txIndex });
@@ -99,6 +102,26 @@ export function evaluateTransactions(
   }
   found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
   return found.map(({ order: _order, ...rest }) => rest);
+}
+
+/**
+ * Per row of the address (sides.txIndexes), the total of its token and direction over the
+ * address's legs of that transaction; null for a transaction it is on with one leg only (the
+ * usual case: nothing to add up). A transaction's legs share one event (sidesByAddress).
+ */
+function legTotalsOf(address: string, txs: readonly Transaction[], sides: AddressSides): Array<LegTotal | null> {
+  const { txIndexes, eventIndexes } = sides;
+  const totals: Array<LegTotal | null> = new Array<LegTotal | null>(txIndexes.length).fill(null);
+  for (let start = 0; start < txIndexes.length; ) {
+    let end = start + 1;
+    while (end < txIndexes.length && eventIndexes[end] === eventIndexes[start]) end++;
+    if (end - start > 1) {
+      const legs = txIndexes.slice(start, end).map((index) => txs[index]!);
+      legTotals(address, legs).forEach((total, j) => (totals[start + j] = total));
+    }
+    start = end;
+  }
+  return totals;
 }
 
 /** The trailing hour at the address's newest minute, before the step and after it; null when not counted. */

@@ -317,15 +317,30 @@ export function createReferenceModel() {
       }
 
       // The transaction conditions, in chain order. README: an alert fires at most once per
-      // transaction; of several legs that reach its threshold, the first in leg order is the event.
-      const fired = new Set<string>();
+      // transaction; of several legs that reach its threshold, the one with the highest observed
+      // value is the event (the first in leg order among equals). Recorded once all are judged.
+      const fired = new Map<string, { alert: ModelAlert; condition: Condition; tx: ModelTx; observed: number }>();
       const firedAlerts = new Set<string>();
       const firstEvent = events.length;
       const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number) => {
-        if (fired.has(`${alert.id} ${tx.signature}`)) return;
-        fired.add(`${alert.id} ${tx.signature}`);
+        const key = `${alert.id} ${tx.signature}`;
+        const held = fired.get(key);
+        if (held === undefined || observed > held.observed) fired.set(key, { alert, condition, tx, observed });
         firedAlerts.add(alert.id);
-        record(alert, condition, tx.signature, observed, now);
+      };
+      // README: large_transfer judges "what the wallet moved in the transaction: its legs of one
+      // token in one direction count as their total" — in billionths, exactly.
+      const billionths = (amount: number) => BigInt(Math.round(amount * 1e9));
+      const sameToken = (a: ModelTx, b: ModelTx) => {
+        const mint = mintOf(a);
+        return mint !== null ? mint === mintOf(b) : mintOf(b) === null && a.token.toLowerCase() === b.token.toLowerCase();
+      };
+      const movedTotal = (address: string, tx: ModelTx) => {
+        const sent = tx.from === address;
+        const legs = ordered.filter(
+          (leg) => leg.signature === tx.signature && leg.from !== leg.to && (leg.from === address) === sent && (leg.to === address) === !sent && sameToken(leg, tx),
+        );
+        return legs.reduce((sum, leg) => sum + billionths(leg.amount), 0n);
       };
       /** unusual_activity's comparison, in whole numbers: count × 168 against threshold × max(168, 7-day count), the threshold in billionths. */
       const reachesLimit = (alert: ModelAlert, count: number, previous7Days: number) =>
@@ -338,8 +353,9 @@ export function createReferenceModel() {
           for (const alert of activeAlerts(address, "large_transfer")) {
             const tokenMatches = tokenFilterMatches(alert.token, tx);
             // A failed transaction does not fire, nor does a self-transfer.
-            if (tx.status === "success" && other !== null && tokenMatches && tx.amount >= alert.threshold) {
-              fire(alert, "large_transfer", tx, tx.amount);
+            if (tx.status === "success" && other !== null && tokenMatches) {
+              const total = movedTotal(address, tx);
+              if (total >= billionths(alert.threshold)) fire(alert, "large_transfer", tx, Number(total) / 1e9);
             }
           }
           if (other !== null) {
@@ -397,6 +413,8 @@ export function createReferenceModel() {
           }
         }
       }
+
+      for (const { alert, condition, tx, observed } of fired.values()) record(alert, condition, tx.signature, observed, now);
 
       // Every tracked address the batch touched is rescored: exposure is sticky, behaviour from the counters.
       for (const address of touched) {

@@ -158,7 +158,7 @@ describe("a Helius item with several legs", () => {
     });
   });
 
-  it("fires an alert once for a transaction two of whose legs reach the threshold, on the first of them", async () => {
+  it("fires an alert once for a transaction two of whose legs to the wallet reach the threshold, on their total", async () => {
     const w = await track(t, token);
     const alertId = await createAlert(t, token, { walletId: w.walletId, condition: "large_transfer", threshold: 3 });
     const item = payout(randomAddress(), [
@@ -167,8 +167,8 @@ describe("a Helius item with several legs", () => {
       [w.address, 7],
     ]);
     await deliver([item]);
-    // Leg 0 is the largest transfer: the 7 SOL.
-    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: item.signature, observed: 7 }]);
+    // The wallet received 5 and 7 SOL in the one transaction.
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: item.signature, observed: 12 }]);
     expect(await notificationsOf(alertId)).toHaveLength(1);
   });
 

@@ -14,7 +14,7 @@ export type {
   ScoreChange,
   TransactionContext,
 } from "./types.ts";
-export { evaluateLargeTransfer, matchesToken, movementOf } from "./large-transfer.ts";
+export { evaluateLargeTransfer, legTotals, matchesToken, movementOf, type LegTotal } from "./large-transfer.ts";
 export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
 export { BASELINE_HOURS, baselinePerHour, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
 export { evaluateRiskScoreIncrease } from "./risk-score-increase.ts";
@@ -23,7 +23,7 @@ export { isSuppressedByCooldown } from "./cooldown.ts";
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
   switch (rule.condition) {
     case "large_transfer":
-      return evaluateLargeTransfer(rule, tx);
+      return evaluateLargeTransfer(rule, tx, context.legTotal ?? null);
     case "suspicious_counterparty":
       return evaluateSuspiciousCounterparty(rule, tx, context.counterparty);
     case "unusual_activity":

@@ -10,7 +10,12 @@
 //   mint all select USDC, and never another mint that calls itself USDC), any other symbol in
 //   any case. SOL and wrapped SOL are one token: a filter of "SOL" or of the wrapped-SOL mint
 //   matches both, however the transaction spells it.
-import { movesToken, tokenNamed } from "../tokens.ts";
+// - A transaction is judged by what the wallet moved in it, not leg by leg: its legs of one
+//   token in one direction (two token transfers of 6,000 USDC to the wallet) count as their
+//   exact total (12,000 USDC). Split into legs, a payment would otherwise pass under any
+//   threshold: a classic way to stay below a reporting limit.
+import { sumExactly } from "../decimal.ts";
+import { movesToken, tokenNamed, tokenOf } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
@@ -38,18 +43,49 @@ export function movementOf(address: string, tx: Transaction): MovementFacts | nu
   };
 }
 
-export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction): Firing | null {
+/** What the wallet moved in one token and one direction over the legs of one transaction. */
+export type LegTotal = { amount: number; legs: number; otherCounterparties: number };
+
+/**
+ * For each leg of one transaction (the wallet's rows of one signature, in leg order), the total
+ * of its token and direction over all of them; null for a leg that moves nothing for the
+ * wallet (a self-transfer, a leg it is not on).
+ */
+export function legTotals(address: string, legs: readonly Transaction[]): Array<LegTotal | null> {
+  const keys = legs.map((tx) => {
+    const movement = movementOf(address, tx);
+    if (movement === null) return null;
+    const token = tokenOf(tx);
+    return `${movement.direction} ${"mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`}`;
+  });
+  const totals = new Map<string, LegTotal>();
+  for (const key of new Set(keys)) {
+    if (key === null) continue;
+    const members = legs.filter((_, k) => keys[k] === key);
+    const counterparties = new Set(members.map((tx) => (tx.from === address ? tx.to : tx.from)));
+    totals.set(key, { amount: sumExactly(members.map((tx) => tx.amount)), legs: members.length, otherCounterparties: counterparties.size - 1 });
+  }
+  return keys.map((key) => (key === null ? null : totals.get(key)!));
+}
+
+/**
+ * `total`: the leg's LegTotal when the wallet is on other legs of the transaction too (one leg
+ * alone is judged by its own amount).
+ */
+export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction, total: LegTotal | null = null): Firing | null {
   if (rule.condition !== "large_transfer") return null;
   if (tx.status !== "success") return null;
   const movement = movementOf(rule.address, tx);
   if (movement === null) return null;
   if (!matchesToken(rule.token, tx)) return null;
-  if (!(tx.amount >= rule.threshold)) return null;
+  const amount = total?.amount ?? tx.amount;
+  if (!(amount >= rule.threshold)) return null;
+  const facts = total && total.legs > 1 ? { ...movement, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : movement;
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,
-    observed: tx.amount,
-    reason: largeTransferReason(movement, rule.threshold),
+    observed: amount,
+    reason: largeTransferReason(facts, rule.threshold),
     transactionSignature: tx.signature,
   };
 }

@@ -2,6 +2,7 @@
 // pure: the pipeline looks up everything they need (counterparty risk, activity counts,
 // score changes) and hands it in, so each decision is a plain function of its inputs.
 import type { Condition, LabelCategory, RiskFactor } from "../types.ts";
+import type { LegTotal } from "./large-transfer.ts";
 
 /** One active alert as the conditions see it. */
 export type AlertRule = {
@@ -69,4 +70,6 @@ export type TransactionContext = {
   counterparty: CounterpartyRisk | null;
   /** Activity counts of the rules' address; null skips unusual_activity. */
   activity: ActivityWindow | null;
+  /** large_transfer: the total of the transaction's legs in this leg's token and direction (legTotals), when the address is on more than one. */
+  legTotal?: LegTotal | null;
 };

@@ -1,0 +1,80 @@
+// large_transfer judges what the wallet moved in a transaction: its legs of one token in one
+// direction count as their exact total, so a payment split into legs does not pass under the
+// threshold; legs of other tokens, the other direction, or that the wallet is not on do not add.
+import { describe, expect, it } from "vitest";
+import { evaluateLargeTransfer, legTotals } from "../../../src/domain/conditions/index.ts";
+import { sumExactly } from "../../../src/domain/decimal.ts";
+import { WRAPPED_SOL_MINT } from "../../../src/domain/tokens.ts";
+import { OTHER, THIRD, WALLET, rule, tx } from "./fixtures.ts";
+
+const USDT_MINT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB";
+
+const usdcIn = (amount: number, from = OTHER) => tx({ amount, from, to: WALLET });
+
+describe("legTotals", () => {
+  it("adds the wallet's legs of one token and one direction, and counts them", () => {
+    const legs = [usdcIn(6_000), usdcIn(6_000, THIRD), tx({ amount: 500 })];
+    expect(legTotals(WALLET, legs)).toEqual([
+      { amount: 12_000, legs: 2, otherCounterparties: 1 },
+      { amount: 12_000, legs: 2, otherCounterparties: 1 },
+      { amount: 500, legs: 1, otherCounterparties: 0 },
+    ]);
+  });
+
+  it("keeps tokens apart by mint, and SOL and wrapped SOL together", () => {
+    const sol = tx({ amount: 4, token: "SOL", mint: null, from: OTHER, to: WALLET });
+    const wrapped = tx({ amount: 3, token: "SOL", mint: WRAPPED_SOL_MINT, from: OTHER, to: WALLET });
+    const fakeUsdc = tx({ amount: 9_000, token: "USDC", mint: "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy", from: OTHER, to: WALLET });
+    const totals = legTotals(WALLET, [sol, wrapped, usdcIn(1_000), fakeUsdc]);
+    expect(totals.map((total) => total?.amount)).toEqual([7, 7, 1_000, 9_000]);
+  });
+
+  it("gives nothing for a self-transfer or a leg the wallet is not on", () => {
+    expect(legTotals(WALLET, [tx({ from: WALLET, to: WALLET }), tx({ from: OTHER, to: THIRD }), usdcIn(1)])).toEqual([
+      null,
+      null,
+      { amount: 1, legs: 1, otherCounterparties: 0 },
+    ]);
+  });
+
+  it("adds exactly: 0.1 + 0.2 is 0.3, not 0.30000000000000004", () => {
+    expect(legTotals(WALLET, [usdcIn(0.1), usdcIn(0.2)])[0]!.amount).toBe(0.3);
+    expect(sumExactly([10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 9.1])).toBe(100);
+  });
+});
+
+describe("large_transfer over the legs of one transaction", () => {
+  const legs = [usdcIn(6_000), usdcIn(6_000)];
+  const totals = legTotals(WALLET, legs);
+
+  it.each([
+    { threshold: 12_000, fires: true, case: "at the total" },
+    { threshold: 12_000.000001, fires: false, case: "just above the total" },
+    { threshold: 11_999.999999, fires: true, case: "just below the total" },
+  ])("fires $case ($threshold against two legs of 6,000): $fires", ({ threshold, fires }) => {
+    const firing = evaluateLargeTransfer(rule("large_transfer", { threshold }), legs[0]!, totals[0]!);
+    expect(firing !== null).toBe(fires);
+    if (firing) expect(firing.observed).toBe(12_000);
+  });
+
+  it("says the total and how many transfers it came in", () => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), legs[0]!, totals[0]!)?.reason).toBe(
+      "Received 12,000 USDC from A3Cb…E6Fb in 2 transfers (threshold 10,000).",
+    );
+    const fromTwo = [usdcIn(6_000), usdcIn(6_000, THIRD)];
+    expect(evaluateLargeTransfer(rule("large_transfer"), fromTwo[0]!, legTotals(WALLET, fromTwo)[0]!)?.reason).toBe(
+      "Received 12,000 USDC from A3Cb…E6Fb and 1 other in 2 transfers (threshold 10,000).",
+    );
+  });
+
+  it("judges one leg by its own amount when it is the wallet's only leg in that token", () => {
+    const mixed = [usdcIn(6_000), tx({ amount: 6_000, token: "USDT", mint: USDT_MINT, from: OTHER, to: WALLET })];
+    const mixedTotals = legTotals(WALLET, mixed);
+    expect(mixed.map((leg, k) => evaluateLargeTransfer(rule("large_transfer"), leg, mixedTotals[k]!))).toEqual([null, null]);
+  });
+
+  it("does not add a failed transaction's legs: nothing moved", () => {
+    const failed = [tx({ amount: 6_000, from: OTHER, to: WALLET, status: "failed" }), tx({ amount: 6_000, from: OTHER, to: WALLET, status: "failed" })];
+    expect(evaluateLargeTransfer(rule("large_transfer"), failed[0]!, legTotals(WALLET, failed)[0]!)).toBeNull();
+  });
+});
