@@ -48,7 +48,14 @@ export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio
   class BaseUrlRequestClient extends twilio.RequestClient {
     override async request<TData>(opts: RequestClient.RequestOptions<TData>) {
       const uri = opts.uri.startsWith(TWILIO_API) ? base + opts.uri.slice(TWILIO_API.length) : opts.uri;
-      const response = await super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? timeoutMs });
+      let response;
+      try {
+        response = await super.request<TData>({ ...opts, uri, timeout: opts.timeout ?? timeoutMs });
+      } catch (error) {
+        // Only the deadline below cancels a request: said as the timeout it is (retried).
+        if ((error as { code?: unknown }).code !== "ERR_CANCELED") throw error;
+        throw Object.assign(new Error(`no complete answer from Twilio within ${timeoutMs} ms`), { code: "ETIMEDOUT" });
+      }
       const retryAfter = headerValue(response.headers, "retry-after");
       if (retryAfter !== undefined && (response.statusCode < 200 || response.statusCode >= 300)) {
         throw Object.assign(sdkException(response), { retryAfter }) satisfies TwilioErrorWithRetryAfter;
@@ -56,7 +63,16 @@ export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio
       return response;
     }
   }
-  return new BaseUrlRequestClient({ timeout: timeoutMs, keepAlive: true, autoRetry: false });
+  const client = new BaseUrlRequestClient({ timeout: timeoutMs, keepAlive: true, autoRetry: false });
+  // axios's `timeout` bounds only the wait for the answer's headers: an answer whose body then
+  // trickles in held the send for ever, so a stopping worker gave up on the job after its
+  // grace and sent the SMS again on restart (an SMS has no id a phone could drop a repeat by).
+  // The whole exchange gets the deadline, as webhooks and email do.
+  client.axios.interceptors.request.use((config) => {
+    config.signal = AbortSignal.timeout(timeoutMs);
+    return config;
+  });
+  return client;
 }
 
 /** What the SDK's Version.throwException raises for this answer: an RFC 9457 problem or its legacy RestException. */
