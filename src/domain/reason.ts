@@ -45,9 +45,12 @@ const SMALL = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4 });
 /**
  * A derived figure that is no amount, shown rounded: 10.238095238095237 → "10.24",
  * 0.000123456 → "0.0001235" (under 1, four significant digits, so that it never reads as "0").
- * For unusual_activity's multiples and hourly baseline: the multiple reached is itself rounded
- * to 2 decimals (conditions/unusual-activity.ts), and its threshold is rounded alike, so that a
- * multiple does not read as below the threshold it reached (2.55× against 2.554×).
+ * For unusual_activity's multiples and hourly baseline. The multiple reached (`observed`) is
+ * cut down to its threshold's decimals, at least 2 (observedMultiple in
+ * conditions/unusual-activity.ts), so it is never below that threshold; shown here, it and its
+ * threshold are rounded alike, and rounding keeps their order, so the sentence never reads a
+ * multiple below the threshold it reached either (5.004 against 5.004 both read "5×"). Up to 2
+ * decimals the sentence shows `observed` exactly.
  */
 export function formatRounded(value: number): string {
   if (!Number.isFinite(value)) return String(value);
@@ -107,7 +110,10 @@ export function suspiciousCounterpartyReason(
   return `${movement(facts)} (${label}risk ${formatAmount(risk)}, threshold ${formatAmount(threshold)}).`;
 }
 
-/** "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)." */
+/**
+ * "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)." `multiple` is the
+ * firing's `observed`, so the sentence and the payload agree.
+ */
 export function unusualActivityReason(count: number, baseline: number, multiple: number, threshold: number): string {
   const noun = count === 1 ? "transaction" : "transactions";
   return (

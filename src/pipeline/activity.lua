@@ -71,6 +71,17 @@ local SENT = 2                          -- an event's kind (ARGV[2]): 1 if a fai
 local CP_TTL, HOURS_TTL, STATE_TTL = 1, 2, 4 -- state flags: that key exists and has its expiry set
 local results = {}
 
+-- SOL sums (o23, oH and the o<hour> buckets) are added to the lamport, as addSol in
+-- src/domain/risk/lamports.ts: each side rounded to whole lamports (exact below 2^22 SOL), the
+-- whole numbers added, and the double nearest to the exact sum kept. Plain double sums drift
+-- (ten sends totalling 100 SOL summed to 99.99999999999999), and large_outflow's cut-off is
+-- exact. The stored values stay SOL, so sums written before this rule read the same (and
+-- their drift, far below half a lamport, is rounded away when they are next added to).
+local LAMPORTS = 1e9
+local function addSol(a, b)
+  return (floor(a * LAMPORTS + 0.5) + floor(b * LAMPORTS + 0.5)) / LAMPORTS
+end
+
 -- A counterparty set past CP_CAP keeps CP_KEEP of its members, at random.
 local function trimCounterparties(cpKey)
   local size = redis.call('SCARD', cpKey)
@@ -220,18 +231,18 @@ for i = 1, #input do
         if h == current then
           cH = cH + 1
           if failed == 1 then fH = fH + 1 end
-          if out > 0 then oH = oH + out end
+          if out > 0 then oH = addSol(oH, out) end
         elseif h >= current - BASE_FIRST then
           hourAdds['c' .. h] = (hourAdds['c' .. h] or 0) + 1
           if failed == 1 then hourAdds['f' .. h] = (hourAdds['f' .. h] or 0) + 1 end
-          if out > 0 then hourAdds['o' .. h] = (hourAdds['o' .. h] or 0) + out end
+          if out > 0 then hourAdds['o' .. h] = addSol(hourAdds['o' .. h] or 0, out) end
           -- An older hour inside the cached sums (a late transaction) adjusts them.
           if ch == current then
             if h >= ch - BASE_FIRST and h <= ch - BASE_LAST then c7 = c7 + 1 end
             if h >= ch - 23 then
               c23 = c23 + 1
               if failed == 1 then f23 = f23 + 1 end
-              if out > 0 then o23 = o23 + out end
+              if out > 0 then o23 = addSol(o23, out) end
             end
           end
         end
@@ -289,7 +300,7 @@ for i = 1, #input do
         for field, amount in pairs(hourAdds) do
           local kind, h = string.sub(field, 1, 1), tonumber(string.sub(field, 2))
           if h >= current - 23 then
-            if kind == 'c' then c23 = c23 + amount elseif kind == 'f' then f23 = f23 + amount else o23 = o23 + amount end
+            if kind == 'c' then c23 = c23 + amount elseif kind == 'f' then f23 = f23 + amount else o23 = addSol(o23, amount) end
           end
           if kind == 'c' and h >= current - BASE_FIRST and h <= current - BASE_LAST then c7 = c7 + amount end
         end
@@ -322,7 +333,8 @@ for i = 1, #input do
         for k = 169, #got, 3 do
           c23 = c23 + (tonumber(got[k]) or 0)
           f23 = f23 + (tonumber(got[k + 1]) or 0)
-          o23 = o23 + (tonumber(got[k + 2]) or 0)
+          -- A bucket holds HINCRBYFLOAT's sum of lamport-exact amounts: added to the lamport too.
+          o23 = addSol(o23, tonumber(got[k + 2]) or 0)
         end
       end
       ch = current
@@ -348,7 +360,7 @@ for i = 1, #input do
 
     local dormant = -1
     if gt ~= nil and last - gt <= DAY then dormant = gs end
-    local result = { s, c7, c23 + cH, f23 + fH, o23 + oH, sn, dormant }
+    local result = { s, c7, c23 + cH, f23 + fH, addSol(o23, oH), sn, dormant }
 
     if needWindows then
       result[#result + 1] = lastHourBefore

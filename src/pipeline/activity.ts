@@ -71,7 +71,7 @@ export type ActivityEvent = {
   sent: boolean;
   /** The address sent this transaction and it failed. */
   failedSent: boolean;
-  /** SOL the address sent in this (successful) transaction, else 0; summed over its legs. */
+  /** SOL the address sent in this (successful) transaction, else 0; summed over its legs to the lamport (addSol). */
   solSent: number;
   /**
    * The other sides of its legs that it sent to (failed sends too), each once; none for a

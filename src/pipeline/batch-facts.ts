@@ -3,7 +3,7 @@
 // counterparty. Pure: the rows come in, maps go out.
 import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import type { CounterpartyRisk } from "../domain/conditions/index.ts";
-import { dealingOf, type Dealing } from "../domain/risk/index.ts";
+import { addSol, dealingOf, type Dealing } from "../domain/risk/index.ts";
 import { isSol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 import type { ActivityEvent, AddressEvents } from "./activity.ts";
@@ -64,7 +64,8 @@ export function sidesByAddress(txs: readonly BatchTransaction[], counted: Readon
       if (event && lastSignature.get(address) === tx.signature) {
         event.failedSent ||= failedSent;
         event.sent ||= ownSend;
-        event.solSent += solSent;
+        // To the lamport: a payout of many legs summed as doubles drifts off its exact total.
+        event.solSent = addSol(event.solSent, solSent);
       } else {
         event = { batchId: tx.batchId, blockTime: tx.blockTime, sent: ownSend, failedSent, solSent, sentTo: [], receivedFrom: [] };
         events.push(event);

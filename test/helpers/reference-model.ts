@@ -342,6 +342,15 @@ export function createReferenceModel() {
         );
         return legs.reduce((sum, leg) => sum + billionths(leg.amount), 0n);
       };
+      /**
+       * unusual_activity's `observed` (README): "the multiple reached, cut down (never rounded up)
+       * to the threshold's decimal places, at least 2".
+       */
+      const multipleReached = (alert: ModelAlert, count: number, previous7Days: number) => {
+        const places = Math.max(2, alert.threshold.toFixed(9).replace(/0+$/, "").split(".")[1]?.length ?? 0);
+        const cut = (BigInt(count) * 168n * 10n ** BigInt(places)) / BigInt(Math.max(168, previous7Days));
+        return Number(cut) / 10 ** places;
+      };
       /** unusual_activity's comparison, in whole numbers: count × 168 against threshold × max(168, 7-day count), the threshold in billionths. */
       const reachesLimit = (alert: ModelAlert, count: number, previous7Days: number) =>
         BigInt(count) * 168n * 1_000_000_000n >= BigInt(Math.round(alert.threshold * 1e9)) * BigInt(Math.max(168, previous7Days));
@@ -380,13 +389,12 @@ export function createReferenceModel() {
           // Its baseline: the 7 days before the hour preceding its own hour, [h−169, h−2].
           const H = Math.floor(event.t / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
-          const baseline = Math.max(1, previous7Days / 168);
           for (const alert of activeAlerts(address, "unusual_activity")) {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
             // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
             const reaches = (count: number) => reachesLimit(alert, count, previous7Days);
             if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
-              fire(alert, "unusual_activity", tx, Math.round((after / baseline) * 100) / 100);
+              fire(alert, "unusual_activity", tx, multipleReached(alert, after, previous7Days));
             }
           }
         }
@@ -409,7 +417,7 @@ export function createReferenceModel() {
         const newest = ordered.findLast((tx) => tx.from === address || tx.to === address)!;
         for (const alert of alertsOf) {
           if (!reachesLimit(alert, countBefore, previous7Days) && reachesLimit(alert, countAfter, previous7Days)) {
-            fire(alert, "unusual_activity", newest, Math.round((countAfter / Math.max(1, previous7Days / 168)) * 100) / 100);
+            fire(alert, "unusual_activity", newest, multipleReached(alert, countAfter, previous7Days));
           }
         }
       }

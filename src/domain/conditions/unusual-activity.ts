@@ -11,8 +11,9 @@
 // - The same edge is judged at the wallet's newest minute for a batch as a whole (before and
 //   after it), so that transactions delivered out of order cannot carry a burst over the limit
 //   unseen; the pipeline does that second judgment (src/pipeline/transaction-firings.ts).
-// - `observed` is the multiple of the baseline reached (countAfter / baseline, 2 decimals), in
-//   the threshold's unit.
+// - `observed` is the multiple of the baseline reached (countAfter / baseline), in the
+//   threshold's unit, cut down to the threshold's decimals (at least 2): never below the
+//   threshold it crossed, never above the multiple reached (observedMultiple).
 import type { Transaction } from "../types.ts";
 import { unusualActivityReason } from "../reason.ts";
 import type { ActivityWindow, AlertRule, Firing } from "./types.ts";
@@ -42,10 +43,43 @@ const BILLIONTHS_PER_UNIT = 1_000_000_000;
 export function reachesMultiple(count: number, multiple: number, previous7DaysCount: number): boolean {
   // BigInt() refuses NaN and ±Infinity: answer as the plain comparison would (only -∞ is reached).
   if (!Number.isFinite(multiple)) return multiple < 0;
-  const multipleInBillionths = BigInt(Math.round(multiple * BILLIONTHS_PER_UNIT));
+  const multipleInBillionths = BigInt(billionthsOf(multiple));
   const reached = BigInt(count) * BigInt(BASELINE_HOURS) * BigInt(BILLIONTHS_PER_UNIT);
   const limit = multipleInBillionths * BigInt(Math.max(BASELINE_HOURS, previous7DaysCount));
   return reached >= limit;
+}
+
+const billionthsOf = (multiple: number): number => Math.round(multiple * BILLIONTHS_PER_UNIT);
+
+/** Decimal places of a stored threshold (0 to 9), read from its billionths: 5.004 → 3, 5 → 0. */
+function thresholdDecimals(threshold: number): number {
+  let billionths = billionthsOf(threshold);
+  let decimals = 9;
+  while (decimals > 0 && billionths % 10 === 0) {
+    billionths /= 10;
+    decimals -= 1;
+  }
+  return decimals;
+}
+
+/** `observed` keeps at least this many decimals, as it always had (2.66×, not 3×). */
+const OBSERVED_MIN_DECIMALS = 2;
+
+/**
+ * The multiple of the baseline that `count` reached, for `observed`: count / baseline cut down
+ * (never rounded up) to max(2, the threshold's decimals) decimals. Rounded to 2 decimals, 100
+ * transactions on a baseline of 19.98/hour (5.0045×) read 5 against the threshold of 5.004
+ * they crossed; rounded up, a multiple would read higher than reached. A multiple at or above a
+ * threshold of d decimals, cut to d or more decimals, stays at or above it. In whole numbers,
+ * as reachesMultiple compares (count × 168 × 10^decimals ÷ max(168, 7-day count), floored), so
+ * no float error moves the last digit; the double returned is the one nearest that decimal, as
+ * the threshold's is, so `observed >= threshold` holds in the payload too.
+ */
+export function observedMultiple(count: number, threshold: number, previous7DaysCount: number): number {
+  const decimals = Math.max(OBSERVED_MIN_DECIMALS, thresholdDecimals(threshold));
+  const scale = 10n ** BigInt(decimals);
+  const units = (BigInt(count) * BigInt(BASELINE_HOURS) * scale) / BigInt(Math.max(BASELINE_HOURS, previous7DaysCount));
+  return Number(units) / Number(scale);
 }
 
 export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing | null {
@@ -58,13 +92,13 @@ export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window
     !reachesMultiple(countBefore, rule.threshold, previous7DaysCount) &&
     reachesMultiple(countAfter, rule.threshold, previous7DaysCount);
   if (!crossed) return null;
-  const baseline = baselinePerHour(previous7DaysCount);
-  const multiple = Math.round((countAfter / baseline) * 100) / 100;
+  const multiple = observedMultiple(countAfter, rule.threshold, previous7DaysCount);
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,
     observed: multiple,
-    reason: unusualActivityReason(countAfter, baseline, multiple, rule.threshold),
+    // The sentence shows that same multiple (rounded as the threshold beside it: reason.ts).
+    reason: unusualActivityReason(countAfter, baselinePerHour(previous7DaysCount), multiple, rule.threshold),
     transactionSignature: tx.signature,
   };
 }

@@ -3,6 +3,7 @@
 // pipeline counts and sums, this decides.
 import { RISK_FACTORS, type LabelCategory, type RiskFactor } from "../types.ts";
 import { reachesMultiple } from "../conditions/unusual-activity.ts";
+import { LAMPORTS_PER_SOL, lamportsOf } from "./lamports.ts";
 
 /** A label of this score or more, in a category with no factor of its own, flags the address. */
 export const FLAGGED_LABEL_SCORE = 50;
@@ -88,6 +89,26 @@ export type RiskInputs = {
   secondsSincePreviousSend: number | null;
 };
 
+/**
+ * large_outflow's cut-off, compared in whole lamports: the outflow is a sum of amounts that are
+ * whole lamports, and so is the balance, so the edge is exact (lamports.ts). Compared as
+ * doubles, ten sends totalling exactly 100 SOL summed to 99.99999999999999 and missed it. The
+ * counters now add to the lamport too; rounding here also absorbs the drift of sums they kept
+ * before (far below half a lamport at these sizes) and of a balance read as a double. BigInt:
+ * outflow × 100 in lamports passes 2^53 from 90,000 SOL.
+ */
+function reachesLargeOutflow(outflowSol: number, balanceSol: number): boolean {
+  // BigInt() refuses NaN: an unknown amount reaches nothing.
+  if (!Number.isFinite(outflowSol) || !Number.isFinite(balanceSol)) return false;
+  const outflow = BigInt(lamportsOf(outflowSol));
+  const balance = BigInt(lamportsOf(balanceSol));
+  const rules = RISK_RULES;
+  return (
+    outflow >= BigInt(rules.largeOutflowMinimumSol * LAMPORTS_PER_SOL) &&
+    outflow * 100n >= BigInt(rules.largeOutflowSharePercent) * (balance + outflow)
+  );
+}
+
 function behaviouralFactors(inputs: RiskInputs): RiskFactor[] {
   const rules = RISK_RULES;
   const active: RiskFactor[] = [];
@@ -97,13 +118,7 @@ function behaviouralFactors(inputs: RiskInputs): RiskFactor[] {
   ) {
     active.push("high_velocity");
   }
-  const outflow = inputs.solOutflow24h;
-  if (
-    outflow >= rules.largeOutflowMinimumSol &&
-    outflow * 100 >= rules.largeOutflowSharePercent * (inputs.balanceSol + outflow)
-  ) {
-    active.push("large_outflow");
-  }
+  if (reachesLargeOutflow(inputs.solOutflow24h, inputs.balanceSol)) active.push("large_outflow");
   // Compared in whole percent so that 3 of 10 is exactly 30 % (no 0.3 × 10 float error).
   if (
     inputs.transactions24h >= rules.failedRatioMinimumTransactions &&

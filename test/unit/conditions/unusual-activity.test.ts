@@ -91,8 +91,9 @@ describe("unusual_activity", () => {
         previous7DaysCount: 252,
       });
     expect(at(2, 3)).toBeNull();
-    expect(at(3, 4)?.observed).toBe(2.67);
-    expect(at(3, 4)?.reason).toBe("4 transactions in the last hour, 2.67× the usual 1.5 per hour (threshold 2.5×).");
+    // 4 / 1.5 = 2.666…: cut down to 2.66, never rounded up to a multiple that was not reached.
+    expect(at(3, 4)?.observed).toBe(2.66);
+    expect(at(3, 4)?.reason).toBe("4 transactions in the last hour, 2.66× the usual 1.5 per hour (threshold 2.5×).");
   });
 
   // Threshold 1.1 on a baseline of 10/hour: the limit is exactly 11 transactions.

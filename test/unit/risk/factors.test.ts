@@ -115,6 +115,23 @@ describe("riskFactors", () => {
     expect(riskFactors(inputs(below))).toEqual([]);
   });
 
+  // The outflow is a sum of lamport-exact amounts, and a sum in doubles drifts off it: nine sends
+  // of 10.1 SOL and one of 9.1 sum to 99.99999999999999, ten of 120.3 to 1202.9999999999998.
+  // The cut-offs are compared to the lamport, so the drift neither hides nor makes a crossing.
+  it.each([
+    { case: "100 SOL summed in doubles (99.99999999999999)", outflow: 99.99999999999999, balance: 0, active: true },
+    { case: "exactly 100 SOL", outflow: 100, balance: 0, active: true },
+    { case: "one lamport below 100 SOL", outflow: 99.999999999, balance: 0, active: false },
+    { case: "one lamport above 100 SOL", outflow: 100.000000001, balance: 0, active: true },
+    { case: "an outflow equal to the balance, summed in doubles", outflow: 1_202.9999999999998, balance: 1_203, active: true },
+    { case: "an outflow one lamport below the balance", outflow: 1_202.9999999999998, balance: 1_203.000000001, active: false },
+    { case: "an outflow one lamport above the balance", outflow: 1_202.9999999999998, balance: 1_202.999999999, active: true },
+    { case: "a large balance, equal to the outflow to the lamport", outflow: 3_999_999.999999999, balance: 3_999_999.999999999, active: true },
+    { case: "a large balance, one lamport above the outflow", outflow: 3_999_999.999999998, balance: 3_999_999.999999999, active: false },
+  ])("large_outflow to the lamport: $case → $active", ({ outflow, balance, active }) => {
+    expect(riskFactors(inputs({ solOutflow24h: outflow, balanceSol: balance })).includes("large_outflow")).toBe(active);
+  });
+
   it("does not call the first transaction ever a reactivation", () => {
     expect(riskFactors(inputs({ secondsSincePreviousSend: null }))).toEqual([]);
   });
