@@ -43,7 +43,9 @@ export function effectiveThreshold(condition: Condition, given: number | undefin
     return { ok: false, message: `must be ${rule.meaning} for ${condition} alerts` };
   }
   // Stored with 9 decimals: a finer threshold was rounded without a word, and the alert then
-  // fired on amounts its owner had set it not to (10.0000000004 stored as 10).
+  // fired on amounts its owner had set it not to (10.0000000004 stored as 10). This judges the
+  // double: a literal JSON.parse had to round (9999999.999999999 read as 9999999.999999998,
+  // whose 9 decimals pass) is refused before, by the route (assertExactThreshold).
   if (decimalPlaces(given) > THRESHOLD_DECIMALS) {
     return { ok: false, message: `must have at most ${THRESHOLD_DECIMALS} decimal places` };
   }

@@ -1,7 +1,7 @@
 // Which JSON NUMBER literals of a request body, at given paths, a double does not hold exactly,
-// read from the body's raw bytes. Pure: no I/O. Used by every ingest route that reads amounts:
-// Helius deliveries (`[*].tokenTransfers[*].tokenAmount`) and native ingest
-// (`.transactions[*].amount`, `.accounts[*].balance`, …).
+// read from the body's raw bytes. Pure: no I/O. Used by every route that reads amounts: Helius
+// deliveries (`[*].tokenTransfers[*].tokenAmount`, `[*].nativeTransfers[*].amount`, `[*].fee`),
+// native ingest (`.transactions[*].amount`, `.accounts[*].balance`, …) and an alert's `.threshold`.
 //
 // Why the raw bytes: an amount given as a string is judged by its digits (heliusItemAmountIssues
 // refuses "9.99999999999999999", which a double reads as 10 and which would reach a threshold of
@@ -34,9 +34,11 @@
 //      would.
 import { isExactAsDouble } from "../domain/decimal.ts";
 
-/** The message for such a literal, the same on every route (and as for a Helius string amount). */
-export const INEXACT_NUMBER_MESSAGE =
-  "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount";
+/** What is wrong with such a number, the start of every message about one. */
+export const INEXACT_DIGITS = "has more significant digits than the service keeps exactly (about 15)";
+
+/** The message for such an amount, the same on every route (and as for a Helius string amount). */
+export const INEXACT_NUMBER_MESSAGE = `${INEXACT_DIGITS}; it would be judged as a rounded amount`;
 
 /** One node of the paths' trie: what an array's elements, or an object's members, lead to. */
 export type PathNode = {
@@ -119,24 +121,33 @@ export function inexactNumberLiterals(body: Buffer, paths: NumberPaths): Inexact
   return mayHoldInexactNumber(body, paths) ? scanInexactNumbers(body.toString("utf8"), paths) : [];
 }
 
-// ---- Helius: `[i].tokenTransfers[j].tokenAmount` --------------------------------------------
+// ---- Helius: the amounts and fee of each item -------------------------------------------------
 
-export type InexactTokenAmount = {
+export type InexactHeliusNumber = {
   /** The item's index in the delivery. */
   item: number;
-  /** The transfer's index in the item's tokenTransfers. */
-  transfer: number;
+  /** Where in the item, as an error path writes it: `tokenTransfers.1.tokenAmount`, `nativeTransfers.0.amount`, `fee`. */
+  field: string;
   /** The literal as sent, e.g. "9.99999999999999999". */
   literal: string;
 };
 
-const HELIUS_TOKEN_AMOUNTS = numberPaths("[*].tokenTransfers[*].tokenAmount");
+/**
+ * The numbers of an item that become amounts: token amounts (UI units), and the lamports of
+ * native transfers and of the fee, which a double holds exactly only up to 2^53
+ * (10000000000000001 is read as 10000000000000000).
+ */
+const HELIUS_NUMBERS = numberPaths("[*].tokenTransfers[*].tokenAmount", "[*].nativeTransfers[*].amount", "[*].fee");
 
-const asTokenAmount = ({ indices, literal }: InexactNumber): InexactTokenAmount => ({ item: indices[0]!, transfer: indices[1]!, literal });
+const asHeliusNumber = ({ path, literal }: InexactNumber): InexactHeliusNumber => ({
+  item: path[0] as number,
+  field: path.slice(1).join("."),
+  literal,
+});
 
-/** inexactNumberLiterals at a Helius delivery's `[i].tokenTransfers[j].tokenAmount`. */
-export function inexactTokenAmounts(body: Buffer): InexactTokenAmount[] {
-  return inexactNumberLiterals(body, HELIUS_TOKEN_AMOUNTS).map(asTokenAmount);
+/** inexactNumberLiterals at a Helius delivery's token amounts, native transfer amounts and fees. */
+export function inexactHeliusNumbers(body: Buffer): InexactHeliusNumber[] {
+  return inexactNumberLiterals(body, HELIUS_NUMBERS).map(asHeliusNumber);
 }
 
 // ---- Step 1: the byte search ------------------------------------------------------------------

@@ -7,7 +7,7 @@
 // field type, a string where we read a number) lost every other item with it. So each item is
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
 import { blockTimeAheadIssue } from "./block-time.ts";
-import type { InexactTokenAmount } from "./exact-token-amounts.ts";
+import type { InexactHeliusNumber } from "./exact-token-amounts.ts";
 import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
@@ -20,7 +20,7 @@ export type RefusedItem = {
   signature: string | null;
   errors: FieldIssue[];
   /**
-   * The item as received; a tokenAmount sent as a number a double does not hold exactly is
+   * The item as received; an amount or fee sent as a number a double does not hold exactly is
    * written as the string of its literal (see keptWithLiterals).
    */
   item: unknown;
@@ -33,18 +33,18 @@ export type RefusedItem = {
 export const MAX_ERRORS_PER_ITEM = 20;
 
 /**
- * `inexactAmounts`: the tokenAmount number literals of the delivery that a double does not hold
- * exactly (inexactTokenAmounts of its body), which JSON.parse rounded in `items`.
+ * `inexactNumbers`: the amount and fee number literals of the delivery that a double does not
+ * hold exactly (inexactHeliusNumbers of its body), which JSON.parse rounded in `items`.
  */
 export function triageHeliusItems(
   items: readonly unknown[],
   checkSchema: ItemSchemaCheck,
   now: Date,
-  inexactAmounts: readonly InexactTokenAmount[] = [],
+  inexactNumbers: readonly InexactHeliusNumber[] = [],
 ): { valid: HeliusTransaction[]; refused: RefusedItem[] } {
   const valid: HeliusTransaction[] = [];
   const refused: RefusedItem[] = [];
-  const inexactByItem = byItem(inexactAmounts);
+  const inexactByItem = byItem(inexactNumbers);
   items.forEach((item, index) => {
     const at = `body.${index}`;
     const inexact = inexactByItem.get(index);
@@ -60,42 +60,46 @@ export function triageHeliusItems(
           ];
     if (errors.length === 0) valid.push(item as HeliusTransaction);
     else {
-      const kept = inexact ? keptWithLiterals(item as HeliusTransaction, inexact) : item;
+      const kept = inexact ? keptWithLiterals(item, inexact) : item;
       refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: kept });
     }
   });
   return { valid, refused };
 }
 
-/** Literals by item index, then by transfer index. */
-function byItem(inexactAmounts: readonly InexactTokenAmount[]): Map<number, Map<number, string>> {
-  const items = new Map<number, Map<number, string>>();
-  for (const { item, transfer, literal } of inexactAmounts) {
-    const transfers = items.get(item) ?? new Map<number, string>();
-    items.set(item, transfers.set(transfer, literal));
+/** Literals by item index, then by field (`tokenTransfers.1.tokenAmount`). */
+function byItem(inexactNumbers: readonly InexactHeliusNumber[]): Map<number, Map<string, string>> {
+  const items = new Map<number, Map<string, string>>();
+  for (const { item, field, literal } of inexactNumbers) {
+    const fields = items.get(item) ?? new Map<string, string>();
+    items.set(item, fields.set(field, literal));
   }
   return items;
 }
 
 /**
- * The item to keep, its inexact tokenAmount numbers written as the strings of their literals
- * (a copy along those paths; the rest is shared). Kept as the number JSON.parse made of it, the
- * refused item would hold the rounded amount (10 for 9.99999999999999999): the digits sent would
- * be lost to the operator, and the item posted again as kept would be accepted with the very
- * amount it was refused for. As a string it keeps every digit and is refused again, the same way.
- * The literals are only ever found at a number in an array of objects (the scan's paths).
+ * The item to keep, its inexact numbers written as the strings of their literals (a copy along
+ * those paths; the rest is shared). Kept as the number JSON.parse made of it, the refused item
+ * would hold the rounded amount (10 for 9.99999999999999999, 10000000000000000 lamports for
+ * 10000000000000001): the digits sent would be lost to the operator, and the item posted again
+ * as kept would be accepted with the very amount it was refused for. As a string it keeps every
+ * digit and is refused again (a tokenAmount string for its digits, lamports for not being an
+ * integer). The literals are only ever found at a number, along the scan's paths.
  */
-function keptWithLiterals(item: HeliusTransaction, literals: ReadonlyMap<number, string>): unknown {
-  const transfers: unknown = item.tokenTransfers;
-  if (!Array.isArray(transfers)) return item;
-  return {
-    ...item,
-    tokenTransfers: transfers.map((t: unknown, j) => {
-      const literal = literals.get(j);
-      const isNumber = typeof t === "object" && t !== null && typeof (t as { tokenAmount?: unknown }).tokenAmount === "number";
-      return literal !== undefined && isNumber ? { ...t, tokenAmount: literal } : t;
-    }),
-  };
+function keptWithLiterals(item: unknown, literals: ReadonlyMap<string, string>): unknown {
+  let kept = item;
+  for (const [field, literal] of literals) kept = withStringAt(kept, field.split("."), literal);
+  return kept;
+}
+
+/** `value` with the number at `steps` replaced by `literal`; `value` itself when there is no number there. */
+function withStringAt(value: unknown, steps: readonly string[], literal: string): unknown {
+  const [step, ...rest] = steps;
+  if (step === undefined || typeof value !== "object" || value === null) return value;
+  const inner: unknown = (value as Record<string, unknown>)[step];
+  const replaced = rest.length > 0 ? withStringAt(inner, rest, literal) : typeof inner === "number" ? literal : inner;
+  if (replaced === inner) return value;
+  return Array.isArray(value) ? value.map((element, index) => (String(index) === step ? replaced : element)) : { ...value, [step]: replaced };
 }
 
 function blockTimeIssues(item: HeliusTransaction, at: string, now: Date): FieldIssue[] {

@@ -32,11 +32,12 @@
 // asset id from the old owner (the tree, for a mint) to the new one (the tree, for a burn).
 //
 // Units: native lamports → SOL; tokenAmount is already in UI units (a number, or a decimal
-// string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. A side
+// string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. Every
+// amount is kept to the last digit or its item refused (heliusItemAmountIssues). A side
 // Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
 // burned to the mint) and the fee payer for a native one.
 import { isExactAsDouble } from "../domain/decimal.ts";
-import { INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
+import { INEXACT_DIGITS, INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
 import { isAddress, isSignature } from "../domain/base58.ts";
 import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
@@ -89,6 +90,17 @@ export type HeliusTransaction = {
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
 
+/**
+ * Lamports as SOL, every digit written out: 9000000000000001 → "9000000.000000001". `lamports`
+ * is a whole number, as the schema has it. What a double makes of the same division is a
+ * rounding of this decimal: the SOL amount is stored and judged as sent only when it is exact.
+ */
+export function solDecimal(lamports: number): string {
+  const digits = BigInt(lamports).toString().padStart(10, "0");
+  const fraction = digits.slice(-9).replace(/0+$/, "");
+  return fraction ? `${digits.slice(0, -9)}.${fraction}` : digits.slice(0, -9);
+}
+
 const SYMBOL_BY_MINT: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint, t.symbol]));
 
 export const tokenSymbol = (mint: string): string => SYMBOL_BY_MINT.get(mint) ?? mint;
@@ -125,6 +137,8 @@ function nativeLegs(item: HeliusTransaction): Leg[] {
     .map((t) => ({
       from: present(t.fromUserAccount) ? t.fromUserAccount : item.feePayer,
       to: present(t.toUserAccount) ? t.toUserAccount : item.feePayer,
+      // The double nearest the exact quotient, so the SOL decimal itself whenever a double holds
+      // it: an item where it does not is refused (heliusItemAmountIssues).
       amount: t.amount / LAMPORTS_PER_SOL,
       token: "SOL",
       mint: null,
@@ -150,23 +164,38 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
 
 /**
- * Token amounts that a double cannot hold exactly, each at its path under `at`: a string by its
- * digits, and a number by the literal it was sent as, which JSON.parse has already rounded —
- * `inexactNumbers` holds those of this item, by transfer index (src/ingest/exact-token-amounts.ts
+ * The amounts of an item that would not be stored and judged as sent, each at its path under
+ * `at`. A token amount: a string by its digits, a number by the literal it was sent as, which
+ * JSON.parse has already rounded. Lamports (native transfers, the fee): by the literal too — a
+ * double holds every whole number only up to 2^53, and 10000000000000001 reads as
+ * 10000000000000000 — and then by their value in SOL, a decimal with 9 places that a double
+ * holds exactly only below 2^23 SOL (9000000000000001 lamports would be 9000000.000000002 SOL,
+ * and reach a threshold the transfer never reached). `inexactNumbers` holds the literals of
+ * this item a double does not hold, by field (inexactHeliusNumbers, src/ingest/exact-token-amounts.ts,
  * reads them from the body as sent).
  */
 export function heliusItemAmountIssues(
   item: HeliusTransaction,
   at: string,
-  inexactNumbers: ReadonlyMap<number, string> = new Map(),
+  inexactNumbers: ReadonlyMap<string, string> = new Map(),
 ): FieldIssue[] {
-  return (item.tokenTransfers ?? []).flatMap((t, j) =>
-    (typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)) ||
-    (typeof t.tokenAmount === "number" && inexactNumbers.has(j))
-      ? [{ path: `${at}.tokenTransfers.${j}.tokenAmount`, message: INEXACT_NUMBER_MESSAGE }]
-      : [],
-  );
+  const lamports = (value: number, field: string): FieldIssue[] => {
+    if (inexactNumbers.has(field)) return [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }];
+    const sol = solDecimal(value);
+    return isExactAsDouble(sol) ? [] : [{ path: `${at}.${field}`, message: inexactSolMessage(sol) }];
+  };
+  const tokenAmount = (amount: number | string, field: string): FieldIssue[] =>
+    (typeof amount === "string" && !isExactAsDouble(amount)) || (typeof amount === "number" && inexactNumbers.has(field))
+      ? [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }]
+      : [];
+  return [
+    ...lamports(item.fee, "fee"),
+    ...(item.nativeTransfers ?? []).flatMap((t, j) => lamports(t.amount, `nativeTransfers.${j}.amount`)),
+    ...(item.tokenTransfers ?? []).flatMap((t, j) => tokenAmount(t.tokenAmount, `tokenTransfers.${j}.tokenAmount`)),
+  ];
 }
+
+const inexactSolMessage = (sol: string) => `is ${sol} SOL, which ${INEXACT_DIGITS}; it would be judged as a rounded amount`;
 
 /** A compressed NFT moves whole, as an NFT's token transfer does: 1 of it, shown by its asset id. */
 function compressedNftLegs(item: HeliusTransaction): Leg[] {

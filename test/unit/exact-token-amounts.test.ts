@@ -6,18 +6,27 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   inexactNumberLiterals,
-  inexactTokenAmounts,
+  inexactHeliusNumbers,
   mayHoldInexactNumber,
   numberPaths,
   scanInexactNumbers,
   type InexactNumber,
-  type InexactTokenAmount,
   type NumberPaths,
 } from "../../src/ingest/exact-token-amounts.ts";
 import { isExactAsDouble } from "../../src/domain/decimal.ts";
 
 const INEXACT = "9.99999999999999999";
 const TOKEN_AMOUNTS = numberPaths("[*].tokenTransfers[*].tokenAmount");
+const HELIUS_NUMBERS = numberPaths("[*].tokenTransfers[*].tokenAmount", "[*].nativeTransfers[*].amount", "[*].fee");
+
+type InexactTokenAmount = { item: number; transfer: number; literal: string };
+
+/** inexactHeliusNumbers's tokenAmount verdicts, by item and transfer. */
+const inexactTokenAmounts = (body: Buffer): InexactTokenAmount[] =>
+  inexactHeliusNumbers(body).flatMap(({ item, field, literal }) => {
+    const [list, transfer, key] = field.split(".");
+    return list === "tokenTransfers" && key === "tokenAmount" ? [{ item, transfer: Number(transfer), literal }] : [];
+  });
 const mayHoldInexactTokenAmount = (body: Buffer): boolean => mayHoldInexactNumber(body, TOKEN_AMOUNTS);
 const scanInexactTokenAmounts = (text: string) => scanInexactNumbers(text, TOKEN_AMOUNTS);
 
@@ -37,18 +46,18 @@ function found(text: string): InexactTokenAmount[] {
 const delivery = (...amounts: string[][]) =>
   `[${amounts.map((transfers) => `{"signature":"s","tokenTransfers":[${transfers.map((a) => `{"mint":"m","tokenAmount":${a}}`).join(",")}]}`).join(",")}]`;
 
-describe("inexactTokenAmounts: the tokenAmount literals of a delivery a double rounds", () => {
+describe("inexactHeliusNumbers: the tokenAmount literals of a delivery a double rounds", () => {
   it("finds none in a delivery of exact amounts, long ones and exponent forms included, and does not scan it", () => {
     const text = delivery(["3", "452.318912", "123456789.12345679"], ["1e-7", "1.5E3", "-0", "0"]);
     expect(mayHoldInexactTokenAmount(Buffer.from(text))).toBe(false);
     expect(found(text)).toEqual([]);
   });
 
-  it("finds none in the Helius fixtures, and does not scan them", () => {
+  it("finds none in the Helius fixtures, amounts and fees included, and does not scan them", () => {
     for (const name of ["sol-transfer", "usdc-transfer", "swap", "nft-sale", "stake-sol", "failed-transfer", "unknown-type"]) {
       const body = readFileSync(new URL(`../fixtures/helius/${name}.json`, import.meta.url));
-      expect(mayHoldInexactTokenAmount(body), name).toBe(false);
-      expect(inexactTokenAmounts(body), name).toEqual([]);
+      expect(mayHoldInexactNumber(body, HELIUS_NUMBERS), name).toBe(false);
+      expect(inexactHeliusNumbers(body), name).toEqual([]);
     }
   });
 
@@ -170,6 +179,37 @@ describe("inexactTokenAmounts: the tokenAmount literals of a delivery a double r
         expect(found(text).map(({ item, transfer }) => [item, transfer])).toEqual(expected);
       }),
     );
+  });
+});
+
+describe("inexactHeliusNumbers: the lamport literals of native transfers and fees a double rounds", () => {
+  // 2^53 + 1: the first whole number a double does not hold (read as 9007199254740992).
+  const LAMPORTS = "9007199254740993";
+
+  it("finds each one at its item and field, beside the tokenAmounts, in document order", () => {
+    const text =
+      `[{"fee":5000,"nativeTransfers":[{"amount":1500000000},{"amount":${LAMPORTS}}],"tokenTransfers":[{"tokenAmount":${INEXACT}}]},` +
+      `{"fee":18446744073709551615,"nativeTransfers":[{"amount":10000000000000001}]},` +
+      `{"fee":5000,"nativeTransfers":[{"amount":25000000000000000},{"amount":9000000000000001}]}]`;
+    expect(inexactHeliusNumbers(Buffer.from(text))).toEqual([
+      { item: 0, field: "nativeTransfers.1.amount", literal: LAMPORTS },
+      { item: 0, field: "tokenTransfers.0.tokenAmount", literal: INEXACT },
+      { item: 1, field: "fee", literal: "18446744073709551615" },
+      { item: 1, field: "nativeTransfers.0.amount", literal: "10000000000000001" },
+    ]);
+  });
+
+  it("reports only the paths the service reads: an amount elsewhere in the item is not judged", () => {
+    const text = JSON.stringify([
+      {
+        amount: 0,
+        events: { nft: { amount: 0, fee: 0 }, compressed: [{ amount: 0 }] },
+        accountData: [{ nativeTransfers: [{ amount: 0 }] }],
+        nativeTransfers: [{ nested: { amount: 0 } }, { amount: 1 }],
+      },
+      { nativeTransfers: { 0: { amount: 0 } }, fees: [{ fee: 0 }] },
+    ]).replaceAll(/"(amount|fee)":0/g, `"$1":${LAMPORTS}`);
+    expect(inexactHeliusNumbers(Buffer.from(text))).toEqual([]);
   });
 });
 

@@ -155,13 +155,13 @@ describe("triageHeliusItems", () => {
     ]);
   });
 
-  describe("a tokenAmount number whose literal a double rounds (inexactAmounts, read from the body)", () => {
+  describe("a tokenAmount number whose literal a double rounds (inexactNumbers, read from the body)", () => {
     const transfer = (tokenAmount: number | string) => ({ fromUserAccount: payer, toUserAccount: wallet, mint: USDC, tokenAmount });
     // JSON.parse made 10 of 9.99999999999999999 and 100000000 of 99999999.999999999.
     const rounded = item({ tokenTransfers: [transfer(1), transfer(10), transfer(100_000_000)] });
     const inexact = [
-      { item: 1, transfer: 1, literal: "9.99999999999999999" },
-      { item: 1, transfer: 2, literal: "99999999.999999999" },
+      { item: 1, field: "tokenTransfers.1.tokenAmount", literal: "9.99999999999999999" },
+      { item: 1, field: "tokenTransfers.2.tokenAmount", literal: "99999999.999999999" },
     ];
     const MESSAGE = "has more significant digits than the service keeps exactly (about 15); it would be judged as a rounded amount";
 
@@ -170,8 +170,8 @@ describe("triageHeliusItems", () => {
       const exactString = item({ tokenTransfers: [transfer("5")] });
       // A verdict counts only at a number: none where the item has no such transfer, nor at a string.
       const stray = [
-        { item: 0, transfer: 0, literal: "1e-400" },
-        { item: 3, transfer: 0, literal: "1e-400" },
+        { item: 0, field: "tokenTransfers.0.tokenAmount", literal: "1e-400" },
+        { item: 3, field: "tokenTransfers.0.tokenAmount", literal: "1e-400" },
       ];
       const { valid, refused } = triageHeliusItems([item({}), rounded, asString, exactString], noSchemaIssues, NOW, [...inexact, ...stray]);
       expect(valid).toEqual([item({}), exactString]);

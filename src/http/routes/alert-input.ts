@@ -2,12 +2,14 @@
 // field alone: threshold per condition, destination per notification method, and where a
 // webhook URL points. All problems of this round are reported together, as the schema's
 // are in its own round before (a body that fails the schema never reaches these rules).
+// Besides, what the schema cannot see: a threshold literal JSON.parse rounded (assertExactThreshold).
 import type { AlertChanges, AlertRow } from "../../db/queries/alerts.ts";
 import { effectiveThreshold } from "../../domain/alert-settings.ts";
 import { resolveRecipient, type ClaimedContacts } from "../../domain/recipients.ts";
 import type { Condition, NotificationMethod } from "../../domain/types.ts";
+import { INEXACT_DIGITS, inexactNumberLiterals, numberPaths } from "../../ingest/exact-token-amounts.ts";
 import { checkWebhookUrl, type WebhookUrlOptions } from "../../notify/ssrf.ts";
-import { ProblemError, type FieldError } from "../problem.ts";
+import { ProblemError, invalid, type FieldError } from "../problem.ts";
 
 export type CreateAlertInput = {
   walletId: string;
@@ -118,6 +120,21 @@ export async function checkAlertChanges(
   }
   throwIfAny(problems);
   return changes;
+}
+
+const THRESHOLD_NUMBER = numberPaths(".threshold");
+
+/**
+ * Refuses (400 at `body.threshold`) a create or change whose threshold was sent as a number
+ * literal a double does not hold exactly. JSON.parse rounds it before any check runs, and the
+ * alert would then fire at amounts its owner excluded: 9999999.999999999 would be stored as
+ * 9999999.999999998 and fire on a transfer of 9999999.999999998; 99999999.999999999 would be
+ * 100000000. Read from the body as sent (`body`, the route's raw body), as ingest reads amounts.
+ */
+export function assertExactThreshold(body: Buffer): void {
+  if (inexactNumberLiterals(body, THRESHOLD_NUMBER).length > 0) {
+    throw invalid("body.threshold", `${INEXACT_DIGITS}; it would be judged as a rounded threshold`);
+  }
 }
 
 async function checkDestination(

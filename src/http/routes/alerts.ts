@@ -22,8 +22,9 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
+import { keepRawBody, rawBody } from "../raw-body.ts";
 import { described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
-import { checkAlertChanges, checkNewAlert } from "./alert-input.ts";
+import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
   AlertListSchema,
@@ -95,6 +96,8 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       "/risk/alerts",
       {
         config: { scope: "alerts:write" },
+        // The body as sent, for the threshold literal JSON.parse rounds (assertExactThreshold).
+        preParsing: keepRawBody,
         schema: {
           tags: TAGS,
           summary: "Create a risk alert on a wallet",
@@ -110,6 +113,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        // Before a key is looked up: the parsed body (and so its fingerprint) is the same for
+        // 9999999.999999999 and 9999999.999999998, but a body sent with such a threshold never
+        // made an alert, and must not be answered with one made for the rounded value.
+        assertExactThreshold(rawBody(request));
         const body = request.body;
         const owner = request.caller.sub;
         const key = request.headers[IDEMPOTENCY_HEADER];
@@ -195,6 +202,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       "/risk/alerts/:alertId",
       {
         config: { scope: "alerts:write", fixedFields: FIXED_ALERT_FIELDS },
+        preParsing: keepRawBody,
         schema: {
           tags: TAGS,
           summary: "Change a risk alert: pause or resume it, or change its threshold, cooldown or destination",
@@ -204,6 +212,8 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
+        // A problem of the body as sent, like the schema's: answered before the alert is looked up.
+        assertExactThreshold(rawBody(request));
         const { alertId } = request.params;
         const current = await findAlert(deps.sql, request.caller.sub, alertId);
         if (!current) throw alertNotFound(alertId);

@@ -13,9 +13,11 @@ import { MAX_AMOUNT, MAX_BATCH_TRANSACTIONS, MAX_UNIX_SECONDS } from "../../inge
 import { AddressSchema, SignatureSchema } from "../schemas.ts";
 
 /**
- * Lamports are a u64 on chain. Capping them at 2^53 refused a whole delivery for one transfer
- * of 9,007,199 SOL or more (whales, stake pools): beyond 2^53 a JSON number may be off by a few
- * lamports, a billionth of a SOL, which is nothing next to refusing it.
+ * Lamports are a u64 on chain, and whales and stake pools move 9,007,199 SOL (2^53 lamports) and
+ * more. The schema takes any of them; what a double would round is refused by the route, for
+ * that item only (heliusItemAmountIssues): a literal a double does not hold (10000000000000001
+ * reads as 10000000000000000), and an amount whose SOL value it does not (9000000000000001
+ * lamports, 9000000.000000001 SOL, would be judged as 9000000.000000002).
  */
 const MAX_LAMPORTS = 2 ** 64 - 1;
 

@@ -12,7 +12,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { keepRefusedHeliusItems } from "../../db/queries/helius-rejected-items.ts";
 import type { Deps } from "../../deps.ts";
-import { inexactTokenAmounts } from "../../ingest/exact-token-amounts.ts";
+import { inexactHeliusNumbers } from "../../ingest/exact-token-amounts.ts";
 import { mapHeliusWebhook } from "../../ingest/helius.ts";
 import { triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
 import { storeTransactionBatch } from "../../ingest/store.ts";
@@ -57,7 +57,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             });
           }
         },
-        // The body's bytes as received, for the handler to read the tokenAmount literals
+        // The body's bytes as received, for the handler to read the amount and fee literals
         // JSON.parse rounds (the byte search costs a few milliseconds for a 10 MiB delivery; the
         // full scan only runs when an inexact literal may be there).
         preParsing: keepRawBody,
@@ -86,7 +86,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           items,
           (item, at) => (checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at)),
           deps.now(),
-          inexactTokenAmounts(rawBody(request)),
+          inexactHeliusNumbers(rawBody(request)),
         );
         const { transactions, skipped } = mapHeliusWebhook(valid);
         const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);
