@@ -34,8 +34,10 @@
 --          failed24h, solOut24h, newCounterparties, dormantGap (-1 = none), then if needWindows
 --          lastHourBefore (the trailing 60 minutes at the newest minute seen before the step,
 --          without the step's events: unusual_activity's judgment at the newest minute, see
---          transaction-firings.ts), countAfter of each event and previous7Days of each event's
---          own hour]
+--          transaction-firings.ts), countAfter of each event, previous7Days of each event's
+--          own hour, and the newest minute seen before the step (-1 = none): a transaction not
+--          newer than it is late, and fires nothing while that minute's trailing hour is over
+--          the limit already (an answer stored without it, by an older version, reads as none)]
 -- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
 -- with printf and parses every one with strtod, about a tenth of the script's time.
 local markerCount = tonumber(ARGV[5])
@@ -188,6 +190,8 @@ for i = 1, #input do
     -- The trailing 60 minutes at the newest minute seen before the step: what unusual_activity's
     -- judgment at the newest minute starts from (summed only when not known already).
     local lastHourBefore = 0
+    local newestMinuteBefore = NONE
+    if last ~= nil then newestMinuteBefore = floor(last / 60) end
     if needWindows and last ~= nil then
       if hourAtNewest ~= nil then
         lastHourBefore = hourAtNewest
@@ -401,6 +405,7 @@ for i = 1, #input do
         end
         result[#result + 1] = baselineAt[h]
       end
+      result[#result + 1] = newestMinuteBefore
     end
     -- The step's events share one (batch, bucket) pair.
     local k = item[first + MARKER]

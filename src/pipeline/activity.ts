@@ -111,6 +111,11 @@ export type AddressActivity = {
   countAfter: number[] | null;
   /** Per event (same order): transactions in the 168 whole hours before the hour preceding its own hour. */
   previous7DaysAt: number[] | null;
+  /**
+   * The newest minute (Unix minutes) seen before this step, null when none (or not known: an
+   * answer a re-run found stored by an older version). Null unless needWindows.
+   */
+  newestMinuteBefore: number | null;
 };
 
 type ScriptRow = number[];
@@ -348,8 +353,11 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
     transactionsLastHourBefore: input.needWindows ? (row[7] ?? 0) : null,
     countAfter: input.needWindows ? row.slice(8, 8 + input.events.length) : null,
     previous7DaysAt: input.needWindows ? row.slice(8 + input.events.length, 8 + 2 * input.events.length) : null,
+    newestMinuteBefore: input.needWindows ? minuteOrNull(row[8 + 2 * input.events.length]) : null,
   };
 }
+
+const minuteOrNull = (minute: number | undefined): number | null => (minute === undefined || minute < 0 ? null : minute);
 
 async function runScript(redis: Redis, keys: readonly string[], args: ReadonlyArray<string | Buffer>): Promise<Buffer> {
   try {

@@ -80,7 +80,9 @@ export function evaluateTransactions(
       // Each transaction against the baseline before its own hour (not the batch's newest).
       const previous7DaysCount = activity?.previous7DaysAt?.[eventIndexes[k]!] ?? activity?.previous7DaysCount ?? 0;
       const window: ActivityWindow | null =
-        activity && countAfter !== undefined ? { countBefore: countAfter - 1, countAfter, previous7DaysCount } : null;
+        activity && countAfter !== undefined
+          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount, ...newestBeforeIfLate(activity, tx) }
+          : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window, legTotal: totals?.[k] ?? null };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
@@ -122,6 +124,18 @@ function legTotalsOf(address: string, txs: readonly Transaction[], sides: Addres
     start = end;
   }
   return totals;
+}
+
+/**
+ * For a transaction not newer than the address's newest minute before the step (a late one):
+ * the trailing hour there before the step, with the baseline the judgment at the newest minute
+ * uses (newestMinuteWindow).
+ */
+function newestBeforeIfLate(activity: AddressActivity, tx: Transaction): Pick<ActivityWindow, "newestBefore"> {
+  const { newestMinuteBefore, transactionsLastHourBefore } = activity;
+  if (newestMinuteBefore === null || transactionsLastHourBefore === null) return {};
+  if (Math.floor(tx.blockTime / 60) > newestMinuteBefore) return {};
+  return { newestBefore: { count: transactionsLastHourBefore, previous7DaysCount: activity.previous7DaysCount } };
 }
 
 /** The trailing hour at the address's newest minute, before the step and after it; null when not counted. */

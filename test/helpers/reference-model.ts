@@ -389,10 +389,18 @@ export function createReferenceModel() {
           // Its baseline: the 7 days before the hour preceding its own hour, [h−169, h−2].
           const H = Math.floor(event.t / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
+          // README: a late transaction (not newer than the wallet's newest minute before its batch)
+          // "fires only if the trailing hour at that newest minute was still below the limit".
+          const minuteOf = (c: Counted) => Math.floor(c.t / 60);
+          const late = before !== undefined && minute <= before;
+          const newestCountBefore = late ? s.counted.filter((c) => c.batch !== batch && minuteOf(c) >= before - 59 && minuteOf(c) <= before).length : 0;
+          const newestH = newestHour.get(address)!;
+          const newestPrevious7Days = s.counted.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= newestH - 169 && Math.floor(c.t / HOUR) <= newestH - 2).length;
           for (const alert of activeAlerts(address, "unusual_activity")) {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
             // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
             const reaches = (count: number) => reachesLimit(alert, count, previous7Days);
+            if (late && reachesLimit(alert, newestCountBefore, newestPrevious7Days)) continue;
             if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
               fire(alert, "unusual_activity", tx, multipleReached(alert, after, previous7Days));
             }

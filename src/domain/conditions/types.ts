@@ -53,6 +53,12 @@ export type ActivityWindow = {
   countAfter: number;
   /** Transactions in the 168 hours before the hour preceding the window's hour (the baseline). */
   previous7DaysCount: number;
+  /**
+   * For a late transaction (not newer than the wallet's newest minute before its batch): the
+   * trailing hour at that newest minute, before the batch, and its baseline. While that hour is
+   * at or over the limit, the burst the late transaction joins has been judged already.
+   */
+  newestBefore?: { count: number; previous7DaysCount: number };
 };
 
 /** One change of an address's risk score (a risk_score_history row). */

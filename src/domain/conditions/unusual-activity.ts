@@ -11,6 +11,10 @@
 // - The same edge is judged at the wallet's newest minute for a batch as a whole (before and
 //   after it), so that transactions delivered out of order cannot carry a burst over the limit
 //   unseen; the pipeline does that second judgment (src/pipeline/transaction-firings.ts).
+// - A late transaction (not newer than the wallet's newest minute before its batch) that crosses
+//   the limit at its own minute fires only if the trailing hour at that newest minute was still
+//   below the limit: otherwise the burst it joins has fired already, and the hour never fell
+//   below the limit since.
 // - `observed` is the multiple of the baseline reached (countAfter / baseline), in the
 //   threshold's unit, cut down to the threshold's decimals (at least 2): never below the
 //   threshold it crossed, never above the multiple reached (observedMultiple).
@@ -92,6 +96,12 @@ export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window
     !reachesMultiple(countBefore, rule.threshold, previous7DaysCount) &&
     reachesMultiple(countAfter, rule.threshold, previous7DaysCount);
   if (!crossed) return null;
+  // A late transaction crossing at its own minute, while the wallet's newest trailing hour is
+  // over the limit already: the burst has fired (or was under way when the alert was made),
+  // and the count at the newest minute never fell below the limit. Judged only at its own
+  // minute, it fired a second time for the same burst.
+  const newest = window.newestBefore;
+  if (newest && reachesMultiple(newest.count, rule.threshold, newest.previous7DaysCount)) return null;
   const multiple = observedMultiple(countAfter, rule.threshold, previous7DaysCount);
   return {
     alertId: rule.alertId,

@@ -24,7 +24,11 @@ type Step = {
   countAfter: number[];
   /** The trailing hour at the newest minute before the batch and after it; null: not counted. */
   newest: [number, number] | null;
+  /** The newest minute before the batch, in minutes after event 0's (null or absent: not known). */
+  newestMinuteBefore?: number | null;
 };
+
+const FIRST_MINUTE = 1_717_502_400 / 60;
 
 function firings(step: Step, alerts: ActiveAlertRow[]) {
   const txs = step.eventOfRow.map((event, row) => tx({ signature: `sig${event}`, leg: row, blockTime: 1_717_502_400 + event * 60, from: WALLET, to: OTHER }));
@@ -44,6 +48,7 @@ function firings(step: Step, alerts: ActiveAlertRow[]) {
     transactionsLastHourBefore: step.newest?.[0] ?? null,
     countAfter: step.countAfter,
     previous7DaysAt: step.countAfter.map(() => 0),
+    newestMinuteBefore: step.newestMinuteBefore == null ? null : FIRST_MINUTE + step.newestMinuteBefore,
   };
   return evaluateTransactions(txs, groupByAddress(alerts), {
     sides: new Map([[WALLET, sides]]),
@@ -96,6 +101,36 @@ describe("unusual_activity judged at the wallet's newest minute (threshold 5 on 
       { alert: "alr_4", row: 0, key: "sig0", observed: 4 },
       { alert: "alr_5", row: 0, key: "sig0", observed: 5 },
     ]);
+  });
+
+  it.each([
+    {
+      case: "fires nothing on a late transaction crossing at its own minute while the newest minute's hour is over the limit already (one burst, one page)",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 6], newestMinuteBefore: 30 },
+      fired: [],
+    },
+    {
+      case: "fires nothing on one crossing at the newest minute itself, which is not newer than it",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 6], newestMinuteBefore: 0 },
+      fired: [],
+    },
+    {
+      case: "fires on a late transaction crossing at its own minute while the newest minute's hour is below the limit (a burst in the past)",
+      step: { eventOfRow: [0], countAfter: [5], newest: [1, 2], newestMinuteBefore: 90 },
+      fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
+    },
+    {
+      case: "fires on a transaction newer than the newest minute before the batch that crosses, whatever that minute's hour held",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 5], newestMinuteBefore: -10 },
+      fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
+    },
+    {
+      case: "fires on a late crossing as before when the newest minute is not known (an answer stored by an older version)",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 6], newestMinuteBefore: null },
+      fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
+    },
+  ])("$case", ({ step, fired }) => {
+    expect(firings(step as Step, [alert("alr_5", 5)])).toEqual(fired);
   });
 
   it("leaves the other conditions to the per-transaction judgment", () => {
