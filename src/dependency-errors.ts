@@ -4,6 +4,8 @@
 // failures once a minute rather than once per job. Nothing was half-done: the work may be retried.
 const UNAVAILABLE_PATTERNS = [
   /ECONNREFUSED/,
+  // Also Node's word for a client that hung up mid-request: the API tells that apart first
+  // (http/error-handler.ts), so only a service's connection reaches this.
   /ECONNRESET/,
   /ETIMEDOUT/,
   /EPIPE/,

@@ -10,12 +10,15 @@ export const isApiRoute = (routePattern: string): boolean => API_PREFIX.test(rou
 
 /** A raw request URL that matched no route (or that the router refused) is under /v1. */
 export function isApiPath(rawUrl: string): boolean {
-  const path = rawUrl.split("?", 1)[0] ?? "";
+  const path = rawUrl.replace(ABSOLUTE_FORM_ORIGIN, "").split("?", 1)[0] ?? "";
   return API_PREFIX_ANY_CASE.test(path) || API_PREFIX_ANY_CASE.test(decodeLeniently(path));
 }
 
 const API_PREFIX = /^\/v1(\/|$)/;
 const API_PREFIX_ANY_CASE = /^\/+v1(\/|$)/i;
+// A request target in absolute form (RFC 9112 section 3.2.2: "GET http://host/v1/x"), which
+// a server must accept and the router matches by its path: judged by its path too.
+const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/[^/?#]*/i;
 
 /** Decodes what decodes; a malformed escape (the reason the router refused it) stays as it is. */
 function decodeLeniently(path: string): string {

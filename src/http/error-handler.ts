@@ -95,33 +95,71 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   socket.destroy(error);
 }
 
+/**
+ * A 400 lists at most this many problems, then says how many more. With every issue reported
+ * (ajv's allErrors), a 1 MiB body of 500,000 bad array items listed each of them: a 44 MB
+ * answer that took seconds to build while every other request waited. The first ones show
+ * what is wrong; the client fixes those and learns of the rest, if any, on its next try.
+ */
+export const MAX_LISTED_ERRORS = 50;
+
+/** A path longer than this (an unknown field's name is the caller's text) is shown cut. */
+const MAX_SHOWN_PATH = 200;
+
+/** Every issue as a field error (a caller that caps its own list: the Helius route, per item). */
 export function validationErrors(issues: ValidationIssue[], context: string | undefined): FieldError[] {
-  return issues.map((issue) => {
-    const base = context ?? "body";
-    let path = `${base}${(issue.instancePath ?? "").replaceAll("/", ".")}`;
-    let message = issue.message ?? "is not valid";
-    if (base === "querystring" && Array.isArray(issue.data)) {
-      // Every query value is a string; the parser makes a list of a parameter given twice.
-      message = "is given more than once; give it once";
-    } else if (issue.keyword === "additionalProperties") {
-      path = `${path}.${String(issue.params?.additionalProperty)}`;
-      message = "is not a known field";
-    } else if (issue.keyword === "required") {
-      path = `${path}.${String(issue.params?.missingProperty)}`;
-      message = "is required";
-    } else if (issue.keyword === "pattern" && issue.params?.pattern === NO_NUL_PATTERN) {
-      message = "must not contain a NUL character (\\u0000)";
-    } else if (issue.keyword === "pattern" && issue.parentSchema?.description) {
-      message = `must be ${issue.parentSchema.description}`;
-    } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {
-      message = `must be one of ${(issue.params.allowedValues as unknown[]).join(", ")}`;
-    } else if (issue.keyword === "minProperties") {
-      message = issue.parentSchema?.description ? `must ${issue.parentSchema.description}` : "must give at least one field";
-    }
-    if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
-    return { path, message };
-  });
+  return issues.map((issue) => fieldError(issue, context));
 }
+
+/**
+ * The first MAX_LISTED_ERRORS issues as field errors, then one saying how many more. Only those
+ * are read: the cost of a 400 does not grow with the number of issues.
+ */
+export function listedValidationErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldError[] {
+  const listed = issues.slice(0, MAX_LISTED_ERRORS).map((issue) => fieldError(issue, context));
+  const more = issues.length - listed.length;
+  if (more <= 0) return listed;
+  return [...listed, { path: publicBase(context), message: `has ${more} more problems not listed` }];
+}
+
+function fieldError(issue: ValidationIssue, context: string | undefined): FieldError {
+  const base = context ?? "body";
+  let path = `${base}${(issue.instancePath ?? "").replaceAll("/", ".")}`;
+  let message = issue.message ?? "is not valid";
+  if (base === "querystring" && Array.isArray(issue.data)) {
+    // Every query value is a string; the parser makes a list of a parameter given twice.
+    message = "is given more than once; give it once";
+  } else if (issue.keyword === "additionalProperties") {
+    path = `${path}.${String(issue.params?.additionalProperty)}`;
+    message = "is not a known field";
+  } else if (issue.keyword === "required") {
+    path = `${path}.${String(issue.params?.missingProperty)}`;
+    message = "is required";
+  } else if (issue.keyword === "pattern" && issue.params?.pattern === NO_NUL_PATTERN) {
+    message = "must not contain a NUL character (\\u0000)";
+  } else if (issue.keyword === "pattern" && issue.parentSchema?.description) {
+    message = `must be ${issue.parentSchema.description}`;
+  } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {
+    message = `must be one of ${(issue.params.allowedValues as unknown[]).join(", ")}`;
+  } else if (issue.keyword === "minProperties") {
+    message = issue.parentSchema?.description ? `must ${issue.parentSchema.description}` : "must give at least one field";
+  }
+  if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
+  return { path: shortened(path), message };
+}
+
+/** Where a request part's problems are said to be: "querystring" is "query" to the caller. */
+const publicBase = (context: string | undefined): string => (context === "querystring" ? "query" : (context ?? "body"));
+
+function shortened(path: string): string {
+  if (path.length <= MAX_SHOWN_PATH) return path;
+  const cut = path.slice(0, MAX_SHOWN_PATH);
+  // Not half of a surrogate pair: the answer stays well-formed text.
+  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
+/** A failed validation's message: how many issues, not what they are (see registerErrorHandling). */
+const countIssues = (issues: readonly unknown[], dataVar: string): Error => new Error(`${dataVar} has ${issues.length} problems`);
 
 /** "is not a known field" for a field the route keeps fixed says why, and what to do instead. */
 function withFixedFields(errors: FieldError[], fixed: Readonly<Record<string, string>> | undefined): FieldError[] {
@@ -135,6 +173,13 @@ function withFixedFields(errors: FieldError[], fixed: Readonly<Record<string, st
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(sendError);
+  // Fastify's own message for a failed validation joins every issue into one string that
+  // nothing reads (sendError builds the 400 from the issues): for the 500,000 bad items of
+  // MAX_LISTED_ERRORS's comment, 20 MB and half the time of the 400. Every route registered
+  // after this (all of them) gets a message of constant size instead.
+  app.addHook("onRoute", (route) => {
+    route.schemaErrorFormatter ??= countIssues;
+  });
 
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, "not_found", `no route for ${request.method} ${request.url.split("?")[0]}`),
@@ -142,13 +187,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 // While Postgres or Redis is down every request fails alike: one warning per kind a minute per
-// app (with the first request's id), the rest at debug, instead of a line per request.
-const unavailableWarnings = new WeakMap<FastifyInstance, ReturnType<typeof createRepeatedWarning>>();
+// app (with the first request's id), the rest at debug, instead of a line per request. Kept by
+// the app's HTTP server, which all its plugin contexts share: request.server is the context of
+// the route's plugin (each /v1 route family is one), and keyed by it each family warned apart.
+const unavailableWarnings = new WeakMap<object, ReturnType<typeof createRepeatedWarning>>();
 function unavailableWarning(app: FastifyInstance): ReturnType<typeof createRepeatedWarning> {
-  let warn = unavailableWarnings.get(app);
+  let warn = unavailableWarnings.get(app.server);
   if (!warn) {
     warn = createRepeatedWarning(app.log as Logger, "dependency unavailable");
-    unavailableWarnings.set(app, warn);
+    unavailableWarnings.set(app.server, warn);
   }
   return warn;
 }
@@ -163,7 +210,7 @@ export function sendError(
     return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
   }
   if (error.validation) {
-    const errors = withFixedFields(validationErrors(error.validation, error.validationContext), request.routeOptions.config?.fixedFields);
+    const errors = withFixedFields(listedValidationErrors(error.validation, error.validationContext), request.routeOptions.config?.fixedFields);
     const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
     return sendProblem(reply, "validation_failed", detail, { errors });
   }
@@ -174,15 +221,25 @@ export function sendError(
   }
   const inputError = postgresInputError(error);
   if (inputError) return sendProblem(reply, "validation_failed", inputError);
+  // The client's failures before the dependency check: Node reports a client that hangs up
+  // mid-body as ECONNRESET ("aborted"), the very code of a PostgreSQL or Redis connection reset.
+  // Taken for an outage, it was a 503 and a warning that also silenced a real outage's warning
+  // of that kind for a minute.
+  if (request.raw.errored === error) {
+    // The request's own stream failed: the client closed the connection. Nobody reads this
+    // answer, and no request log line follows (no response finishes), so it is logged here.
+    request.log.info({ err: error }, "request body cut short: the client closed the connection");
+    return sendProblem(reply, "validation_failed", "the request body did not arrive whole: the connection closed");
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    // A client error raised by Fastify or a plugin that has no code of its own above.
+    return sendProblem(reply, error.statusCode === 415 ? "unsupported_media_type" : "validation_failed", error.message);
+  }
   if (isUnavailableError(error)) {
     unavailableWarning(request.server)(error, { requestId: request.id });
     return sendProblem(reply, "unavailable", "a backing service is unavailable; retry shortly", {
       headers: { "retry-after": "5" },
     });
-  }
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    // A client error raised by Fastify or a plugin that has no code of its own above.
-    return sendProblem(reply, error.statusCode === 415 ? "unsupported_media_type" : "validation_failed", error.message);
   }
   request.log.error({ err: error }, "unhandled error");
   return sendProblem(reply, "internal", "an internal error occurred; it has been logged with this requestId");

@@ -167,12 +167,15 @@ export function documentQueryIntegers<T extends { querystring?: unknown }>(schem
 export function parseQueryInteger(
   name: string,
   raw: string | undefined,
-  options: { min: number; max: number; default: number },
+  /** pastMax: what to do instead, said when a whole number above max was given. */
+  options: { min: number; max: number; default: number; pastMax?: string },
 ): number {
   if (raw === undefined) return options.default;
   const value = Number(raw);
-  if (!/^(0|[1-9][0-9]*)$/.test(raw) || value < options.min || value > options.max) {
-    throw invalid(`query.${name}`, `must be a whole number from ${options.min} to ${options.max}`);
+  const whole = /^(0|[1-9][0-9]*)$/.test(raw);
+  if (!whole || value < options.min || value > options.max) {
+    const range = `must be a whole number from ${options.min} to ${options.max}`;
+    throw invalid(`query.${name}`, whole && value > options.max && options.pastMax ? `${range}; ${options.pastMax}` : range);
   }
   return value;
 }

@@ -1,7 +1,8 @@
 // MAX_ALERTS_PER_WALLET and MAX_ALERTS_PER_CALLER: a token with alerts:write cannot pile up
 // alerts (each a notification per event, and a rule in every worker's memory). A create past
-// a cap is a 409 limit_reached that writes nothing; every status counts; a replay under an
-// Idempotency-Key is still a replay; creates racing for the last slot make exactly one alert.
+// a cap is a 409 conflict (DESIGN.md's only code for a 409) whose detail names the cap, with
+// no Location, and it writes nothing; every status counts; a replay under an Idempotency-Key
+// is still a replay; creates racing for the last slot make exactly one alert.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, insertWallet } from "../helpers/alert-fixtures.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
@@ -42,21 +43,29 @@ async function created(t: TestApp, token: string, walletId: string, key?: string
 const storedAlerts = async (t: TestApp, owner: string): Promise<number> =>
   (await t.deps.sql<{ n: number }[]>`select count(*)::int as n from alerts where owner = ${owner}`)[0]!.n;
 
+/** Asserts a cap's refusal: a 409 conflict naming the cap, without the Location of a key's alert. */
+function capRefused(res: Awaited<ReturnType<typeof create>>, cap: "MAX_ALERTS_PER_WALLET" | "MAX_ALERTS_PER_CALLER" = "MAX_ALERTS_PER_WALLET") {
+  const problem = expectProblem(res, 409, "conflict");
+  expect(problem.detail).toContain(`${cap}=`);
+  expect(res.headers.location).toBeUndefined();
+  return problem;
+}
+
 /** A caller of its own (the caps count per caller) with a token for it. */
 const caller = async (t: TestApp, sub: string) => ({ sub, token: await t.token(sub) });
 
 describe("caps on a caller's alerts", () => {
-  it("refuses the 51st alert on one wallet (MAX_ALERTS_PER_WALLET defaults to 50) with a 409 limit_reached naming the cap, and writes nothing", async () => {
+  it("refuses the 51st alert on one wallet (MAX_ALERTS_PER_WALLET defaults to 50) with a 409 conflict naming the cap, and writes nothing", async () => {
     const { sub, token } = await caller(defaults, "alice");
     const { walletId } = await insertWallet(defaults, sub);
     for (let i = 0; i < 50; i++) await created(defaults, token, walletId);
 
     const refused = await create(defaults, token, walletId, "the-51st");
-    const problem = expectProblem(refused, 409, "limit_reached");
+    const problem = capRefused(refused);
     expect(problem.detail).toContain(`wallet ${walletId} has 50 alerts already`);
     expect(problem.detail).toContain("MAX_ALERTS_PER_WALLET=50");
     expect(problem.detail).toContain("DELETE /v1/risk/alerts/{alertId}");
-    expect(refused.json()).toMatchObject({ type: "https://wallet-alerts.dev/problems/limit-reached", title: "Limit reached", status: 409 });
+    expect(refused.json()).toMatchObject({ type: "https://wallet-alerts.dev/problems/conflict", title: "Conflict", status: 409 });
     expect(refused.headers.location).toBeUndefined();
     expect(await storedAlerts(defaults, sub)).toBe(50);
     // Not even its key: it is free for the create that comes once a slot is.
@@ -74,7 +83,7 @@ describe("caps on a caller's alerts", () => {
     expect(paused.statusCode, paused.body).toBe(200);
 
     // A wallet with no alert at all: only the caller's cap is in the way.
-    const refused = expectProblem(await create(small, token, wallets[2]!), 409, "limit_reached");
+    const refused = capRefused(await create(small, token, wallets[2]!), "MAX_ALERTS_PER_CALLER");
     expect(refused.detail).toContain(`you have ${PER_CALLER} alerts already`);
     expect(refused.detail).toContain(`MAX_ALERTS_PER_CALLER=${PER_CALLER}`);
     expect(await storedAlerts(small, sub)).toBe(PER_CALLER);
@@ -84,7 +93,7 @@ describe("caps on a caller's alerts", () => {
     const { sub, token } = await caller(small, "erin");
     const { walletId } = await insertWallet(small, sub);
     for (let i = 0; i < PER_WALLET; i++) await created(small, token, walletId);
-    const refused = expectProblem(await create(small, token, walletId), 409, "limit_reached");
+    const refused = capRefused(await create(small, token, walletId));
     expect(refused.detail).toContain(`MAX_ALERTS_PER_WALLET=${PER_WALLET}`);
     // Another of the caller's wallets still takes alerts, up to the caller's total.
     const other = await insertWallet(small, sub);
@@ -96,12 +105,12 @@ describe("caps on a caller's alerts", () => {
     const full = await caller(small, "frank");
     const fullWallet = await insertWallet(small, full.sub);
     for (let i = 0; i < PER_WALLET; i++) await created(small, full.token, fullWallet.walletId);
-    expectProblem(await create(small, full.token, fullWallet.walletId), 409, "limit_reached");
+    capRefused(await create(small, full.token, fullWallet.walletId));
 
     const other = await caller(small, "grace");
     const otherWallet = await insertWallet(small, other.sub);
     for (let i = 0; i < PER_WALLET; i++) await created(small, other.token, otherWallet.walletId);
-    expectProblem(await create(small, other.token, otherWallet.walletId), 409, "limit_reached");
+    capRefused(await create(small, other.token, otherWallet.walletId));
     // The same address tracked by another caller is another wallet: its alerts are counted apart.
     const sameAddress = await insertWallet(small, "heidi", fullWallet.address);
     await created(small, await small.token("heidi"), sameAddress.walletId);
@@ -112,12 +121,12 @@ describe("caps on a caller's alerts", () => {
     const { walletId } = await insertWallet(small, sub);
     const ids = [];
     for (let i = 0; i < PER_WALLET; i++) ids.push(await created(small, token, walletId));
-    expectProblem(await create(small, token, walletId), 409, "limit_reached");
+    capRefused(await create(small, token, walletId));
 
     const deleted = await small.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${ids[1]}`, headers: auth(token) });
     expect(deleted.statusCode).toBe(204);
     await created(small, token, walletId);
-    expectProblem(await create(small, token, walletId), 409, "limit_reached");
+    capRefused(await create(small, token, walletId));
     expect(await storedAlerts(small, sub)).toBe(PER_WALLET);
   });
 
@@ -140,7 +149,7 @@ describe("caps on a caller's alerts", () => {
     });
     expect(expectProblem(changed, 409, "conflict").detail).toContain("was used for a different request");
     // A new key is a new alert, and that one the cap refuses.
-    expectProblem(await create(small, token, walletId, "one-too-many"), 409, "limit_reached");
+    capRefused(await create(small, token, walletId, "one-too-many"));
     expect(await storedAlerts(small, sub)).toBe(PER_WALLET);
   });
 
@@ -153,7 +162,7 @@ describe("caps on a caller's alerts", () => {
     expect(answers.map((res) => res.statusCode)).toEqual(Array(8).fill(201));
     expect(new Set(answers.map((res) => res.json().alertId)).size).toBe(1);
     expect(answers.filter((res) => res.headers["idempotent-replayed"] === "true").length).toBe(7);
-    expectProblem(await create(small, token, walletId), 409, "limit_reached");
+    capRefused(await create(small, token, walletId));
     expect(await storedAlerts(small, sub)).toBe(PER_WALLET);
   });
 
@@ -164,7 +173,7 @@ describe("caps on a caller's alerts", () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => create(small, token, walletId)));
     const statuses = answers.map((res) => res.statusCode).sort();
     expect(statuses).toEqual([...Array(PER_WALLET).fill(201), ...Array(12 - PER_WALLET).fill(409)]);
-    for (const res of answers.filter((answer) => answer.statusCode === 409)) expectProblem(res, 409, "limit_reached");
+    for (const res of answers.filter((answer) => answer.statusCode === 409)) capRefused(res);
     expect(await storedAlerts(small, sub)).toBe(PER_WALLET);
   });
 
@@ -173,7 +182,7 @@ describe("caps on a caller's alerts", () => {
     const [first, second, empty] = [await insertWallet(small, sub), await insertWallet(small, sub), await insertWallet(small, sub)];
     for (let i = 0; i < PER_WALLET; i++) await created(small, token, first.walletId);
     for (let i = PER_WALLET; i < PER_CALLER; i++) await created(small, token, second.walletId);
-    expectProblem(await create(small, token, empty.walletId), 409, "limit_reached");
+    capRefused(await create(small, token, empty.walletId), "MAX_ALERTS_PER_CALLER");
     expectProblem(await create(small, token, "wal_unknown"), 404, "not_found");
   });
 });

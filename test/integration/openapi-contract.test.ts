@@ -336,10 +336,10 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     const keyedFirst = await expectStatus<Alert>(201, keyed(7));
     expect((await expectStatus<Alert>(201, keyed(7))).alertId).toBe(keyedFirst.alertId);
     expect(await expectStatus(409, keyed(8))).toMatchObject({ code: "conflict" });
-    // One more is over the cap: a 409 of its own code, without the Location of a key's alert.
+    // One more is over the cap: a 409 conflict too (DESIGN.md's closed list), without the Location of a key's alert.
     const capped = await call(create({ walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" }));
     expect(capped.statusCode, capped.body).toBe(409);
-    expect(capped.json()).toMatchObject({ code: "limit_reached" });
+    expect(capped.json()).toMatchObject({ code: "conflict", detail: expect.stringContaining("MAX_ALERTS_PER_WALLET") });
     expect(capped.headers.location).toBeUndefined();
 
     const webhookAlert = alerts.get("large_transfer webhook")!;

@@ -26,5 +26,12 @@ describe("isApiPath (a raw URL that matched no route, or that the router refused
     ["/v10/wallets", false],
     ["/favicon.ico", false],
     ["/healthz?v1/", false],
+    // Absolute form ("GET http://host/v1/x HTTP/1.1"), which the router matches by its path.
+    ["http://evil/v1/nope", true],
+    ["HTTPS://api.example:8443/V1/wallets?x=1", true],
+    ["http://evil/%761/nope", true],
+    ["http://evil?/v1/nope", false],
+    ["http://evil/healthz", false],
+    ["http://v1/", false],
   ])("%s → %s", (url, expected) => expect(isApiPath(url)).toBe(expected));
 });

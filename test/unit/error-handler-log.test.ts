@@ -28,6 +28,21 @@ describe("a backing service that is down", () => {
     await app.close();
   });
 
+  it("warns once for the whole app, not once per plugin its routes are registered in", async () => {
+    const { app, lines } = appFailingWith(() => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }));
+    for (const family of ["wallets", "alerts"]) {
+      await app.register(async (plugin) => {
+        plugin.get(`/v1/${family}`, async () => {
+          throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+        });
+      });
+    }
+    const answers = [await app.inject({ url: "/v1/wallets" }), await app.inject({ url: "/v1/alerts" }), await app.inject({ url: "/v1/thing" })];
+    expect(answers.map((res) => res.statusCode)).toEqual([503, 503, 503]);
+    expect(lines.filter((line) => line.includes("dependency unavailable") && line.includes('"level":40'))).toHaveLength(1);
+    await app.close();
+  });
+
   it("warns again for another kind of failure", async () => {
     let call = 0;
     const { app, lines } = appFailingWith(() =>

@@ -40,17 +40,17 @@ const CooldownSeconds = Type.Integer({
 });
 
 /**
- * A create's 409: `conflict` when its Idempotency-Key made another alert (Location names it),
- * `limit_reached` when the caller has as many alerts as the caps allow (no Location: no one
- * alert is in the way).
+ * A create's 409, code `conflict` either way: its Idempotency-Key made another alert (Location
+ * names it), or the caller has as many alerts as the caps allow (no Location: no one alert is
+ * in the way; the detail names the cap).
  */
 export const CreateConflictResponse = {
   409: {
     ...problemResponses(409)[409],
     description:
-      "RFC 9457 problem details. conflict: the Idempotency-Key was used for a different request, more than a day ago, or before a secret rotation (Location names the alert it made); " +
-      "limit_reached: the caller has as many alerts on the wallet (MAX_ALERTS_PER_WALLET), or in all (MAX_ALERTS_PER_CALLER), as the service allows, of any status: delete some first",
-    headers: { location: { type: "string", description: "with code conflict: the URL of the alert that the Idempotency-Key made" } },
+      "RFC 9457 problem details, code conflict. With Location: the Idempotency-Key was used for a different request, more than a day ago, or before a secret rotation (Location names the alert it made). " +
+      "Without Location: the caller has as many alerts on the wallet (MAX_ALERTS_PER_WALLET), or in all (MAX_ALERTS_PER_CALLER), as the service allows, of any status; the detail names the cap: delete or change an alert instead",
+    headers: { location: { type: "string", description: "the URL of the alert that the Idempotency-Key made (absent when a cap refused the create)" } },
   },
 };
 

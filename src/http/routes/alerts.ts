@@ -62,10 +62,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
 
   const alertCaps = { perWallet: deps.config.maxAlertsPerWallet, perCaller: deps.config.maxAlertsPerCaller };
 
-  /** A create over a cap: what it is, and what the caller (or the operator) can do. */
+  /** A create over a cap: a conflict (DESIGN.md section 3 has no code of its own for it); the detail names the cap and what the caller (or the operator) can do. */
   const capReached = (cap: "wallet" | "caller", limit: number, walletId: string) =>
     new ProblemError(
-      "limit_reached",
+      "conflict",
       cap === "wallet"
         ? `wallet ${walletId} has ${limit} alerts already, the most one wallet may have (MAX_ALERTS_PER_WALLET=${limit}; paused and disabled alerts count): ` +
             "delete one you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_WALLET"

@@ -9,7 +9,19 @@ import { invalid, notFound } from "../problem.ts";
 import { described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
 const LIMIT = { min: 1, max: 500, default: 50 };
-const OFFSET = { min: 0, max: 100_000, default: 0 };
+/**
+ * DESIGN.md section 3 bounds offset (a deep offset costs the database every row it skips), yet
+ * hasMore can be true at the bound. The way on is a narrower window: the order is newest first,
+ * so endTime at the last blockTime received starts the list where the client stopped, and
+ * offset skips the entries at that blockTime it already has (endTime is inclusive).
+ */
+const OFFSET = {
+  min: 0,
+  max: 100_000,
+  default: 0,
+  pastMax:
+    "to read further, set endTime to the blockTime of the last transaction received and offset to how many of the transactions received have that blockTime (endTime is inclusive), then page on from there",
+};
 /** Unix seconds: queryInteger's nine digits end in 2001, so the time bounds have their own pattern. */
 const TIME = { min: 0, max: MAX_UNIX_SECONDS, default: 0 };
 
