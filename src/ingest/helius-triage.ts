@@ -8,7 +8,8 @@
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
 import { blockTimeAheadIssue } from "./block-time.ts";
 import type { InexactHeliusNumber } from "./exact-token-amounts.ts";
-import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue, type HeliusTransaction } from "./helius.ts";
+import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue } from "./helius-issues.ts";
+import type { HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
 export type ItemSchemaCheck = (item: unknown, at: string) => FieldIssue[];

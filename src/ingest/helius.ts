@@ -33,12 +33,9 @@
 //
 // Units: native lamports → SOL; tokenAmount is already in UI units (a number, or a decimal
 // string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. Every
-// amount is kept to the last digit or its item refused (heliusItemAmountIssues). A side
+// amount is kept to the last digit or its item refused (heliusItemAmountIssues, helius-issues.ts). A side
 // Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
 // burned to the mint) and the fee payer for a native one.
-import { isExactAsDouble } from "../domain/decimal.ts";
-import { INEXACT_DIGITS, INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
-import { isAddress, isSignature } from "../domain/base58.ts";
 import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
@@ -90,17 +87,6 @@ export type HeliusTransaction = {
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
 
-/**
- * Lamports as SOL, every digit written out: 9000000000000001 → "9000000.000000001". `lamports`
- * is a whole number, as the schema has it. What a double makes of the same division is a
- * rounding of this decimal: the SOL amount is stored and judged as sent only when it is exact.
- */
-export function solDecimal(lamports: number): string {
-  const digits = BigInt(lamports).toString().padStart(10, "0");
-  const fraction = digits.slice(-9).replace(/0+$/, "");
-  return fraction ? `${digits.slice(0, -9)}.${fraction}` : digits.slice(0, -9);
-}
-
 const SYMBOL_BY_MINT: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint, t.symbol]));
 
 export const tokenSymbol = (mint: string): string => SYMBOL_BY_MINT.get(mint) ?? mint;
@@ -118,7 +104,8 @@ export function mapHeliusType(type: string): TransactionType {
 
 type Leg = Pick<Transaction, "from" | "to" | "amount" | "token" | "mint">;
 
-const present = (account: string | null | undefined): account is string =>
+/** Whether Helius named the account: it leaves a side empty as "" or null. */
+export const present = (account: string | null | undefined): account is string =>
   account !== null && account !== undefined && account !== "";
 
 /**
@@ -162,40 +149,6 @@ function tokenLegs(item: HeliusTransaction): Leg[] {
  * is let through on the same terms, judged by the literal it was sent as.
  */
 const uiAmount = (amount: number | string): number => (typeof amount === "number" ? amount : Number(amount));
-
-/**
- * The amounts of an item that would not be stored and judged as sent, each at its path under
- * `at`. A token amount: a string by its digits, a number by the literal it was sent as, which
- * JSON.parse has already rounded. Lamports (native transfers, the fee): by the literal too — a
- * double holds every whole number only up to 2^53, and 10000000000000001 reads as
- * 10000000000000000 — and then by their value in SOL, a decimal with 9 places that a double
- * holds exactly only below 2^23 SOL (9000000000000001 lamports would be 9000000.000000002 SOL,
- * and reach a threshold the transfer never reached). `inexactNumbers` holds the literals of
- * this item a double does not hold, by field (inexactHeliusNumbers, src/ingest/exact-token-amounts.ts,
- * reads them from the body as sent).
- */
-export function heliusItemAmountIssues(
-  item: HeliusTransaction,
-  at: string,
-  inexactNumbers: ReadonlyMap<string, string> = new Map(),
-): FieldIssue[] {
-  const lamports = (value: number, field: string): FieldIssue[] => {
-    if (inexactNumbers.has(field)) return [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }];
-    const sol = solDecimal(value);
-    return isExactAsDouble(sol) ? [] : [{ path: `${at}.${field}`, message: inexactSolMessage(sol) }];
-  };
-  const tokenAmount = (amount: number | string, field: string): FieldIssue[] =>
-    (typeof amount === "string" && !isExactAsDouble(amount)) || (typeof amount === "number" && inexactNumbers.has(field))
-      ? [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }]
-      : [];
-  return [
-    ...lamports(item.fee, "fee"),
-    ...(item.nativeTransfers ?? []).flatMap((t, j) => lamports(t.amount, `nativeTransfers.${j}.amount`)),
-    ...(item.tokenTransfers ?? []).flatMap((t, j) => tokenAmount(t.tokenAmount, `tokenTransfers.${j}.tokenAmount`)),
-  ];
-}
-
-const inexactSolMessage = (sol: string) => `is ${sol} SOL, which ${INEXACT_DIGITS}; it would be judged as a rounded amount`;
 
 /** A compressed NFT moves whole, as an NFT's token transfer does: 1 of it, shown by its asset id. */
 function compressedNftLegs(item: HeliusTransaction): Leg[] {
@@ -270,44 +223,3 @@ export function mapHeliusWebhook(items: readonly HeliusTransaction[]): { transac
   }
   return { transactions, skipped: items.length - seen.size };
 }
-
-export type FieldIssue = { path: string; message: string };
-
-const ADDRESS_MESSAGE = "must be a Solana address (base58 of 32 bytes)";
-
-/**
- * What a JSON schema cannot say: the decoded byte lengths of an item's signature and
- * addresses. Paths are written as the HTTP layer writes schema errors (`body.3.feePayer`), the
- * item being at `at`.
- */
-export function heliusItemAddressIssues(item: HeliusTransaction, at: string): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  const account = (path: string, value: string | null | undefined, optional: boolean) => {
-    if (optional && !present(value)) return;
-    if (!present(value) || !isAddress(value)) issues.push({ path: `${at}.${path}`, message: ADDRESS_MESSAGE });
-  };
-  if (!isSignature(item.signature)) {
-    issues.push({ path: `${at}.signature`, message: "must be a transaction signature (base58 of 64 bytes)" });
-  }
-  account("feePayer", item.feePayer, false);
-  (item.nativeTransfers ?? []).forEach((t, j) => {
-    account(`nativeTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
-    account(`nativeTransfers.${j}.toUserAccount`, t.toUserAccount, true);
-  });
-  (item.tokenTransfers ?? []).forEach((t, j) => {
-    account(`tokenTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
-    account(`tokenTransfers.${j}.toUserAccount`, t.toUserAccount, true);
-    account(`tokenTransfers.${j}.mint`, t.mint, false);
-  });
-  (item.events?.compressed ?? []).forEach((event, j) => {
-    account(`events.compressed.${j}.treeId`, event.treeId, false);
-    account(`events.compressed.${j}.assetId`, event.assetId, false);
-    account(`events.compressed.${j}.oldLeafOwner`, event.oldLeafOwner, true);
-    account(`events.compressed.${j}.newLeafOwner`, event.newLeafOwner, true);
-  });
-  return issues;
-}
-
-/** heliusItemAddressIssues of every item of a delivery, each at `base.<index>`. */
-export const heliusAddressIssues = (items: readonly HeliusTransaction[], base = "body"): FieldIssue[] =>
-  items.flatMap((item, i) => heliusItemAddressIssues(item, `${base}.${i}`));

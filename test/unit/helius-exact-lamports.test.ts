@@ -5,7 +5,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isExactAsDouble } from "../../src/domain/decimal.ts";
-import { LAMPORTS_PER_SOL, heliusItemAmountIssues, mapHeliusTransaction, solDecimal, type HeliusTransaction } from "../../src/ingest/helius.ts";
+import { heliusItemAmountIssues, solDecimal } from "../../src/ingest/helius-issues.ts";
+import { LAMPORTS_PER_SOL, mapHeliusTransaction, type HeliusTransaction } from "../../src/ingest/helius.ts";
 import { triageHeliusItems } from "../../src/ingest/helius-triage.ts";
 
 const SIGNATURE = "7piM728maghNweAiLp1FZMeq3n3mbXpPwSPjSSp8ur6rXh6D7uJ5n49hd4rhjwM6BZxxYHU4JjVyKFPJAF67Vog";

@@ -2,7 +2,8 @@
 // (address poisoning), compressed NFTs (events.compressed), a tokenAmount sent as a string;
 // and how a delivery is split into the items stored and those refused.
 import { describe, expect, it } from "vitest";
-import { heliusItemAddressIssues, mapHeliusTransaction, type HeliusTransaction } from "../../src/ingest/helius.ts";
+import { heliusItemAddressIssues } from "../../src/ingest/helius-issues.ts";
+import { mapHeliusTransaction, type HeliusTransaction } from "../../src/ingest/helius.ts";
 import { MAX_ERRORS_PER_ITEM, triageHeliusItems } from "../../src/ingest/helius-triage.ts";
 
 const SIGNATURE = "7piM728maghNweAiLp1FZMeq3n3mbXpPwSPjSSp8ur6rXh6D7uJ5n49hd4rhjwM6BZxxYHU4JjVyKFPJAF67Vog";

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { isAddress } from "../../src/domain/base58.ts";
 import { WELL_KNOWN_TOKENS } from "../../src/domain/tokens.ts";
+import { heliusAddressIssues } from "../../src/ingest/helius-issues.ts";
 import {
-  heliusAddressIssues,
   mapHeliusTransaction,
   mapHeliusType,
   mapHeliusWebhook,
