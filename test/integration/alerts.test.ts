@@ -255,10 +255,55 @@ describe("GET /v1/risk/alerts/{alertId}/events", () => {
     expect((await get(`/v1/risk/alerts/${alertId}/events?offset=10`)).json()).toEqual({ events: [], total: 5, hasMore: false });
   });
 
+  it("pages on from an event with after, to the end of the list, whatever offset can reach", async () => {
+    const ids = (page: { events: Array<{ eventId: string }> }) => page.events.map((e) => e.eventId);
+    const first = (await get(`/v1/risk/alerts/${alertId}/events?limit=2`)).json();
+    const second = (await get(`/v1/risk/alerts/${alertId}/events?limit=2&after=${first.events[1].eventId}`)).json();
+    expect(second).toMatchObject({ total: 5, hasMore: true });
+    const third = (await get(`/v1/risk/alerts/${alertId}/events?limit=2&after=${second.events[1].eventId}`)).json();
+    expect(third).toMatchObject({ total: 5, hasMore: false });
+    expect([...ids(first), ...ids(second), ...ids(third)]).toEqual(expected.map((e) => e.eventId));
+    // offset counts from the cursor.
+    expect(ids((await get(`/v1/risk/alerts/${alertId}/events?limit=1&offset=1&after=${expected[0]!.eventId}`)).json())).toEqual([expected[2]!.eventId]);
+  });
+
+  it("pages past events of the same instant in the list's order", async () => {
+    const walletId = (await insertWallet(t, "alice")).walletId;
+    const sameInstant = (await webhookAlert(walletId)).alertId;
+    const at = new Date("2026-03-02T08:00:00.000Z");
+    for (let i = 0; i < 4; i++) await insertEvent(t, sameInstant, { createdAt: at });
+    const all = (await get(`/v1/risk/alerts/${sameInstant}/events`)).json().events.map((e: { eventId: string }) => e.eventId);
+    const walked: string[] = [];
+    let after = "";
+    for (let page = 0; page < 4; page++) {
+      const body = (await get(`/v1/risk/alerts/${sameInstant}/events?limit=1${after}`)).json();
+      walked.push(body.events[0].eventId);
+      after = `&after=${body.events[0].eventId}`;
+      expect(body.hasMore).toBe(page < 3);
+    }
+    expect(walked).toEqual(all);
+  });
+
+  it("refuses an after that is no event of this alert with 400", async () => {
+    const other = (await webhookAlert((await insertWallet(t, "alice")).walletId)).alertId;
+    const foreign = await insertEvent(t, other, { createdAt: new Date("2026-03-01T12:00:00.000Z") });
+    for (const after of [foreign.eventId, "evt_nope"]) {
+      expect(fieldErrors(await get(`/v1/risk/alerts/${alertId}/events?after=${after}`))).toEqual([
+        `query.after must be the eventId of an event of alert ${alertId}`,
+      ]);
+    }
+  });
+
+  it("says how to page on past offset's bound", async () => {
+    expect(fieldErrors(await get(`/v1/risk/alerts/${alertId}/events?offset=100001`))).toEqual([
+      "query.offset must be a whole number from 0 to 100000; to read further, set after to the eventId of the last event received (offset then counts from there)",
+    ]);
+  });
+
   it.each([
     ["limit=0", "query.limit must be a whole number from 1 to 500"],
     ["limit=501", "query.limit must be a whole number from 1 to 500"],
-    ["offset=100001", "query.offset must be a whole number from 0 to 100000"],
+    ["offset=-1", "query.offset must be events to skip: a whole number from 0 to 100000 (default 0)"],
   ])("refuses %s with 400", async (query, error) => {
     expect(fieldErrors(await get(`/v1/risk/alerts/${alertId}/events?${query}`))).toEqual([error]);
   });

@@ -14,13 +14,26 @@ export type AlertEventRow = {
   notificationId: string | null;
 };
 
-/** The caller checks that the alert is theirs first; this reads by alert id only. */
+/**
+ * The caller checks that the alert is theirs first; this reads by alert id only. `after`: only
+ * the events the list shows after that one (a cursor past the offset's bound); undefined when
+ * no event of the alert has that id. `hasMore` is whether the list goes on past this page.
+ */
 export async function listAlertEvents(
   sql: Sql,
   alertId: string,
-  page: { offset: number; limit: number },
-): Promise<{ rows: AlertEventRow[]; total: number }> {
-  // Order matches alert_events_alert_newest_idx (alert_id, created_at desc, id).
+  page: { offset: number; limit: number; after?: string },
+): Promise<{ rows: AlertEventRow[]; total: number; hasMore: boolean } | undefined> {
+  let cursor = sql``;
+  if (page.after !== undefined) {
+    const [at] = await sql<{ createdAt: Date }[]>`
+      select created_at as "createdAt" from alert_events where alert_id = ${alertId} and id = ${page.after}`;
+    if (!at) return undefined;
+    // The list's order, (created_at desc, id): older, or of the same instant and a larger id.
+    cursor = sql`and (e.created_at < ${at.createdAt} or (e.created_at = ${at.createdAt} and e.id > ${page.after}))`;
+  }
+  // Order matches alert_events_alert_newest_idx (alert_id, created_at desc, id). One row more
+  // than the page says whether the list goes on.
   const rows = await sql<AlertEventRow[]>`
     select e.id as "eventId", e.condition, e.observed::float8 as observed, e.suppressed,
            e.transaction_signature as "transactionSignature",
@@ -29,10 +42,10 @@ export async function listAlertEvents(
            (select n.id from notifications n where n.alert_id = e.alert_id and n.event_id = e.id
             order by n.created_at, n.id limit 1) as "notificationId"
     from alert_events e
-    where e.alert_id = ${alertId}
+    where e.alert_id = ${alertId} ${cursor}
     order by e.created_at desc, e.id
-    limit ${page.limit} offset ${page.offset}`;
+    limit ${page.limit + 1} offset ${page.offset}`;
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from alert_events where alert_id = ${alertId}`;
-  return { rows, total: count?.total ?? 0 };
+  return { rows: rows.slice(0, page.limit), total: count?.total ?? 0, hasMore: rows.length > page.limit };
 }

@@ -11,7 +11,12 @@ import { idSchema, problemResponses, queryInteger, textSchema } from "../schemas
 export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
 export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
 export const EVENTS_LIMIT = { min: 1, max: 500, default: 50 } as const;
-export const EVENTS_OFFSET = { min: 0, max: 100_000, default: 0 } as const;
+export const EVENTS_OFFSET = {
+  min: 0,
+  max: 100_000,
+  default: 0,
+  pastMax: "to read further, set after to the eventId of the last event received (offset then counts from there)",
+} as const;
 
 const nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -103,6 +108,9 @@ export const EventsQuery = Type.Object(
   {
     limit: queryInteger({ ...EVENTS_LIMIT, description: "events to return" }),
     offset: queryInteger({ ...EVENTS_OFFSET, description: "events to skip" }),
+    after: Type.Optional(
+      idSchema("evt", "only the events listed after this one (older; a cursor that pages past offset's bound): the eventId of the last event received"),
+    ),
   },
   { additionalProperties: false },
 );

@@ -21,7 +21,7 @@ import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
-import { ProblemError, notFound } from "../problem.ts";
+import { ProblemError, invalid, notFound } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
 import { described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
 import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
@@ -264,8 +264,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const limit = parseQueryInteger("limit", request.query.limit, EVENTS_LIMIT);
         const offset = parseQueryInteger("offset", request.query.offset, EVENTS_OFFSET);
         if (!(await findAlert(deps.sql, request.caller.sub, alertId))) throw alertNotFound(alertId);
-        const { rows, total } = await listAlertEvents(deps.sql, alertId, { offset, limit });
-        return { events: rows.map(eventJson), total, hasMore: offset + rows.length < total };
+        const { after } = request.query;
+        const page = await listAlertEvents(deps.sql, alertId, { offset, limit, after });
+        if (!page) throw invalid("query.after", `must be the eventId of an event of alert ${alertId}`);
+        return { events: page.rows.map(eventJson), total: page.total, hasMore: page.hasMore };
       },
     );
   };
