@@ -37,6 +37,7 @@ const DETAIL_FIELDS = [
   "nfts",
   "riskScore",
   "riskFactors",
+  "label",
   "tags",
   "trackedAt",
   "lastActivity",
@@ -59,6 +60,7 @@ describe("POST /v1/wallets", () => {
       nfts: [],
       riskScore: 0,
       riskFactors: [],
+      label: null,
       tags: ["cold", "ops_1"],
       lastActivity: null,
     });
@@ -175,10 +177,20 @@ describe("GET /v1/wallets/{walletId}", () => {
       nfts: [{ mint: expect.any(String), name: "Mad Lad #1", collection: "Mad Lads", floorPrice: 5000 }],
       riskScore: 42,
       riskFactors: ["high_velocity"],
+      label: null,
       tags: ["hot"],
       trackedAt: wallet.trackedAt,
       lastActivity: "2024-05-31T16:08:37.000Z",
     });
+  });
+
+  it("shows the address's own label, which is no factor of its own score", async () => {
+    const wallet = await trackWallet(t, alice);
+    const labels = [{ address: wallet.address, category: "sanctioned", score: 100, source: "ofac-sdn" }];
+    const put = await t.app.inject({ method: "PUT", url: "/v1/risk/labels", headers: { authorization: `Bearer ${alice}` }, payload: { labels } });
+    expect(put.statusCode).toBe(200);
+    const body = (await request("GET", `/v1/wallets/${wallet.walletId}`, alice)).json();
+    expect(body).toMatchObject({ label: { category: "sanctioned", score: 100, source: "ofac-sdn" }, riskScore: 0, riskFactors: [] });
   });
 
   it("answers 404 problem+json for an unknown id and for another caller's wallet", async () => {

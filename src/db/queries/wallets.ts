@@ -2,7 +2,7 @@
 // Numbers are cast to float8 in SQL so rows arrive as JSON-ready numbers, and the list
 // keeps to one round trip: the total rides along on every row (a window count).
 import type { TransactionSql } from "postgres";
-import type { RiskFactor } from "../../domain/types.ts";
+import type { LabelCategory, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
@@ -33,6 +33,8 @@ export type WalletDetailRow = {
   nfts: NftRow[];
   riskScore: number;
   riskFactors: RiskFactor[];
+  /** The address's own counterparty label, when it carries one. */
+  label: { category: LabelCategory; score: number; source: string | null } | null;
   tags: string[];
   /** Unix seconds with a fraction: drizzle makes this client return timestamps as text. */
   trackedAt: number;
@@ -89,6 +91,8 @@ export async function getWallet(sql: Sql, owner: string, walletId: string): Prom
              from nfts n where n.address = w.address), '[]'::json) as nfts,
            coalesce(s.risk_score, 0)::int as "riskScore",
            coalesce(s.risk_factors, '{}'::text[]) as "riskFactors",
+           (select json_build_object('category', l.category, 'score', l.score, 'source', l.source)
+            from risk_labels l where l.address = w.address) as label,
            w.tags,
            extract(epoch from w.tracked_at)::float8 as "trackedAt",
            act.last_activity::float8 as "lastActivity"

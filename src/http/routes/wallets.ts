@@ -11,7 +11,7 @@ import {
   updateWallet,
   type WalletDetailRow,
 } from "../../db/queries/wallets.ts";
-import { RISK_FACTORS } from "../../domain/types.ts";
+import { LABEL_CATEGORIES, RISK_FACTORS } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { assertNoBody } from "../no-body.ts";
@@ -101,6 +101,20 @@ const WalletDetailSchema = Type.Object({
   ),
   riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
   riskFactors: Type.Array(Type.Enum(RISK_FACTORS), { description: "active risk factor identifiers" }),
+  label: Type.Union(
+    [
+      Type.Object({
+        category: Type.Enum(LABEL_CATEGORIES),
+        score: Type.Integer({ minimum: 0, maximum: 100 }),
+        source: Type.Union([Type.String(), Type.Null()]),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "extension: the address's own label from PUT /v1/risk/labels (a wallet on a sanctions list, say), null when it has none. Not a factor of its own riskScore, which measures whom it deals with; it raises the scores of the wallets that deal with it",
+    },
+  ),
   tags: Type.Array(Type.String()),
   trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
   lastActivity: LastActivity,
