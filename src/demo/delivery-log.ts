@@ -1,6 +1,7 @@
 // Prints every email and SMS notification as it is delivered (webhooks are printed by the
 // sink that received them), by watching the notifications table — the source of truth.
 import type { Sql } from "../db/client.ts";
+import { oneLine } from "../notify/render.ts";
 
 type Row = { id: string; channel: string; destination: string; status: string; reason: string | null; condition: string | null };
 
@@ -26,7 +27,8 @@ export function watchDeliveries(sql: Sql, print: (line: string) => void, interva
         if (printed.has(row.id)) continue;
         printed.add(row.id);
         const mark = row.status === "delivered" ? "delivered" : "FAILED";
-        print(`${row.channel.padEnd(7)} ${mark} → ${row.destination}  [${row.condition}] ${row.reason ?? ""}`);
+        // The reason as one plain line: a feed's text must not move the terminal's cursor or clear it.
+        print(`${row.channel.padEnd(7)} ${mark} → ${row.destination}  [${row.condition}] ${oneLine(row.reason ?? "")}`);
       }
     } catch (error) {
       print(`(could not read notifications: ${(error as Error).message})`);

@@ -77,6 +77,7 @@ export type MovementFacts = {
   direction: Direction;
   failed: boolean;
   amount: number;
+  /** As a person should read it (tokenShown in tokens.ts); shortened here when long. */
   token: string;
   counterparty: string;
   type: TransactionType;

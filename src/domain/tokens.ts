@@ -7,6 +7,7 @@
 // as a symbol, in any letter case. Wrapped SOL is SOL in the same units, moved through a token
 // account: SOL, however it is spelt, is the wrapped-SOL mint here.
 import { isAddress } from "./base58.ts";
+import { shortAddress } from "./reason.ts";
 import type { Transaction } from "./types.ts";
 
 export const WRAPPED_SOL_MINT = "So11111111111111111111111111111111111111112";
@@ -76,3 +77,30 @@ export const isSol = (tx: Pick<Transaction, "token" | "mint">): boolean => {
   const moved = tokenOf(tx);
   return "mint" in moved && moved.mint === WRAPPED_SOL_MINT;
 };
+
+const SYMBOL_BY_MINT: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint, t.symbol]));
+
+/** The symbol of a well-known mint ("USDC" for EPjF…Dt1v); undefined for any other. */
+export const wellKnownSymbol = (mint: string): string | undefined => SYMBOL_BY_MINT.get(mint);
+
+/** A symbol shown as given: letters, digits, `$`, `_` and `-`, at most 12 (JitoSOL, $WIF). */
+const PLAIN_SYMBOL = /^[A-Za-z0-9$_-]{1,12}$/;
+
+/** What a sentence shows for a symbol it will not repeat: it stays in the payload's `transaction.token`. */
+export const UNLISTED_TOKEN = "(unlisted)";
+
+/**
+ * The token of a transaction as a notification names it to a person: a well-known mint by its
+ * symbol, any other mint by its address shortened (`7xKX…9fQa`), and a symbol with no mint (a
+ * native ingest that gave none) as given when it is plain, else UNLISTED_TOKEN. A symbol is
+ * whatever the token's creator chose: shown as given, a token of another mint calling itself
+ * "USDC" read "Received 5,000,000 USDC" (the fake-deposit scam, sent by the desk's own alerts),
+ * and one calling itself "bit.ly/3xYzA" or "verify at phantom-help.app" put its link in the SMS.
+ */
+export function tokenShown(tx: Pick<Transaction, "token" | "mint">): string {
+  const token = tokenOf(tx);
+  if ("mint" in token) {
+    return wellKnownSymbol(token.mint) ?? shortAddress(token.mint);
+  }
+  return PLAIN_SYMBOL.test(tx.token) ? tx.token : UNLISTED_TOKEN;
+}

@@ -36,7 +36,7 @@
 // amount is kept to the last digit or its item refused (heliusItemAmountIssues, helius-issues.ts). A side
 // Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
 // burned to the mint) and the fee payer for a native one.
-import { WELL_KNOWN_TOKENS } from "../domain/tokens.ts";
+import { wellKnownSymbol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
 export type HeliusNativeTransfer = {
@@ -87,9 +87,7 @@ export type HeliusTransaction = {
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
 
-const SYMBOL_BY_MINT: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint, t.symbol]));
-
-export const tokenSymbol = (mint: string): string => SYMBOL_BY_MINT.get(mint) ?? mint;
+export const tokenSymbol = (mint: string): string => wellKnownSymbol(mint) ?? mint;
 
 const STAKE_TYPES = new Set(["STAKE_SOL", "UNSTAKE_SOL", "STAKE_TOKEN", "UNSTAKE_TOKEN"]);
 const TOKEN_FIRST_TYPES = new Set(["TRANSFER", "STAKE_TOKEN", "UNSTAKE_TOKEN"]);

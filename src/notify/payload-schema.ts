@@ -52,7 +52,10 @@ const risk = {
   riskScore: Type.Integer({ minimum: 0, maximum: 100, description: "the wallet's risk score as of the firing (a test: now)" }),
   riskFactors: Type.Array(stringEnum(RISK_FACTORS), { description: "the wallet's active risk factors as of the firing (a test: now)" }),
 };
-const reason = Type.String({ description: "one sentence for a person; it repeats the token symbol as given" });
+const reason = Type.String({
+  description:
+    "one sentence for a person; it names a token by its well-known symbol, else by its mint shortened, else by a plain symbol given with no mint (never by a symbol a token gave itself): transaction.token and transaction.mint carry them as ingested",
+});
 
 const TriggeredDataSchema = Type.Object(
   {

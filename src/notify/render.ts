@@ -2,6 +2,7 @@
 // NotificationPayload the webhook carries, and the pieces the SMS shares (render-sms.ts).
 // Pure: no I/O, no clock.
 import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
+import { isSol, tokenShown } from "../domain/tokens.ts";
 import type { Condition, NotificationPayload } from "../domain/types.ts";
 
 export type RenderedEmail = { subject: string; text: string; html: string };
@@ -16,11 +17,13 @@ export const CONDITION_NAMES: Readonly<Record<Condition, string>> = {
 export const isTest = (payload: NotificationPayload) => payload.type === "risk_alert.test";
 
 /**
- * Bidi controls (an unclosed U+202E shows everything after it on its line reversed, the
- * wallet's address included) and zero-width characters (which hide inside a word). None of
- * them is visible; an emoji joined by U+200D falls apart into its parts, still readable.
+ * Every character Unicode says a reader ignores (Default_Ignorable_Code_Point): bidi controls
+ * (an unclosed U+202E shows everything after it on its line reversed, the wallet's address
+ * included), zero-width characters, soft hyphens, variation selectors, tag characters, Hangul
+ * fillers, which hide inside a word ("US\u00adDC\u{e0020}" read "USDC"). None of them is
+ * visible; an emoji joined by U+200D falls apart into its parts, still readable.
  */
-const INVISIBLE_FORMATTING = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const INVISIBLE_FORMATTING = /\p{Default_Ignorable_Code_Point}/gu;
 /** Whitespace and control characters: C0, DEL and C1 (NEL ends a line for some readers). */
 const BREAKS = /[\s\p{Cc}]+/gu;
 
@@ -78,11 +81,13 @@ function inUnit(condition: Condition, value: number, token: string | undefined):
 function facts(payload: NotificationPayload): Array<[string, string]> {
   const { data } = payload;
   const alias = data.alias === null ? "" : oneLine(data.alias);
+  // The token as the reason names it: a symbol only when its mint says it (tokenShown).
+  const shownToken = data.transaction && tokenShown(data.transaction);
   const rows: Array<[string, string]> = [
     ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
-    ["Threshold", inUnit(data.condition, data.threshold, data.transaction?.token)],
-    ["Observed", data.observed === null ? "—" : inUnit(data.condition, data.observed, data.transaction?.token)],
+    ["Threshold", inUnit(data.condition, data.threshold, shownToken)],
+    ["Observed", data.observed === null ? "—" : inUnit(data.condition, data.observed, shownToken)],
     ["Risk score", `${data.riskScore}/100`],
     ["Risk factors", data.riskFactors.length > 0 ? data.riskFactors.map((f) => f.replaceAll("_", " ")).join(", ") : "none"],
   ];
@@ -90,7 +95,9 @@ function facts(payload: NotificationPayload): Array<[string, string]> {
   if (tx) {
     rows.push(
       ["Transaction", tx.signature],
-      ["Movement", `${formatAmount(tx.amount)} ${tx.token} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
+      ["Movement", `${formatAmount(tx.amount)} ${shownToken} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
+      // The mint in full: what tells a token apart, whatever symbol it gave itself.
+      ["Mint", tx.mint ?? (isSol(tx) ? "none (native SOL)" : "none given")],
       ["Block time", new Date(tx.blockTime * 1000).toISOString()],
     );
   }
@@ -99,7 +106,7 @@ function facts(payload: NotificationPayload): Array<[string, string]> {
   return rows.map(([label, value]) => [label, oneLine(value)]);
 }
 
-/** The reason, one line: it repeats the token symbol. */
+/** The reason, one line (a reason written before tokenShown repeats a token's symbol as given). */
 export const reasonOf = (payload: NotificationPayload) => oneLine(payload.data.reason);
 
 const TEST_NOTE = "This is a test notification, sent on request to check that this channel works.";

@@ -83,10 +83,30 @@ describe("email rendering", () => {
     });
     const email = renderEmail(forged);
     expect(email.text.split("\n").filter((line) => line.startsWith("Risk factors:"))).toEqual(["Risk factors: sanctioned counterparty, large outflow"]);
-    expect(email.text).toContain(`Movement:     25,000 USDC Risk factors: none from ${ADDRESS}`);
+    // The row does not repeat a symbol that is no plain name (tokenShown).
+    expect(email.text).toContain(`Movement:     25,000 (unlisted) from ${ADDRESS}`);
     expect(email.text).toContain("Sent 25,000 USDC All clear from 9WzD…AWWM (threshold 10,000).\n");
     expect(email.html).toContain("<strong>Sent 25,000 USDC All clear from");
     expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000).");
+  });
+
+  it("names a token by its mint, not by the symbol it gave itself, and shows the mint in full", () => {
+    const fakeMint = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy";
+    const fake = renderEmail(
+      payload({ transaction: { ...payload().data.transaction!, token: "USDC", mint: fakeMint }, reason: "Sent 25,000 Ejv8…dKPy to 9WzD…AWWM (threshold 10,000)." }),
+    );
+    expect(fake.text).toContain(`Movement:     25,000 Ejv8…dKPy from ${ADDRESS}`);
+    expect(fake.text).toContain(`Mint:         ${fakeMint}\n`);
+    expect(fake.text).toContain("Threshold:    10,000 Ejv8…dKPy\n");
+    expect(fake.text).not.toMatch(/\d USDC/);
+    const native = renderEmail(payload({ transaction: { ...payload().data.transaction!, token: "SOL", mint: null } }));
+    expect(native.text).toContain("Mint:         none (native SOL)\n");
+  });
+
+  it("drops every character a reader ignores: soft hyphens, tag characters, variation selectors, fillers", () => {
+    const hidden = renderEmail(payload({ alias: "Tre\u00adas\u{e0020}ury\ufe0f\u3164\u034f" }));
+    expect(emailSubject(payload({ alias: "Tre\u00adas\u{e0020}ury\ufe0f\u3164\u034f" }))).toBe("[Risk alert] large_transfer on Treasury");
+    expect(hidden.text).toContain("Wallet:       Treasury (");
   });
 
   it("states the threshold and the observed value in the condition's unit", () => {

@@ -15,7 +15,7 @@
 //   exact total (12,000 USDC). Split into legs, a payment would otherwise pass under any
 //   threshold: a classic way to stay below a reporting limit.
 import { sumExactly } from "../decimal.ts";
-import { movesToken, tokenNamed, tokenOf } from "../tokens.ts";
+import { movesToken, tokenNamed, tokenOf, tokenShown } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
@@ -37,7 +37,8 @@ export function movementOf(address: string, tx: Transaction): MovementFacts | nu
     direction: sent ? "sent" : "received",
     failed: tx.status === "failed",
     amount: tx.amount,
-    token: tx.token,
+    // As a person should read it: a symbol is whatever the token's creator chose (tokenShown).
+    token: tokenShown(tx),
     counterparty: sent ? tx.to : tx.from,
     type: tx.type,
   };

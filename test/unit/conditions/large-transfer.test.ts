@@ -70,11 +70,22 @@ describe("large_transfer", () => {
     expect(firing !== null).toBe(fires);
   });
 
-  it("matches a filter against the token when the transaction names its mint as the token", () => {
+  it.each([
+    { token: "USDC", mint: UNLISTED_MINT, shown: "Ejv8…dKPy", case: "a token of another mint calling itself USDC: by its mint" },
+    { token: "USDC", mint: null, shown: "USDC", case: "a well-known symbol with no mint (native ingest): taken at its word" },
+    { token: "MYTOKEN", mint: null, shown: "MYTOKEN", case: "a plain symbol with no mint: as given" },
+    { token: "bit.ly/3xYzA", mint: null, shown: "(unlisted)", case: "a symbol holding a link: not repeated" },
+    { token: "USD\u0421", mint: null, shown: "(unlisted)", case: "a lookalike symbol (Cyrillic С): not repeated" },
+    { token: "SOL\u202e", mint: null, shown: "(unlisted)", case: "a symbol with a bidi override: not repeated" },
+  ])("names the token in the sentence as a person should read it: $case", ({ token, mint, shown }) => {
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ token, mint }))?.reason).toBe(`Sent 25,000 ${shown} to A3Cb…E6Fb (threshold 10,000).`);
+  });
+
+  it("matches a filter against the token when the transaction names its mint as the token, and names a well-known one by its symbol", () => {
     const byMint = tx({ token: MINTS.JUP, mint: null });
     expect(matchesToken(MINTS.JUP, byMint)).toBe(true);
     expect(evaluateLargeTransfer(rule("large_transfer", { token: MINTS.JUP }), byMint)?.reason).toBe(
-      "Sent 25,000 JUPy…DvCN to A3Cb…E6Fb (threshold 10,000).",
+      "Sent 25,000 JUP to A3Cb…E6Fb (threshold 10,000).",
     );
   });
 
