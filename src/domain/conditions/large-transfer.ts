@@ -37,8 +37,11 @@ export function movementOf(address: string, tx: Transaction): MovementFacts | nu
     direction: sent ? "sent" : "received",
     failed: tx.status === "failed",
     amount: tx.amount,
-    // As a person should read it: a symbol is whatever the token's creator chose (tokenShown).
-    token: tokenShown(tx),
+    // As a person should read it: a symbol is whatever the token's creator chose. Named only
+    // for a sentence (a firing), not for every transaction judged.
+    get token() {
+      return tokenShown(tx);
+    },
     counterparty: sent ? tx.to : tx.from,
     type: tx.type,
   };
