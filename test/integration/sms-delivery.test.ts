@@ -143,8 +143,11 @@ describe("SMS delivery through the Twilio SDK", () => {
     }
   });
 
-  it("retries Twilio's refusal under the account's Geo Permissions (21408) as the deployment's, not the recipient's", () => {
-    const refused = describeTwilioError({ status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number" });
+  it.each([
+    [21408, "Permission to send an SMS has not been enabled for the region indicated by the 'To' number"],
+    [21608, "The number +15551230101 is unverified. Trial accounts cannot send messages to unverified numbers"],
+  ])("retries Twilio's refusal %i (the account's Geo Permissions, a trial account) as the deployment's, not the recipient's", (code, message) => {
+    const refused = describeTwilioError({ status: 400, code, message });
     expect(refused.deploymentFault).toBe("permission");
     expect(classifyOutcome(refused)).toBe("retry");
     expect(isDestinationsFault(refused)).toBe(false);

@@ -229,6 +229,10 @@ describe("webhook delivery", () => {
     expect((await waitForNotification(t, test, isFinished)).status).toBe("delivered");
     expect(await attemptsOf(t, triggered)).toHaveLength(0);
     expect(route.requests.map((r) => r.headers["webhook-id"])).toEqual([test]);
+    // Its job ends failed, saying why: a completed one would read as sent (in Bull Board, in the job metrics).
+    const queue = t.deps.queues["deliver-webhook"];
+    expect(await waitFor("the job to end", async () => (await queue.getJobState(triggered)) === "failed")).toBe(true);
+    expect((await queue.getJob(triggered))?.failedReason).toMatch(new RegExp(`^notification ${triggered} was not sent: its alert was disabled`));
   });
 
   it("keeps only the first 64 KiB of a large response body", async () => {

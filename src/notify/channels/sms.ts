@@ -156,6 +156,13 @@ const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21606, 21611,
 const TWILIO_GEO_PERMISSION = 21408;
 
 /**
+ * 21608 "The number … is unverified. Trial accounts cannot send messages to unverified
+ * numbers": the account is a trial one. Upgraded (or the number verified in the console), it
+ * sends; the recipient is not at fault, as for an email sandbox's "Email address is not verified".
+ */
+const TWILIO_TRIAL_ACCOUNT = 21608;
+
+/**
  * Twilio's answer decides: its HTTP status (400 for 21211 invalid To, 21610 unsubscribed,
  * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
  * A transport error carries a code (retried); an error with neither is the SDK refusing the
@@ -196,7 +203,7 @@ function twilioFault(status: number, code: unknown): Pick<AttemptResult, "deploy
   // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
   if (status === 401 || code === TWILIO_AUTHENTICATE) return { deploymentFault: "credentials" };
   if (typeof code === "number" && TWILIO_SENDER_REFUSED.has(code)) return { deploymentFault: "sender" };
-  if (code === TWILIO_GEO_PERMISSION) return { deploymentFault: "permission" };
+  if (code === TWILIO_GEO_PERMISSION || code === TWILIO_TRIAL_ACCOUNT) return { deploymentFault: "permission" };
   if (status === 429 || status >= 500) return { providerUnavailable: true };
   return {};
 }

@@ -116,7 +116,10 @@ export function makeDeliverProcessor(
     // notification is, so an owner can check the endpoint before re-enabling.
     if (row.alertStatus === "disabled" && row.payload.type !== "risk_alert.test") {
       await failWithoutAttempt(deps.sql, row.notificationId, now);
-      return;
+      // Failed, not completed, as for a failed row above: "completed" reads as "sent".
+      throw new UnrecoverableError(
+        `notification ${row.notificationId} was not sent: its alert was disabled (its disabledReason says why; PATCH status active re-enables it)`,
+      );
     }
     if (row.channel !== channel) {
       deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
@@ -216,11 +219,11 @@ const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<Notificat
   credentials: { webhook: "none of ours", email: "SMTP_URL", sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN" },
   // "553 Sender address rejected: not owned by user": the address, or the login in SMTP_URL, is wrong.
   sender: { webhook: "none of ours", email: "EMAIL_FROM, or the login in SMTP_URL", sms: "TWILIO_FROM" },
-  // "554 5.7.1 Relay access denied", "Email address is not verified" (a sandbox); Twilio 21408.
+  // "554 5.7.1 Relay access denied", "Email address is not verified" (a sandbox); Twilio 21408, 21608.
   permission: {
     webhook: "none of ours",
     email: "the SMTP server's relay rights for the login in SMTP_URL, or its sandbox (verified recipients only)",
-    sms: "the Twilio account's SMS Geo Permissions",
+    sms: "the Twilio account's SMS Geo Permissions, or its trial status (a trial account sends only to verified numbers)",
   },
   // An smtp:// login off loopback waits for STARTTLS (email.ts loginNeedsTls): the server offered none, or its certificate failed.
   encryption: {
