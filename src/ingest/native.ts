@@ -4,6 +4,7 @@
 // The numeric maxima keep every value inside its Postgres `numeric` column, so an absurd
 // amount is a 400 here rather than an overflow in the database.
 import { Type, type Static } from "@fastify/type-provider-typebox";
+import { isAddress } from "../domain/base58.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
 import { AddressSchema, SignatureSchema, assertAddress, assertSignature, textSchema } from "../http/schemas.ts";
 import { ProblemError, invalid, type FieldError } from "../http/problem.ts";
@@ -94,6 +95,12 @@ export function normaliseTransactions(items: readonly Static<typeof IngestTransa
     assertAddress(`${path}.from`, item.from);
     assertAddress(`${path}.to`, item.to);
     if (item.mint) assertAddress(`${path}.mint`, item.mint);
+    if (item.token.trim() === "") throw invalid(`${path}.token`, "must name the token (a symbol, or the mint), not only spaces");
+    // A token given as a mint and a mint of another: which one moved cannot be told, and the
+    // history would show two identities for one movement.
+    if (item.mint && item.token !== item.mint && isAddress(item.token)) {
+      throw invalid(`${path}.mint`, "differs from token, which is itself a mint address: give the symbol as token, or leave mint out");
+    }
     return { ...item, mint: item.mint ?? null };
   });
 }
