@@ -5,16 +5,27 @@
 // number and domain and at its cost. One counter per caller per clock hour, in Redis, so
 // every API process shares it; losing it (a Redis flush) only resets the hour.
 import type { Redis } from "ioredis";
+import { TimedOut, withTimeout } from "../../with-timeout.ts";
 import { ProblemError } from "../problem.ts";
 
 const HOUR_SECONDS = 3600;
+/** How long the count may take; it is taken under the alert's row lock (routes/notifications.ts). */
+export const QUOTA_TIMEOUT_MS = 2_000;
 
 /** Takes one test from the caller's hourly quota, or throws a 429 that says when the next hour starts. */
 export async function takeTestQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): Promise<void> {
   const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
   const key = `${prefix}:test-quota:${hour}:${caller}`;
   if (perHour === 0) throw new ProblemError("forbidden", "test notifications are turned off here (TEST_NOTIFICATIONS_PER_HOUR=0)");
-  const results = await redis.multi().incr(key).expire(key, HOUR_SECONDS).exec();
+  let results;
+  try {
+    results = await withTimeout(() => redis.multi().incr(key).expire(key, HOUR_SECONDS).exec(), QUOTA_TIMEOUT_MS, "Redis");
+  } catch (error) {
+    if (!(error instanceof TimedOut)) throw error;
+    // A Redis that stops answering raises no error: unbounded, this request waited for ever,
+    // holding its alert's row lock and a database connection (ten of them held the pool).
+    throw new ProblemError("unavailable", `the test quota could not be counted: ${error.message}; retry shortly`, { headers: { "retry-after": "5" } });
+  }
   const [error, taken] = results?.[0] ?? [new Error("the test quota could not be counted")];
   if (error) throw error;
   if (Number(taken) <= perHour) return;
