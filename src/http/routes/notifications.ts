@@ -19,7 +19,8 @@ import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { described, errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
-import { takeTestQuota } from "./test-quota.ts";
+import { QUOTA_TIMEOUT_MS, takeTestQuota } from "./test-quota.ts";
+import { withTimeout } from "../../with-timeout.ts";
 
 const AlertIdParams = Type.Object({ alertId: idSchema("alr", "alert") }, { additionalProperties: false });
 const NotificationIdParams = Type.Object({ notificationId: idSchema("ntf", "notification") }, { additionalProperties: false });
@@ -106,8 +107,10 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         // The notification is committed and owed from here on: a failed enqueue leaves it pending
         // for the reconciler (within a sweep), as for any notification. Answering 503 instead
         // made a client that retried it send a second test (and spend a second of its quota).
-        await enqueueDeliveries(deps.queues, [{ notificationId, channel: target.notificationMethod }]).catch((error: unknown) =>
-          request.log.warn({ err: error, notificationId }, "test notification: enqueue failed; the reconciler will enqueue it"),
+        // Bounded as the quota's count is: this route has no deadline, and a Redis that stops
+        // answering would hold the answer for ever.
+        await withTimeout(() => enqueueDeliveries(deps.queues, [{ notificationId, channel: target.notificationMethod }]), QUOTA_TIMEOUT_MS, "Redis").catch(
+          (error: unknown) => request.log.warn({ err: error, notificationId }, "test notification: enqueue failed; the reconciler will enqueue it"),
         );
         reply.code(202).header("location", `/v1/notifications/${notificationId}`);
         return { notificationId };
