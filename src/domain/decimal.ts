@@ -55,23 +55,42 @@ function significand(decimal: string): string {
   return `${digits.slice(first, last)}e${wholeLength + exponent - first}`;
 }
 
-/**
- * The sum of decimals as exact as each of them (amounts of at most 9 decimals, or any that read
- * back from a double), then the double nearest to it: 0.1 + 0.2 is 0.3, where adding doubles
- * gives 0.30000000000000004, and a threshold at the exact sum could be missed or met by chance.
- */
-export function sumExactly(values: readonly number[]): number {
-  const parts = values.map((value) => {
-    const [whole = "0", fraction = ""] = plainDecimal(String(Math.abs(value))).split(".");
-    return { negative: value < 0, whole, fraction };
-  });
-  const scale = Math.max(0, ...parts.map((part) => part.fraction.length));
-  let total = 0n;
-  for (const { negative, whole, fraction } of parts) {
-    const units = BigInt(whole + fraction.padEnd(scale, "0"));
-    total += negative ? -units : units;
-  }
-  const sign = total < 0n ? "-" : "";
-  const digits = (total < 0n ? -total : total).toString().padStart(scale + 1, "0");
-  return Number(scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
+/** A decimal held exactly: units × 10^-scale. */
+export type ExactDecimal = { units: bigint; scale: number };
+
+/** The decimal a double stands for (its shortest form, which is the decimal sent for any amount read back exactly). */
+export function exactDecimal(value: number): ExactDecimal {
+  const [whole = "0", fraction = ""] = plainDecimal(String(Math.abs(value))).split(".");
+  const units = BigInt(whole + fraction);
+  return { units: value < 0 ? -units : units, scale: fraction.length };
 }
+
+const rescaled = (d: ExactDecimal, scale: number): bigint => d.units * 10n ** BigInt(scale - d.scale);
+
+/**
+ * The exact sum of decimals as exact as each of them (amounts that read back from a double): 0.1
+ * + 0.2 is 0.3, where adding doubles gives 0.30000000000000004, and a threshold at the exact sum
+ * could be missed or met by chance.
+ */
+export function sumDecimals(values: readonly number[]): ExactDecimal {
+  const parts = values.map(exactDecimal);
+  const scale = Math.max(0, ...parts.map((part) => part.scale));
+  return { units: parts.reduce((total, part) => total + rescaled(part, scale), 0n), scale };
+}
+
+/** Whether `d` is at least `threshold` (a decimal a double holds exactly, as every threshold is), compared exactly. */
+export function decimalAtLeast(d: ExactDecimal, threshold: number): boolean {
+  const t = exactDecimal(threshold);
+  const scale = Math.max(d.scale, t.scale);
+  return rescaled(d, scale) >= rescaled(t, scale);
+}
+
+/** The double nearest to `d`. */
+export function decimalValue(d: ExactDecimal): number {
+  const sign = d.units < 0n ? "-" : "";
+  const digits = (d.units < 0n ? -d.units : d.units).toString().padStart(d.scale + 1, "0");
+  return Number(d.scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -d.scale)}.${digits.slice(-d.scale)}`);
+}
+
+/** sumDecimals as the double nearest to the exact sum. */
+export const sumExactly = (values: readonly number[]): number => decimalValue(sumDecimals(values));

@@ -36,7 +36,11 @@ const TransactionSchema = Type.Object(
     fee: Type.Number({ description: "SOL" }),
     status: stringEnum(TRANSACTION_STATUSES),
   },
-  { additionalProperties: false, description: "the movement that fired the alert, as GET /v1/transactions lists it" },
+  {
+    additionalProperties: false,
+    description:
+      "the movement that fired the alert, as GET /v1/transactions lists it: one leg of its transaction. For a large_transfer over several legs of one token and direction, observed is their total and this is the first of them (GET /v1/transactions lists the others under the same signature)",
+  },
 );
 
 /** The fields both kinds carry, in the order the builders write them. */
@@ -60,7 +64,10 @@ const reason = Type.String({
 const TriggeredDataSchema = Type.Object(
   {
     ...wallet,
-    observed: Type.Number({ description: "the value that crossed the threshold, in the threshold's unit" }),
+    observed: Type.Number({
+      description:
+        "the value that crossed the threshold, in the threshold's unit; for a large_transfer, the wallet's total over the transaction's legs of that token and direction (more than transaction.amount when there are several)",
+    }),
     ...risk,
     transaction: Type.Optional(TransactionSchema),
     reason,

@@ -14,7 +14,7 @@
 //   token in one direction (two token transfers of 6,000 USDC to the wallet) count as their
 //   exact total (12,000 USDC). Split into legs, a payment would otherwise pass under any
 //   threshold: a classic way to stay below a reporting limit.
-import { sumExactly } from "../decimal.ts";
+import { decimalAtLeast, decimalValue, sumDecimals, type ExactDecimal } from "../decimal.ts";
 import { movesToken, tokenNamed, tokenOf, tokenShown } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
@@ -47,8 +47,11 @@ export function movementOf(address: string, tx: Transaction): MovementFacts | nu
   };
 }
 
-/** What the wallet moved in one token and one direction over the legs of one transaction. */
-export type LegTotal = { amount: number; legs: number; otherCounterparties: number };
+/**
+ * What the wallet moved in one token and one direction over the legs of one transaction:
+ * `exact` is judged against the threshold, `amount` (the double nearest to it) is shown.
+ */
+export type LegTotal = { amount: number; exact: ExactDecimal; legs: number; otherCounterparties: number };
 
 /**
  * For each leg of one transaction (the wallet's rows of one signature, in leg order), the total
@@ -67,7 +70,8 @@ export function legTotals(address: string, legs: readonly Transaction[]): Array<
     if (key === null) continue;
     const members = legs.filter((_, k) => keys[k] === key);
     const counterparties = new Set(members.map((tx) => (tx.from === address ? tx.to : tx.from)));
-    totals.set(key, { amount: sumExactly(members.map((tx) => tx.amount)), legs: members.length, otherCounterparties: counterparties.size - 1 });
+    const exact = sumDecimals(members.map((tx) => tx.amount));
+    totals.set(key, { amount: decimalValue(exact), exact, legs: members.length, otherCounterparties: counterparties.size - 1 });
   }
   return keys.map((key) => (key === null ? null : totals.get(key)!));
 }
@@ -83,7 +87,9 @@ export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction, total: L
   if (movement === null) return null;
   if (!matchesToken(rule.token, tx)) return null;
   const amount = total?.amount ?? tx.amount;
-  if (!(amount >= rule.threshold)) return null;
+  // A total is judged exactly: two legs of 0.999999999999999 and 0.000000000000000999 are
+  // 0.999999999999999999, which a double rounds up to 1 (a threshold it never reached).
+  if (!(total ? decimalAtLeast(total.exact, rule.threshold) : amount >= rule.threshold)) return null;
   const facts = total && total.legs > 1 ? { ...movement, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : movement;
   return {
     alertId: rule.alertId,

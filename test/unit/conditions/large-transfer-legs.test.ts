@@ -2,7 +2,7 @@
 // direction count as their exact total, so a payment split into legs does not pass under the
 // threshold; legs of other tokens, the other direction, or that the wallet is not on do not add.
 import { describe, expect, it } from "vitest";
-import { evaluateLargeTransfer, legTotals } from "../../../src/domain/conditions/index.ts";
+import { evaluateLargeTransfer, legTotals, type LegTotal } from "../../../src/domain/conditions/index.ts";
 import { sumExactly } from "../../../src/domain/decimal.ts";
 import { WRAPPED_SOL_MINT } from "../../../src/domain/tokens.ts";
 import { OTHER, THIRD, WALLET, rule, tx } from "./fixtures.ts";
@@ -10,11 +10,13 @@ import { OTHER, THIRD, WALLET, rule, tx } from "./fixtures.ts";
 const USDT_MINT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB";
 
 const usdcIn = (amount: number, from = OTHER) => tx({ amount, from, to: WALLET });
+/** A total as shown (its exact decimal left out). */
+const shown = (total: LegTotal | null) => total && { amount: total.amount, legs: total.legs, otherCounterparties: total.otherCounterparties };
 
 describe("legTotals", () => {
   it("adds the wallet's legs of one token and one direction, and counts them", () => {
     const legs = [usdcIn(6_000), usdcIn(6_000, THIRD), tx({ amount: 500 })];
-    expect(legTotals(WALLET, legs)).toEqual([
+    expect(legTotals(WALLET, legs).map(shown)).toEqual([
       { amount: 12_000, legs: 2, otherCounterparties: 1 },
       { amount: 12_000, legs: 2, otherCounterparties: 1 },
       { amount: 500, legs: 1, otherCounterparties: 0 },
@@ -30,7 +32,7 @@ describe("legTotals", () => {
   });
 
   it("gives nothing for a self-transfer or a leg the wallet is not on", () => {
-    expect(legTotals(WALLET, [tx({ from: WALLET, to: WALLET }), tx({ from: OTHER, to: THIRD }), usdcIn(1)])).toEqual([
+    expect(legTotals(WALLET, [tx({ from: WALLET, to: WALLET }), tx({ from: OTHER, to: THIRD }), usdcIn(1)]).map(shown)).toEqual([
       null,
       null,
       { amount: 1, legs: 1, otherCounterparties: 0 },
@@ -71,6 +73,14 @@ describe("large_transfer over the legs of one transaction", () => {
     const mixed = [usdcIn(6_000), tx({ amount: 6_000, token: "USDT", mint: USDT_MINT, from: OTHER, to: WALLET })];
     const mixedTotals = legTotals(WALLET, mixed);
     expect(mixed.map((leg, k) => evaluateLargeTransfer(rule("large_transfer"), leg, mixedTotals[k]!))).toEqual([null, null]);
+  });
+
+  it("judges the exact total, not the double nearest to it: 0.999999999999999 + 0.000000000000000999 does not reach 1", () => {
+    const tiny = [usdcIn(0.999999999999999), usdcIn(0.000000000000000999)];
+    const tinyTotals = legTotals(WALLET, tiny);
+    expect(tinyTotals[0]!.amount).toBe(1); // what a double makes of 0.999999999999999999
+    expect(evaluateLargeTransfer(rule("large_transfer", { threshold: 1 }), tiny[0]!, tinyTotals[0]!)).toBeNull();
+    expect(evaluateLargeTransfer(rule("large_transfer", { threshold: 0.999999999 }), tiny[0]!, tinyTotals[0]!)).not.toBeNull();
   });
 
   it("does not add a failed transaction's legs: nothing moved", () => {
