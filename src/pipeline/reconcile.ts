@@ -71,11 +71,11 @@ export async function runReconcileOnce(
       // A job that failed (Postgres down through its attempt) or ended without recording runs again.
       const state = states.get(batchId);
       if (state === "failed") await (await batchQueue.getJob(batchId))?.retry("failed");
-      if (state === "completed") {
+      if (state === "completed" || state === "orphaned") {
         await batchQueue.remove(batchId);
         await batchQueue.add("evaluate", data(batchId), { jobId: batchId });
       }
-      if (state === "failed" || state === "completed") result.batches++;
+      if (state === "failed" || state === "completed" || state === "orphaned") result.batches++;
     }
   });
 
@@ -111,10 +111,12 @@ export async function runReconcileOnce(
         const rows = page.filter((n) => n.channel === channel);
         if (rows.length === 0) continue;
         const queue = deps.queues[DELIVERY_QUEUE[channel]];
-        const states = await jobStates(deps, queue, rows.map((n) => n.id));
+        const stuckIds = new Set(rows.filter((n) => now.getTime() - n.updatedAtMs > settings.stuckMs).map((n) => n.id));
+        // Only a row that has not moved for stuckMs is doubted: a live job of a fresh one is running or due.
+        const states = await jobStates(deps, queue, rows.map((n) => n.id), (id) => stuckIds.has(id));
         for (const row of rows) {
           const state = states.get(row.id);
-          const stuck = now.getTime() - row.updatedAtMs > settings.stuckMs;
+          const stuck = stuckIds.has(row.id);
           if (state === "live" || (state === "completed" && !stuck)) continue;
           // Failed (its infrastructure attempts ran out) or ended while the row stayed open: afresh.
           if (state !== "missing") await queue.remove(row.id);
@@ -176,10 +178,22 @@ async function forEachPage<T>(
   await deps.redis.set(key, after, "EX", CURSOR_TTL_SECONDS);
 }
 
-type JobState = "missing" | "failed" | "completed" | "live";
+type JobState = "missing" | "failed" | "completed" | "live" | "orphaned";
 
-/** Each job's state as far as the sweep cares, in one pipelined round trip. */
-async function jobStates(deps: ReconcileDeps, queue: Queue, ids: readonly string[]): Promise<Map<string, JobState>> {
+/**
+ * Each job's state as far as the sweep cares, in one pipelined round trip. A job whose record
+ * is kept but that is in no list a worker takes jobs from is "orphaned": it would never run,
+ * and an add under its id is ignored. A Redis that evicts keys (maxmemory without noeviction)
+ * leaves exactly that: losing a queue's delayed set left a retrying notification open for
+ * good, and losing its wait list a batch unevaluated. Only the `suspects` (ids the caller has
+ * reason to doubt) are looked for in the lists, which costs a read of the queue's lists.
+ */
+async function jobStates(
+  deps: ReconcileDeps,
+  queue: Queue,
+  ids: readonly string[],
+  suspects: (id: string) => boolean = () => true,
+): Promise<Map<string, JobState>> {
   const pipeline = deps.redis.pipeline();
   for (const id of ids) {
     pipeline.exists(queue.toKey(id));
@@ -196,5 +210,39 @@ async function jobStates(deps: ReconcileDeps, queue: Queue, ids: readonly string
     });
     states.set(id, exists !== 1 ? "missing" : failed !== null ? "failed" : completed !== null ? "completed" : "live");
   });
+  const doubted = ids.filter((id) => states.get(id) === "live" && suspects(id));
+  for (const id of await orphanedAmong(deps, queue, doubted)) states.set(id, "orphaned");
   return states;
+}
+
+/** The sets a job waits in by id (read per job), and the lists (read whole). */
+const JOB_SETS = ["delayed", "prioritized", "waiting-children"] as const;
+const JOB_LISTS = ["paused", "wait", "active"] as const;
+
+/** Which of these jobs are in none of the queue's sets and lists. */
+async function orphanedAmong(deps: ReconcileDeps, queue: Queue, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  // First the sets alone (a delayed retry, the usual doubted job): one lookup each.
+  const inSets = deps.redis.pipeline();
+  for (const id of ids) for (const set of JOB_SETS) inSets.zscore(queue.keys[set]!, id);
+  const setAnswers = (await inSets.exec()) ?? [];
+  const notInSets = ids.filter((_, i) => JOB_SETS.every((_set, k) => (setAnswers[i * JOB_SETS.length + k]?.[1] ?? null) === null));
+  if (notInSets.length === 0) return [];
+  // Then sets and lists in one MULTI: a job moving between them (wait → active, active →
+  // delayed) in the middle of the reads would otherwise be in none of them as read.
+  // A job a worker holds (its lock key) is running, wherever its id is listed.
+  const atOnce = deps.redis.multi();
+  const perJob = JOB_SETS.length + 1;
+  for (const id of notInSets) {
+    for (const set of JOB_SETS) atOnce.zscore(queue.keys[set]!, id);
+    atOnce.exists(`${queue.toKey(id)}:lock`);
+  }
+  for (const list of JOB_LISTS) atOnce.lrange(queue.keys[list]!, 0, -1);
+  const answers = (await atOnce.exec()) ?? [];
+  for (const [error] of answers) if (error) throw error;
+  const listed = new Set(answers.slice(notInSets.length * perJob).flatMap(([, members]) => members as string[]));
+  return notInSets.filter((id, i) => {
+    const [inSet, locked] = [answers.slice(i * perJob, i * perJob + JOB_SETS.length).some(([, score]) => score !== null), answers[i * perJob + JOB_SETS.length]?.[1] === 1];
+    return !listed.has(id) && !inSet && !locked;
+  });
 }

@@ -88,6 +88,42 @@ describe("runReconcileOnce", () => {
     expect(await deliveries.getJobState(ids[1]!)).toBe("unknown");
   });
 
+  it("re-enqueues an unevaluated batch whose job is kept but listed nowhere (its wait list lost, as an evicting Redis leaves it)", async () => {
+    const batchId = await storedBatch();
+    await t.deps.redis.del(batches().keys.wait!);
+    // The record is there, so an add under its id would be ignored; no worker will ever take it.
+    expect(await t.deps.redis.exists(batches().toKey(batchId))).toBe(1);
+    expect(await batches().getJobState(batchId)).toBe("unknown");
+    expect((await sweep()).batches).toBeGreaterThanOrEqual(1);
+    expect(await batches().getJobState(batchId)).toBe("waiting");
+  });
+
+  it("re-enqueues an open notification whose job is listed nowhere once its row has not moved for stuckMs, and leaves a fresher one to its job", async () => {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 1 });
+    const { batchId } = await storeTransactionBatch(t.deps, [
+      tx({ from: wallet.address, to: randomAddress(), amount: 5, blockTime: now }),
+      tx({ from: wallet.address, to: randomAddress(), amount: 6, blockTime: now + 1 }),
+    ]);
+    await evaluateBatch(t.deps, batchId!);
+    const [stale, fresh] = (await t.deps.sql<{ id: string }[]>`select id from notifications where alert_id = ${alertId} order by id`).map((r) => r.id);
+    const deliveries = t.deps.queues[QUEUES.deliverWebhook];
+    // A retry's delayed job, then the delayed set lost.
+    for (const id of [stale!, fresh!]) {
+      const job = (await deliveries.getJob(id))!;
+      await deliveries.remove(id);
+      await deliveries.add(job.name, job.data, { jobId: id, delay: 3_600_000 });
+      expect(await deliveries.getJobState(id)).toBe("delayed");
+    }
+    await t.deps.redis.del(deliveries.keys.delayed!);
+    await t.deps.sql`update notifications set status = 'retrying', updated_at = now() - interval '1 hour' where id = ${stale!}`;
+    await t.deps.sql`update notifications set status = 'retrying', updated_at = now() where id = ${fresh!}`;
+
+    await sweep();
+    expect(await deliveries.getJobState(stale!)).toBe("waiting");
+    expect(await deliveries.getJobState(fresh!)).toBe("unknown");
+  });
+
   it("enqueues score changes that no job evaluated", async () => {
     const [row] = await t.deps.sql<{ id: number }[]>`
       insert into risk_score_history (address, previous_score, score, factors, cause)
