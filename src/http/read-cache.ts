@@ -15,7 +15,11 @@ export type ReadCache = {
   clear: () => void;
 };
 
-const MAX_ENTRIES = 10_000;
+/**
+ * A page of 100 wallets is about 23 KB: 1,000 pages are about 23 MB at most (10,000 held about
+ * 230 MB, kept until the next write through the process).
+ */
+const MAX_ENTRIES = 1_000;
 
 export function createReadCache(ttlMs: number, now: () => number = Date.now): ReadCache {
   const entries = createTtlCache<string, unknown>(MAX_ENTRIES, now);

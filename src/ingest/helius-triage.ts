@@ -8,7 +8,7 @@
 // judged on its own; the caller stores the valid ones and keeps the refused ones whole.
 import { blockTimeAheadIssue } from "./block-time.ts";
 import type { InexactHeliusNumber } from "./exact-token-amounts.ts";
-import { heliusItemAddressIssues, heliusItemAmountIssues, type FieldIssue } from "./helius-issues.ts";
+import { heliusItemAddressIssues, heliusItemAmountIssues, type AddressVerdicts, type FieldIssue } from "./helius-issues.ts";
 import type { HeliusTransaction } from "./helius.ts";
 
 /** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
@@ -46,6 +46,7 @@ export function triageHeliusItems(
   const valid: HeliusTransaction[] = [];
   const refused: RefusedItem[] = [];
   const inexactByItem = byItem(inexactNumbers);
+  const checkedAddresses: AddressVerdicts = new Map();
   items.forEach((item, index) => {
     const at = `body.${index}`;
     const inexact = inexactByItem.get(index);
@@ -56,7 +57,7 @@ export function triageHeliusItems(
         ? schemaErrors
         : [
             ...blockTimeIssues(item as HeliusTransaction, at, now),
-            ...heliusItemAddressIssues(item as HeliusTransaction, at),
+            ...heliusItemAddressIssues(item as HeliusTransaction, at, checkedAddresses),
             ...heliusItemAmountIssues(item as HeliusTransaction, at, inexact),
           ];
     if (errors.length === 0) valid.push(item as HeliusTransaction);

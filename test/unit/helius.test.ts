@@ -312,6 +312,17 @@ describe("heliusAddressIssues", () => {
       { path: "body.1.tokenTransfers.0.mint", message: "must be a Solana address (base58 of 32 bytes)" },
     ]);
   });
+
+  it("names every place a bad address stands, however often a delivery repeats it (each is decoded once)", () => {
+    const item = fixture("usdc-transfer");
+    const bad = "z".repeat(44);
+    const withBad = (k: number): HeliusTransaction => ({ ...item, tokenTransfers: [{ ...item.tokenTransfers![0]!, toUserAccount: bad }], feePayer: k === 1 ? bad : item.feePayer });
+    expect(heliusAddressIssues([withBad(0), withBad(1)]).map((issue) => issue.path)).toEqual([
+      "body.0.tokenTransfers.0.toUserAccount",
+      "body.1.feePayer",
+      "body.1.tokenTransfers.0.toUserAccount",
+    ]);
+  });
 });
 
 describe("well-known tokens", () => {

@@ -30,6 +30,19 @@ describe("ttl cache", () => {
     cache.set("c", 3, 10);
     expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual([9, undefined, 3]);
   });
+
+  it("drops the expired entries at the front when a new one is set, read again or not", () => {
+    let clock = 0;
+    const cache = createTtlCache<string, number>(10_000, () => clock);
+    for (let i = 0; i < 1_000; i++) cache.set(`page ${i}`, i, clock + 1_000);
+    expect(cache.size).toBe(1_000);
+    clock = 1_000; // every one of them has expired; none is read again
+    cache.set("one more", 0, clock + 1_000);
+    expect(cache.size).toBe(1);
+    clock = 1_500;
+    cache.set("another", 0, clock + 1_000);
+    expect(cache.size).toBe(2);
+  });
 });
 
 describe("read cache", () => {
