@@ -331,10 +331,9 @@ export function createReferenceModel() {
       // README: large_transfer judges "what the wallet moved in the transaction: its legs of one
       // token in one direction count as their total" — in billionths, exactly.
       const billionths = (amount: number) => BigInt(Math.round(amount * 1e9));
-      const sameToken = (a: ModelTx, b: ModelTx) => {
-        const mint = mintOf(a);
-        return mint !== null ? mint === mintOf(b) : mintOf(b) === null && a.token.toLowerCase() === b.token.toLowerCase();
-      };
+      // "Legs of other tokens are not added, nor native SOL to wrapped SOL": as each leg names its token.
+      const named = (leg: ModelTx) => leg.mint ?? (mintOf(leg) === WRAPPED_SOL ? "native SOL" : mintOf(leg) ?? `symbol ${leg.token.toLowerCase()}`);
+      const sameToken = (a: ModelTx, b: ModelTx) => named(a) === named(b);
       const movedTotal = (address: string, tx: ModelTx) => {
         const sent = tx.from === address;
         const legs = ordered.filter(

@@ -13,9 +13,10 @@
 // - A transaction is judged by what the wallet moved in it, not leg by leg: its legs of one
 //   token in one direction (two token transfers of 6,000 USDC to the wallet) count as their
 //   exact total (12,000 USDC). Split into legs, a payment would otherwise pass under any
-//   threshold: a classic way to stay below a reporting limit.
+//   threshold: a classic way to stay below a reporting limit. Native SOL and wrapped SOL are
+//   not added together (a swap from SOL moves the same SOL as both).
 import { decimalAtLeast, decimalValue, sumDecimals, type ExactDecimal } from "../decimal.ts";
-import { movesToken, tokenNamed, tokenOf, tokenShown } from "../tokens.ts";
+import { isSol, movesToken, tokenNamed, tokenOf, tokenShown } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
 import type { AlertRule, Firing } from "./types.ts";
@@ -62,8 +63,12 @@ export function legTotals(address: string, legs: readonly Transaction[]): Array<
   const keys = legs.map((tx) => {
     const movement = movementOf(address, tx);
     if (movement === null) return null;
+    // As the legs name their token, not as the filter reads it: native SOL and wrapped SOL stay
+    // apart. A swap from SOL wraps it first, and the wrapping and the wrapped transfer are the
+    // same SOL: added up, a 5 SOL swap read "Sent 10 SOL … in 2 transfers".
+    if (tx.mint != null) return `${movement.direction} mint:${tx.mint}`;
     const token = tokenOf(tx);
-    return `${movement.direction} ${"mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`}`;
+    return `${movement.direction} ${isSol(tx) ? "native SOL" : "mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`}`;
   });
   const totals = new Map<string, LegTotal>();
   for (const key of new Set(keys)) {

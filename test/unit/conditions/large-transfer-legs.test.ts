@@ -23,12 +23,13 @@ describe("legTotals", () => {
     ]);
   });
 
-  it("keeps tokens apart by mint, and SOL and wrapped SOL together", () => {
-    const sol = tx({ amount: 4, token: "SOL", mint: null, from: OTHER, to: WALLET });
-    const wrapped = tx({ amount: 3, token: "SOL", mint: WRAPPED_SOL_MINT, from: OTHER, to: WALLET });
+  it("keeps tokens apart by mint, and native SOL apart from wrapped SOL (a swap from SOL moves the same SOL as both)", () => {
+    const sol = tx({ amount: 5, token: "SOL", mint: null, from: WALLET, to: OTHER });
+    const wrapped = tx({ amount: 5, token: "SOL", mint: WRAPPED_SOL_MINT, from: WALLET, to: THIRD });
     const fakeUsdc = tx({ amount: 9_000, token: "USDC", mint: "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy", from: OTHER, to: WALLET });
     const totals = legTotals(WALLET, [sol, wrapped, usdcIn(1_000), fakeUsdc]);
-    expect(totals.map((total) => total?.amount)).toEqual([7, 7, 1_000, 9_000]);
+    expect(totals.map((total) => total?.amount)).toEqual([5, 5, 1_000, 9_000]);
+    expect(evaluateLargeTransfer(rule("large_transfer", { threshold: 8 }), sol, totals[0]!)).toBeNull();
   });
 
   it("gives nothing for a self-transfer or a leg the wallet is not on", () => {
