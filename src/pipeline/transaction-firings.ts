@@ -127,14 +127,17 @@ function legTotalsOf(address: string, txs: readonly Transaction[], sides: Addres
 }
 
 /**
- * For a transaction not newer than the address's newest minute before the step (a late one):
- * the trailing hour there before the step, with the baseline the judgment at the newest minute
- * uses (newestMinuteWindow).
+ * For a transaction not newer than the address's newest minute before the step (a late one) and
+ * inside the trailing hour there: that hour before the step, with the baseline the judgment at
+ * the newest minute uses (newestMinuteWindow).
  */
 function newestBeforeIfLate(activity: AddressActivity, tx: Transaction): Pick<ActivityWindow, "newestBefore"> {
   const { newestMinuteBefore, transactionsLastHourBefore } = activity;
   if (newestMinuteBefore === null || transactionsLastHourBefore === null) return {};
-  if (Math.floor(tx.blockTime / 60) > newestMinuteBefore) return {};
+  const minute = Math.floor(tx.blockTime / 60);
+  // Late, and inside that newest trailing hour: it joins the burst counted there. One later
+  // than that completes a burst of its own, judged at its own minute alone.
+  if (minute > newestMinuteBefore || minute < newestMinuteBefore - 59) return {};
   return { newestBefore: { count: transactionsLastHourBefore, previous7DaysCount: activity.previous7DaysCount } };
 }
 

@@ -388,10 +388,10 @@ export function createReferenceModel() {
           // Its baseline: the 7 days before the hour preceding its own hour, [h−169, h−2].
           const H = Math.floor(event.t / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
-          // README: a late transaction (not newer than the wallet's newest minute before its batch)
-          // "fires only if the trailing hour at that newest minute was still below the limit".
+          // README: a late transaction (not newer than the wallet's newest minute before its batch,
+          // and inside the trailing hour there) "fires only if that hour was still below the limit".
           const minuteOf = (c: Counted) => Math.floor(c.t / 60);
-          const late = before !== undefined && minute <= before;
+          const late = before !== undefined && minute <= before && minute >= before - 59;
           const newestCountBefore = late ? s.counted.filter((c) => c.batch !== batch && minuteOf(c) >= before - 59 && minuteOf(c) <= before).length : 0;
           const newestH = newestHour.get(address)!;
           const newestPrevious7Days = s.counted.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= newestH - 169 && Math.floor(c.t / HOUR) <= newestH - 2).length;

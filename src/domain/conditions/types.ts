@@ -54,7 +54,7 @@ export type ActivityWindow = {
   /** Transactions in the 168 hours before the hour preceding the window's hour (the baseline). */
   previous7DaysCount: number;
   /**
-   * For a late transaction (not newer than the wallet's newest minute before its batch): the
+   * For a late transaction (not newer than the wallet's newest minute before its batch, and within its trailing hour): the
    * trailing hour at that newest minute, before the batch, and its baseline. While that hour is
    * at or over the limit, the burst the late transaction joins has been judged already.
    */

@@ -11,10 +11,10 @@
 // - The same edge is judged at the wallet's newest minute for a batch as a whole (before and
 //   after it), so that transactions delivered out of order cannot carry a burst over the limit
 //   unseen; the pipeline does that second judgment (src/pipeline/transaction-firings.ts).
-// - A late transaction (not newer than the wallet's newest minute before its batch) that crosses
-//   the limit at its own minute fires only if the trailing hour at that newest minute was still
-//   below the limit: otherwise the burst it joins has fired already, and the hour never fell
-//   below the limit since.
+// - A late transaction (not newer than the wallet's newest minute before its batch, and inside
+//   the trailing hour there) that crosses the limit at its own minute fires only if that hour
+//   was still below the limit: otherwise the burst it joins has fired already, and the hour
+//   never fell below the limit since. One later than that hour is judged at its own minute alone.
 // - `observed` is the multiple of the baseline reached (countAfter / baseline), in the
 //   threshold's unit, cut down to the threshold's decimals (at least 2): never below the
 //   threshold it crossed, never above the multiple reached (observedMultiple).

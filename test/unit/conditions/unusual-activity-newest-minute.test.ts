@@ -125,6 +125,16 @@ describe("unusual_activity judged at the wallet's newest minute (threshold 5 on 
       fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
     },
     {
+      case: "fires on a late transaction crossing at its own minute more than an hour before the newest minute, whatever that minute's hour held (a burst of its own)",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 5], newestMinuteBefore: 70 },
+      fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
+    },
+    {
+      case: "fires nothing on one 59 minutes before the newest minute, inside its hour",
+      step: { eventOfRow: [0], countAfter: [5], newest: [5, 6], newestMinuteBefore: 59 },
+      fired: [],
+    },
+    {
       case: "fires on a late crossing as before when the newest minute is not known (an answer stored by an older version)",
       step: { eventOfRow: [0], countAfter: [5], newest: [5, 6], newestMinuteBefore: null },
       fired: [{ alert: "alr_5", row: 0, key: "sig0", observed: 5 }],
