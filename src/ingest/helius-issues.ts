@@ -3,7 +3,7 @@
 // and amounts that would not be stored and judged as sent. Pure.
 import { isAddress, isSignature } from "../domain/base58.ts";
 import { isExactAsDouble } from "../domain/decimal.ts";
-import { INEXACT_DIGITS, INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
+import { INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
 import { present, type HeliusTransaction } from "./helius.ts";
 
 export type FieldIssue = { path: string; message: string };
@@ -66,46 +66,25 @@ export function heliusAddressIssues(items: readonly HeliusTransaction[], base = 
 }
 
 /**
- * Lamports as SOL, every digit written out: 9000000000000001 → "9000000.000000001". `lamports`
- * is a whole number, as the schema has it. What a double makes of the same division is a
- * rounding of this decimal: the SOL amount is stored and judged as sent only when it is exact.
- */
-export function solDecimal(lamports: number): string {
-  const digits = BigInt(lamports).toString().padStart(10, "0");
-  const fraction = digits.slice(-9).replace(/0+$/, "");
-  return fraction ? `${digits.slice(0, -9)}.${fraction}` : digits.slice(0, -9);
-}
-
-/**
- * The amounts of an item that would not be stored and judged as sent, each at its path under
- * `at`. A token amount: a string by its digits, a number by the literal it was sent as, which
- * JSON.parse has already rounded. Lamports (native transfers, the fee): by the literal too — a
- * double holds every whole number only up to 2^53, and 10000000000000001 reads as
- * 10000000000000000 — and then by their value in SOL, a decimal with 9 places that a double
- * holds exactly only below 2^23 SOL (9000000000000001 lamports would be 9000000.000000002 SOL,
- * and reach a threshold the transfer never reached). `inexactNumbers` holds the literals of
- * this item a double does not hold, by field (inexactHeliusNumbers, src/ingest/exact-token-amounts.ts,
- * reads them from the body as sent).
+ * The token amounts of an item that would not be stored and judged as sent, each at its path
+ * under `at`: a string by its digits, a number by the literal it was sent as, which JSON.parse
+ * has already rounded (`inexactNumbers`: the literals of this item a double does not hold, by
+ * field, read from the body as sent by inexactHeliusNumbers in exact-token-amounts.ts).
+ *
+ * Lamports are not refused. A double holds every whole number up to 2^53 and SOL to the
+ * lamport below 2^23 SOL (8,388,608); above that a transfer is held to the nearest double,
+ * within a lamport or two. Refusing it instead dropped the largest transfers (about half of the
+ * lamport values above 2^23 SOL) before any alert saw them: the ones a desk most needs.
  */
 export function heliusItemAmountIssues(
   item: HeliusTransaction,
   at: string,
   inexactNumbers: ReadonlyMap<string, string> = new Map(),
 ): FieldIssue[] {
-  const lamports = (value: number, field: string): FieldIssue[] => {
-    if (inexactNumbers.has(field)) return [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }];
-    const sol = solDecimal(value);
-    return isExactAsDouble(sol) ? [] : [{ path: `${at}.${field}`, message: inexactSolMessage(sol) }];
-  };
-  const tokenAmount = (amount: number | string, field: string): FieldIssue[] =>
-    (typeof amount === "string" && !isExactAsDouble(amount)) || (typeof amount === "number" && inexactNumbers.has(field))
-      ? [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }]
-      : [];
-  return [
-    ...lamports(item.fee, "fee"),
-    ...(item.nativeTransfers ?? []).flatMap((t, j) => lamports(t.amount, `nativeTransfers.${j}.amount`)),
-    ...(item.tokenTransfers ?? []).flatMap((t, j) => tokenAmount(t.tokenAmount, `tokenTransfers.${j}.tokenAmount`)),
-  ];
+  return (item.tokenTransfers ?? []).flatMap((t, j) => {
+    const field = `tokenTransfers.${j}.tokenAmount`;
+    const inexact = (typeof t.tokenAmount === "string" && !isExactAsDouble(t.tokenAmount)) || (typeof t.tokenAmount === "number" && inexactNumbers.has(field));
+    return inexact ? [{ path: `${at}.${field}`, message: INEXACT_NUMBER_MESSAGE }] : [];
+  });
 }
 
-const inexactSolMessage = (sol: string) => `is ${sol} SOL, which ${INEXACT_DIGITS}; it would be judged as a rounded amount`;

@@ -33,9 +33,10 @@
 //
 // Units: native lamports → SOL; tokenAmount is already in UI units (a number, or a decimal
 // string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. Every
-// amount is kept to the last digit or its item refused (heliusItemAmountIssues, helius-issues.ts). A side
-// Helius leaves empty ("" or null) is the mint address for a token transfer (minted from /
-// burned to the mint) and the fee payer for a native one.
+// token amount is kept to the last digit or its item refused (heliusItemAmountIssues, in
+// helius-issues.ts); lamports are kept whatever their size. A side Helius leaves empty ("" or
+// null) is the mint address for a token transfer (minted from / burned to the mint) and the
+// fee payer for a native one.
 import { wellKnownSymbol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
 
@@ -122,8 +123,8 @@ function nativeLegs(item: HeliusTransaction): Leg[] {
     .map((t) => ({
       from: present(t.fromUserAccount) ? t.fromUserAccount : item.feePayer,
       to: present(t.toUserAccount) ? t.toUserAccount : item.feePayer,
-      // The double nearest the exact quotient, so the SOL decimal itself whenever a double holds
-      // it: an item where it does not is refused (heliusItemAmountIssues).
+      // The double nearest the exact quotient: the SOL decimal itself below 2^23 SOL, within a
+      // lamport or two above (kept, not refused: see heliusItemAmountIssues).
       amount: t.amount / LAMPORTS_PER_SOL,
       token: "SOL",
       mint: null,

@@ -123,7 +123,9 @@ function smsReason(payload: NotificationPayload): string {
   const reason = reasonOf(payload);
   const token = payload.data.transaction?.token;
   if (token === undefined) return reason;
-  const shown = oneLine(shortAddress(token)); // as the reason shows it (domain/reason.ts)
+  // As a reason written before tokenShown showed it (the raw symbol): reasons now name such a
+  // token "(unlisted)", and this finds nothing in them.
+  const shown = oneLine(shortAddress(token));
   const spelled = toGsm7Friendly(shown);
   if (isGsm7(spelled)) return reason;
   const standIn = Array.from(spelled, (c) => (isGsm7(c) ? c : "?")).join("");

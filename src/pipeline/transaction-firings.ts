@@ -92,8 +92,8 @@ export function evaluateTransactions(
     }
     const newest = activity ? newestMinuteWindow(activity) : null;
     if (newest === null || txIndexes.length === 0) continue;
-    // The first row (leg) of the address's newest transaction: legs share the event, and of
-    // several legs an alert's event is the first.
+    // The first row (leg) of the address's newest transaction: legs share the event (and one
+    // activity count), so any of them stands for it.
     const newestEvent = eventIndexes[eventIndexes.length - 1]!;
     const txIndex = txIndexes[eventIndexes.indexOf(newestEvent)]!;
     for (const alert of alerts) {
