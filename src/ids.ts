@@ -45,3 +45,11 @@ function increment(tail: readonly number[]): number[] | undefined {
 export function isId(prefix: IdPrefix, value: string): boolean {
   return new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`).test(value);
 }
+
+/** When an id was made (Unix ms), read from its time part. */
+export function idTime(id: string): number {
+  const time = id.slice(id.indexOf("_") + 1, id.indexOf("_") + 11);
+  let ms = 0;
+  for (const digit of time) ms = ms * 32 + ALPHABET.indexOf(digit);
+  return ms;
+}

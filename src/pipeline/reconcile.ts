@@ -15,6 +15,7 @@ import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts
 import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
 import { rescoreRelabelled } from "./relabel.ts";
+import { idTime } from "../ids.ts";
 
 export type ReconcileOptions = {
   /** Work younger than this is left to its first enqueue (which normally follows the commit at once). */
@@ -62,7 +63,10 @@ export async function runReconcileOnce(
 
   const batchQueue = deps.queues[QUEUES.transactions];
   await forEachPage(deps, "batches", settings, (after) => unevaluatedBatches(deps.sql, before, after, settings.pageSize), (id) => id, async (ids) => {
-    const states = await jobStates(deps, batchQueue, ids);
+    // Only a batch open for stuckMs is looked for in the lists (a backlog's live jobs wait there
+    // normally, and reading long lists every sweep would load Redis for nothing); a batch whose
+    // job is lost is also evaluated meanwhile by the next batch's job, which takes the oldest.
+    const states = await jobStates(deps, batchQueue, ids, (id) => now.getTime() - idTime(id) > settings.stuckMs);
     const data = (batchId: string): EvaluateBatchJob => ({ batchId });
     const missing = ids.filter((id) => states.get(id) === "missing");
     await batchQueue.addBulk(missing.map((batchId) => ({ name: "evaluate", data: data(batchId), opts: { jobId: batchId } })));
@@ -232,17 +236,23 @@ async function orphanedAmong(deps: ReconcileDeps, queue: Queue, ids: readonly st
   // delayed) in the middle of the reads would otherwise be in none of them as read.
   // A job a worker holds (its lock key) is running, wherever its id is listed.
   const atOnce = deps.redis.multi();
-  const perJob = JOB_SETS.length + 1;
+  const perJob = JOB_SETS.length + 3;
+  // Finished ones too: a job that completed or failed since the first reads is no orphan (the
+  // next sweep sees it as it is now).
   for (const id of notInSets) {
     for (const set of JOB_SETS) atOnce.zscore(queue.keys[set]!, id);
     atOnce.exists(`${queue.toKey(id)}:lock`);
+    atOnce.zscore(queue.keys.completed!, id);
+    atOnce.zscore(queue.keys.failed!, id);
   }
   for (const list of JOB_LISTS) atOnce.lrange(queue.keys[list]!, 0, -1);
   const answers = (await atOnce.exec()) ?? [];
   for (const [error] of answers) if (error) throw error;
   const listed = new Set(answers.slice(notInSets.length * perJob).flatMap(([, members]) => members as string[]));
   return notInSets.filter((id, i) => {
-    const [inSet, locked] = [answers.slice(i * perJob, i * perJob + JOB_SETS.length).some(([, score]) => score !== null), answers[i * perJob + JOB_SETS.length]?.[1] === 1];
-    return !listed.has(id) && !inSet && !locked;
+    const own = answers.slice(i * perJob, (i + 1) * perJob).map(([, answer]) => answer);
+    const inSet = own.slice(0, JOB_SETS.length).some((score) => score !== null);
+    const [locked, completed, failed] = own.slice(JOB_SETS.length);
+    return !listed.has(id) && !inSet && locked !== 1 && completed === null && failed === null;
   });
 }

@@ -94,7 +94,11 @@ describe("runReconcileOnce", () => {
     // The record is there, so an add under its id would be ignored; no worker will ever take it.
     expect(await t.deps.redis.exists(batches().toKey(batchId))).toBe(1);
     expect(await batches().getJobState(batchId)).toBe("unknown");
-    expect((await sweep()).batches).toBeGreaterThanOrEqual(1);
+    // Not doubted while younger than stuckMs: a backlog's jobs are not looked for in the lists.
+    await sweep();
+    expect(await batches().getJobState(batchId)).toBe("unknown");
+    const doubting = await runReconcileOnce({ ...t.deps, now: () => new Date(Date.now() + 1_000) }, { graceMs: 0, stuckMs: 0 });
+    expect(doubting.batches).toBeGreaterThanOrEqual(1);
     expect(await batches().getJobState(batchId)).toBe("waiting");
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isId, newId } from "../../src/ids.ts";
+import { idTime, isId, newId } from "../../src/ids.ts";
 
 describe("newId", () => {
   it("makes prefixed ids of 26 Crockford base32 characters", () => {
@@ -20,5 +20,11 @@ describe("newId", () => {
     const middle = newId("evt", at);
     expect(newId("evt", at + 1) > middle).toBe(true);
     expect(newId("evt", at - 1) < middle).toBe(true);
+  });
+});
+
+describe("idTime", () => {
+  it("reads back the time an id was made", () => {
+    for (const at of [0, 1, 1_732_000_000_123, 2 ** 48 - 1]) expect(idTime(newId("bat", at))).toBe(at);
   });
 });
