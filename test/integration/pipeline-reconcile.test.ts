@@ -34,6 +34,18 @@ async function storedBatch(): Promise<string> {
   return batchId!;
 }
 
+/** Two open webhook notifications of a fresh alert, from one evaluated batch, oldest first. */
+async function twoNotifications(): Promise<string[]> {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 1 });
+    const { batchId } = await storeTransactionBatch(t.deps, [
+      tx({ from: wallet.address, to: randomAddress(), amount: 5, blockTime: now }),
+      tx({ from: wallet.address, to: randomAddress(), amount: 6, blockTime: now + 1 }),
+    ]);
+    await evaluateBatch(t.deps, batchId!);
+  return (await t.deps.sql<{ id: string }[]>`select id from notifications where alert_id = ${alertId} order by id`).map((r) => r.id);
+}
+
 describe("runReconcileOnce", () => {
   it("re-enqueues an unevaluated batch whose job is gone, under the same jobId", async () => {
     const batchId = await storedBatch();
@@ -71,14 +83,7 @@ describe("runReconcileOnce", () => {
   });
 
   it("re-enqueues an open notification whose delivery job is gone, and not a delivered one", async () => {
-    const wallet = await track(t, token);
-    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 1 });
-    const { batchId } = await storeTransactionBatch(t.deps, [
-      tx({ from: wallet.address, to: randomAddress(), amount: 5, blockTime: now }),
-      tx({ from: wallet.address, to: randomAddress(), amount: 6, blockTime: now + 1 }),
-    ]);
-    await evaluateBatch(t.deps, batchId!);
-    const ids = (await t.deps.sql<{ id: string }[]>`select id from notifications where alert_id = ${alertId} order by id`).map((r) => r.id);
+    const ids = await twoNotifications();
     expect(ids).toHaveLength(2);
     const deliveries = t.deps.queues[QUEUES.deliverWebhook];
     for (const id of ids) await deliveries.remove(id);
@@ -103,14 +108,7 @@ describe("runReconcileOnce", () => {
   });
 
   it("re-enqueues an open notification whose job is listed nowhere once its row has not moved for stuckMs, and leaves a fresher one to its job", async () => {
-    const wallet = await track(t, token);
-    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "large_transfer", threshold: 1 });
-    const { batchId } = await storeTransactionBatch(t.deps, [
-      tx({ from: wallet.address, to: randomAddress(), amount: 5, blockTime: now }),
-      tx({ from: wallet.address, to: randomAddress(), amount: 6, blockTime: now + 1 }),
-    ]);
-    await evaluateBatch(t.deps, batchId!);
-    const [stale, fresh] = (await t.deps.sql<{ id: string }[]>`select id from notifications where alert_id = ${alertId} order by id`).map((r) => r.id);
+    const [stale, fresh] = await twoNotifications();
     const deliveries = t.deps.queues[QUEUES.deliverWebhook];
     // A retry's delayed job, then the delayed set lost.
     for (const id of [stale!, fresh!]) {
