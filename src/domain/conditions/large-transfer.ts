@@ -38,11 +38,9 @@ export function movementOf(address: string, tx: Transaction): MovementFacts | nu
     direction: sent ? "sent" : "received",
     failed: tx.status === "failed",
     amount: tx.amount,
-    // As a person should read it: a symbol is whatever the token's creator chose. Named only
-    // for a sentence (a firing), not for every transaction judged.
-    get token() {
-      return tokenShown(tx);
-    },
+    // As a person should read it (a symbol is whatever the token's creator chose), named only
+    // once the movement goes into a sentence (a firing), not for every transaction judged.
+    token: tx.token,
     counterparty: sent ? tx.to : tx.from,
     type: tx.type,
   };
@@ -95,7 +93,8 @@ export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction, total: L
   // A total is judged exactly: two legs of 0.999999999999999 and 0.000000000000000999 are
   // 0.999999999999999999, which a double rounds up to 1 (a threshold it never reached).
   if (!(total ? decimalAtLeast(total.exact, rule.threshold) : amount >= rule.threshold)) return null;
-  const facts = total && total.legs > 1 ? { ...movement, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : movement;
+  const named = { ...movement, token: tokenShown(tx) };
+  const facts = total && total.legs > 1 ? { ...named, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : named;
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,

@@ -10,6 +10,7 @@
 //   threshold 0.
 import type { Transaction } from "../types.ts";
 import { suspiciousCounterpartyReason } from "../reason.ts";
+import { tokenShown } from "../tokens.ts";
 import { movementOf } from "./large-transfer.ts";
 import type { AlertRule, CounterpartyRisk, Firing } from "./types.ts";
 
@@ -43,7 +44,7 @@ export function evaluateSuspiciousCounterparty(
     alertId: rule.alertId,
     dedupeKey: tx.signature,
     observed: risk,
-    reason: suspiciousCounterpartyReason(movement, risk, category, rule.threshold),
+    reason: suspiciousCounterpartyReason({ ...movement, token: tokenShown(tx) }, risk, category, rule.threshold),
     transactionSignature: tx.signature,
   };
 }
