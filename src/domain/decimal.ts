@@ -59,7 +59,7 @@ function significand(decimal: string): string {
 export type ExactDecimal = { units: bigint; scale: number };
 
 /** The decimal a double stands for (its shortest form, which is the decimal sent for any amount read back exactly). */
-export function exactDecimal(value: number): ExactDecimal {
+function exactDecimal(value: number): ExactDecimal {
   const [whole = "0", fraction = ""] = plainDecimal(String(Math.abs(value))).split(".");
   const units = BigInt(whole + fraction);
   return { units: value < 0 ? -units : units, scale: fraction.length };
@@ -91,6 +91,3 @@ export function decimalValue(d: ExactDecimal): number {
   const digits = (d.units < 0n ? -d.units : d.units).toString().padStart(d.scale + 1, "0");
   return Number(d.scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -d.scale)}.${digits.slice(-d.scale)}`);
 }
-
-/** sumDecimals as the double nearest to the exact sum. */
-export const sumExactly = (values: readonly number[]): number => decimalValue(sumDecimals(values));

@@ -68,10 +68,16 @@ export function legTotals(address: string, legs: readonly Transaction[]): Array<
     const token = tokenOf(tx);
     return `${movement.direction} ${isSol(tx) ? "native SOL" : "mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`}`;
   });
+  // The legs of each key in one pass (a payout can have thousands of legs).
+  const groups = new Map<string, Transaction[]>();
+  keys.forEach((key, k) => {
+    if (key === null) return;
+    const members = groups.get(key);
+    if (members) members.push(legs[k]!);
+    else groups.set(key, [legs[k]!]);
+  });
   const totals = new Map<string, LegTotal>();
-  for (const key of new Set(keys)) {
-    if (key === null) continue;
-    const members = legs.filter((_, k) => keys[k] === key);
+  for (const [key, members] of groups) {
     const counterparties = new Set(members.map((tx) => (tx.from === address ? tx.to : tx.from)));
     const exact = sumDecimals(members.map((tx) => tx.amount));
     totals.set(key, { amount: decimalValue(exact), exact, legs: members.length, otherCounterparties: counterparties.size - 1 });

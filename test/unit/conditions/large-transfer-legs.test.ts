@@ -3,7 +3,7 @@
 // threshold; legs of other tokens, the other direction, or that the wallet is not on do not add.
 import { describe, expect, it } from "vitest";
 import { evaluateLargeTransfer, legTotals, type LegTotal } from "../../../src/domain/conditions/index.ts";
-import { sumExactly } from "../../../src/domain/decimal.ts";
+import { decimalValue, sumDecimals } from "../../../src/domain/decimal.ts";
 import { WRAPPED_SOL_MINT } from "../../../src/domain/tokens.ts";
 import { OTHER, THIRD, WALLET, rule, tx } from "./fixtures.ts";
 
@@ -42,7 +42,7 @@ describe("legTotals", () => {
 
   it("adds exactly: 0.1 + 0.2 is 0.3, not 0.30000000000000004", () => {
     expect(legTotals(WALLET, [usdcIn(0.1), usdcIn(0.2)])[0]!.amount).toBe(0.3);
-    expect(sumExactly([10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 9.1])).toBe(100);
+    expect(decimalValue(sumDecimals([10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 10.1, 9.1]))).toBe(100);
   });
 });
 
