@@ -60,6 +60,9 @@ export function baseUrlRequestClient(baseUrl: string, timeoutMs: number): twilio
       if (retryAfter !== undefined && (response.statusCode < 200 || response.statusCode >= 300)) {
         throw Object.assign(sdkException(response), { retryAfter }) satisfies TwilioErrorWithRetryAfter;
       }
+      if (response.statusCode >= 200 && response.statusCode < 300 && response.statusCode !== 204 && !isJsonObject(response.body)) {
+        throw unconfirmedAnswer(response);
+      }
       return response;
     }
   }
@@ -86,6 +89,42 @@ function sdkException(response: { statusCode: number; body: unknown }): Error & 
     }
   }
   return TwilioServiceException.isRFC9457Response(body) ? new TwilioServiceException(response) : new twilio.RestException(response);
+}
+
+/**
+ * The code of a 2xx answer whose body is not a JSON object, so not a resource of Twilio's (a
+ * proxy or gateway at TWILIO_BASE_URL answering 200 with a page of its own, or mangling
+ * Twilio's 201): whether Twilio took the message is unknown. The SDK would JSON.parse it
+ * and throw a bare SyntaxError, which read as the SDK refusing the message before sending
+ * it (permanent, and counted against the alert) although the SMS may have gone out.
+ */
+const UNCONFIRMED_ANSWER = "EUNCONFIRMED";
+
+/**
+ * The error for such an answer: retried as the provider's trouble (describeTwilioError), as an
+ * answer cut off after Twilio's 201 began is, so such an SMS can go twice; never counted
+ * against the alert. Says the status and the body's type and size, not the body.
+ */
+function unconfirmedAnswer(response: { statusCode: number; body: unknown; headers?: unknown }): Error & { code: string } {
+  const type = headerValue(response.headers, "content-type")?.split(";")[0]?.trim() || "no content type";
+  const size = typeof response.body === "string" ? `${Buffer.byteLength(response.body)} bytes` : `a JSON ${response.body === null ? "null" : Array.isArray(response.body) ? "array" : typeof response.body}`;
+  return Object.assign(
+    new Error(`HTTP ${response.statusCode} answered with a body that is not Twilio's (${type}, ${size}): the SMS may have been sent, and a retry may send it twice`),
+    { code: UNCONFIRMED_ANSWER },
+  );
+}
+
+/** Whether an answer's body (as axios gives it: parsed when it was JSON, else a string) is a JSON object. */
+function isJsonObject(body: unknown): boolean {
+  let value = body;
+  if (typeof body === "string") {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** A response header by name, whatever its case (axios gives them lower-case); the first of repeated values. */
@@ -143,10 +182,13 @@ const TWILIO_AUTHENTICATE = 20003;
 
 /**
  * Twilio's refusals of our From number (TWILIO_FROM), whatever the recipient: 21212 not a
- * valid From, 21606 not SMS-capable for this account, 21659 not a Twilio number, and 21611
- * its queue of waiting messages is full (temporary).
+ * valid From, 21601 not an SMS-capable number assigned to this account, 21606 not
+ * SMS-capable for this account, 21616 matches several numbers of this account, 21659 not a
+ * Twilio number, 21660 it belongs to another account or subaccount than TWILIO_ACCOUNT_SID
+ * (a number moved between subaccounts), and 21611 its queue of waiting messages is full
+ * (temporary).
  */
-const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21606, 21611, 21659]);
+const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21601, 21606, 21611, 21616, 21659, 21660]);
 
 /**
  * 21408 "Permission to send an SMS has not been enabled for the region indicated by the 'To'
@@ -169,8 +211,11 @@ const TWILIO_TRIAL_ACCOUNT = 21608;
  * message before sending it, which no retry can fix. A refusal of our credentials, our From
  * number or our account's Geo Permissions is retried whatever its status (see
  * DeliveryOutcome.deploymentFault); Twilio unreachable, busy (429) or failing (5xx) is
- * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable). A Retry-After
- * Twilio sent with its answer (the error's `retryAfter`) is passed on as the attempt's.
+ * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable), and so is a
+ * 2xx answer that is not Twilio's (UNCONFIRMED_ANSWER). An answer without a Twilio error code
+ * did not come from Twilio's API but from what TWILIO_BASE_URL points at (twilioFault). A
+ * Retry-After Twilio sent with its answer (the error's `retryAfter`) is passed on as the
+ * attempt's.
  */
 export function describeTwilioError(error: unknown): Omit<AttemptResult, "durationMs"> {
   const { status, code, message, detail, moreInfo, retryAfter } = (error ?? {}) as {
@@ -185,12 +230,15 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
     const text = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
+    const fault = twilioFault(status, code);
+    // Said in the attempt's error (and so in the log line that names the setting to fix).
+    const notTwilios = fault.deploymentFault !== undefined && typeof code !== "number" ? ` (${NOT_TWILIOS_ANSWER})` : "";
     return {
       statusCode: status,
       // Twilio's Retry-After (baseUrlRequestClient keeps it): the retry policy waits at least that long.
       ...(typeof retryAfter === "string" && retryAfter !== "" ? { retryAfter } : {}),
-      ...twilioFault(status, code),
-      error: `Twilio${twilioCode}: ${text}${more}`.slice(0, 1000),
+      ...fault,
+      error: `Twilio${twilioCode}: ${text}${more}${notTwilios}`.slice(0, 1000),
     };
   }
   if (typeof code === "string") {
@@ -199,11 +247,27 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
   return { errorCode: PERMANENT_ERROR_CODES.badMessage, error: `refused before sending: ${message ?? "unknown error"}` };
 }
 
+/** What the attempt's error adds to a refusal that did not come from Twilio's API. */
+const NOT_TWILIOS_ANSWER = "no Twilio error code: the answer of a proxy or a wrong path at TWILIO_BASE_URL, not Twilio's";
+
+/**
+ * 422 Unprocessable Content without a Twilio code: a server that checks requests against
+ * Twilio's API description (the test stand-in) refused the message's content; the message's,
+ * as Twilio's own 400s about it are.
+ */
+const CONTENT_REFUSED = 422;
+
 function twilioFault(status: number, code: unknown): Pick<AttemptResult, "deploymentFault" | "providerUnavailable"> {
   // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
   if (status === 401 || code === TWILIO_AUTHENTICATE) return { deploymentFault: "credentials" };
   if (typeof code === "number" && TWILIO_SENDER_REFUSED.has(code)) return { deploymentFault: "sender" };
   if (code === TWILIO_GEO_PERMISSION || code === TWILIO_TRIAL_ACCOUNT) return { deploymentFault: "permission" };
-  if (status === 429 || status >= 500) return { providerUnavailable: true };
+  // 408: a proxy on the way gave up waiting (retried as any 408 is).
+  if (status === 408 || status === 429 || status >= 500) return { providerUnavailable: true };
+  // Twilio's API gives every refusal a numeric code. A redirect or a 4xx without one (404 from a
+  // wrong path or host in TWILIO_BASE_URL, 407 from a proxy whose credentials there are wrong,
+  // 403 from a firewall, a 301 from http to https) judged the deployment's way to Twilio, not
+  // the recipient: retried on the schedule and never counted, as a refused login is.
+  if (typeof code !== "number" && status !== CONTENT_REFUSED && status >= 300 && status < 500) return { deploymentFault: "credentials" };
   return {};
 }
