@@ -1,3 +1,5 @@
+import { hostname } from "node:os";
+import { basename, extname } from "node:path";
 import { pino, type Logger, type DestinationStream } from "pino";
 
 export type { Logger };
@@ -36,12 +38,28 @@ export const REDACT_PATHS = [
   "err.aggregateErrors[*].command.args",
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * Which process wrote a line: the command it runs (src/bin/api.ts is "api", worker.ts "worker",
+ * queues.ts "queues", …), its pid and its host. Setting pino's `base` drops pino's own pid and
+ * hostname, and without them a `job failed` from one of many workers, or an API line beside a
+ * worker's, could not be traced to the process or host that wrote it.
+ */
+function processFields(role: string = entryScript()): { service: string; role: string; pid: number; hostname: string } {
+  return { service: "wallet-alerts", role, pid: process.pid, hostname: hostname() };
+}
+
+/** The name of the script node was started with, without its folder and extension ("node" for none). */
+function entryScript(): string {
+  const script = process.argv[1];
+  return script ? basename(script, extname(script)) : "node";
+}
+
+export function createLogger(level: string, destination?: DestinationStream, options: { role?: string } = {}): Logger {
   return pino(
     {
       level,
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
-      base: { service: "wallet-alerts" },
+      base: processFields(options.role),
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,

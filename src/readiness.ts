@@ -3,15 +3,18 @@
 // named with what to do, not "cannot be reached"), PostgreSQL takes writes, and the database's
 // schema is the one the code was built for. The API's /readyz and the worker's answer the same
 // question the same way (a worker waiting for Redis, or failing every job on a schema behind
-// it, is not ready however well its metrics server answers).
+// it, is not ready however well its metrics server answers). A process whose role may not read
+// that schema's version (drizzle's migrations table) cannot tell, so it is not ready either; the
+// log says what to grant.
 //
 // Both answer without credentials, so a refusal is named there only by service and kind
 // ("PostgreSQL refused the connection (see the log)"): the server's own words name the role,
 // the database or the Redis user. Those go to the log, once each time the refusal changes.
 import type { Config } from "./config.ts";
 import type { Deps } from "./deps.ts";
-import { behindMessage, createSchemaCheck, type SchemaState } from "./db/schema-version.ts";
-import { describeRefusal, misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import { behindMessage, createSchemaCheck, migrationsTableRefusal, type SchemaState } from "./db/schema-version.ts";
+import { describeRefusal, errorSummary, misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import { errorKind } from "./log-repeats.ts";
 import type { Logger } from "./logger.ts";
 import { redactUrl } from "./redact-url.ts";
 import { trackConnectionError } from "./redis.ts";
@@ -30,6 +33,17 @@ type Probe<T> = { ok: true; value: T } | { ok: false; error?: unknown };
 type Problem = "unreachable" | { reason: string; retryAfter: number };
 
 const READ_ONLY: Problem = { reason: "PostgreSQL is read-only (a standby?)", retryAfter: 5 };
+/** The schema version not read in time, or for a reason of PostgreSQL's own: asked again soon. */
+const SCHEMA_UNREAD = { reason: "PostgreSQL cannot be read", retryAfter: 5 };
+/**
+ * DATABASE_URL's role may use the service's tables but not read drizzle's migrations table: the
+ * process cannot tell whether its schema is current, so it does not say it is ready. A grant
+ * fixes it, not seconds: asked again as for a refused setting. The log has the grant, with the role.
+ */
+const SCHEMA_VERSION_REFUSED = {
+  reason: "PostgreSQL refused to show the schema version: DATABASE_URL's role needs SELECT on drizzle.__drizzle_migrations (see the log)",
+  retryAfter: 30,
+};
 
 export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & { config: Pick<Config, "databaseUrl" | "redisUrl"> };
 
@@ -37,6 +51,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
   const schemaState = createSchemaCheck(deps.sql);
   const redisConnectionError = trackConnectionError(deps.redis);
   const noteRefusal = createRefusalLog(deps.logger, deps.config);
+  const noteSchemaRead = createSchemaReadLog(deps.logger);
   return async () => {
     const [postgres, redis] = await Promise.all([
       // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
@@ -57,9 +72,11 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     const redisProblem = redis.ok ? undefined : publicProblem(redisRefusal);
     const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : publicProblem(postgresRefusal);
     if (postgresProblem || redisProblem) return notReady([["PostgreSQL", postgresProblem], ["Redis", redisProblem]]);
-    const schema = await schemaOrNull(schemaState);
-    if (schema === null) return { ready: false, reason: "PostgreSQL cannot be read", retryAfter: 5 };
-    if (!schema.current) return { ready: false, reason: behindMessage(schema), retryAfter: 30 };
+    const read = await withinBound(schemaState);
+    const refusedVersion = read.ok ? undefined : migrationsTableRefusal(read.error, deps.sql);
+    noteSchemaRead(read, refusedVersion);
+    if (!read.ok) return { ready: false, ...(refusedVersion ? SCHEMA_VERSION_REFUSED : SCHEMA_UNREAD) };
+    if (!read.value.current) return { ready: false, reason: behindMessage(read.value), retryAfter: 30 };
     return { ready: true };
   };
 }
@@ -118,10 +135,29 @@ function notReady(problems: Array<[service: string, problem: Problem | undefined
   return { ready: false, reason: stated.map((problem) => problem.reason).join("; "), retryAfter: Math.min(...stated.map((p) => p.retryAfter)) };
 }
 
-/** The schema's state, or null when it could not be read in time. */
-async function schemaOrNull(schemaState: () => Promise<SchemaState>): Promise<SchemaState | null> {
-  const read = await withinBound(schemaState);
-  return read.ok ? read.value : null;
+/**
+ * Logs why the schema version could not be read, which /readyz says only in short: a refusal of
+ * drizzle's table to the process's role at error, with the grant to give; any other error at
+ * warn, in its own words. Once each time the kind of error changes (SQLSTATE or message), not on
+ * every probe (a load balancer asks every few seconds); and once that the version can be read
+ * again. A probe without an answer in time (a slow PostgreSQL) is not logged.
+ */
+function createSchemaReadLog(logger: Logger) {
+  let logged: string | undefined;
+  return (read: Probe<SchemaState>, refusal: string | undefined): void => {
+    if (read.ok) {
+      if (logged === undefined) return;
+      logged = undefined;
+      logger.info("readiness: the schema version can be read again");
+      return;
+    }
+    if (read.error === undefined) return;
+    const kind = errorKind(read.error);
+    if (kind === logged) return;
+    logged = kind;
+    if (refusal) logger.error({ code: kind }, `readiness: ${refusal} /readyz answers 503 until it is granted`);
+    else logger.warn({ err: read.error }, `readiness: the schema version could not be read (${errorSummary(read.error)}); /readyz answers 503 until it can`);
+  };
 }
 
 async function withinBound<T>(probe: () => Promise<T>): Promise<Probe<T>> {

@@ -40,9 +40,18 @@ export const METRICS_PATH = "/metrics";
 const NO_RETRY_QUEUES: ReadonlySet<string> = new Set<QueueName>(Object.values(DELIVERY_QUEUE));
 /**
  * Bull Board's API routes refused on those queues, and why: a retry of one job or of every job
- * of a state, and a job added by hand (its "Add job" and "Duplicate"). A delivery job is made
- * from its notification row, under the notification's id; one added under another id would run
- * beside the real one and could send the notification twice.
+ * of a state, a job added by hand (its "Add job" and "Duplicate"), and a job's data or run time
+ * edited by hand ("Update Data", "Reschedule job"). A delivery job is made from its notification
+ * row, under the notification's id; one added under another id would run beside the real one and
+ * could send the notification twice, and one whose data names another notification sends that
+ * one (twice, beside its own job) while its own waits for the reconciler. Its schedule is the
+ * row's next_attempt_at: a job woken earlier goes back to sleep until then, so a new run time
+ * could only hold the notification back.
+ *
+ * Still allowed there (none sends anything or changes what is sent): Promote (a job not due goes
+ * back to sleep), Change priority (the order of jobs waiting), Clean/Remove (the reconciler makes
+ * a job again for a notification still owed), Empty, Obliterate, Pause and Resume. Job
+ * schedulers: the delivery queues have none, and Bull Board only edits existing ones.
  */
 const REFUSED_ROUTES: ReadonlyMap<string, (queue: string) => string> = new Map([
   [`${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/retry`, notRetried],
@@ -50,6 +59,16 @@ const REFUSED_ROUTES: ReadonlyMap<string, (queue: string) => string> = new Map([
   [
     `${ADMIN_QUEUES_PATH}/api/queues/:queueName/add`,
     (queue) => `jobs are not added to ${queue} by hand: a delivery job is made from its notification, and another beside it could send it twice`,
+  ],
+  [
+    `${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/update-data`,
+    (queue) =>
+      `the data of ${queue}'s jobs is not edited by hand: a delivery job's data is its notification's id, and a job pointed at another notification would send that one twice`,
+  ],
+  [
+    `${ADMIN_QUEUES_PATH}/api/queues/:queueName/:jobId/delay`,
+    (queue) =>
+      `jobs of ${queue} are not rescheduled by hand: a delivery's schedule is its notification's next attempt; a job woken earlier goes back to sleep until then, a later one only holds the notification back`,
   ],
 ]);
 
@@ -96,7 +115,7 @@ function protectedRoutes(deps: Deps, registry: Registry): FastifyPluginAsync {
       return sendProblem(reply, "unavailable", "Redis cannot be reached", { headers: { "retry-after": "5" } });
     });
 
-    // Bull Board's API retries (and adds) whatever it is asked to, allowRetries or not: refused here.
+    // Bull Board's API retries (adds, edits) whatever it is asked to, allowRetries or not: refused here.
     app.addHook("preHandler", async (request, reply) => {
       const refusal = REFUSED_ROUTES.get(request.routeOptions.url ?? "");
       if (!refusal) return;

@@ -1,7 +1,8 @@
 // Gauges computed when Prometheus scrapes, from the stores themselves: every API process
 // reports the same truth (queue depth and paused queues from Redis, notifications and
 // evaluation lag from PostgreSQL) however many processes there are and whichever of them did
-// the work. A store that does not answer leaves its gauge without samples for that scrape
+// the work (so a rule over them takes `max by`, not `sum`, which counts it once per process).
+// A store that does not answer leaves its gauge without samples for that scrape
 // (and a warning in the log, once a minute per kind of error: Prometheus scrapes all through
 // an outage) instead of failing the whole scrape.
 import { Gauge, type Registry } from "prom-client";
@@ -28,11 +29,11 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     warning(error);
   };
   const attempt = async (gauge: Gauge, source: string, fill: () => Promise<void>) => {
-    gauge.reset();
+    withoutSamples(gauge);
     try {
       await withTimeout(fill, SCRAPE_TIMEOUT_MS, source);
     } catch (error) {
-      gauge.reset();
+      withoutSamples(gauge);
       warn(source, error);
     }
   };
@@ -89,7 +90,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
 
   new Gauge({
     name: `${METRIC_PREFIX}evaluation_lag_seconds`,
-    help: "Seconds since the oldest ingest batch that is not evaluated yet was stored (0 when every batch is evaluated).",
+    help: "Seconds since the oldest ingest batch that is not evaluated yet was stored (0 when every batch is evaluated; no sample when PostgreSQL could not be read).",
     registers: [registry],
     async collect() {
       await attempt(this, "PostgreSQL (evaluation lag)", async () => {
@@ -101,4 +102,16 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
       });
     },
   });
+}
+
+/**
+ * Leaves a gauge with no sample at all, so that a scrape goes out without it (and Prometheus's
+ * absent() sees that). Gauge.reset() alone does not for a gauge without labels: prom-client 15
+ * re-creates its one sample at 0, and the evaluation lag then read "nothing behind" whenever
+ * PostgreSQL could not be read. remove({}) drops that label-less sample (a gauge with labels
+ * has none under no labels: nothing to drop).
+ */
+function withoutSamples(gauge: Gauge): void {
+  gauge.reset();
+  gauge.remove({});
 }

@@ -2,7 +2,7 @@
 // connection, and stops them within a bound: active jobs get `closeTimeoutMs` to finish,
 // then the connections are dropped and whatever was still running is picked up again by
 // another worker when its lock expires (a stalled job), or by the reconciler.
-import { Worker, type Processor } from "bullmq";
+import { UnrecoverableError, Worker, type Job, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import { isUnavailableError, isUnreadableInfoAnswer, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
@@ -115,7 +115,8 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
   const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
   // While PostgreSQL or Redis is away every job fails (and is retried): hundreds a minute
-  // under load, each one the same story. Any other failure is logged each time.
+  // under load, each one the same story. Any other failure is logged each time, and so is
+  // every job given up (jobFailure says which is which).
   const warnJobUnavailable = createRepeatedWarning(deps.logger, "job failed: a backing service is unavailable");
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
@@ -158,8 +159,8 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     worker.on("failed", (job, error) => {
       // jobRuns: BullMQ's runs of the job, which a delivery's attempts are not (its
       // notification's attempt_count; logged as "attempts", it read 1 beside "gave up after 3 attempts").
-      const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade };
-      if (isUnavailableError(error)) return warnJobUnavailable(error, fields);
+      const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade, ...notificationOf(job) };
+      if (jobFailure(job, error) === "outage") return warnJobUnavailable(error, fields);
       deps.logger.warn({ ...fields, err: error }, "job failed");
     });
     for (const metrics of options.metrics ?? []) metrics.watch(worker);
@@ -197,6 +198,63 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       return closing;
     },
   };
+}
+
+/**
+ * How a failed run is logged. A job given up (UnrecoverableError: a notification whose schedule
+ * ran out or that its receiver refused for good; or BullMQ's attempts spent) is work that will
+ * not be done: `job failed` each time, whatever its error says. Otherwise an outage of our
+ * PostgreSQL or Redis (the job runs again) is said once a minute per kind. Only an error from
+ * those clients is such an outage: a given-up webhook, email or SMS carries its receiver's or
+ * provider's words ("ECONNREFUSED: connect ECONNREFUSED 203.0.113.5:443", "ECONNRESET: …"), which
+ * isUnavailableError alone took for PostgreSQL or Redis being down.
+ */
+export function jobFailure(job: Pick<Job, "finishedOn"> | undefined, error: unknown): "given up" | "outage" | "failed" {
+  // BullMQ stamps finishedOn only on a job it gives up (as job-metrics.ts reads it).
+  if (isUnrecoverable(error) || job?.finishedOn !== undefined) return "given up";
+  return fromStoreClient(error) && isUnavailableError(error) ? "outage" : "failed";
+}
+
+function isUnrecoverable(error: unknown): boolean {
+  return error instanceof UnrecoverableError || (error as { name?: unknown } | null)?.name === "UnrecoverableError";
+}
+
+/** ioredis's errors: redis-errors' classes (a server's reply, an aborted command) … */
+const REDIS_CLIENT_ERRORS: ReadonlySet<string> = new Set([
+  "RedisError",
+  "ReplyError",
+  "ParserError",
+  "AbortError",
+  "InterruptError",
+  "MaxRetriesPerRequestError",
+  "ClusterAllFailedError",
+]);
+/** … and the plain Errors it rejects a command with when its connection is gone or not ready (no code). */
+const REDIS_CLIENT_MESSAGES = [/^Connection is closed\.$/, /^Stream isn't writeable and enableOfflineQueue options is false$/, /^Command timed out$/];
+
+/**
+ * Whether an error (or one of its causes) came from our PostgreSQL or Redis client, not from our
+ * own code saying another service's words (the channels reduce every receiver's and provider's
+ * error to text, thrown without a code). postgres.js's errors and Node's socket errors carry a
+ * code (an SQLSTATE, CONNECTION_CLOSED, ECONNREFUSED, …); ioredis's are named above.
+ */
+function fromStoreClient(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let current: unknown = error; current && typeof current === "object" && !seen.has(current); ) {
+    seen.add(current);
+    const { code, name, message, cause } = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string") return true;
+    if (typeof name === "string" && REDIS_CLIENT_ERRORS.has(name)) return true;
+    if (typeof message === "string" && REDIS_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    current = cause;
+  }
+  return false;
+}
+
+/** The notification a delivery job sends, named so in its failure's line (its jobId is the same id). */
+function notificationOf(job: Pick<Job, "data"> | undefined): { notificationId?: string } {
+  const id = (job?.data as { notificationId?: unknown } | undefined)?.notificationId;
+  return typeof id === "string" ? { notificationId: id } : {};
 }
 
 /** One line per paused queue of `names`, all at once. */
