@@ -3,12 +3,20 @@
 // Refuses what would make a token the API rejects or misreads (an unknown scope: 403 on every
 // route; a TTL under a second: expired on arrival; a claim that is no address: ignored), so a
 // mistyped flag fails here, naming the flag, instead of later as a puzzling 401 or 403.
+// Without --scope it grants a customer's scopes only: ingest:write and risk:write change data
+// that every caller shares (transactions, balances, labels), so they are asked for by name.
 import { parseArgs } from "node:util";
 import { loadJwtConfig } from "../config.ts";
 import { isE164, isEmailAddress } from "../domain/recipients.ts";
-import { SCOPES } from "../http/auth.ts";
+import { SCOPES, subjectIssue } from "../http/auth.ts";
 import { mintToken, type TokenClaims } from "../http/mint-token.ts";
 import { parseDuration } from "../duration.ts";
+
+/** Scopes over data every caller shares, and admin (which grants them). */
+const OPERATOR_SCOPES: ReadonlySet<string> = new Set(["admin", "ingest:write", "risk:write"]);
+
+/** What a customer's token holds: its own wallets, their history and its alerts. */
+const CALLER_SCOPES = SCOPES.filter((scope) => !OPERATOR_SCOPES.has(scope));
 
 type Flags = { sub?: string | undefined; scope: string; email?: string | undefined; phone?: string | undefined; ttl: string };
 
@@ -16,7 +24,7 @@ try {
   const { values } = parseArgs({
     options: {
       sub: { type: "string" },
-      scope: { type: "string", default: SCOPES.filter((s) => s !== "admin").join(" ") },
+      scope: { type: "string", default: CALLER_SCOPES.join(" ") },
       email: { type: "string" },
       phone: { type: "string" },
       ttl: { type: "string", default: "12h" },
@@ -35,7 +43,7 @@ try {
 function checkedClaims(flags: Flags): TokenClaims {
   const scopes = flags.scope.split(/\s+/).filter(Boolean);
   const problems = [
-    flags.sub ? undefined : "--sub is required (the caller the token speaks for)",
+    flags.sub ? subProblem(flags.sub) : "--sub is required (the caller the token speaks for)",
     scopeProblem(scopes),
     flags.email === undefined || isEmailAddress(flags.email) ? undefined : "--email: expected an email address such as alice@example.com",
     flags.phone === undefined || isE164(flags.phone) ? undefined : "--phone: expected an E.164 phone number such as +15551234567",
@@ -43,6 +51,12 @@ function checkedClaims(flags: Flags): TokenClaims {
   ].filter((problem) => problem !== undefined);
   if (problems.length > 0) throw new Error(problems.join("; "));
   return { sub: flags.sub!, scope: scopes.join(" "), email: flags.email, phone: flags.phone, ttlSeconds: parseDuration(flags.ttl) / 1_000 };
+}
+
+/** The API's own check of a subject (it answers 401 to a token whose sub cannot name an owner). */
+function subProblem(sub: string): string | undefined {
+  const issue = subjectIssue(sub);
+  return issue ? `--sub: ${issue.replace("the token's subject (sub)", "the subject")}, which the API refuses (401)` : undefined;
 }
 
 function scopeProblem(scopes: string[]): string | undefined {

@@ -71,6 +71,23 @@ describe("npm run token", () => {
     expect(stderr).toContain("--email: expected an email address such as alice@example.com");
   });
 
+  it("grants only a customer's scopes when --scope is not given (never ingest:write, risk:write or admin, which reach every caller's data)", async () => {
+    const { code, stdout } = await tokenCommand(["--sub", "alice"]);
+    expect(code).toBe(0);
+    const caller = await createTokenVerifier({ secret: TEST_JWT_SECRET, jwksUrl: undefined, issuer: undefined, audience: undefined })(lastLine(stdout));
+    expect([...caller.scopes].sort()).toEqual(["alerts:read", "alerts:write", "transactions:read", "wallets:read", "wallets:write"]);
+  });
+
+  it("refuses a subject the API would refuse (over 255 characters, a control character), naming --sub", async () => {
+    for (const sub of ["a".repeat(256), "ali\u0007ce"]) {
+      const { code, stdout, stderr } = await tokenCommand(["--sub", sub]);
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("--sub:");
+      expect(stderr).toContain("401");
+    }
+  });
+
   it("reads only the JWT settings: a bad PORT or SMTP_URL kept for the API does not stop it, a short JWT_SECRET does", async () => {
     const minted = await tokenCommand(["--sub", "alice"], { JWT_SECRET: TEST_JWT_SECRET, PORT: "not-a-port", SMTP_URL: "mailto:x" });
     expect(minted.code).toBe(0);
