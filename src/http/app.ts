@@ -18,6 +18,8 @@ import { webhooksDocument } from "./openapi-webhooks.ts";
 import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { createReadCache } from "./read-cache.ts";
+import { createOperationDocumenter } from "./openapi-operations.ts";
+import { createServerRefusals } from "./server-refusals.ts";
 import { adminPlugin } from "./admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { v1Routes } from "./routes/index.ts";
@@ -77,6 +79,9 @@ export async function buildApp(deps: Deps) {
       plugins: [formatsPlugin],
     },
     clientErrorHandler: answerClientError,
+    // A request that arrives while the app drains is answered by the admission hook below, as
+    // problem+json (server-refusals.ts), not by Fastify before any hook runs.
+    return503OnClosing: false,
     // The router refused the URL before any hook ran: for the API, the token is still checked
     // first, so a request without a valid one is a 401 whatever else is wrong with it.
     frameworkErrors: (error, request, reply) => {
@@ -90,6 +95,7 @@ export async function buildApp(deps: Deps) {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   const completed = trackCompletedRequests(app);
+  const refusal = createServerRefusals(app);
 
   // Only JSON bodies: text/plain would otherwise reach handlers as a string.
   app.removeContentTypeParser("text/plain");
@@ -107,7 +113,8 @@ export async function buildApp(deps: Deps) {
   });
   app.decorateRequest("caller");
 
-  // One hook admits every request, in this order: request id, authentication, scope, rate
+  // One hook admits every request, in this order: request id, authentication, scope, what the
+  // server refuses whatever the route (while it drains; an Expect it cannot meet), rate
   // limit. Authentication comes before parsing and validation, so a request without a valid
   // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too. It is
   // a callback hook, and a known token is checked without waiting: this runs on every request.
@@ -116,14 +123,14 @@ export async function buildApp(deps: Deps) {
     reply.header("x-request-id", request.id);
     // By the route matched, not the URL as spelled (see api-paths.ts); no route: by the path.
     const route = request.routeOptions.url;
-    if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done();
+    if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done(refusal(request));
     const config = request.routeOptions.config;
-    if (config?.public) return done();
+    if (config?.public) return done(refusal(request));
     const admit = (caller: Caller) => {
       request.caller = caller;
       const scope = config?.scope;
       if (scope && !caller.scopes.has(scope) && !caller.scopes.has("admin")) return done(insufficientScope(scope));
-      done(rateLimit(caller.sub, reply));
+      done(refusal(request) ?? rateLimit(caller.sub, reply));
     };
     authenticate(verify, request.headers.authorization, admit, (failure) => done(failure as Error));
   });
@@ -155,7 +162,16 @@ export async function buildApp(deps: Deps) {
       },
       servers: [{ url: "/" }],
       components: {
-        securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+        securitySchemes: {
+          bearer: {
+            type: "http",
+            scheme: "bearer",
+            bearerFormat: "JWT",
+            // Each operation's security names the scope it needs (openapi-operations.ts).
+            description:
+              "A JWT whose scope claim (space-separated) or scp claim holds the scope each operation's security lists; admin grants every scope",
+          },
+        },
       },
       security: [{ bearer: [] }],
       // What the service POSTs to a webhookUrl (OpenAPI 3.1 webhooks).
@@ -182,6 +198,8 @@ export async function buildApp(deps: Deps) {
     if (!isApiRoute(route.url) || route.config?.public) return;
     route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NO_QUERY };
   });
+  // Each operation's operationId and the scope it needs, in the document.
+  app.addHook("onRoute", createOperationDocumenter());
 
   await app.register(adminPlugin(deps, completed));
   await app.register(healthRoutes(deps));

@@ -14,7 +14,7 @@ import {
   type FieldError,
   type ProblemCode,
 } from "./problem.ts";
-import { NO_NUL_PATTERN } from "./schemas.ts";
+import { NO_NUL_PATTERN, documentQueryIntegers } from "./schemas.ts";
 
 type ValidationIssue = {
   instancePath?: string;
@@ -126,6 +126,7 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
   const base = context ?? "body";
   let path = `${base}${(issue.instancePath ?? "").replaceAll("/", ".")}`;
   let message = issue.message ?? "is not valid";
+  const range = issue.keyword === "pattern" ? queryIntegerRange(issue.parentSchema) : undefined;
   if (base === "querystring" && Array.isArray(issue.data)) {
     // Every query value is a string; the parser makes a list of a parameter given twice.
     message = "is given more than once; give it once";
@@ -137,6 +138,10 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
     message = "is required";
   } else if (issue.keyword === "pattern" && issue.params?.pattern === NO_NUL_PATTERN) {
     message = "must not contain a NUL character (\\u0000)";
+  } else if (range) {
+    // In the words of the range check (parseQueryInteger), which limit=101 meets: limit=abc
+    // said "must be results per page: a whole number from 1 to 100 (default 25)".
+    message = `must be a whole number from ${range.minimum} to ${range.maximum}`;
   } else if (issue.keyword === "pattern" && issue.parentSchema?.description) {
     message = `must be ${issue.parentSchema.description}`;
   } else if (issue.keyword === "enum" && Array.isArray(issue.params?.allowedValues)) {
@@ -146,6 +151,15 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
   }
   if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
   return { path: shortened(path), message };
+}
+
+/** The bounds of a query integer (schemas.ts's queryInteger), as the OpenAPI document shows them; else undefined. */
+function queryIntegerRange(schema: object | undefined): { minimum: number; maximum: number } | undefined {
+  if (schema === undefined) return undefined;
+  type Shown = { querystring: { properties: { value: { type?: unknown; minimum?: unknown; maximum?: unknown } } } };
+  const shown = (documentQueryIntegers({ querystring: { properties: { value: schema } } }) as Shown).querystring.properties.value;
+  const { type, minimum, maximum } = shown;
+  return type === "integer" && typeof minimum === "number" && typeof maximum === "number" ? { minimum, maximum } : undefined;
 }
 
 /** Where a request part's problems are said to be: "querystring" is "query" to the caller. */
