@@ -28,12 +28,29 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // of it, so that nothing thrown after parsing could be mistaken for bad JSON.
     let parsed: { error: Error | null; value?: unknown } = { error: null };
     parseText(request, text, (error, value) => (parsed = { error, value }));
-    if (parsed.error) return done(parsed.error, undefined);
+    if (parsed.error) return done(isJson(text) ? PROTOTYPE_KEY() : parsed.error, undefined);
     // Only an escape can make a lone surrogate: valid UTF-8 cannot carry one.
     const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(parsed.value) : undefined;
     if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
     done(null, parsed.value);
   });
+}
+
+/**
+ * Fastify refuses a `__proto__` or `constructor.prototype` key with the words it uses for bad
+ * JSON; the body is JSON, refused so that no key of it can reach an object's prototype.
+ */
+const PROTOTYPE_KEY = () =>
+  invalid("body", "has a __proto__ or constructor.prototype key, which is refused for safety (it could change an object's prototype)");
+
+/** Whether `text` is JSON by the language's own parser (asked only of a body Fastify refused). */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");

@@ -74,8 +74,12 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     expect(await storedAliases()).toContain("whale 🐋");
   });
 
-  it("still refuses prototype keys and bad JSON as before", async () => {
-    problem(await trackWallet(`{"address":"${randomAddress()}","__proto__":{"admin":true}}`), 400, "validation_failed");
+  it("refuses prototype keys as such, not as bad JSON, and bad JSON as before", async () => {
+    for (const body of [`{"address":"${randomAddress()}","__proto__":{"admin":true}}`, `{"address":"${randomAddress()}","constructor":{"prototype":{"admin":true}}}`]) {
+      const refused = problem(await trackWallet(body), 400, "validation_failed");
+      expect(refused.detail).toContain("__proto__ or constructor.prototype key, which is refused for safety");
+      expect(refused.errors).toEqual([{ path: "body", message: expect.stringContaining("refused for safety") }]);
+    }
     expect(problem(await trackWallet("{"), 400, "validation_failed").detail).toBe("the body is not valid JSON");
     expect(problem(await trackWallet(""), 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
   });
