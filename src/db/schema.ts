@@ -169,14 +169,24 @@ export const heliusRejectedItems = pgTable(
   ],
 );
 
-/** Counterparty labels loaded by operators (OFAC, vendors' lists). */
-export const riskLabels = pgTable("risk_labels", {
-  address: identifier("address").primaryKey(),
-  category: text("category").notNull(),
-  score: smallint("score").notNull(),
-  source: text("source"),
-  updatedAt: updatedAt(),
-});
+/**
+ * Counterparty labels loaded by operators: one per address and source (OFAC's list, each vendor's),
+ * so that one list's import never replaces or removes another list's verdict on the same address.
+ * `source` is '' for the labels loaded without one (the API's null). `updated_by` is the caller (the
+ * JWT's sub) of the PUT that last wrote the row.
+ */
+export const riskLabels = pgTable(
+  "risk_labels",
+  {
+    address: identifier("address").notNull(),
+    category: text("category").notNull(),
+    score: smallint("score").notNull(),
+    source: identifier("source").notNull().default(""),
+    updatedBy: text("updated_by"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.address, t.source] })],
+);
 
 /**
  * Label changes whose wallets are still to be rescored (the outbox of src/pipeline/relabel.ts):

@@ -1,7 +1,7 @@
 // The facts of a batch, arranged per address: each address's events for the activity
-// counters, the labelled counterparties it dealt with, and what is known of every
-// counterparty. Pure: the rows come in, maps go out.
-import type { AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
+// counters, the labels of the counterparties it dealt with (every source's), and what is known
+// of every counterparty. Pure: the rows come in, maps go out.
+import type { AddressLabels, AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
 import type { CounterpartyRisk } from "../domain/conditions/index.ts";
 import { addSol, dealingOf, type Dealing } from "../domain/risk/index.ts";
 import { isSol } from "../domain/tokens.ts";
@@ -94,21 +94,30 @@ function addDealing(event: ActivityEvent, { counterparty, sentTo }: Dealing): vo
   event.sentTo.push(counterparty);
 }
 
-/** Per address of `scored`, the labels of the counterparties it dealt with in the batch. */
+/**
+ * Per address of `scored`, the labels of the counterparties it dealt with in the batch: every
+ * label of each (every source's: each counts for the score), each counterparty once.
+ */
 export function labelledCounterparties(
   txs: readonly Transaction[],
-  labels: ReadonlyMap<string, LabelRow>,
+  labels: ReadonlyMap<string, AddressLabels>,
   scored: ReadonlySet<string>,
 ): Map<string, LabelRow[]> {
   const byAddress = new Map<string, LabelRow[]>();
   if (labels.size === 0) return byAddress;
+  // Per address, the labelled counterparties already added (a wallet that pays one several times in a batch).
+  const added = new Map<string, Set<string>>();
   const add = (address: string, counterparty: string) => {
     if (!scored.has(address)) return;
-    const label = labels.get(counterparty);
-    if (!label) return;
+    const labelled = labels.get(counterparty);
+    if (!labelled) return;
+    const seen = added.get(address);
+    if (seen?.has(counterparty)) return;
+    if (seen) seen.add(counterparty);
+    else added.set(address, new Set([counterparty]));
     const list = byAddress.get(address);
-    if (list) list.push(label);
-    else byAddress.set(address, [label]);
+    if (list) list.push(...labelled.labels);
+    else byAddress.set(address, [...labelled.labels]);
   };
   for (const tx of txs) {
     if (tx.from === tx.to) continue;
@@ -119,15 +128,16 @@ export function labelledCounterparties(
 }
 
 /**
- * What is known of an address as a counterparty: its label, and its score when the service
+ * What is known of an address as a counterparty: its effective label (the highest score of its
+ * labels, with that label's category: loadLabels puts it first), and its score when the service
  * keeps one (`trackedStates` holds the tracked addresses' rows only: see scoring.ts).
  */
 export function counterpartyRisk(
   address: string,
-  labels: ReadonlyMap<string, LabelRow>,
+  labels: ReadonlyMap<string, AddressLabels>,
   trackedStates: ReadonlyMap<string, AddressStateRow>,
 ): CounterpartyRisk {
-  const label = labels.get(address);
+  const label = labels.get(address)?.labels[0];
   const state = trackedStates.get(address);
   return {
     address,

@@ -2,7 +2,7 @@
 // scored on what the batches before it left (scores, a counterparty's too), so a group fires
 // what its batches would fire one at a time. Pure: counts and rows come in, firings and new
 // scores go out.
-import type { ActiveAlertRow, AddressStateRow, BatchTransaction, LabelRow } from "../db/queries/pipeline.ts";
+import type { ActiveAlertRow, AddressLabels, AddressStateRow, BatchTransaction } from "../db/queries/pipeline.ts";
 import type { AddressActivity, AddressEvents } from "./activity.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, type AddressSides } from "./batch-facts.ts";
 import type { ScoreStep } from "./record-scores.ts";
@@ -42,7 +42,8 @@ export type StepLookups = {
   alertsByAddress: ReadonlyMap<string, readonly ActiveAlertRow[]>;
   /** Each step's activity, as the counters answered it. */
   activities: ReadonlyArray<ReadonlyMap<string, AddressActivity>>;
-  labels: ReadonlyMap<string, LabelRow>;
+  /** The labels of the group's addresses (every source's, the effective one first), by address. */
+  labels: ReadonlyMap<string, AddressLabels>;
   tracked: ReadonlySet<string>;
   /** The tracked addresses' stored states: updated here, step by step, with the new scores. */
   states: Map<string, AddressStateRow>;

@@ -85,7 +85,7 @@ export async function runReconcileOnce(
 
   // Label changes whose rescore their process never ran (it ended between the two steps).
   for (const rescoreId of await pendingLabelRescores(deps.sql, before, settings.pageSize)) {
-    await rescoreRelabelled(deps, rescoreId);
+    await rescoreRelabelled(deps, rescoreId, undefined, before);
     result.labelRescores++;
   }
 

@@ -42,13 +42,14 @@ export async function recordScores(
   );
   // After the locks, so that a label change committed before them is seen (none when the batch met no labelled counterparty).
   const labelled = [...new Set(steps.flatMap((step) => step.pending.flatMap((p) => p.labels.map((label) => label.address))))];
-  const labelsNow = new Map((await loadLabels(tx, labelled)).map((label) => [label.address, label]));
+  const labelsNow = new Map((await loadLabels(tx, labelled)).map((entry) => [entry.address, entry.labels]));
   const scores = new Map<string, ScoreResult>();
   const history: NewHistory[] = [];
   for (const { cause, pending } of steps) {
     for (const update of pending) {
       const current = stored.get(update.address) ?? NO_SCORE;
-      const labels = update.labels.flatMap((label) => labelsNow.get(label.address) ?? []);
+      // Every label, every source's, of the counterparties the score was computed with, as they are now.
+      const labels = [...new Set(update.labels.map((label) => label.address))].flatMap((address) => labelsNow.get(address) ?? []);
       const unchanged =
         current.riskScore === update.basedOn.score &&
         sameFactors(current.riskFactors, update.basedOn.factors) &&
@@ -69,9 +70,15 @@ export async function recordScores(
   return { changes, scores };
 }
 
-const sameLabels = (now: readonly LabelRow[], before: readonly LabelRow[]): boolean =>
-  now.length === before.length &&
-  now.every((label, i) => label.category === before[i]!.category && label.score === before[i]!.score);
+/**
+ * The same set of labels: a label added, removed or changed (another list's label of the same
+ * counterparty among them) since the score was computed makes them differ.
+ */
+function sameLabels(now: readonly LabelRow[], before: readonly LabelRow[]): boolean {
+  const keys = (labels: readonly LabelRow[]) => new Set(labels.map((l) => `${l.address}\u0000${l.source}\u0000${l.category}\u0000${l.score}`));
+  const [a, b] = [keys(now), keys(before)];
+  return a.size === b.size && [...a].every((key) => b.has(key));
+}
 
 type StoredScore = { riskScore: number; riskFactors: readonly RiskFactor[] };
 

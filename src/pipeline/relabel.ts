@@ -1,9 +1,8 @@
 // A label change (PUT /v1/risk/labels, or a removal: DELETE /v1/risk/labels), in two steps.
-// First the labels commit, with a record that they are owed a rescore (label_rescores). Then,
-// in a transaction of its own, the tracked addresses that ever dealt with a relabelled address
-// are found and rescored (the service scores tracked addresses only: see scoring.ts), with the
-// score changes owed an evaluation, and the record is deleted; the evaluation itself is a
-// `risk` job.
+// First the labels commit, with a record that they are owed a rescore (label_rescores). Then the
+// tracked addresses that ever dealt with a relabelled address are found and rescored (the
+// service scores tracked addresses only: see scoring.ts), with the score changes owed an
+// evaluation, and the record is deleted; the evaluation itself is a `risk` job.
 // Why two steps: looked up inside the labels' own transaction, the addresses missed a batch
 // stored after the look-up whose evaluation read the labels before they committed: a wallet
 // that dealt with a newly sanctioned address in that window was never flagged. Now a batch
@@ -11,15 +10,28 @@
 // committed labels. A process that ends between the steps leaves the record: the reconciler
 // rescores it. Should a risk job be lost, the reconciler finds the unevaluated changes in
 // risk_score_history and enqueues them again.
+// The second step runs in chunks of RESCORE_CHUNK addresses, each a transaction of its own, in
+// address order: a chunk locks its wallets' scores (in address order, as an evaluation locks
+// them), reads their labels and history, writes, and commits, so its locks last one chunk's
+// time, not the whole rescore's (a hub relabelled that 10,000 wallets dealt with held every one
+// of their scores for seconds, and every evaluation of them waited), and no two chunks lock in
+// the opposite order of an evaluation. The record stays until the last chunk commits; each
+// chunk claims it again (claimLabelRescore), which renews its lease: the reconciler leaves a
+// rescore in progress alone (a chunk under way, however long, holds the record), takes over one
+// untouched for its grace period with no chunk under way (the process ended mid-rescore, or
+// stalled between chunks), and the run it took over stops at its next chunk. A
+// rescore is idempotent (each chunk locks, then reads the labels as they are now), so the
+// chunks that a run taken over, or ended, had done are redone without a change.
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import {
+  claimLabelRescore,
   deleteLabels,
+  finishLabelRescore,
   insertLabelRescore,
   labelExposure,
   shareLabelExposure,
-  takeLabelRescore,
   trackedCounterpartiesOf,
   upsertLabels,
   type LabelInput,
@@ -30,48 +42,78 @@ import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
 import { retryTransaction } from "./retry.ts";
 import { isLabelFactor, labelFactorsOf, sameFactors } from "./scoring.ts";
 
-/** Addresses rescored per round trip. */
-const RESCORE_CHUNK = 5_000;
+/**
+ * Addresses rescored per transaction (a chunk of a rescore): what an evaluation of one of them may
+ * wait for. A chunk reads its wallets' whole histories: at 100 transactions each, 10,000 wallets took
+ * about 5 s, so a chunk of 1,000 holds its locks about half a second, and stays well inside the
+ * reconciler's grace period (a chunk longer than that lets the reconciler take the rescore over).
+ */
+export const RESCORE_CHUNK = 1_000;
 export const LABELS_CAUSE = "labels";
 
-export type RelabelResult = { upserted: number; rescored: number; scoreChangeIds: number[] };
+export type RelabelResult = { upserted: number; changed: number; rescored: number; scoreChangeIds: number[] };
 
-export async function applyLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, labels: readonly LabelInput[]): Promise<RelabelResult> {
-  const { upserted, rescoreId } = await recordLabels(deps, labels);
-  return { upserted, ...(await rescoreAfterCommit(deps, rescoreId)) };
+/** PUT /v1/risk/labels: `updatedBy` is the caller's sub, kept on the labels it writes. */
+export async function applyLabels(
+  deps: Pick<Deps, "sql" | "queues" | "logger">,
+  labels: readonly LabelInput[],
+  updatedBy: string | null = null,
+): Promise<RelabelResult> {
+  const { upserted, changed, rescoreId } = await recordLabels(deps, labels, updatedBy);
+  return { upserted, changed, ...(await rescoreAfterCommit(deps, rescoreId)) };
 }
 
-/** The first step: the labels, and (when any changed) the record of the rescore they are owed. */
+/**
+ * The first step: the labels, and (when any changed) the record of the rescore they are owed.
+ * `changed` counts the addresses of which a label is new or changed its category or score.
+ */
 export async function recordLabels(
   deps: Pick<Deps, "sql">,
   labels: readonly LabelInput[],
-): Promise<{ upserted: number; rescoreId: number | null }> {
-  // The last of several labels for one address wins, as if they had been sent one by one.
-  const byAddress = new Map(labels.map((label) => [label.address, label]));
-  const { rescoreId } = await commitLabelChange(deps, (tx) => upsertLabels(tx, [...byAddress.values()]));
-  return { upserted: byAddress.size, rescoreId };
+  updatedBy: string | null = null,
+): Promise<{ upserted: number; changed: number; rescoreId: number | null }> {
+  // The last of several labels for one address and source wins, as if they had been sent one by one.
+  const byKey = new Map(labels.map((label) => [JSON.stringify([label.address, label.source]), label]));
+  const { changed, rescoreId } = await commitLabelChange(deps, (tx) => upsertLabels(tx, [...byKey.values()], updatedBy));
+  return { upserted: byKey.size, changed: changed.length, rescoreId };
 }
 
-export type RemovalResult = { removed: number; rescored: number; scoreChangeIds: number[] };
+export type RemovalResult = { removed: number; changed: number; rescored: number; scoreChangeIds: number[] };
 
 /**
  * A removal (DELETE /v1/risk/labels: a delisting, a row loaded by mistake) is a label change
  * like any other: the same two steps, the same record, the same rescore, the same reconciler.
- * The tracked addresses that dealt with a removed address lose its factor and their scores fall.
+ * The tracked addresses that dealt with a removed address lose its factor (unless another list
+ * labels it so too) and their scores fall. `source`: only that list's labels (null: those loaded
+ * without a source); undefined: every list's.
  */
-export async function removeLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, addresses: readonly string[]): Promise<RemovalResult> {
-  const { removed, rescoreId } = await recordLabelRemovals(deps, addresses);
-  return { removed, ...(await rescoreAfterCommit(deps, rescoreId)) };
+export async function removeLabels(
+  deps: Pick<Deps, "sql" | "queues" | "logger">,
+  addresses: readonly string[],
+  source?: string | null,
+): Promise<RemovalResult> {
+  const { removed, changed, rescoreId } = await recordLabelRemovals(deps, addresses, source);
+  return { removed, changed, ...(await rescoreAfterCommit(deps, rescoreId)) };
 }
 
-/** The first step of a removal: the labels deleted, and (when any was there) the record of the rescore owed. */
+/**
+ * The first step of a removal: the labels deleted, and (when any was there) the record of the
+ * rescore owed. `removed` counts the labels, `changed` the addresses that lost one.
+ */
 export async function recordLabelRemovals(
   deps: Pick<Deps, "sql">,
   addresses: readonly string[],
-): Promise<{ removed: number; rescoreId: number | null }> {
+  source?: string | null,
+): Promise<{ removed: number; changed: number; rescoreId: number | null }> {
   const unique = [...new Set(addresses)].sort();
-  const { changed, rescoreId } = await commitLabelChange(deps, (tx) => deleteLabels(tx, unique));
-  return { removed: changed.length, rescoreId };
+  let removed = 0;
+  const { changed, rescoreId } = await commitLabelChange(deps, async (tx) => {
+    const deleted = await deleteLabels(tx, unique, source);
+    // Set by the attempt that commits (retryTransaction may run this again).
+    removed = deleted.removed;
+    return deleted.changed;
+  });
+  return { removed, changed: changed.length, rescoreId };
 }
 
 /**
@@ -110,32 +152,61 @@ async function rescoreAfterCommit(
   }
 }
 
-/** The second step (also the reconciler's): rescores what an owed rescore names, unless another process took it. */
+/**
+ * The second step (also the reconciler's): rescores what an owed rescore names, chunk by chunk in
+ * address order, each chunk committed on its own, unless another process took it (or finished it)
+ * first. The rises of each chunk are enqueued for the risk workers once it commits; when that
+ * fails (Redis down), the rest is still rescored, the failure is thrown at the end, and the
+ * reconciler enqueues the unevaluated changes.
+ */
 export async function rescoreRelabelled(
   deps: Pick<Deps, "sql" | "queues">,
   rescoreId: number,
+  chunkSize: number = RESCORE_CHUNK,
+  /** The reconciler's take-over: only a rescore untouched since then, and no chunk of it under way. */
+  staleBefore?: Date,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
-  const result = await retryTransaction(() =>
-    deps.sql.begin(async (tx) => {
-      const changed = await takeLabelRescore(tx, rescoreId);
-      if (changed === null) return { rescored: 0, scoreChangeIds: [] };
-      const affected = await trackedCounterpartiesOf(tx, changed);
-      let rescored = 0;
-      const ids: number[] = [];
-      for (let start = 0; start < affected.length; start += RESCORE_CHUNK) {
-        const written = await rescoreExposure(tx, affected.slice(start, start + RESCORE_CHUNK), {
+  let lease: string | null = null;
+  // Looked up once, in the first chunk's transaction (after the labels committed), in address order.
+  let affected: string[] | null = null;
+  let done = 0;
+  let rescored = 0;
+  const ids: number[] = [];
+  let enqueueFailed: { error: unknown } | null = null;
+  for (;;) {
+    const chunk = await retryTransaction(() =>
+      deps.sql.begin(async (tx) => {
+        const claimed = await claimLabelRescore(tx, rescoreId, lease, lease === null ? staleBefore : undefined);
+        if (claimed === null) return null;
+        const all = affected ?? (await trackedCounterpartiesOf(tx, claimed.addresses));
+        const written = await rescoreExposure(tx, all.slice(done, done + chunkSize), {
           behaviour: "stored",
           cause: LABELS_CAUSE,
           evaluatedAt: null,
         });
-        rescored += written.rescored;
-        ids.push(...written.ids);
+        const last = done + chunkSize >= all.length;
+        if (last) await finishLabelRescore(tx, rescoreId);
+        return { lease: claimed.lease, all, written, last };
+      }),
+    );
+    // Done by another process, or taken over by the reconciler (which does it all again).
+    if (chunk === null) break;
+    lease = chunk.lease;
+    affected = chunk.all;
+    done += chunkSize;
+    rescored += chunk.written.rescored;
+    ids.push(...chunk.written.ids);
+    if (enqueueFailed === null) {
+      try {
+        await enqueueScoreEvaluation(deps.queues, chunk.written.ids);
+      } catch (error) {
+        enqueueFailed = { error };
       }
-      return { rescored, scoreChangeIds: ids.sort((a, b) => a - b) };
-    }),
-  );
-  await enqueueScoreEvaluation(deps.queues, result.scoreChangeIds);
-  return result;
+    }
+    if (chunk.last) break;
+  }
+  if (enqueueFailed !== null) throw enqueueFailed.error;
+  return { rescored, scoreChangeIds: ids.sort((a, b) => a - b) };
 }
 
 export type RescoreOptions = {

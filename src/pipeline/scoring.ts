@@ -15,6 +15,8 @@
 // flagged counterparty keeps that factor. The batch path only adds exposure (the label
 // factors already stored for the address stay, the batch's labelled counterparties add
 // theirs); a label change (PUT /v1/risk/labels) recomputes exposure from the whole history.
+// Every label of a counterparty counts, one per list that labelled it: the factors are the
+// union of theirs (OFAC's `sanctioned` and a vendor's `mixer` on one address: both factors).
 // Behavioural factors are recomputed from the counters each time the address transacts.
 import type { AddressStateRow, LabelRow } from "../db/queries/pipeline.ts";
 import { labelFactor, riskFactors, riskScore, type RiskInputs } from "../domain/risk/index.ts";
@@ -41,7 +43,7 @@ export function storedExposure(factors: readonly RiskFactor[]): Label[] {
   });
 }
 
-/** Label factors of a set of labels (exposure recomputed from history). */
+/** Label factors of a set of labels (exposure recomputed from history): one per label, the union of them all. */
 export function labelFactorsOf(labels: readonly Label[]): RiskFactor[] {
   return labels.flatMap((label) => {
     const factor = labelFactor(label.category, label.score);
@@ -80,7 +82,7 @@ export type ScoreUpdate = {
   address: string;
   /** The stored score and factors the new ones were computed from. */
   basedOn: { score: number; factors: RiskFactor[] };
-  /** The labels of the batch's counterparties they were computed with. */
+  /** The labels of the batch's counterparties they were computed with (every source's, each counterparty's once). */
   labels: readonly LabelRow[];
   next: ScoreResult;
   /**

@@ -3,11 +3,14 @@
 // is at its commit, or a downgraded label's factor comes back through the batch and stays.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
+import postgres from "postgres";
+import { evaluateBatch, type BatchOutcome } from "../../src/pipeline/evaluate-batch.ts";
+import { recordLabels } from "../../src/pipeline/relabel.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { evaluateBehindHeldBatch } from "../helpers/held-evaluation.ts";
-import { putLabels, track, tx } from "../helpers/pipeline.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
+import { putLabels, track, tx, waitFor } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -53,5 +56,47 @@ describe("a label change during an evaluation", () => {
     await release();
     expect(await evaluation).toMatchObject({ status: "evaluated" });
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+  });
+
+  it("scores with every list's label as it is at the commit: another list's label of the counterparty added after the evaluation read them counts", async () => {
+    const wallet = await track(t, alice);
+    const counterparty = randomAddress();
+    expect((await putLabels(t, alice, [{ address: counterparty, category: "scam", score: 70, source: "vendor-x" }])).statusCode).toBe(200);
+    let evaluation!: Promise<BatchOutcome>;
+    let release!: () => Promise<void>;
+
+    // The evaluation's read of the labels is held up by a lock on the table, seen waiting, let go,
+    // and seen done (its session moved on): it read vendor-x's scam alone. It then waits for the
+    // batch ahead, which another evaluation holds. On connections of their own: the evaluation
+    // and its waits take the app's small pool.
+    const side = postgres(t.config.databaseUrl, { max: 2, onnotice: () => {} });
+    try {
+      const unlock = await holdTransaction(side, (held) => held`lock table risk_labels in access exclusive mode`);
+      const ahead = await store([tx({ from: randomAddress(), to: randomAddress(), blockTime: now + 10 })]);
+      const batch = await store([tx({ from: wallet.address, to: counterparty, blockTime: now + 11 })]);
+      const held = await evaluateBehindHeldBatch(t, ahead, batch);
+      ({ evaluation, release } = held);
+      const reading = await waitFor("the evaluation to wait to read the labels", async () => {
+        const [row] = await side<{ pid: number; started: string }[]>`
+          select pid, query_start::text as started from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%from risk_labels%'`;
+        return row;
+      });
+      await unlock();
+      await waitFor("the evaluation to have read the labels", async () => {
+        const [row] = await side<{ done: boolean }[]>`
+          select state = 'idle' or query_start::text <> ${reading.started} as done from pg_stat_activity where pid = ${reading.pid}`;
+        return row?.done;
+      });
+    } finally {
+      await side.end();
+    }
+
+    // Another list labels the counterparty a mixer: only the first step, so that no rescore
+    // corrects the wallet afterwards; the evaluation must see it when it writes.
+    await recordLabels(t.deps, [{ address: counterparty, category: "mixer", score: 90, source: "vendor-y" }]);
+    await release();
+    expect(await evaluation).toMatchObject({ status: "evaluated" });
+    expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 80, riskFactors: ["mixer_interaction", "scam_interaction"] });
   });
 });

@@ -138,13 +138,17 @@ describe("GET /v1/risk/labels/{address}", () => {
     const res = await getLabel(labelled);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toEqual({ address: labelled, category: "sanctioned", score: 100, source: "ofac-sdn", updatedAt: expect.stringMatching(/Z$/) });
+    const label = { category: "sanctioned", score: 100, source: "ofac-sdn", updatedAt: expect.stringMatching(/Z$/) };
+    expect(body).toEqual({ address: labelled, ...label, labels: [label] });
     expect(Date.parse(body.updatedAt)).toBeGreaterThanOrEqual(before - 5_000);
 
-    await putLabels(t, token, [{ address: labelled, category: "exchange", score: 10 }]);
-    expect((await getLabel(labelled)).json()).toMatchObject({ category: "exchange", score: 10, source: null });
+    // Replaced by the same list; a label without a source is another list's.
+    await putLabels(t, token, [{ address: labelled, category: "exchange", score: 10, source: "ofac-sdn" }]);
+    expect((await getLabel(labelled)).json()).toMatchObject({ category: "exchange", score: 10, source: "ofac-sdn", labels: [{ score: 10 }] });
+    await putLabels(t, token, [{ address: labelled, category: "flagged", score: 10 }]);
+    expect((await getLabel(labelled)).json()).toMatchObject({ category: "flagged", score: 10, source: null, labels: [{}, {}] });
 
-    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 1 });
+    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 2 });
     expectProblem(await getLabel(labelled), 404, "not_found");
   });
 

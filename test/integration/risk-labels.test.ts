@@ -92,22 +92,49 @@ describe("PUT /v1/risk/labels effects", () => {
     const { address: same, category, score, source } = read.json() as Record<string, unknown>;
     const again = await put({ labels: [{ address: same, category, score, source }] });
     expect(again.statusCode, again.body).toBe(200);
-    const [row] = await t.deps.sql`select source from risk_labels where address = ${address}`;
-    expect(row).toEqual({ source: null });
+    // One label, stored with source '' (what the API calls null), not a second one beside it.
+    const rows = await t.deps.sql`select source from risk_labels where address = ${address}`;
+    expect(rows).toEqual([{ source: "" }]);
+    expect((await t.app.inject({ method: "GET", url: `/v1/risk/labels/${address}`, headers: bearer(token) })).json()).toMatchObject({
+      source: null,
+      labels: [{ source: null }],
+    });
   });
 
-  it("creates and replaces labels, one per address", async () => {
+  it("creates and replaces labels, one per address and source, each recording the caller that wrote it", async () => {
     const [a, b] = [randomAddress(), randomAddress()];
     const first = await put({ labels: [{ address: a, category: "exchange", score: 5, source: "vendor-x" }, { address: b, category: "scam", score: 80 }] });
     expect(first.statusCode).toBe(200);
     expect(first.json()).toEqual({ upserted: 2 });
+    // Another source's label of `a` is a second label; the same source's replaces the first.
     expect((await put({ labels: [{ address: a, category: "hack", score: 90 }] })).json()).toEqual({ upserted: 1 });
-    const rows = await t.deps.sql<{ address: string; category: string; score: number; source: string | null }[]>`
-      select address, category, score, source from risk_labels where address in (${a}, ${b}) order by score`;
+    const other = await t.token("loader-2", "risk:write");
+    expect((await put({ labels: [{ address: a, category: "exchange", score: 20, source: "vendor-x" }] }, other)).json()).toEqual({ upserted: 1 });
+    const rows = await t.deps.sql<{ address: string; category: string; score: number; source: string; updatedBy: string }[]>`
+      select address, category, score, source, updated_by as "updatedBy" from risk_labels where address in (${a}, ${b}) order by score`;
     expect(rows).toEqual([
-      { address: b, category: "scam", score: 80, source: null },
-      { address: a, category: "hack", score: 90, source: null },
+      { address: a, category: "exchange", score: 20, source: "vendor-x", updatedBy: "loader-2" },
+      { address: b, category: "scam", score: 80, source: "", updatedBy: "operator" },
+      { address: a, category: "hack", score: 90, source: "", updatedBy: "operator" },
     ]);
+  });
+
+  it("accepts one address under two sources in a request, and refuses it twice under the same source (null and absent are the same)", async () => {
+    const address = randomAddress();
+    const twoSources = await put({
+      labels: [
+        { address, category: "sanctioned", score: 100, source: "ofac-sdn" },
+        { address, category: "mixer", score: 80, source: "vendor-x" },
+        { address, category: "flagged", score: 50 },
+      ],
+    });
+    expect(twoSources.json()).toEqual({ upserted: 3 });
+    const body = expectProblem(
+      await put({ labels: [{ address, category: "scam", score: 50, source: null }, { address, category: "mixer", score: 60 }] }),
+      400,
+      "validation_failed",
+    );
+    expect(errorPaths(body)).toContain("body.labels.1.address");
   });
 
   it("rescores the wallets that dealt with a relabelled address and fires their risk_score_increase alerts", async () => {
@@ -134,8 +161,8 @@ describe("PUT /v1/risk/labels effects", () => {
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 
-    // A downgraded label takes the exposure away, and the baseline falls with the score.
-    await put({ labels: [{ address: counterparty, category: "exchange", score: 10 }] });
+    // A downgraded label (the same list's) takes the exposure away, and the baseline falls with the score.
+    await put({ labels: [{ address: counterparty, category: "exchange", score: 10, source: "ofac" }] });
     await settled(t);
     const [after] = await t.deps.sql<{ score: number; factors: string[] }[]>`
       select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;

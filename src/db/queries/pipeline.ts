@@ -4,6 +4,7 @@ import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from 
 import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
+import { compareLabels } from "./risk-labels.ts";
 
 export type BatchRow = { id: string; evaluated: boolean };
 
@@ -124,12 +125,24 @@ export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; 
   });
 }
 
-export type LabelRow = { address: string; category: LabelCategory; score: number };
+/** One list's label of an address (`source` '' when it was loaded without one). */
+export type LabelRow = { address: string; category: LabelCategory; score: number; source: string };
 
-export async function loadLabels(sql: Sql | TransactionSql, addresses: readonly string[]): Promise<LabelRow[]> {
+/** Every label of an address, every source's: its effective label (risk-labels.ts, compareLabels) first. */
+export type AddressLabels = { address: string; labels: LabelRow[] };
+
+/** The labels of those of `addresses` that have any, one entry per address. */
+export async function loadLabels(sql: Sql | TransactionSql, addresses: readonly string[]): Promise<AddressLabels[]> {
   if (addresses.length === 0) return [];
-  return sql<LabelRow[]>`
-    select address, category, score from risk_labels where address = any(${addresses as string[]}::text[])`;
+  const rows = await sql<LabelRow[]>`
+    select address, category, score, source from risk_labels where address = any(${addresses as string[]}::text[])`;
+  const byAddress = new Map<string, LabelRow[]>();
+  for (const row of rows) {
+    const list = byAddress.get(row.address);
+    if (list) list.push(row);
+    else byAddress.set(row.address, [row]);
+  }
+  return [...byAddress].map(([address, labels]) => ({ address, labels: labels.length > 1 ? labels.sort(compareLabels) : labels }));
 }
 
 export type AddressStateRow = { address: string; balance: number; riskScore: number; riskFactors: RiskFactor[] };

@@ -1,62 +1,147 @@
 // Counterparty labels (PUT, DELETE and GET /v1/risk/labels) and the history queries that find who a label
 // change concerns: the addresses that ever dealt with a relabelled address.
+//
+// A label is one list's verdict on an address: keyed by address and source, so that OFAC's list and
+// each vendor's keep their own rows, and one list's import or removal never touches another's. A
+// label loaded without a source is stored with source '' and is null in and out of the API: the ''
+// never leaves this module. Everything that locks label rows locks them in (address, source) order,
+// byte by byte as Postgres orders the key (COLLATE "C"), so an import and a removal of the same
+// labels wait for each other instead of deadlocking.
 import type { TransactionSql } from "postgres";
+import { FACTOR_WEIGHTS, labelFactor } from "../../domain/risk/index.ts";
 import type { LabelCategory } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { transactionLock } from "./advisory-lock.ts";
 
 type Tx = TransactionSql;
 
+/** A label as the API takes it: `source` null when the list gave none. */
 export type LabelInput = { address: string; category: LabelCategory; score: number; source: string | null };
 
-/** Upserts the labels (each address once); returns the addresses whose category or score changed, new ones included. */
-export async function upsertLabels(tx: Tx, labels: readonly LabelInput[]): Promise<string[]> {
+/** The stored source of a label loaded without one. */
+const NO_SOURCE = "";
+const storedSource = (source: string | null): string => source ?? NO_SOURCE;
+const apiSource = (source: string): string | null => (source === NO_SOURCE ? null : source);
+
+/**
+ * Byte order of the strings' UTF-8 (Postgres's COLLATE "C"), which is code point order. JavaScript's
+ * `<` compares UTF-16 code units, which differs only where a surrogate (a code point above U+FFFF)
+ * meets a unit from U+E000 to U+FFFF: ranked here as their code points rank.
+ */
+export function compareBytewise(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+const codePointRank = (unit: number): number => (unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit);
+
+/** (address, source) order: the order in which label rows are locked. */
+const byKey = (a: { address: string; source: string }, b: { address: string; source: string }): number =>
+  compareBytewise(a.address, b.address) || compareBytewise(a.source, b.source);
+
+type RankedLabel = { category: LabelCategory; score: number; source: string };
+
+const factorWeight = (label: RankedLabel): number => {
+  const factor = labelFactor(label.category, label.score);
+  return factor === null ? 0 : FACTOR_WEIGHTS[factor];
+};
+
+/**
+ * The order of an address's labels, its effective label first (the one GET answers at its top
+ * level, the wallet detail shows, and suspicious_counterparty judges the address by): the highest
+ * score; on a tie, the category whose factor weighs most (sanctioned, mixer, scam/hack/darknet, then
+ * the rest); then the source in byte order, a label without one first. Takes stored sources ('').
+ */
+export function compareLabels(a: RankedLabel, b: RankedLabel): number {
+  return b.score - a.score || factorWeight(b) - factorWeight(a) || compareBytewise(a.source, b.source);
+}
+
+const labelKey = (label: { address: string; source: string }): string => `${label.address}\u0000${label.source}`;
+
+/**
+ * Upserts the labels (each address and source once) as written by `updatedBy` (the caller's sub);
+ * returns the addresses of which a label is new or changed its category or score.
+ */
+export async function upsertLabels(tx: Tx, labels: readonly LabelInput[], updatedBy: string | null): Promise<string[]> {
   if (labels.length === 0) return [];
-  const sorted = [...labels].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  // Each key once (the last wins): one statement cannot upsert a row twice.
+  const stored = labels.map((label) => ({ ...label, source: storedSource(label.source) }));
+  const sorted = [...new Map(stored.map((label) => [labelKey(label), label])).values()].sort(byKey);
   const addresses = sorted.map((l) => l.address);
-  const before = await tx<{ address: string; category: string; score: number }[]>`
-    select address, category, score from risk_labels where address = any(${addresses}::text[])
-    order by address for update`;
-  const previous = new Map(before.map((row) => [row.address, row]));
+  const sources = sorted.map((l) => l.source);
+  // Only the rows this import writes: another list's label of the same address is not its business.
+  const before = await tx<{ address: string; source: string; category: string; score: number }[]>`
+    select l.address, l.source, l.category, l.score
+    from risk_labels l
+    join unnest(${addresses}::text[], ${sources}::text[]) as k(address, source) on l.address = k.address and l.source = k.source
+    order by l.address, l.source for update of l`;
+  const previous = new Map(before.map((row) => [labelKey(row), row]));
   await tx`
-    insert into risk_labels (address, category, score, source, updated_at)
-    select address, category, score, source, now()
-    from unnest(${addresses}::text[], ${sorted.map((l) => l.category)}::text[], ${sorted.map((l) => l.score)}::smallint[],
-                ${sorted.map((l) => l.source)}::text[]) as u(address, category, score, source)
-    on conflict (address) do update
-      set category = excluded.category, score = excluded.score, source = excluded.source, updated_at = now()`;
-  return sorted
-    .filter((l) => {
-      const old = previous.get(l.address);
-      return !old || old.category !== l.category || old.score !== l.score;
-    })
-    .map((l) => l.address);
+    insert into risk_labels (address, source, category, score, updated_by, updated_at)
+    select address, source, category, score, ${updatedBy}, now()
+    from unnest(${addresses}::text[], ${sources}::text[], ${sorted.map((l) => l.category)}::text[],
+                ${sorted.map((l) => l.score)}::smallint[]) as u(address, source, category, score)
+    on conflict (address, source) do update
+      set category = excluded.category, score = excluded.score, updated_by = excluded.updated_by, updated_at = now()`;
+  const changed = sorted.filter((l) => {
+    const old = previous.get(labelKey(l));
+    return !old || old.category !== l.category || old.score !== l.score;
+  });
+  return [...new Set(changed.map((l) => l.address))];
 }
 
 /**
- * Deletes the labels of `addresses` (an address without one is skipped); returns those that had one.
- * Locked in address order first, as upsertLabels locks, so a removal and an import of the same
- * addresses wait for each other instead of deadlocking.
+ * Deletes the labels of `addresses`: those of `source` only (null: the labels loaded without one),
+ * or every source's when `source` is undefined. An address without such a label is skipped. Returns
+ * the number of labels removed and the addresses that lost one. Locked in (address, source) order
+ * first, as upsertLabels locks.
  */
-export async function deleteLabels(tx: Tx, addresses: readonly string[]): Promise<string[]> {
-  if (addresses.length === 0) return [];
-  const locked = await tx<{ address: string }[]>`
-    select address from risk_labels where address = any(${addresses as string[]}::text[]) order by address for update`;
-  if (locked.length === 0) return [];
-  const held = locked.map((row) => row.address);
-  await tx`delete from risk_labels where address = any(${held}::text[])`;
-  return held;
+export async function deleteLabels(
+  tx: Tx,
+  addresses: readonly string[],
+  source?: string | null,
+): Promise<{ removed: number; changed: string[] }> {
+  if (addresses.length === 0) return { removed: 0, changed: [] };
+  const ofSource = source === undefined ? tx`` : tx`and source = ${storedSource(source)}`;
+  const locked = await tx<{ address: string; source: string }[]>`
+    select address, source from risk_labels where address = any(${addresses as string[]}::text[]) ${ofSource}
+    order by address, source for update`;
+  if (locked.length === 0) return { removed: 0, changed: [] };
+  await tx`
+    delete from risk_labels l
+    using unnest(${locked.map((row) => row.address)}::text[], ${locked.map((row) => row.source)}::text[]) as k(address, source)
+    where l.address = k.address and l.source = k.source`;
+  return { removed: locked.length, changed: [...new Set(locked.map((row) => row.address))] };
 }
 
-/** `updatedAt` ISO 8601 UTC with Z, formatted by Postgres as every date-time the API answers. */
-export type StoredLabel = LabelInput & { updatedAt: string };
+/** One label of an address as the API answers it. `updatedAt` ISO 8601 UTC with Z, formatted by Postgres as every date-time the API answers. */
+export type SourceLabel = { category: LabelCategory; score: number; source: string | null; updatedAt: string };
 
-/** One address's label, or null. */
-export async function findLabel(sql: Sql, address: string): Promise<StoredLabel | null> {
-  const [row] = await sql<StoredLabel[]>`
-    select address, category, score, source, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "updatedAt"
+/** An address's effective label (see compareLabels) at the top level, and every source's label in `labels`, in that order. */
+export type StoredLabels = { address: string } & SourceLabel & { labels: SourceLabel[] };
+
+/** The labels of one address, or null when it has none. */
+export async function findLabels(sql: Sql, address: string): Promise<StoredLabels | null> {
+  const rows = await sql<(RankedLabel & { updatedAt: string })[]>`
+    select category, score, source, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "updatedAt"
     from risk_labels where address = ${address}`;
-  return row ?? null;
+  if (rows.length === 0) return null;
+  const labels = [...rows]
+    .sort(compareLabels)
+    .map((row): SourceLabel => ({ category: row.category, score: row.score, source: apiSource(row.source), updatedAt: row.updatedAt }));
+  return { address, ...labels[0]!, labels };
+}
+
+/** The effective label of a set of stored labels (see compareLabels), with its source as the API answers it; null when there is none. */
+export function effectiveLabel(labels: readonly RankedLabel[] | null): { category: LabelCategory; score: number; source: string | null } | null {
+  if (!labels || labels.length === 0) return null;
+  const [first] = [...labels].sort(compareLabels);
+  return { category: first!.category, score: first!.score, source: apiSource(first!.source) };
 }
 
 // A tracking scores the new address from the labels of its counterparties; a label change
@@ -81,22 +166,56 @@ export async function insertLabelRescore(tx: Tx, addresses: readonly string[]): 
 }
 
 /**
- * Takes an owed rescore: deletes it and returns its addresses (null when another process took
- * it first). The delete holds its row until the rescore commits, so two never run the same one.
+ * Claims an owed rescore for one chunk of its work: returns its relabelled addresses, and the lease
+ * set on it (its created_at, moved to now: the reconciler takes only a rescore left untouched for
+ * its grace period). `lease` null takes the rescore whoever held it; a lease from an earlier chunk
+ * takes it only if nobody took it over since. Null when the rescore is done (deleted) or was taken
+ * over. The row stays locked until the chunk commits, so two chunks of it never run side by side.
  */
-export async function takeLabelRescore(tx: Tx, id: number): Promise<string[] | null> {
-  const [row] = await tx<{ addresses: string[] }[]>`delete from label_rescores where id = ${id} returning addresses`;
-  return row?.addresses ?? null;
+export async function claimLabelRescore(
+  tx: Tx,
+  id: number,
+  lease: string | null,
+  staleBefore?: Date,
+): Promise<{ addresses: string[]; lease: string } | null> {
+  // A take-over (the reconciler's: staleBefore) never waits for a chunk under way, whose
+  // transaction holds the row (its renewal not yet visible): it skips the row, and takes it only
+  // when no chunk runs and none has started since staleBefore. Waiting instead, it would take over
+  // a live rescore the moment its chunk committed, start again from the first chunk, and, were
+  // chunks as long as the grace period, do so at every sweep without ever finishing.
+  const where =
+    staleBefore !== undefined
+      ? tx`id = (select id from label_rescores where id = ${id} and created_at < ${staleBefore.toISOString()}::timestamptz for update skip locked)`
+      : lease === null
+        ? tx`id = ${id}`
+        : tx`id = ${id} and created_at = ${lease}::timestamptz`;
+  const [row] = await tx<{ addresses: string[]; lease: string }[]>`
+    update label_rescores set created_at = now() where ${where}
+    returning addresses, created_at::text as lease`;
+  return row ?? null;
 }
 
-/** Rescores owed since before `before`, oldest first: their process ended between the two steps. */
+/** Deletes an owed rescore, in the transaction of its last chunk (which holds its row: claimLabelRescore). */
+export async function finishLabelRescore(tx: Tx, id: number): Promise<void> {
+  await tx`delete from label_rescores where id = ${id}`;
+}
+
+/**
+ * Rescores owed and untouched since before `before`, oldest first: their process ended between the
+ * two steps, or during the rescore (each chunk moves created_at forward: claimLabelRescore).
+ */
 export async function pendingLabelRescores(sql: Sql, before: Date, limit: number): Promise<number[]> {
   const rows = await sql<{ id: number }[]>`
     select id::float8 as id from label_rescores where created_at < ${before.toISOString()}::timestamptz order by id limit ${limit}`;
   return rows.map((row) => row.id);
 }
 
-/** Every tracked address that sent to or received from one of `addresses` (themselves included if they dealt with each other). */
+/**
+ * Every tracked address that sent to or received from one of `addresses` (themselves included if
+ * they dealt with each other), in address order (byte order, as lockAddressScores locks): a rescore
+ * locks them chunk by chunk in this order, so its chunks and an evaluation never lock in opposite
+ * orders.
+ */
 export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
   if (addresses.length === 0) return [];
   const rows = await tx<{ address: string }[]>`
@@ -105,13 +224,14 @@ export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string
       union
       select to_address from transactions where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address
     ) dealt
-    where address in (select address from tracked_wallets)`;
+    where address in (select address from tracked_wallets)
+    order by address`;
   return rows.map((row) => row.address);
 }
 
 export type Exposure = { address: string; category: LabelCategory; score: number };
 
-/** The labels of every counterparty each address ever dealt with (its label exposure, from the whole history). */
+/** The labels of every counterparty each address ever dealt with, every source's (its label exposure, from the whole history). */
 export async function labelExposure(tx: Tx, addresses: readonly string[]): Promise<Exposure[]> {
   if (addresses.length === 0) return [];
   return tx<Exposure[]>`

@@ -4,6 +4,7 @@
 import type { TransactionSql } from "postgres";
 import type { LabelCategory, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import { effectiveLabel } from "./risk-labels.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
 export type WalletSortKey = (typeof WALLET_SORT_KEYS)[number];
@@ -33,7 +34,7 @@ export type WalletDetailRow = {
   nfts: NftRow[];
   riskScore: number;
   riskFactors: RiskFactor[];
-  /** The address's own counterparty label, when it carries one. */
+  /** The address's own counterparty label, when it carries one: its effective label (the highest score) when several lists label it. */
   label: { category: LabelCategory; score: number; source: string | null } | null;
   tags: string[];
   /** Unix seconds with a fraction: drizzle makes this client return timestamps as text. */
@@ -76,7 +77,7 @@ export async function listWallets(
 }
 
 export async function getWallet(sql: Sql, owner: string, walletId: string): Promise<WalletDetailRow | undefined> {
-  const [row] = await sql<WalletDetailRow[]>`
+  const [row] = await sql<(Omit<WalletDetailRow, "label"> & { labels: StoredLabelRow[] | null })[]>`
     select w.id as "walletId", w.address, w.alias,
            coalesce(s.balance, 0)::float8 as balance,
            coalesce((
@@ -91,8 +92,8 @@ export async function getWallet(sql: Sql, owner: string, walletId: string): Prom
              from nfts n where n.address = w.address), '[]'::json) as nfts,
            coalesce(s.risk_score, 0)::int as "riskScore",
            coalesce(s.risk_factors, '{}'::text[]) as "riskFactors",
-           (select json_build_object('category', l.category, 'score', l.score, 'source', l.source)
-            from risk_labels l where l.address = w.address) as label,
+           (select json_agg(json_build_object('category', l.category, 'score', l.score, 'source', l.source))
+            from risk_labels l where l.address = w.address) as labels,
            w.tags,
            extract(epoch from w.tracked_at)::float8 as "trackedAt",
            act.last_activity::float8 as "lastActivity"
@@ -100,8 +101,13 @@ export async function getWallet(sql: Sql, owner: string, walletId: string): Prom
     left join address_state s on s.address = w.address
     left join address_activity act on act.address = w.address
     where w.id = ${walletId} and w.owner = ${owner}`;
-  return row;
+  if (!row) return undefined;
+  const { labels, ...wallet } = row;
+  return { ...wallet, label: effectiveLabel(labels) };
 }
+
+/** A label of the address as stored (source '' when loaded without one). */
+type StoredLabelRow = { category: LabelCategory; score: number; source: string };
 
 /** The address a caller's wallet tracks, or undefined for an unknown or foreign wallet. */
 export async function findWalletAddress(sql: Sql, owner: string, walletId: string): Promise<string | undefined> {

@@ -1,11 +1,17 @@
-// PUT /v1/risk/labels: operators load counterparty labels (OFAC, their vendors' lists). A
-// label that changes rescores every tracked address that ever dealt with the labelled address; the
-// rises are evaluated against risk_score_increase alerts by the risk workers. DELETE removes labels
-// (a delisting, a row loaded by mistake) through the same rescore; GET reads one back.
+// PUT /v1/risk/labels: operators load counterparty labels (OFAC, their vendors' lists), one per
+// address and source, so that one list never overwrites or removes another's verdict. A label that
+// changes rescores every tracked address that ever dealt with the labelled address; the rises are
+// evaluated against risk_score_increase alerts by the risk workers. DELETE removes labels (a
+// delisting, a row loaded by mistake: one list's, or every list's) through the same rescore; GET
+// reads an address's labels back.
+//
+// Labels are shared by every caller: a change moves the scores, and fires the risk_score_increase
+// alerts, of every caller's wallets. So each change is logged at info with the caller's sub and its
+// counts, and each label keeps the sub of the PUT that last wrote it (updated_by).
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import { LABEL_CATEGORIES } from "../../domain/types.ts";
-import { findLabel } from "../../db/queries/risk-labels.ts";
+import { findLabels } from "../../db/queries/risk-labels.ts";
 import { applyLabels, removeLabels } from "../../pipeline/relabel.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { invalid, notFound } from "../problem.ts";
@@ -13,22 +19,26 @@ import { AddressSchema, assertAddress, described, errorResponses, textSchema } f
 
 export const MAX_LABELS = 10_000;
 
+// null as well as absent: GET answers "source": null for a label without one, and a label read
+// back must be accepted as it was read. Never "": that is no source name.
+const SourceSchema = (description: string) => Type.Union([textSchema({ minLength: 1, maxLength: 200 }), Type.Null()], { description });
+
 const LabelSchema = Type.Object(
   {
     address: AddressSchema,
     category: Type.Enum(LABEL_CATEGORIES, { description: "what the address is" }),
     score: Type.Integer({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
-    // null as well as absent: GET answers "source": null for a label without one, and a label
-    // read back must be accepted as it was read.
     source: Type.Optional(
-      Type.Union([textSchema({ minLength: 1, maxLength: 200 }), Type.Null()], { description: "where the label comes from, e.g. ofac-sdn; null or absent when none" }),
+      SourceSchema(
+        "the list the label comes from, e.g. ofac-sdn; null or absent when none. A label is kept per address and source: another source's label of the same address stays",
+      ),
     ),
   },
   { additionalProperties: false },
 );
 
 const LabelsBodySchema = Type.Object(
-  { labels: Type.Array(LabelSchema, { minItems: 1, maxItems: MAX_LABELS }) },
+  { labels: Type.Array(LabelSchema, { minItems: 1, maxItems: MAX_LABELS, description: "each address and source once" }) },
   { additionalProperties: false },
 );
 
@@ -36,36 +46,54 @@ const LabelsBodySchema = Type.Object(
 // The one DELETE that takes a body (the others refuse fields: no-body.ts): a list of addresses has
 // no place in a URL, and a POST .../remove would hide from an HTTP log that this deletes.
 const RemoveBodySchema = Type.Object(
-  { addresses: Type.Array(AddressSchema, { minItems: 1, maxItems: MAX_LABELS, description: "the addresses whose labels to remove" }) },
+  {
+    addresses: Type.Array(AddressSchema, { minItems: 1, maxItems: MAX_LABELS, description: "the addresses whose labels to remove" }),
+    source: Type.Optional(
+      SourceSchema(
+        "remove only this list's labels of the addresses (null: the labels loaded without a source); absent: every list's label of them",
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 
 const LabelsRemovedSchema = Type.Object({
-  removed: Type.Integer({ description: "labels removed: the addresses that had one (an address without a label is not an error)" }),
+  removed: Type.Integer({
+    description:
+      "labels removed, one per address and source (an address with labels from two lists counts 2 when both go); an address without such a label is not an error",
+  }),
 });
 
 const LabelParamsSchema = Type.Object({ address: AddressSchema });
 
-const StoredLabelSchema = Type.Object({
-  address: Type.String(),
+const labelFields = {
   category: Type.Enum(LABEL_CATEGORIES),
   score: Type.Integer({ minimum: 0, maximum: 100 }),
-  source: Type.Union([Type.String(), Type.Null()], { description: "where the label comes from; null when none was given" }),
+  source: Type.Union([Type.String(), Type.Null()], { description: "the list the label comes from; null when none was given" }),
   updatedAt: Type.String({ format: "date-time", description: "when the label was last created or replaced" }),
+};
+
+const StoredLabelSchema = Type.Object({
+  address: Type.String(),
+  ...labelFields,
+  labels: Type.Array(Type.Object(labelFields), {
+    description: "every list's label of the address, the effective one (the top-level fields) first, then by the same order",
+  }),
 });
 
-/** Each address valid and named once in the request; `pathOf` names the place of the i-th in a refusal. */
-function assertUniqueAddresses(addresses: readonly string[], pathOf: (i: number) => string): void {
+/** Each address valid, and each (address, key) named once in the request; `pathOf` names the place of the i-th in a refusal. */
+function assertUnique(addresses: readonly string[], keyOf: (i: number) => string, pathOf: (i: number) => string, message: string): void {
   const seen = new Set<string>();
   addresses.forEach((address, i) => {
     assertAddress(pathOf(i), address);
-    if (seen.has(address)) throw invalid(pathOf(i), "appears more than once in the request");
-    seen.add(address);
+    const key = keyOf(i);
+    if (seen.has(key)) throw invalid(pathOf(i), message);
+    seen.add(key);
   });
 }
 
 const LabelsUpsertedSchema = Type.Object({
-  upserted: Type.Integer({ description: "labels created or replaced (one per address)" }),
+  upserted: Type.Integer({ description: "labels created or replaced (one per address and source)" }),
 });
 
 export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
@@ -78,16 +106,28 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { scope: "risk:write" },
         schema: {
           tags: ["risk"],
-          summary: "Create or replace counterparty labels (bulk); changed labels rescore the tracked addresses that dealt with them",
+          summary: "Create or replace counterparty labels (bulk), one per address and source; changed labels rescore the tracked addresses that dealt with them",
           body: LabelsBodySchema,
-          response: { 200: described(LabelsUpsertedSchema, "the labels stored; the wallets that dealt with a changed address are rescored"), ...errorResponses(400, 413, 415) },
+          response: {
+            200: described(LabelsUpsertedSchema, "the labels stored, and the wallets that dealt with a changed address rescored"),
+            ...errorResponses(400, 413, 415),
+          },
         },
       },
       async (request) => {
-        assertUniqueAddresses(request.body.labels.map((label) => label.address), (i) => `body.labels.${i}.address`);
         const labels = request.body.labels.map((label) => ({ ...label, source: label.source ?? null }));
-        const { upserted } = await applyLabels(deps, labels);
-        return { upserted };
+        assertUnique(
+          labels.map((label) => label.address),
+          (i) => JSON.stringify([labels[i]!.address, labels[i]!.source]),
+          (i) => `body.labels.${i}.address`,
+          "appears more than once in the request with the same source",
+        );
+        const result = await applyLabels(deps, labels, request.caller.sub);
+        request.log.info(
+          { caller: request.caller.sub, labels: result.upserted, changedAddresses: result.changed, rescored: result.rescored },
+          "labels: upserted",
+        );
+        return { upserted: result.upserted };
       },
     );
 
@@ -97,15 +137,23 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { scope: "risk:write" },
         schema: {
           tags: ["risk"],
-          summary: "Remove counterparty labels (bulk); the tracked addresses that dealt with them are rescored without them",
+          summary: "Remove counterparty labels (bulk), one list's or every list's; the tracked addresses that dealt with them are rescored without them",
           body: RemoveBodySchema,
-          response: { 200: described(LabelsRemovedSchema, "the labels removed; the wallets that dealt with those addresses are rescored"), ...errorResponses(400, 413, 415) },
+          response: {
+            200: described(LabelsRemovedSchema, "the labels removed, and the wallets that dealt with those addresses rescored"),
+            ...errorResponses(400, 413, 415),
+          },
         },
       },
       async (request) => {
-        assertUniqueAddresses(request.body.addresses, (i) => `body.addresses.${i}`);
-        const { removed } = await removeLabels(deps, request.body.addresses);
-        return { removed };
+        const { addresses, source } = request.body;
+        assertUnique(addresses, (i) => addresses[i]!, (i) => `body.addresses.${i}`, "appears more than once in the request");
+        const result = await removeLabels(deps, addresses, source);
+        request.log.info(
+          { caller: request.caller.sub, source, removed: result.removed, changedAddresses: result.changed, rescored: result.rescored },
+          "labels: removed",
+        );
+        return { removed: result.removed };
       },
     );
 
@@ -117,17 +165,23 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { scope: "risk:write" },
         schema: {
           tags: ["risk"],
-          summary: "Get the label of an address",
+          summary: "Get the labels of an address: its effective label, and every list's",
           params: LabelParamsSchema,
-          response: { 200: described(StoredLabelSchema, "the address's label"), ...errorResponses(400, 404) },
+          response: {
+            200: described(
+              StoredLabelSchema,
+              "the address's effective label at the top level: of its labels, the highest score; on a tie, the category whose risk factor weighs most (sanctioned, mixer, scam/hack/darknet, the others), then the source in byte order, none first. `labels` holds every list's label in that order",
+            ),
+            ...errorResponses(400, 404),
+          },
         },
       },
       async (request) => {
         const { address } = request.params;
         assertAddress("params.address", address);
-        const label = await findLabel(deps.sql, address);
-        if (!label) throw notFound(`the label of ${address}`);
-        return label;
+        const labels = await findLabels(deps.sql, address);
+        if (!labels) throw notFound(`the label of ${address}`);
+        return labels;
       },
     );
   };

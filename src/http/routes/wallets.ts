@@ -112,7 +112,7 @@ const WalletDetailSchema = Type.Object({
     ],
     {
       description:
-        "extension: the address's own label from PUT /v1/risk/labels (a wallet on a sanctions list, say), null when it has none. Not a factor of its own riskScore, which measures whom it deals with; it raises the scores of the wallets that deal with it",
+        "extension: the address's own label from PUT /v1/risk/labels (a wallet on a sanctions list, say), null when it has none; when several lists label it, its effective label (the highest score, as GET /v1/risk/labels/{address} answers at its top level). Not a factor of its own riskScore, which measures whom it deals with; it raises the scores of the wallets that deal with it",
     },
   ),
   tags: Type.Array(Type.String()),
