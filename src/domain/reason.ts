@@ -127,7 +127,7 @@ export function unusualActivityReason(count: number, baseline: number, multiple:
 const FACTORS_NAMED = 2;
 
 /**
- * "Risk score rose 25 points, from 20 to 45 (threshold 10): sanctioned counterparty, mixer interaction."
+ * "Risk score rose 36 points, from 60 to 96 (threshold 10): sanctioned counterparty, mixer interaction."
  * `factors` should come most important first (explainScore's order).
  */
 export function riskScoreIncreaseReason(
