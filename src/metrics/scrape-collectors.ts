@@ -88,6 +88,25 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     },
   });
 
+  // How late deliveries are, which the counts cannot say: a backlog of 50 is nothing at
+  // 1,000 a second and an outage at none. Pending only (never attempted yet): a retrying
+  // notification to a receiver that is down is old by the retry schedule's design.
+  new Gauge({
+    name: `${METRIC_PREFIX}notification_oldest_pending_seconds`,
+    help: "Seconds since the oldest notification not yet attempted was created, by channel (0 when none waits; no sample when PostgreSQL could not be read).",
+    labelNames: ["channel"],
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (oldest pending notification)", async () => {
+        const rows = await deps.sql<{ channel: string; age: number }[]>`
+          select channel, extract(epoch from now() - min(created_at))::float8 as age from notifications
+          where status in ('pending') group by channel`;
+        for (const channel of NOTIFICATION_METHODS) this.set({ channel }, 0);
+        for (const row of rows) this.set({ channel: row.channel }, Math.max(0, row.age));
+      });
+    },
+  });
+
   new Gauge({
     name: `${METRIC_PREFIX}evaluation_lag_seconds`,
     help: "Seconds since the oldest ingest batch that is not evaluated yet was stored (0 when every batch is evaluated; no sample when PostgreSQL could not be read).",

@@ -196,11 +196,18 @@ describe("/metrics exposition", () => {
               ('ntf_m5', 'alr_m1', 'webhook', 'https://example.com/hook', '{}', 'failed')`;
     await sql`insert into ingest_batches (id, transaction_count, created_at)
               values ('bat_m1', 3, now() - interval '120 seconds')`;
+    // The oldest pending one is 90 s old; an older retrying one (its receiver down) does not count.
+    await sql`update notifications set created_at = now() - interval '90 seconds' where id = 'ntf_m1'`;
+    await sql`update notifications set created_at = now() - interval '1 hour' where id = 'ntf_m3'`;
 
     const body = (await t.app.inject({ url: "/metrics", headers: { authorization: RIGHT } })).body;
     expect(body).toMatch(/^wallet_alerts_notifications\{channel="webhook",status="pending"\} 2$/m);
     expect(body).toMatch(/^wallet_alerts_notifications\{channel="webhook",status="retrying"\} 1$/m);
     expect(body).toMatch(/^wallet_alerts_notifications\{channel="sms",status="pending"\} 0$/m);
+    const oldest = Number(/^wallet_alerts_notification_oldest_pending_seconds\{channel="webhook"\} (\S+)$/m.exec(body)?.[1]);
+    expect(oldest).toBeGreaterThanOrEqual(90);
+    expect(oldest).toBeLessThan(3_600);
+    expect(body).toMatch(/^wallet_alerts_notification_oldest_pending_seconds\{channel="email"\} 0$/m);
     // Finished notifications are the workers' counters (delivery_attempts_total), not a count of the table.
     expect(body).not.toMatch(/^wallet_alerts_notifications\{[^}]*status="(delivered|failed)"/m);
     const lag = Number(/^wallet_alerts_evaluation_lag_seconds (\S+)$/m.exec(body)?.[1]);
