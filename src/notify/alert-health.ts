@@ -2,7 +2,9 @@
 // fail forever (DESIGN.md section 6). The rules:
 // - the first permanent failure (a refusal, or retries exhausted) sets alerts.failing_since;
 // - any delivery clears it (recordAttempt does that in the same statement);
-// - a permanent failure when failing_since is 24 h old or more disables the alert;
+// - a permanent failure more than 24 h after the run's previous one starts a new run (a
+//   failure now, with nothing counted in the 24 h before it, is no run of 24 h);
+// - a permanent failure that continues a run begun 24 h ago or more disables the alert;
 // - a 410 Gone from a webhook receiver disables it at once;
 // - only an active alert's failures count: a paused alert (say, for its receiver's
 //   maintenance) is never disabled and its failures start no run, as a pause and a resume
@@ -92,6 +94,18 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
  * finished (delivered or failed by another run). Returns the alert only when this call
  * disabled it, so the owner is told once.
  *
+ * The run goes on only when its previous failure was at most 24 h before this one. Which was
+ * when: failing_since is the run's first; each counted failure after it left its notification
+ * failed, dated by its attempt (notifications.updated_at, which nothing changes once it is
+ * failed), so a failed notification of the alert within the last 24 h says the run has not
+ * broken off. That is looked for only when the run began 24 h ago or more (else it cannot have
+ * broken off), through notifications_alert_idx. Without it, a failure on Monday and the next on
+ * Wednesday, with nothing sent in between (a quiet wallet), disabled the alert at once, "24
+ * hours of failures" after two notifications. No column of its own: a failed notification that
+ * did not count (our SMTP server's or Twilio's outage, or our own login, sender or account
+ * refused, through every retry) also keeps a run going, though it never starts or ends one; a
+ * delivery still ends it.
+ *
  * The notification is read `for share`, before the alert is locked: a concurrent run's record
  * of its delivery (db/queries/deliveries.ts) updates the notification and then the alert, so a
  * failure counted while that record is in flight waits for it and then sees the notification
@@ -109,14 +123,28 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
       where id = ${notificationId}::text and status not in ('delivered', 'failed')
       for share
     ), before as (
-      select id, coalesce(failing_since, ${now}::timestamptz) as since
+      select id, failing_since
       from alerts
       where id = ${facts.alertId} and status = 'active'
         and (${notificationId}::text is null or exists (select 1 from open_notification))
       for update
+    ), run as (
+      select id,
+             case
+               when failing_since is null then ${now}::timestamptz
+               -- Begun within the last 24 h: its previous failure was too.
+               when failing_since >= ${cutoff}::timestamptz then failing_since
+               -- Begun earlier: it goes on if one of its failures came within the last 24 h.
+               when exists (
+                 select 1 from notifications n
+                 where n.alert_id = before.id and n.status = 'failed' and n.updated_at >= ${cutoff}::timestamptz
+               ) then failing_since
+               else ${now}::timestamptz
+             end as since
+      from before
     ), verdict as (
       select id, since, ${facts.gone}::boolean or since <= ${cutoff}::timestamptz as disable
-      from before
+      from run
     )
     update alerts a
     set failing_since = verdict.since,
@@ -124,8 +152,9 @@ async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert
         disabled_reason = case
           when not verdict.disable then a.disabled_reason
           when ${facts.gone}::boolean then 'the webhook endpoint answered 410 Gone'
-          else 'every notification since ' || to_char(verdict.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ||
-               ' failed (24 hours of failures)'
+          else 'its notifications failed from ' || to_char(verdict.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ||
+               ' to ' || to_char(${now}::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') ||
+               ', none delivered, with no more than 24 hours between one failure and the next'
         end,
         disabled_at = case when verdict.disable then ${now}::timestamptz else a.disabled_at end,
         disabled_notice_owed = verdict.disable or a.disabled_notice_owed,

@@ -1,8 +1,22 @@
 // The JSON body of each kind of POST to a webhookUrl, as JSON Schema: the NotificationPayload
-// (domain/types.ts) of a firing and of a test, as they go out on the wire. The OpenAPI
-// document's `webhooks` publishes these (http/openapi-webhooks.ts). The type checks at the end
-// fail the build when NotificationPayload gains, loses or changes a field that these do not;
-// test/integration/openapi-webhooks.test.ts checks the payloads the builders really make.
+// (domain/types.ts) of a firing and of a test, as they go out on the wire, in two forms.
+// - Closed (ClosedTriggeredPayloadSchema, ClosedTestPayloadSchema): every object closed, every
+//   set of values an enum. Exactly what the service sends today: the type checks at the end
+//   fail the build when NotificationPayload gains, loses or changes a field that these do not,
+//   and test/integration/openapi-webhooks.test.ts holds the payloads the builders really make,
+//   and the requests a receiver gets, to them.
+// - Published (TriggeredPayloadSchema, TestPayloadSchema), made from the closed ones: what the
+//   OpenAPI document's `webhooks` serves (http/openapi-webhooks.ts), for receivers to be
+//   generated or checked from. Within v1 a payload may gain fields and a field may gain values
+//   (transaction.mint was added on 2026-11-27; a new risk factor or condition may come), so its
+//   objects are open and its enums are strings whose description and `examples` list the values
+//   known today. A closed object, or an `enum`, in the document made each such addition a 4xx
+//   at every receiver checked against it: a permanent failure, the notification lost and the
+//   alert's failure run started. An `enum` kept but described as open would still be enforced
+//   by validators and by the enum types generators make (a Java or C# enum fails to read a value
+//   it does not know); a plain string with its values listed is read by all of them. Required
+//   fields, types, formats, patterns and bounds stay as they are: a body without a field, or
+//   with one of the wrong type, is refused all the same.
 import { Type, type Static } from "typebox";
 import { ADDRESS_PATTERN } from "../domain/base58.ts";
 import {
@@ -61,6 +75,9 @@ const reason = Type.String({
     "one sentence for a person; it names a token by its well-known symbol, else by its mint shortened, else by a plain symbol given with no mint (never by a symbol a token gave itself): transaction.token and transaction.mint carry them as ingested",
 });
 
+/** The conditions a transaction fires: every one but risk_score_increase, which a score change fires. */
+const TRANSACTION_CONDITIONS = CONDITIONS.filter((condition) => condition !== "risk_score_increase");
+
 const TriggeredDataSchema = Type.Object(
   {
     ...wallet,
@@ -74,15 +91,12 @@ const TriggeredDataSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    // A transaction fires every condition but risk_score_increase, which a score change fires.
+    // Said of the conditions known today, each by name: a condition added later is held to neither.
     allOf: [
-      {
-        if: { properties: { condition: { const: "risk_score_increase" } } },
-        then: { properties: { transaction: false } },
-        else: { required: ["transaction"] },
-      },
+      { if: { properties: { condition: { const: "risk_score_increase" } } }, then: { properties: { transaction: false } } },
+      { if: { properties: { condition: { enum: TRANSACTION_CONDITIONS } } }, then: { required: ["transaction"] } },
     ],
-    description: "transaction: there for large_transfer, suspicious_counterparty and unusual_activity; no key at all (not null) for risk_score_increase",
+    description: `transaction: there for ${TRANSACTION_CONDITIONS.join(", ")}; no key at all (not null) for risk_score_increase`,
   },
 );
 
@@ -101,24 +115,60 @@ const timestamp = Type.String({
   description: "when the notification was made, the same on every retry; check webhook-timestamp for replays, not this",
 });
 
-export const TriggeredPayloadSchema = Type.Object(
+/** A firing's body exactly as the service sends it today: for its own checks, not published. */
+export const ClosedTriggeredPayloadSchema = Type.Object(
   { type: Type.Literal("risk_alert.triggered"), timestamp, data: TriggeredDataSchema },
   { additionalProperties: false, title: "RiskAlertTriggered" },
 );
 
-export const TestPayloadSchema = Type.Object(
+/** A test's body exactly as the service sends it today: for its own checks, not published. */
+export const ClosedTestPayloadSchema = Type.Object(
   { type: Type.Literal("risk_alert.test"), timestamp, data: TestDataSchema },
   { additionalProperties: false, title: "RiskAlertTest" },
 );
 
+/** What the published schemas say of compatibility within v1 (the README says it too). */
+export const COMPATIBILITY_NOTE =
+  "Within v1 fields may be added to any object and values to any list of values: a receiver must ignore the fields and values it does not know.";
+
+type Json = Record<string, unknown>;
+
+/**
+ * The published form of a closed body schema (a fresh copy): each object open, each enum of
+ * strings a string whose description and `examples` name the values known today. The enums that
+ * an `if` tests keep their values: they choose what applies to the conditions known today.
+ */
+function published(schema: unknown): Json {
+  const open = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(open);
+    if (node === null || typeof node !== "object") return node;
+    const entries = Object.entries(node as Json)
+      .filter(([key, value]) => !(key === "additionalProperties" && value === false))
+      .map(([key, value]) => [key, key === "if" ? structuredClone(value) : open(value)] as const);
+    const copy: Json = Object.fromEntries(entries);
+    const values = copy.enum;
+    if (!Array.isArray(values) || !values.every((value) => typeof value === "string")) return copy;
+    const { enum: _known, ...rest } = copy;
+    const known = `one of ${values.join(", ")} today; others may be added within v1`;
+    return { ...rest, type: "string", description: rest.description === undefined ? known : `${String(rest.description)}: ${known}`, examples: values };
+  };
+  const body = open(JSON.parse(JSON.stringify(schema))) as Json;
+  return { ...body, description: COMPATIBILITY_NOTE };
+}
+
+/** A firing's body as the OpenAPI document publishes it. */
+export const TriggeredPayloadSchema: Json = published(ClosedTriggeredPayloadSchema);
+/** A test's body as the OpenAPI document publishes it. */
+export const TestPayloadSchema: Json = published(ClosedTestPayloadSchema);
+
 /** A webhook body as the schemas describe it. */
-export type WebhookPayload = Static<typeof TriggeredPayloadSchema> | Static<typeof TestPayloadSchema>;
+export type WebhookPayload = Static<typeof ClosedTriggeredPayloadSchema> | Static<typeof ClosedTestPayloadSchema>;
 
 // Compile-time links to NotificationPayload. Each entry fails to type-check when the two drift.
 type Assert<T extends true> = T;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Triggered = Static<typeof TriggeredPayloadSchema>;
-type Test = Static<typeof TestPayloadSchema>;
+type Triggered = Static<typeof ClosedTriggeredPayloadSchema>;
+type Test = Static<typeof ClosedTestPayloadSchema>;
 type Data = NotificationPayload["data"];
 export type PayloadSchemaChecks = [
   // What the schemas accept is a NotificationPayload: no field of another type, none left out.

@@ -3,12 +3,11 @@
 // an email alert's recipient; it is a job on the email queue, retried on RETRY_SCHEDULE, and a
 // refusal of the address ends it. Real API, real SMTP peer, real webhook receiver, real workers.
 import type { Job } from "bullmq";
-import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { alerts } from "../../src/db/schema.ts";
 import { makeDisabledNoticeProcessor } from "../../src/queue/jobs/disabled-notice.ts";
 import { QUEUES, type DisabledNoticeJob } from "../../src/queue/names.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { failingFor } from "../helpers/failure-run.ts";
 import {
   alertRow,
   isFinished,
@@ -78,9 +77,9 @@ async function goneWebhookAlert(token: string): Promise<{ alert: SeededAlert; ur
   return { alert: await createAlert(token, { notificationMethod: "webhook", webhookUrl: route.url }), url: route.url };
 }
 
-/** Starts the alert's failure run 25 h ago, so that its next permanent failure disables it. */
+/** Puts the alert 25 h into a failure run whose latest failure was an hour ago, so that its next permanent failure disables it. */
 async function failingForADay(alertId: string): Promise<void> {
-  await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alertId));
+  await failingFor(t, alertId);
 }
 
 /** Sends one notification of the alert and waits for it to fail and for the alert to be disabled. */
@@ -140,7 +139,7 @@ describe("telling the owner of a disabled alert", { timeout: 60_000 }, () => {
     await disableThroughFailure(alert, "email", gone);
 
     const notice = await waitFor("the notice to alice@fund.example", async () => noticesTo("alice@fund.example")[0]);
-    expect(parseMessage(notice.raw).text).toMatch(/failed \(24 hours of failures\)/);
+    expect(parseMessage(notice.raw).text).toMatch(/none delivered, with no more than 24 hours between one failure and the next/);
     expect((await finishedNoticeJob(alert.alertId)).state).toBe("completed");
     expect(mailsTo(gone)).toHaveLength(0);
   });

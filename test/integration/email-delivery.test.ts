@@ -7,6 +7,7 @@ import { alerts } from "../../src/db/schema.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { classifyOutcome } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { failingFor } from "../helpers/failure-run.ts";
 import {
   alertRow,
   attemptsOf,
@@ -149,7 +150,7 @@ describe("email delivery", () => {
     const to = recipient();
     smtp.rejectRecipient(to, 550);
     const alert = await seedAlert(t, { method: "email", recipient: to });
-    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    await failingFor(t, alert.alertId);
     const id = await seedNotification(t, alert, "email", to);
 
     expect((await waitForNotification(t, id, isFinished)).status).toBe("failed");
@@ -237,7 +238,7 @@ describe("email delivery when the SMTP server refuses the service's login", () =
     const to = recipient();
     const alert = await seedAlert(loginApp, { method: "email", recipient: to });
     // A day of permanent failures already: one more counted failure would disable the alert.
-    await loginApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    await failingFor(loginApp, alert.alertId);
     const id = await seedNotification(loginApp, alert, "email", to);
 
     const row = await waitForNotification(loginApp, id, isFinished);
@@ -294,7 +295,7 @@ describe("email delivery when the SMTP server refuses the service's sender at MA
     const to = recipient();
     const alert = await seedAlert(senderApp, { method: "email", recipient: to });
     // A day of permanent failures already: one more counted failure would disable the alert.
-    await senderApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    await failingFor(senderApp, alert.alertId);
     const id = await seedNotification(senderApp, alert, "email", to);
 
     const row = await waitForNotification(senderApp, id, isFinished);
@@ -337,7 +338,7 @@ describe("email delivery when the SMTP relay refuses to relay for the service", 
     for (let i = 0; i < 3; i++) smtp.rejectRecipient(to, 554, relayDenied(to));
     const alert = await seedAlert(t, { method: "email", recipient: to });
     // A day of permanent failures already: one more counted failure would disable the alert.
-    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    await failingFor(t, alert.alertId);
     const id = await seedNotification(t, alert, "email", to);
 
     const row = await waitForNotification(t, id, isFinished);

@@ -10,12 +10,13 @@ import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordAttempts } from "../../src/db/queries/deliveries.ts";
-import { alerts, notifications } from "../../src/db/schema.ts";
+import { notifications } from "../../src/db/schema.ts";
 import type { NotificationStatus } from "../../src/domain/types.ts";
 import { recordPermanentFailure, type AlertHealthDeps, type DisabledNotice, type FailureFacts } from "../../src/notify/alert-health.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { failingFor } from "../helpers/failure-run.ts";
 import { alertRow, attemptsOf, seedAlert, seedNotification, waitForNotification, type SeededAlert } from "../helpers/delivery.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -50,7 +51,7 @@ afterAll(async () => {
 const HOUR = 3_600_000;
 const DESTINATION = "http://127.0.0.1:9/hook";
 
-/** A webhook alert (failing since `failingFor` ms, when given) and a notification of it in `status`. */
+/** A webhook alert (failing since `failingFor` ms, its latest failure an hour ago, when given) and a notification of it in `status`. */
 async function alertWithNotification(
   status: NotificationStatus,
   options: { failingFor?: number; owner?: string; webhookUrl?: string } = {},
@@ -68,9 +69,7 @@ async function alertWithNotification(
       .set({ status, attemptCount: 1, nextAttemptAt: new Date(Date.now() + 60_000) })
       .where(eq(notifications.id, notificationId));
   }
-  if (options.failingFor !== undefined) {
-    await t.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - options.failingFor) }).where(eq(alerts.id, alert.alertId));
-  }
+  if (options.failingFor !== undefined) await failingFor(t, alert.alertId, options.failingFor);
   return { alert, notificationId };
 }
 
@@ -157,7 +156,7 @@ describe("a permanent failure of a notification still open", () => {
 
     const row = await alertRow(t, alert.alertId);
     expect(row).toMatchObject({ status: "disabled", disabledAt: now, disabledNoticeOwed: true });
-    expect(row.disabledReason).toMatch(/^every notification since .* failed \(24 hours of failures\)$/);
+    expect(row.disabledReason).toMatch(/^its notifications failed from \S+ to \S+, none delivered, with no more than 24 hours between one failure and the next$/);
     expect(noticesOf(alert)).toEqual([{ alertId: alert.alertId, disabledAt: now }]);
   });
 

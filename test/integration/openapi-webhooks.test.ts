@@ -3,9 +3,11 @@
 // null and not) and requests captured at a loopback receiver from real deliveries are checked
 // against the schemas and headers read from the served document, with Ajv (JSON Schema
 // 2020-12, strict, formats checked), as a receiver generated from the document would. The
-// bodies' objects are closed and require their fields, so a field added to a payload but not to
-// its schema, or dropped from one, fails here; the answers documented are held to the worker's
-// own verdicts (retry-policy.ts).
+// published bodies are open (a v1 payload may gain fields and values; a receiver ignores what it
+// does not know) and require their fields, so a field dropped from a payload, or of another
+// type, fails here; every body is also held to the closed copies of the schemas
+// (notify/payload-schema.ts), so a field or value added to a payload but not to its schema fails
+// here too. The answers documented are held to the worker's own verdicts (retry-policy.ts).
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsPlugin from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +21,7 @@ import {
 } from "../../src/domain/conditions/index.ts";
 import { CONDITIONS, RISK_FACTORS, type Condition, type NotificationPayload, type Transaction } from "../../src/domain/types.ts";
 import { WEBHOOK_ANSWERS, WEBHOOK_MEDIA_TYPE } from "../../src/http/openapi-webhooks.ts";
+import { COMPATIBILITY_NOTE, ClosedTestPayloadSchema, ClosedTriggeredPayloadSchema } from "../../src/notify/payload-schema.ts";
 import { classifyOutcome, marksAlertGone } from "../../src/notify/retry-policy.ts";
 import { triggeredPayload, type WalletRisk } from "../../src/pipeline/notification.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
@@ -73,6 +76,10 @@ function operationOf(kind: string): Operation {
 
 const bodySchemaOf = (kind: string): Schema => operationOf(kind).requestBody.content[WEBHOOK_MEDIA_TYPE]!.schema;
 
+/** The closed copy of a kind's body schema, as JSON: what the service sends today, exactly. */
+const closedSchemaOf = (kind: string): Schema =>
+  JSON.parse(JSON.stringify(kind === "risk_alert.test" ? ClosedTestPayloadSchema : ClosedTriggeredPayloadSchema)) as Schema;
+
 function validatorOf(id: string, schema: Schema): ValidateFunction {
   let validate = validators.get(id);
   if (!validate) {
@@ -82,12 +89,19 @@ function validatorOf(id: string, schema: Schema): ValidateFunction {
   return validate;
 }
 
-/** Everything wrong with a body as the kind's documented schema sees it; [] when it conforms. */
-function bodyErrors(kind: string, body: unknown): string[] {
-  const validate = validatorOf(`body ${kind}`, bodySchemaOf(kind));
+/** Everything wrong with a body as a schema sees it; [] when it conforms. */
+function schemaErrors(id: string, schema: Schema, body: unknown): string[] {
+  const validate = validatorOf(id, schema);
   if (validate(body)) return [];
-  return (validate.errors ?? []).map((e) => `${kind} ${e.instancePath || "(body)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
+  return (validate.errors ?? []).map((e) => `${id} ${e.instancePath || "(body)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`);
 }
+
+/** Everything wrong with a body as the kind's documented schema sees it. */
+const publishedErrors = (kind: string, body: unknown) => schemaErrors(`published ${kind}`, bodySchemaOf(kind), body);
+/** The same, as the closed copy sees it. */
+const closedErrors = (kind: string, body: unknown) => schemaErrors(`closed ${kind}`, closedSchemaOf(kind), body);
+/** Both: a body the service sends must conform to what it publishes and to what it sends today. */
+const bodyErrors = (kind: string, body: unknown) => [...publishedErrors(kind, body), ...closedErrors(kind, body)];
 
 /** Everything wrong with the headers a receiver got, against the operation's header parameters and body media type. */
 function headerErrors(kind: string, headers: ReceivedRequest["headers"]): string[] {
@@ -217,17 +231,49 @@ describe("the webhooks of the OpenAPI document", () => {
     }
   });
 
-  it("closes every object of the bodies and requires every field, but for a firing's transaction", () => {
+  it("publishes every object of the bodies open, closed only in the service's own copies, and requires every field, but for a firing's transaction", () => {
     for (const kind of KINDS) {
-      const objects = objectsIn(bodySchemaOf(kind));
-      expect(objects.map(({ at }) => at), kind).toEqual(
-        kind === "risk_alert.test" ? ["#", "#/properties/data"] : ["#", "#/properties/data", "#/properties/data/properties/transaction"],
+      for (const [form, schema] of [["published", bodySchemaOf(kind)], ["closed", closedSchemaOf(kind)]] as const) {
+        const objects = objectsIn(schema);
+        expect(objects.map(({ at }) => at), `${form} ${kind}`).toEqual(
+          kind === "risk_alert.test" ? ["#", "#/properties/data"] : ["#", "#/properties/data", "#/properties/data/properties/transaction"],
+        );
+        for (const { at, node } of objects) {
+          expect(node.additionalProperties, `${form} ${kind} ${at}`).toBe(form === "closed" ? false : undefined);
+          const optional = at === "#/properties/data" && kind === "risk_alert.triggered" ? ["transaction"] : [];
+          const properties = Object.keys(node.properties as Schema).filter((name) => !optional.includes(name));
+          expect(sorted(node.required as string[]), `${form} ${kind} ${at}`).toEqual(sorted(properties));
+        }
+      }
+      expect(bodySchemaOf(kind).description, kind).toBe(COMPATIBILITY_NOTE);
+    }
+  });
+
+  it("publishes each list of values as a string naming them all, that may gain others, where the closed copies have an enum", () => {
+    /** Every enum of a schema's values (not those an `if` tests), by where it is. */
+    const enumsIn = (node: unknown, at = "#"): Array<{ at: string; values: unknown[] }> => {
+      if (node === null || typeof node !== "object") return [];
+      return Object.entries(node as Schema).flatMap(([key, child]) =>
+        key === "enum" ? [{ at, values: child as unknown[] }] : key === "if" ? [] : enumsIn(child, `${at}/${key}`),
       );
-      for (const { at, node } of objects) {
-        expect(node.additionalProperties, `${kind} ${at}`).toBe(false);
-        const optional = at === "#/properties/data" && kind === "risk_alert.triggered" ? ["transaction"] : [];
-        const properties = Object.keys(node.properties as Schema).filter((name) => !optional.includes(name));
-        expect(sorted(node.required as string[]), `${kind} ${at}`).toEqual(sorted(properties));
+    };
+    for (const kind of KINDS) {
+      const closed = enumsIn(closedSchemaOf(kind));
+      expect(closed.map(({ at }) => at).sort(), kind).toEqual(
+        [
+          "#/properties/data/properties/condition",
+          "#/properties/data/properties/riskFactors/items",
+          ...(kind === "risk_alert.triggered" ? ["#/properties/data/properties/transaction/properties/type", "#/properties/data/properties/transaction/properties/status"] : []),
+        ].sort(),
+      );
+      expect(enumsIn(bodySchemaOf(kind)), kind).toEqual([]);
+      for (const { at, values } of closed) {
+        const node = at
+          .slice(2)
+          .split("/")
+          .reduce<Schema>((parent, key) => parent[key] as Schema, bodySchemaOf(kind));
+        expect(node, `${kind} ${at}`).toMatchObject({ type: "string", examples: values });
+        expect(node.description, `${kind} ${at}`).toContain(`one of ${values.join(", ")} today; others may be added within v1`);
       }
     }
   });
@@ -269,30 +315,63 @@ describe("the webhooks of the OpenAPI document", () => {
     expect(bodyErrors("risk_alert.triggered", payloads[0])).not.toEqual([]);
   });
 
-  it("refuses a body with a field its schema does not name, or without one it requires, at every level, or null where null is not allowed", () => {
+  describe("a body that differs from what the service sends", () => {
     const [firing] = builtFirings().filter((p) => p.data.condition === "large_transfer" && p.data.transaction?.mint === null);
     const base = JSON.parse(JSON.stringify(firing)) as Record<string, Record<string, unknown>>;
-    const variant = (change: (body: typeof base) => void) => {
+    const variant = (errors: (kind: string, body: unknown) => string[], change: (body: typeof base) => void) => {
       const copy = structuredClone(base);
       change(copy);
-      return bodyErrors("risk_alert.triggered", copy);
+      return errors("risk_alert.triggered", copy);
     };
-    expect(variant(() => {})).toEqual([]);
-    expect(variant((b) => (b.extra = {}))).toEqual([expect.stringContaining("must NOT have additional properties")]);
-    expect(variant((b) => (b.data!.extra = 1))).toEqual([expect.stringContaining("must NOT have additional properties")]);
-    expect(variant((b) => ((b.data!.transaction as Record<string, unknown>).leg = 0))).toEqual([expect.stringContaining("must NOT have additional properties")]);
-    for (const field of fieldNames(base)) {
-      const path = field.split(".");
-      const missing = variant((b) => {
-        const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, b);
-        delete parent[path.at(-1)!];
-      });
-      expect(missing, `without ${field}`).toContainEqual(expect.stringContaining("must have required property"));
-    }
-    expect(variant((b) => (b.data!.riskScore = null))).toContainEqual(expect.stringContaining("/data/riskScore must be integer"));
-    expect(variant((b) => (b.data!.observed = null))).toContainEqual(expect.stringContaining("/data/observed must be number"));
-    // A score change fires risk_score_increase: its body has no transaction.
-    expect(variant((b) => (b.data!.condition = "risk_score_increase"))).toContainEqual(expect.stringContaining('must match "then" schema'));
+    const transactionOf = (b: typeof base) => b.data!.transaction as Record<string, unknown>;
+    /** Fields and values a later v1 may add, at every level. */
+    const additions: Array<[string, (b: typeof base) => void]> = [
+      ["a field of the body", (b) => (b.extra = {})],
+      ["a field of data", (b) => (b.data!.extra = 1)],
+      ["a field of the transaction", (b) => (transactionOf(b).leg = 0)],
+      ["a condition", (b) => (b.data!.condition = "whale_movement")],
+      ["a risk factor", (b) => (b.data!.riskFactors = ["large_outflow", "bridge_hop"])],
+      ["a transaction type", (b) => (transactionOf(b).type = "bridge")],
+      ["a transaction status", (b) => (transactionOf(b).status = "pending")],
+    ];
+
+    it("is accepted by the published schema when it only adds fields or values, at every level", () => {
+      expect(variant(publishedErrors, () => {})).toEqual([]);
+      for (const [what, change] of additions) expect(variant(publishedErrors, change), what).toEqual([]);
+    });
+
+    it("is refused by the closed copies when it adds a field or value they do not name, so that a payload that gains one fails these tests until its schema names it", () => {
+      expect(variant(closedErrors, () => {})).toEqual([]);
+      for (const [what, change] of additions) {
+        expect(variant(closedErrors, change), what).toContainEqual(
+          expect.stringMatching(/must NOT have additional properties|must be equal to one of the allowed values/),
+        );
+      }
+    });
+
+    it("is refused by both when it lacks a field either requires, at every level, or has one of the wrong type or null where null is not allowed", () => {
+      for (const errors of [publishedErrors, closedErrors]) {
+        for (const field of fieldNames(base)) {
+          const path = field.split(".");
+          const missing = variant(errors, (b) => {
+            const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, b);
+            delete parent[path.at(-1)!];
+          });
+          expect(missing, `without ${field}`).toContainEqual(expect.stringContaining("must have required property"));
+        }
+        expect(variant(errors, (b) => (b.data!.riskScore = null))).toContainEqual(expect.stringContaining("/data/riskScore must be integer"));
+        expect(variant(errors, (b) => (b.data!.riskScore = "40"))).toContainEqual(expect.stringContaining("/data/riskScore must be integer"));
+        expect(variant(errors, (b) => (b.data!.observed = null))).toContainEqual(expect.stringContaining("/data/observed must be number"));
+        expect(variant(errors, (b) => (b.data!.condition = 5))).toContainEqual(expect.stringContaining("/data/condition must be string"));
+        expect(variant(errors, (b) => (b.data!.riskFactors = [1]))).toContainEqual(expect.stringContaining("/data/riskFactors/0 must be string"));
+        expect(variant(errors, (b) => (transactionOf(b).amount = "2500"))).toContainEqual(expect.stringContaining("/data/transaction/amount must be number"));
+        expect(variant(errors, (b) => ((b as Record<string, unknown>).timestamp = "yesterday"))).toContainEqual(expect.stringContaining('/timestamp must match format "date-time"'));
+        // A score change fires risk_score_increase: its body has no transaction.
+        expect(variant(errors, (b) => (b.data!.condition = "risk_score_increase"))).toContainEqual(expect.stringContaining('must match "then" schema'));
+        // A transfer's condition: its body has one.
+        expect(variant(errors, (b) => delete b.data!.transaction)).toContainEqual(expect.stringContaining("must have required property 'transaction'"));
+      }
+    });
   });
 
   it("gives a firing's transaction the fields of an entry of GET /v1/transactions, as the README promises", () => {
@@ -300,9 +379,10 @@ describe("the webhooks of the OpenAPI document", () => {
       JSON.parse(JSON.stringify(schema), (key: string, value: unknown) => (key === "description" ? undefined : value));
     const listed = document.paths["/v1/transactions"]!.get!.responses["200"]!.content!["application/json"]!.schema;
     const entry = (listed.properties as Record<string, Schema>).transactions!.items as Schema;
-    const data = (bodySchemaOf("risk_alert.triggered").properties as Record<string, Schema>).data!;
-    const transaction = (data.properties as Record<string, Schema>).transaction!;
-    expect(strip(transaction.properties)).toEqual(strip(entry.properties));
+    const transactionIn = (body: Schema) => ((body.properties as Record<string, Schema>).data!.properties as Record<string, Schema>).transaction!;
+    // The same fields, of the same types and values as sent today; published, their lists of values may grow.
+    expect(strip(transactionIn(closedSchemaOf("risk_alert.triggered")).properties)).toEqual(strip(entry.properties));
+    expect(Object.keys(transactionIn(bodySchemaOf("risk_alert.triggered")).properties as Schema)).toEqual(Object.keys(entry.properties as Schema));
   });
 
   it("documents each answer as the worker acts on it: 2xx delivered, 410 disables the alert, 408, 425, 429 and 5xx retried after Retry-After, any other fails", () => {

@@ -10,6 +10,7 @@ import { createChannels } from "../../src/notify/channels/index.ts";
 import { baseUrlRequestClient, createSmsChannel, describeTwilioError } from "../../src/notify/channels/sms.ts";
 import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { failingFor } from "../helpers/failure-run.ts";
 import {
   alertRow,
   attemptsOf,
@@ -242,7 +243,7 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
     });
     const alert = await seedAlert(senderApp, { method: "sms", recipient: "+15551230101" });
     // A day of permanent failures already: one more counted failure would disable the alert.
-    await senderApp.deps.db.update(alerts).set({ failingSince: new Date(Date.now() - 25 * 3_600_000) }).where(eq(alerts.id, alert.alertId));
+    await failingFor(senderApp, alert.alertId);
     const id = await seedNotification(senderApp, alert, "sms", "+15551230101");
 
     const row = await waitForNotification(senderApp, id, isFinished);
@@ -325,7 +326,7 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
     const to = "+4915112345602";
     refuse(to, { status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number." });
     const alert = await seedAlert(reachApp, { method: "sms", recipient: to });
-    await reachApp.deps.db.update(alerts).set({ failingSince: dayAndAnHourAgo() }).where(eq(alerts.id, alert.alertId));
+    await failingFor(reachApp, alert.alertId);
     const id = await seedNotification(reachApp, alert, "sms", to);
 
     expect((await waitForNotification(reachApp, id, isFinished)).status).toBe("failed");

@@ -48,8 +48,17 @@ export const DELIVERY_CONCURRENCY: Readonly<Record<NotificationMethod, number>> 
  */
 export const WEBHOOK_ATTEMPTS_PER_RECEIVER = 20;
 const SLOW_ATTEMPT_MS = 5_000;
-/** How long a job over its receiver's cap steps aside (±50 %, so the waiting ones spread out). */
+/**
+ * How long a job over its cap steps aside from a receiver that answers quickly, at the least
+ * (±50 %, so the waiting ones spread out). Longer behind a backlog to it, and while it is slow or
+ * silent: host-slots.ts stepAside.
+ */
 const BUSY_RECEIVER_WAIT_MS = 1_000;
+/**
+ * The most a job steps aside at once. A backlog to a receiver that hangs takes hours to drain
+ * (20 attempts per 15 s); its jobs come back every 4-5 minutes at most, not every second.
+ */
+const MAX_BUSY_RECEIVER_WAIT_MS = 5 * 60_000;
 
 /** A job woken this close to its due time just runs (timer skew between Redis and us). */
 const DUE_SLACK_MS = 50;
@@ -86,6 +95,10 @@ export function makeDeliverProcessor(
     floor: deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER,
     ceiling: DELIVERY_CONCURRENCY.webhook,
     slowMs: SLOW_ATTEMPT_MS,
+    stepAsideMs: BUSY_RECEIVER_WAIT_MS,
+    maxStepAsideMs: MAX_BUSY_RECEIVER_WAIT_MS,
+    now: () => deps.now().getTime(),
+    random,
   });
   return async (job, token) => {
     const row = await store.load(job.data.notificationId);
@@ -127,8 +140,12 @@ export function makeDeliverProcessor(
 
     const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
     if (receiver !== undefined && !receivers.tryTake(receiver)) {
-      // Its receiver has all its slots busy: step aside, no attempt made or counted.
-      await sleepUntil(job, new Date(deps.now().getTime() + BUSY_RECEIVER_WAIT_MS * (0.5 + random())), token);
+      // Its receiver has all its slots busy: step aside, no attempt made or counted, for as long
+      // as the jobs before it and the receiver's pace say (a second or so for one that answers
+      // quickly; at least its timeout, and longer behind a backlog, for one that hangs). In
+      // BullMQ's delayed set meanwhile, like a retry: alive to the reconciler, whose sweep only
+      // doubts a job in none of the queue's sets and lists.
+      await sleepUntil(job, new Date(deps.now().getTime() + receivers.stepAside(receiver)), token);
     }
     const attemptAt = deps.now();
     let result: AttemptResult | undefined;
