@@ -15,8 +15,57 @@ export function urlWithScheme(schemes: string[]) {
       throw new Error(`expected a URL (${schemes.join(" or ")}//…)`);
     }
     if (!schemes.includes(url.protocol)) throw new Error(`expected a ${schemes.join(" or ")} URL`);
+    const badEscape = badPercentEncoding(url);
+    if (badEscape) throw new Error(badEscape);
     return raw;
   };
+}
+
+/** The parts of a URL that its clients decode, and what an operator calls them. */
+const DECODED_PARTS = [
+  ["username", "user name"],
+  ["password", "password"],
+  ["hostname", "host"],
+  ["pathname", "path"],
+  ["search", "query"],
+  ["hash", "fragment"],
+] as const;
+
+/**
+ * A `%` that does not start a valid percent-escape, said without the part itself (it may be the
+ * password). The WHATWG parser keeps such a `%` as it is, but postgres.js and ioredis decode the
+ * user name and password (postgres.js the host too) with decodeURIComponent when they connect:
+ * a generated password with a `%` in it crashed the process there with `URIError: URI malformed`
+ * and a stack trace that named no setting.
+ */
+export function badPercentEncoding(url: URL): string | undefined {
+  for (const [part, name] of DECODED_PARTS) {
+    const value = url[part];
+    if (!value.includes("%")) continue;
+    try {
+      decodeURIComponent(value);
+    } catch {
+      const what = /%(?![0-9a-fA-F]{2})/.test(value) ? "a % not followed by two hex digits" : "%-escapes that are not UTF-8";
+      return `the ${name} has ${what}: percent-encode it (a % is written %25)`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * REDIS_URL: a redis: or rediss: URL whose path, if any, is a database number (ioredis reads
+ * `/<n>`, or `?db=<n>` without one, and sends SELECT <n>). Anything else became `SELECT NaN`,
+ * which Redis refuses, and the process crashed with a ReplyError. A number the server does not
+ * have is found at connect (src/redis.ts): the parser cannot know the server's `databases`.
+ */
+export function redisUrl(raw: string): string {
+  urlWithScheme(["redis:", "rediss:"])(raw);
+  const url = new URL(raw);
+  if (url.pathname !== "" && !/^\/\d*$/.test(url.pathname))
+    throw new Error("expected a database number as the path, such as redis://127.0.0.1:6379/0 (no path: database 0)");
+  const db = url.searchParams.get("db");
+  if (db !== null && !/^\d+$/.test(db)) throw new Error("expected a database number in ?db=, such as ?db=0");
+  return raw;
 }
 
 /**
@@ -42,6 +91,8 @@ export function statusCallbackUrl(allowHttp: boolean) {
       );
     }
     if (url.username || url.password) throw new Error("expected a URL without a user or password (Twilio's signature authenticates the callbacks)");
+    const badEscape = badPercentEncoding(url);
+    if (badEscape) throw new Error(badEscape);
     if (raw.includes("#")) throw new Error("expected a URL without a #fragment");
     return raw;
   };

@@ -15,6 +15,7 @@ import {
   minLength,
   oneMailbox,
   oneOf,
+  redisUrl,
   statusCallbackUrl,
   urlWithScheme,
   workerQueues,
@@ -123,11 +124,11 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // From 2: an evaluation reads through the pool beside its own open transaction, so a worker
     // with one connection would wait for itself on its first group.
     databasePoolSize: read("DATABASE_POOL_SIZE", integerIn(2, 1000), 10),
-    redisUrl: read("REDIS_URL", urlWithScheme(["redis:", "rediss:"])),
+    redisUrl: read("REDIS_URL", redisUrl),
     port: read("PORT", integerIn(0, 65535), 3000),
     host: read("HOST", listenHost, "0.0.0.0"),
     jwt: {
-      secret: optional("JWT_SECRET", minLength(32)),
+      secret: optional("JWT_SECRET", jwtSecret),
       jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
       issuer: optional("JWT_ISSUER", (v) => v),
       audience: optional("JWT_AUDIENCE", (v) => v),
@@ -188,6 +189,11 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   if (config.jwt.jwksUrl && new URL(config.jwt.jwksUrl).protocol === "http:" && !isLoopbackHost(new URL(config.jwt.jwksUrl).hostname))
     problems.push("JWT_JWKS_URL: https is required (http only on loopback): keys fetched in the clear can be replaced on the way");
   if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
+  // A password alone turned nothing on (the admin surfaces answer 404 without a user), without
+  // a word: Prometheus's scrapes then failed for a reason hard to see. Only when none was given:
+  // one given and refused has its own problem above already.
+  if (config.admin.password && !env.ADMIN_USER)
+    problems.push("ADMIN_USER is required with ADMIN_PASSWORD: /metrics and /admin/queues are served only with both (unset both to turn them off)");
   // Only the worker serves that port: an API sharing the worker's settings (one env file, one
   // ConfigMap) was refused with it, and went down for a setting it never reads.
   if (options.worker && config.workerMetricsPort !== undefined && !config.admin.user)
@@ -212,6 +218,21 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * Secrets shipped in this repository, which anyone can read: a JWT_SECRET that is one of them lets
+ * anyone mint any caller's token, `admin` scope included. The compose file's development default
+ * is not here (compose runs with it, on loopback, as the README says); .env.example's placeholder
+ * is, because `cp .env.example .env` carried it into compose and into the processes unnoticed.
+ */
+const PUBLIC_JWT_SECRETS = new Set(["change-me-to-32-or-more-random-characters"]);
+
+function jwtSecret(raw: string): string {
+  minLength(32)(raw);
+  if (PUBLIC_JWT_SECRETS.has(raw))
+    throw new Error("this is the placeholder from .env.example, which anyone can read: generate a secret, e.g. openssl rand -base64 48");
+  return raw;
+}
+
 /** The settings that say how tokens are signed and checked. */
 const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"] as const;
 
@@ -231,12 +252,12 @@ export function loadJwtConfig(env: Env = process.env): Config["jwt"] {
  * programs (a PORT, a secret of another length) are not this command's to refuse.
  */
 export function loadQueuesConfig(env: Env = process.env): Pick<Config, "redisUrl" | "queuePrefix"> {
-  return { redisUrl: urlAlone(env, "REDIS_URL", ["redis:", "rediss:"]), queuePrefix: env.QUEUE_PREFIX || DEFAULT_QUEUE_PREFIX };
+  return { redisUrl: urlAlone(env, "REDIS_URL", redisUrl), queuePrefix: env.QUEUE_PREFIX || DEFAULT_QUEUE_PREFIX };
 }
 
 /** For commands that need the database and nothing else (migrate). */
 export function loadDatabaseUrl(env: Env = process.env): string {
-  return urlAlone(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+  return urlAlone(env, "DATABASE_URL", urlWithScheme(["postgres:", "postgresql:"]));
 }
 
 /** What a required setting looks like on a machine that runs everything locally, for its "is required". */
@@ -248,11 +269,11 @@ const EXAMPLES: Readonly<Record<string, string>> = {
 const exampleOf = (name: string): string => (EXAMPLES[name] ? ` (for example ${EXAMPLES[name]})` : "");
 
 /** One URL setting read on its own, for commands that need nothing else. */
-function urlAlone(env: Env, name: string, schemes: string[]): string {
+function urlAlone(env: Env, name: string, parse: (raw: string) => string): string {
   const raw = env[name];
   if (!raw) throw new ConfigError(`invalid configuration: ${name} is required${exampleOf(name)}`);
   try {
-    return urlWithScheme(schemes)(raw);
+    return parse(raw);
   } catch (error) {
     throw new ConfigError(`invalid configuration: ${name}: ${(error as Error).message}`);
   }

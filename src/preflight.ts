@@ -8,6 +8,7 @@
 import type { Redis } from "ioredis";
 import type { Sql } from "./db/client.ts";
 import { misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import { databaseRefusalOf, refusedDatabase } from "./redis.ts";
 import { withTimeout } from "./with-timeout.ts";
 
 /** How long each server gets to answer before it counts as not reachable (yet). */
@@ -16,20 +17,27 @@ export const PREFLIGHT_TIMEOUT_MS = 5_000;
 export type Reachability = "up" | "unreachable";
 export type Preflight =
   | { refused: Misconfiguration }
-  | { refused?: undefined; postgres: Reachability; redis: Reachability };
+  | {
+      refused?: undefined;
+      postgres: Reachability;
+      redis: Reachability;
+      /** Why Redis is "unreachable": the connection's last error, if it reported one (none: it never answered). */
+      redisError?: unknown;
+    };
 
 type Outcome = Reachability | Misconfiguration;
 
 /** Both checks at once; a refusal answers at once, without waiting for the other server. */
 export async function preflight(deps: { sql: Sql; redis: Redis }, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<Preflight> {
-  const checks = [checkPostgres(deps.sql, timeoutMs), checkRedis(deps.redis, timeoutMs)] as const;
+  let redisError: unknown;
+  const checks = [checkPostgres(deps.sql, timeoutMs), checkRedis(deps.redis, timeoutMs, (error) => (redisError = error))] as const;
   const firstRefusal = new Promise<Preflight>((resolve) => {
     for (const check of checks) void check.then((outcome) => typeof outcome === "object" && resolve({ refused: outcome }));
   });
   const both = Promise.all(checks).then(([postgres, redis]): Preflight => {
     if (typeof postgres === "object") return { refused: postgres };
     if (typeof redis === "object") return { refused: redis };
-    return { postgres, redis };
+    return redis === "unreachable" && redisError !== undefined ? { postgres, redis, redisError } : { postgres, redis };
   });
   return Promise.race([firstRefusal, both]);
 }
@@ -44,9 +52,14 @@ function checkPostgres(sql: Sql, timeoutMs: number): Promise<Outcome> {
 /**
  * Waits for the connection to be ready and PINGs it. Redis refuses a password in the
  * connection's handshake, so the refusal arrives as the connection's 'error' event (again on
- * every reconnect), never as a command's answer.
+ * every reconnect), never as a command's answer; so does its refusal of REDIS_URL's database
+ * number, after which the connection would go ready on database 0 (src/redis.ts ends it instead).
+ * Any other error is told to `onOtherError`: the reason Redis is not reachable.
  */
-function checkRedis(redis: Redis, timeoutMs: number): Promise<Outcome> {
+function checkRedis(redis: Redis, timeoutMs: number, onOtherError: (error: unknown) => void): Promise<Outcome> {
+  // Refused (and ended) before this check began listening.
+  const refusedEarlier = databaseRefusalOf(redis);
+  if (refusedEarlier) return Promise.resolve(refusedEarlier);
   return new Promise((resolve) => {
     const finish = (outcome: Outcome) => {
       clearTimeout(timer);
@@ -55,13 +68,18 @@ function checkRedis(redis: Redis, timeoutMs: number): Promise<Outcome> {
       resolve(outcome);
     };
     const onError = (error: unknown) => {
-      const refused = misconfiguredSetting(error);
+      const refused = misconfiguredSetting(error) ?? refusedDatabase(error);
       if (refused) finish(refused);
+      else onOtherError(error);
     };
     const onReady = () => {
       redis.ping().then(
         () => finish("up"),
-        (error: unknown) => finish(misconfiguredSetting(error) ?? "unreachable"),
+        (error: unknown) => {
+          const refused = misconfiguredSetting(error);
+          if (!refused) onOtherError(error);
+          finish(refused ?? "unreachable");
+        },
       );
     };
     const timer = setTimeout(() => finish("unreachable"), timeoutMs);

@@ -3,6 +3,10 @@
 // webhook sink that verifies signatures, and a synthetic Solana feed in which every alert
 // condition fires within the first minute on every channel. Ctrl-C stops it all.
 //
+// It runs on its own database, Redis, port and queue prefix (DEMO_DATABASE_URL, DEMO_REDIS_URL,
+// DEMO_PORT, DEMO_QUEUE_PREFIX; src/demo/settings.ts), never on the service's DATABASE_URL and
+// REDIS_URL, and refuses a database that holds other callers' wallets or alerts.
+//
 // With DEMO_API_URL set it attaches to an API and worker that already run (docker compose
 // does this): no migration, no child processes; the sink listens on DEMO_SINK_LISTEN
 // (host:port) and is announced to the API as DEMO_SINK_URL.
@@ -15,7 +19,10 @@ import { mintToken } from "../http/mint-token.ts";
 import { createApiClient, type ApiCall } from "../demo/api-client.ts";
 import { watchDeliveries } from "../demo/delivery-log.ts";
 import { bannerLines } from "../demo/banner.ts";
-import { killChild, startChild, stopChild, waitForReady, type Child } from "../demo/processes.ts";
+import { foreignDatabaseRefusal, otherCallersData } from "../demo/database-guard.ts";
+import { ChildExited, killChild, lastWords, listenProbe, startChild, stopChild, waitForReady, type Child } from "../demo/processes.ts";
+import { demoSettings } from "../demo/settings.ts";
+import { orExit } from "./config-or-exit.ts";
 import {
   DEMO_ALERTS,
   DEMO_CHANNELS,
@@ -40,21 +47,34 @@ const DEMO_PHONE = "+15555550123";
 const adminPassword = process.env.ADMIN_PASSWORD
   ? { value: process.env.ADMIN_PASSWORD, generated: false }
   : { value: randomBytes(18).toString("base64url"), generated: true };
+const settings = orExit(() =>
+  demoSettings({
+    DEMO_DATABASE_URL: process.env.DEMO_DATABASE_URL,
+    DEMO_REDIS_URL: process.env.DEMO_REDIS_URL,
+    DEMO_PORT: process.env.DEMO_PORT,
+    DEMO_QUEUE_PREFIX: process.env.DEMO_QUEUE_PREFIX,
+    DEMO_API_URL: process.env.DEMO_API_URL,
+    DATABASE_URL: process.env.DATABASE_URL,
+  }),
+);
+/** What the API and worker children get: the demo's own connections, port and prefix, never the service's. */
 const env = {
-  DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/wallet_alerts_demo",
-  REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-  PORT: process.env.PORT ?? "3000",
+  DATABASE_URL: settings.databaseUrl,
+  REDIS_URL: settings.redisUrl,
+  PORT: String(settings.port),
   JWT_SECRET: process.env.JWT_SECRET ?? randomBytes(32).toString("base64url"),
   ADMIN_USER: process.env.ADMIN_USER ?? "admin",
   ADMIN_PASSWORD: adminPassword.value,
-  QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? "{wallet-alerts-demo}",
+  QUEUE_PREFIX: settings.queuePrefix,
   LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   // The demo's webhook sink listens on loopback, which the SSRF guard refuses unless opened.
   WEBHOOK_ALLOW_HTTP: "true",
   WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
 };
-const attachTo = process.env.DEMO_API_URL;
+const attachTo = settings.attachTo;
 const apiUrl = attachTo ?? `http://127.0.0.1:${env.PORT}`;
+/** The address the API child listens on (its HOST, which it inherits). */
+const listenHost = process.env.HOST || "0.0.0.0";
 /** Where a person reaches the API (in compose: the published port, not the service name). */
 const publicUrl = process.env.DEMO_PUBLIC_URL ?? apiUrl;
 const [sinkHost, sinkPort] = (process.env.DEMO_SINK_LISTEN ?? "127.0.0.1:0").split(":");
@@ -66,12 +86,19 @@ const stops: Array<() => void> = [];
 let stopping = false;
 
 async function main(): Promise<void> {
-  if (!attachTo) {
-    await ensureDatabase(env.DATABASE_URL);
-    await runMigrations(env.DATABASE_URL);
-  }
+  // First, before anything is created or written: a server already on the port would be taken
+  // for the demo's API (its /readyz answered, the seeding went to it).
+  if (!attachTo) await ensurePortFree();
+  if (!attachTo) await ensureDatabase(env.DATABASE_URL);
   const { sql } = createDb(env.DATABASE_URL, { max: 2 });
   stops.push(() => void sql.end({ timeout: 2 }));
+  const refusal = foreignDatabaseRefusal(await otherCallersData(sql, DEMO_CALLER), {
+    shownUrl: redactUrl(env.DATABASE_URL),
+    setting: settings.databaseSetting,
+    caller: DEMO_CALLER,
+  });
+  if (refusal) throw new Error(refusal);
+  if (!attachTo) await runMigrations(env.DATABASE_URL);
   // A fresh demo caller each run; chain data from earlier runs stays (it is history).
   await sql`delete from tracked_wallets where owner = ${DEMO_CALLER}`;
 
@@ -87,7 +114,16 @@ async function main(): Promise<void> {
     children.push(startChild("worker", "src/bin/worker.ts", childEnv, childLog("worker")));
     for (const child of children) say(`started ${child.name} (pid ${child.process.pid})`);
   }
-  await waitForReady(`${apiUrl}/readyz`, attachTo ? 120_000 : 30_000);
+  try {
+    await waitForReady(`${apiUrl}/readyz`, attachTo ? 120_000 : 30_000, children);
+  } catch (error) {
+    // The children name REDIS_URL, DATABASE_URL or PORT: say which of the demo's settings those are.
+    if (error instanceof ChildExited)
+      throw new Error(`${error.message} (the demo gives its API and worker DEMO_DATABASE_URL, DEMO_REDIS_URL and DEMO_PORT as DATABASE_URL, REDIS_URL and PORT)`, {
+        cause: error,
+      });
+    throw error;
+  }
 
   // The token carries the issuer and audience the API checks when they are set (the API child
   // inherits them, and in compose the API shares the demo's environment).
@@ -109,6 +145,7 @@ async function main(): Promise<void> {
   );
   const token = await tokens();
   const api = createApiClient(apiUrl, tokens);
+  if (!attachTo) await ensureOwnApi(api);
   const cast = createCast();
   const walletIds = await seed(api, cast, sink);
 
@@ -161,6 +198,32 @@ function printBanner(token: string, wallets: number): void {
 const describe = (type: string, count: number) =>
   count > 1 ? `a burst of ${count} ${type}s from the market maker` : type === "transfer" ? "a transfer" : type;
 
+async function ensurePortFree(): Promise<void> {
+  const failure = await listenProbe(listenHost, settings.port);
+  if (!failure) return;
+  const next = settings.port < 65535 ? settings.port + 1 : 3001;
+  if (failure.code === "EADDRINUSE")
+    throw new Error(
+      `port ${settings.port} is in use: another program listens there (an earlier demo, docker compose's API, a development server). ` +
+        `Stop it, or give the demo another port with DEMO_PORT, e.g. DEMO_PORT=${next} npm run demo`,
+    );
+  throw new Error(`cannot listen on port ${settings.port} (DEMO_PORT) at ${listenHost}: ${failure.message}`);
+}
+
+/**
+ * The server that answered /readyz is the one the demo started: it takes the token the demo minted
+ * with this run's secret. Asked before anything is seeded, with a request that writes nothing.
+ */
+async function ensureOwnApi(api: ApiCall): Promise<void> {
+  const exited = children.find((child) => child.process.exitCode !== null || child.process.signalCode !== null);
+  if (exited) throw new Error(`the ${exited.name} exited before the demo could begin${lastWords(exited)}`);
+  await api("GET", "/v1/wallets").catch((error: unknown) => {
+    throw new Error(`the server on port ${settings.port} is not the API the demo started (${(error as Error).message}); set DEMO_PORT to a free port`, {
+      cause: error,
+    });
+  });
+}
+
 async function ensureDatabase(url: string): Promise<void> {
   const name = new URL(url).pathname.slice(1);
   const adminUrl = new URL(url);
@@ -183,7 +246,8 @@ async function shutdown(code: number): Promise<never> {
     process.exit(1);
   }
   stopping = true;
-  say("stopping: feed, API and worker, which finish what they are doing (Ctrl-C again to exit at once)");
+  // Nothing started yet (a port in use, a database refused): nothing to stop, and nothing to say.
+  if (children.length > 0 || sink) say("stopping: feed, API and worker, which finish what they are doing (Ctrl-C again to exit at once)");
   for (const stop of stops.reverse()) stop();
   // Each child gets longer than the worker's wait for its active jobs before it is killed.
   await Promise.all(children.map((child) => stopChild(child)));

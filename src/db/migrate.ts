@@ -9,6 +9,15 @@ import { createDb } from "./client.ts";
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
 /**
+ * The session advisory lock that migrations of one database take in turn ("migr", 0). drizzle's
+ * migrate takes none: it reads the last migration applied, then applies the rest, so two runs at
+ * once (each replica's init container or entrypoint) both applied them, and every one but the
+ * first failed on a catalog key (`duplicate key value violates unique constraint
+ * "pg_type_typname_nsp_index"`) and exited 1.
+ */
+export const MIGRATION_LOCK: readonly [number, number] = [0x6d696772, 0];
+
+/**
  * PostgreSQL did not give the migration a connection: it refused DATABASE_URL, could not be
  * reached, or did not answer within the bound. Nothing was applied. The message is the whole
  * diagnosis, for an operator (the URL's password hidden).
@@ -33,6 +42,7 @@ export async function runMigrations(
   databaseUrl: string,
   migrationsFolder = MIGRATIONS_FOLDER,
   connectTimeoutMs = PREFLIGHT_TIMEOUT_MS,
+  options: { onWait?: () => void } = {},
 ): Promise<void> {
   const { db, sql } = createDb(databaseUrl, { max: 1 });
   let connected = false;
@@ -41,6 +51,15 @@ export async function runMigrations(
       throw new MigrationConnectError(notConnected(error, databaseUrl, connectTimeoutMs), { cause: error });
     });
     connected = true;
+    // Held by this session (the pool's one connection, which the migration runs on) until
+    // sql.end closes it: a second run waits here, then finds nothing left to apply. Unbounded,
+    // as the migration it waits for is.
+    const [key, subkey] = MIGRATION_LOCK;
+    const [taken] = await sql<{ locked: boolean }[]>`select pg_try_advisory_lock(${key}, ${subkey}) as locked`;
+    if (!taken?.locked) {
+      options.onWait?.();
+      await sql`select pg_advisory_lock(${key}, ${subkey})`;
+    }
     await migrate(db, { migrationsFolder });
   } finally {
     // Without a connection there is nothing to finish: end at once what is still trying (a

@@ -1,0 +1,93 @@
+// `npm run demo` on a port another server already has (docker compose's API on 3000, a
+// development server): it says so plainly, naming the port and DEMO_PORT, and does nothing else:
+// no database created, no child started, not one request to that server. It used to start its
+// API (which died on EADDRINUSE unheard), take the other server's /readyz for its own, and report
+// that server's 401 to its first seeding request: "POST /v1/wallets → 401: the token is not valid".
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { uniqueQueuePrefix } from "../helpers/db.ts";
+import { databaseUrl, TEST_ADMIN_DATABASE_URL, TEST_REDIS_URL } from "../helpers/env.ts";
+import { exited } from "../helpers/pipeline.ts";
+import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** Start-up (tsx, on two shared cores); the refusal itself comes before anything else. */
+const EXIT_BOUND_MS = 60_000;
+// A database that does not exist: the demo would create it, were it to go on.
+const DATABASE = `wa_test_demo_port_${randomBytes(4).toString("hex")}`;
+const prefix = uniqueQueuePrefix("demo-port-taken");
+const requests: string[] = [];
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  // As compose's API answers: /readyz ready, anything else 401 without its token.
+  server = createServer((request, response) => {
+    requests.push(`${request.method} ${request.url}`);
+    const ready = request.url === "/readyz";
+    response.writeHead(ready ? 200 : 401, { "content-type": "application/json" });
+    response.end(JSON.stringify(ready ? { status: "ready", postgres: "up", redis: "up" } : { detail: "the token is not valid" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
+  const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
+  } finally {
+    await admin.end();
+  }
+});
+
+describe("npm run demo on a port that another server has", () => {
+  it("exits 1 with one line naming the port and DEMO_PORT, before it creates, starts or asks anything", { timeout: EXIT_BOUND_MS + 30_000 }, async () => {
+    const settings = { url: databaseUrl(DATABASE), port: String(port) };
+    const demo = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DEMO_DATABASE_URL: settings.url,
+        DEMO_REDIS_URL: TEST_REDIS_URL,
+        DEMO_PORT: settings.port,
+        DEMO_QUEUE_PREFIX: prefix,
+        // The same for the service's settings: a demo that read them would meet the same port.
+        DATABASE_URL: settings.url,
+        REDIS_URL: TEST_REDIS_URL,
+        PORT: settings.port,
+        QUEUE_PREFIX: prefix,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    demo.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    demo.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
+    const exit = await Promise.race([exited(demo), stillRunning]);
+    if (exit === "still running") {
+      demo.kill("SIGKILL");
+      await exited(demo);
+    }
+    expect(exit, stdout + stderr).toEqual({ code: 1, signal: null });
+    expect(stderr).toBe(
+      `demo failed: port ${port} is in use: another program listens there (an earlier demo, docker compose's API, a development server). ` +
+        `Stop it, or give the demo another port with DEMO_PORT, e.g. DEMO_PORT=${port + 1} npm run demo\n`,
+    );
+    expect(stdout).toBe("");
+    expect(requests).toEqual([]);
+    const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      expect(await admin`select 1 from pg_database where datname = ${DATABASE}`).toHaveLength(0);
+    } finally {
+      await admin.end();
+    }
+  });
+});
