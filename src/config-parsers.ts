@@ -125,6 +125,24 @@ export function minLength(length: number) {
   };
 }
 
+/**
+ * A value an HTTP header must carry as it is configured: Node strips the whitespace around a
+ * header's value and reads its bytes as Latin-1, so a value with spaces or a line break at either
+ * end (a secrets file's last newline), a control character or a character outside printable
+ * ASCII could never match what arrives, and every request would be refused without a word.
+ * The ends are trimmed; the rest is refused.
+ */
+export function headerValue(length: number) {
+  const atLeast = minLength(length);
+  return (raw: string): string => {
+    const value = atLeast(raw.trim());
+    if (!/^[\x20-\x7e]+$/.test(value)) {
+      throw new Error("expected printable ASCII only (no control characters, no characters outside ASCII): an HTTP header cannot carry them as they are");
+    }
+    return value;
+  };
+}
+
 export function matching(pattern: RegExp, description: string) {
   return (raw: string): string => {
     if (!pattern.test(raw)) throw new Error(`expected ${description}`);

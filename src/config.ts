@@ -12,6 +12,7 @@ import {
   integerIn,
   listenHost,
   matching,
+  headerValue,
   minLength,
   oneMailbox,
   oneOf,
@@ -148,7 +149,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     workerQueues: read("WORKER_QUEUES", workerQueues, "all" as const),
     evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 10_000),
     evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", parseDuration, 5_000),
-    heliusAuthHeader: optional("HELIUS_AUTH_HEADER", minLength(16)),
+    heliusAuthHeader: optional("HELIUS_AUTH_HEADER", headerValue(16)),
     admin: {
       user: optional("ADMIN_USER", basicAuthUser),
       // Bull Board can retry and delete jobs, and nothing slows down guesses of a Basic password:

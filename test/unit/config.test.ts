@@ -117,6 +117,15 @@ describe("loadConfig", () => {
     expect(problemsOf({ [name]: value })).toContain(message);
   });
 
+  it("trims HELIUS_AUTH_HEADER's ends (a secrets file's newline, which no request could carry) and refuses what no header can carry", () => {
+    const secret = "helius-shared-secret-0123456789";
+    expect(loadConfig({ ...REQUIRED, HELIUS_AUTH_HEADER: `${secret}\n` }).heliusAuthHeader).toBe(secret);
+    expect(loadConfig({ ...REQUIRED, HELIUS_AUTH_HEADER: ` Bearer ${secret} ` }).heliusAuthHeader).toBe(`Bearer ${secret}`);
+    expect(() => loadConfig({ ...REQUIRED, HELIUS_AUTH_HEADER: `${secret}é` })).toThrow("HELIUS_AUTH_HEADER: expected printable ASCII only");
+    expect(() => loadConfig({ ...REQUIRED, HELIUS_AUTH_HEADER: `${secret}\u0007x` })).toThrow("HELIUS_AUTH_HEADER: expected printable ASCII only");
+    expect(() => loadConfig({ ...REQUIRED, HELIUS_AUTH_HEADER: "  short-secret  \n" })).toThrow("HELIUS_AUTH_HEADER: expected at least 16 characters");
+  });
+
   it("says of a JWT_SECRET too short only that, not also that none is set", () => {
     expect(problemsOf({ JWT_SECRET: "short" })).toBe("invalid configuration: JWT_SECRET: expected at least 32 characters");
   });
