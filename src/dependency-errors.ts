@@ -22,10 +22,20 @@ const UNAVAILABLE_PATTERNS = [
   // Redis's own "not now" answers: loading its dataset after a restart (the append-only file
   // on, as recommended), a replica during a failover, a cluster moving slots or lost its quorum.
   /\bLOADING Redis is loading\b/,
-  /\bREADONLY You can't write against a read only replica\b/,
+  /\bREADONLY You can't write against a read only (replica|slave)\b/,
   /\bMASTERDOWN\b/,
   /\bTRYAGAIN\b/,
   /\bCLUSTERDOWN\b/,
+  // Redis refusing writes for now: full at maxmemory under the noeviction policy the README
+  // requires (also inside a script, where it is prefixed with the script's name), unable to
+  // persist with stop-writes-on-bgsave-error (or an AOF write failing), fewer replicas in reach
+  // than min-replicas-to-write, or busy with a script that has run too long. Each clears when
+  // memory, the disk or the replicas come back (or the script ends), and what was stored in
+  // PostgreSQL before the refused write is picked up by the reconciler.
+  /\bOOM command not allowed\b/,
+  /\bMISCONF\b/,
+  /\bNOREPLICAS\b/,
+  /\bBUSY Redis is busy\b/,
 ];
 
 /**

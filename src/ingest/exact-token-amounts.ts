@@ -113,12 +113,19 @@ export type InexactNumber = {
   literal: string;
 };
 
+/** A UTF-8 byte order mark, which some serializers (.NET's Encoding.UTF8, PowerShell) write first. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 /**
- * The inexact number literals at `paths` of a body (the JSON body's UTF-8 bytes, which JSON.parse
- * accepted), in document order; [] for nearly every body, at the cost of a byte search.
+ * The inexact number literals at `paths` of a body (the JSON body's UTF-8 bytes, which the app's
+ * parser accepted), in document order; [] for nearly every body, at the cost of a byte search.
+ * One leading byte order mark is skipped, as the app's parser (secure-json-parse) skips it: the
+ * API takes such a body on every route, and the scan would otherwise find a character JSON does
+ * not allow there and throw (a 500 for what is a 400, a Helius delivery lost whole).
  */
 export function inexactNumberLiterals(body: Buffer, paths: NumberPaths): InexactNumber[] {
-  return mayHoldInexactNumber(body, paths) ? scanInexactNumbers(body.toString("utf8"), paths) : [];
+  const json = body.subarray(0, BOM.length).equals(BOM) ? body.subarray(BOM.length) : body;
+  return mayHoldInexactNumber(json, paths) ? scanInexactNumbers(json.toString("utf8"), paths) : [];
 }
 
 // ---- Helius: the amounts and fee of each item -------------------------------------------------

@@ -34,39 +34,94 @@ export type RefusedItem = {
 export const MAX_ERRORS_PER_ITEM = 20;
 
 /**
+ * The most movements (native transfers, token transfers and compressed-NFT events, each a row;
+ * an item that names none is one row) one delivery stores. Native ingest stores at most 1,000
+ * rows a request; without a bound of its own a 10 MiB delivery of 1,000 items of 1,000 transfers
+ * each became some 75,000–110,000 rows: seconds of the event loop spent checking addresses
+ * (every other request waiting behind it), an insert longer than REQUEST_TIMEOUT (answered 503
+ * while the rows still landed, so Helius sent it all again) and one evaluation group past
+ * EVALUATION_GROUP_TRANSACTIONS (10,000 by default, this same figure). Real deliveries hold a
+ * few movements an item.
+ *
+ * The items past the bound are refused, each on its own, and kept with the other refused items,
+ * not the delivery: refused whole, Helius would send the same bytes three more times and then
+ * drop every item of it, the valid ones with them, and nothing would be kept. The bound is met
+ * in the delivery's order and the items from the first one that does not fit on are refused
+ * unread (no address of theirs is decoded), so what is stored is the delivery's first items,
+ * in order, and what is kept its last: posted again in smaller deliveries, they are read then.
+ */
+export const MAX_MOVEMENTS_PER_DELIVERY = 10_000;
+
+/** The error of an item past the bound, at the item's path. */
+export const pastMovementsMessage = (max: number) =>
+  `was not read: the delivery's items up to this one name more than ${max} movements (native transfers, token transfers, ` +
+  `compressed-NFT events; an item with none counts 1), the most one delivery stores; it is kept with the refused items: ` +
+  `post it again in a smaller delivery`;
+
+/**
  * `inexactNumbers`: the amount and fee number literals of the delivery that a double does not
  * hold exactly (inexactHeliusNumbers of its body), which JSON.parse rounded in `items`.
+ * `unread`: how many items were refused for coming past `maxMovements` (MAX_MOVEMENTS_PER_DELIVERY).
  */
 export function triageHeliusItems(
   items: readonly unknown[],
   checkSchema: ItemSchemaCheck,
   now: Date,
   inexactNumbers: readonly InexactHeliusNumber[] = [],
-): { valid: HeliusTransaction[]; refused: RefusedItem[] } {
+  maxMovements: number = MAX_MOVEMENTS_PER_DELIVERY,
+): { valid: HeliusTransaction[]; refused: RefusedItem[]; unread: number } {
   const valid: HeliusTransaction[] = [];
   const refused: RefusedItem[] = [];
   const inexactByItem = byItem(inexactNumbers);
   const checkedAddresses: AddressVerdicts = new Map();
+  let movements = 0;
+  let unread = 0;
   items.forEach((item, index) => {
     const at = `body.${index}`;
     const inexact = inexactByItem.get(index);
-    const schemaErrors = checkSchema(item, at);
-    // The byte lengths are read only from an item of the right shape.
-    const errors =
-      schemaErrors.length > 0
-        ? schemaErrors
-        : [
-            ...blockTimeIssues(item as HeliusTransaction, at, now),
-            ...heliusItemAddressIssues(item as HeliusTransaction, at, checkedAddresses),
-            ...heliusItemAmountIssues(item as HeliusTransaction, at, inexact),
-          ];
-    if (errors.length === 0) valid.push(item as HeliusTransaction);
-    else {
-      const kept = inexact ? keptWithLiterals(item, inexact) : item;
-      refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: kept });
+    const refuse = (errors: FieldIssue[], literals = inexact) =>
+      refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: literals ? keptWithLiterals(item, literals) : item });
+    // Unread, it is kept with its lamports as read: posted again it is then stored as it would
+    // have been here (lamports are taken rounded, see heliusItemAmountIssues), not refused for
+    // a lamport written as a string. Its token amounts keep their digits, as in every kept item.
+    const refuseUnread = () => refuse([{ path: at, message: pastMovementsMessage(maxMovements) }], inexact && tokenAmountsOnly(inexact));
+    if (unread > 0) {
+      unread += 1;
+      return refuseUnread();
     }
+    const schemaErrors = checkSchema(item, at);
+    if (schemaErrors.length > 0) return refuse(schemaErrors);
+    // Of the right shape: its lists are arrays (or null) of at most MAX_TRANSFERS_PER_ITEM each.
+    const own = movementsOf(item as HeliusTransaction);
+    if (movements + own > maxMovements) {
+      unread = 1;
+      return refuseUnread();
+    }
+    movements += own;
+    // The byte lengths are read only from an item of the right shape.
+    const errors = [
+      ...blockTimeIssues(item as HeliusTransaction, at, now),
+      ...heliusItemAddressIssues(item as HeliusTransaction, at, checkedAddresses),
+      ...heliusItemAmountIssues(item as HeliusTransaction, at, inexact),
+    ];
+    if (errors.length === 0) valid.push(item as HeliusTransaction);
+    else refuse(errors);
   });
-  return { valid, refused };
+  return { valid, refused, unread };
+}
+
+/**
+ * The rows an item may become: one per movement it names (fewer when some native transfers are
+ * a token's plumbing, see nativeLegs in helius.ts), one when it names none.
+ */
+function movementsOf(item: HeliusTransaction): number {
+  const named = (item.nativeTransfers?.length ?? 0) + (item.tokenTransfers?.length ?? 0) + (item.events?.compressed?.length ?? 0);
+  return Math.max(1, named);
+}
+
+/** The literals of token amounts alone, none of lamports (native transfer amounts, the fee). */
+function tokenAmountsOnly(literals: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map([...literals].filter(([field]) => field.startsWith("tokenTransfers.")));
 }
 
 /** Literals by item index, then by field (`tokenTransfers.1.tokenAmount`). */

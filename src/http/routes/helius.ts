@@ -7,14 +7,16 @@
 // cost the others. The valid items are stored; the refused ones are kept whole in
 // helius_rejected_items, listed in the 202's `rejected` and logged, for an operator to fix and
 // post again. Only what is not a delivery at all (not an array of 1–1000 objects, over 10 MiB,
-// without the secret) is refused whole.
+// without the secret, a `__proto__` or `constructor.prototype` key anywhere in it: json-body.ts)
+// is refused whole. A delivery stores at most MAX_MOVEMENTS_PER_DELIVERY movements: the items
+// past them are refused unread, and kept, like the others refused (helius-triage.ts says why).
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { keepRefusedHeliusItems } from "../../db/queries/helius-rejected-items.ts";
 import type { Deps } from "../../deps.ts";
 import { inexactHeliusNumbers } from "../../ingest/exact-token-amounts.ts";
 import { mapHeliusWebhook } from "../../ingest/helius.ts";
-import { triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
+import { MAX_MOVEMENTS_PER_DELIVERY, triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
 import { storeTransactionBatch } from "../../ingest/store.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { validationErrors } from "../error-handler.ts";
@@ -68,8 +70,11 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             "Authenticated by the webhook's auth header (`Authorization` equal to HELIUS_AUTH_HEADER), not by a JWT. " +
             "Each item is checked on its own: the valid ones are stored, the others listed in `rejected` and kept " +
             "for an operator, and the delivery is answered 202 all the same (a 4xx would make Helius drop all of it). " +
-            "Unknown fields inside the items are ignored; the fields read are typed strictly. A body that is not an " +
-            "array of 1–1000 objects is a 400.",
+            "Unknown fields inside the items are ignored; the fields read are typed strictly. A delivery stores at most " +
+            `${MAX_MOVEMENTS_PER_DELIVERY} movements (native transfers, token transfers, compressed-NFT events; an item ` +
+            "with none counts 1): the items past them are refused unread, listed in `rejected` and kept, to be posted " +
+            "again in smaller deliveries. A body that is not an array of 1–1000 objects, or that holds a `__proto__` or " +
+            "`constructor.prototype` key anywhere, is a 400.",
           security: [],
           body: DeliverySchema,
           response: {
@@ -82,14 +87,15 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const items = request.body;
         // The app's own ajv (its options, its messages), compiled once per route.
         const checkItem = request.compileValidationSchema(HeliusItemSchema, "body");
-        const { valid, refused } = triageHeliusItems(
+        const { valid, refused, unread } = triageHeliusItems(
           items,
           (item, at) => (checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at)),
           deps.now(),
           inexactHeliusNumbers(rawBody(request)),
         );
-        const { transactions, skipped } = mapHeliusWebhook(valid);
-        const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);
+        // The refused items are kept first: should storing the valid ones fail after their rows
+        // were written (Redis refusing the evaluation job: 503, the reconciler enqueues it later),
+        // Helius may give up retrying, and the refused items must be on record all the same.
         if (refused.length > 0) {
           const kept = await keepRefusedHeliusItems(deps.sql, refused);
           request.log.warn(
@@ -98,10 +104,14 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
               items: items.length,
               newlyKept: kept,
               signatures: refused.flatMap((r) => (r.signature ? [r.signature] : [])),
+              ...(unread > 0 ? { unread, maxMovements: MAX_MOVEMENTS_PER_DELIVERY } : {}),
             },
-            `helius: refused ${refused.length} of ${items.length} items of a delivery; kept in helius_rejected_items`,
+            `helius: refused ${refused.length} of ${items.length} items of a delivery; kept in helius_rejected_items` +
+              (unread > 0 ? ` (${unread} of them unread, past the ${MAX_MOVEMENTS_PER_DELIVERY} movements a delivery stores: post them again in smaller deliveries)` : ""),
           );
         }
+        const { transactions, skipped } = mapHeliusWebhook(valid);
+        const { accepted, duplicates } = await storeTransactionBatch(deps, transactions);
         return reply.code(202).send({ accepted, duplicates, skipped, rejected: refused.map(asRejected) });
       },
     );
