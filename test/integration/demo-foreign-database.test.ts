@@ -3,19 +3,17 @@
 // with one line naming DEMO_DATABASE_URL, before it migrates, deletes or starts anything. It used
 // to migrate it, replace its caller there, and start a worker whose reconciler delivered the
 // service's owed notifications with the demo's settings.
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { foreignDatabaseRefusal, otherCallersData } from "../../src/demo/database-guard.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
-import { createAlert, exited, track } from "../helpers/pipeline.ts";
+import { createAlert, track } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
+import { runDemoToExit } from "../helpers/demo-refusal.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Start-up (tsx, on two shared cores); the refusal itself comes before anything is started. */
 const EXIT_BOUND_MS = 60_000;
 const prefix = uniqueQueuePrefix("demo-foreign-database");
@@ -54,32 +52,7 @@ describe("the demo's check of its database", () => {
   it("has npm run demo refuse the service's database with one line naming DEMO_DATABASE_URL, and leave it as it was", { timeout: EXIT_BOUND_MS + 30_000 }, async () => {
     const before = await rowsOf(t.deps.sql);
     const port = String(await freePort());
-    const demo = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DEMO_DATABASE_URL: t.config.databaseUrl,
-        DEMO_REDIS_URL: TEST_REDIS_URL,
-        DEMO_PORT: port,
-        DEMO_QUEUE_PREFIX: prefix,
-        // The same for the service's settings: a demo that read them would meet the same database.
-        DATABASE_URL: t.config.databaseUrl,
-        REDIS_URL: TEST_REDIS_URL,
-        PORT: port,
-        QUEUE_PREFIX: prefix,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    demo.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    demo.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-    const exit = await Promise.race([exited(demo), stillRunning]);
-    if (exit === "still running") {
-      demo.kill("SIGKILL");
-      await exited(demo);
-    }
+    const { exit, stdout, stderr } = await runDemoToExit({ databaseUrl: t.config.databaseUrl, port, queuePrefix: prefix }, EXIT_BOUND_MS);
     expect(exit, stdout + stderr).toEqual({ code: 1, signal: null });
     expect(stderr).toBe(
       `demo failed: the database at ${t.config.databaseUrl} holds wallets and alerts of callers other than "demo": it is not the demo's ` +

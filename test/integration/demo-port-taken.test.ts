@@ -3,19 +3,16 @@
 // no database created, no child started, not one request to that server. It used to start its
 // API (which died on EADDRINUSE unheard), take the other server's /readyz for its own, and report
 // that server's 401 to its first seeding request: "POST /v1/wallets → 401: the token is not valid".
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uniqueQueuePrefix } from "../helpers/db.ts";
 import { databaseUrl, TEST_ADMIN_DATABASE_URL, TEST_REDIS_URL } from "../helpers/env.ts";
-import { exited } from "../helpers/pipeline.ts";
 import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
+import { runDemoToExit } from "../helpers/demo-refusal.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Start-up (tsx, on two shared cores); the refusal itself comes before anything else. */
 const EXIT_BOUND_MS = 60_000;
 // A database that does not exist: the demo would create it, were it to go on.
@@ -50,32 +47,7 @@ afterAll(async () => {
 describe("npm run demo on a port that another server has", () => {
   it("exits 1 with one line naming the port and DEMO_PORT, before it creates, starts or asks anything", { timeout: EXIT_BOUND_MS + 30_000 }, async () => {
     const settings = { url: databaseUrl(DATABASE), port: String(port) };
-    const demo = spawn(process.execPath, ["--import", "tsx", "src/bin/demo.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DEMO_DATABASE_URL: settings.url,
-        DEMO_REDIS_URL: TEST_REDIS_URL,
-        DEMO_PORT: settings.port,
-        DEMO_QUEUE_PREFIX: prefix,
-        // The same for the service's settings: a demo that read them would meet the same port.
-        DATABASE_URL: settings.url,
-        REDIS_URL: TEST_REDIS_URL,
-        PORT: settings.port,
-        QUEUE_PREFIX: prefix,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    demo.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    demo.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-    const exit = await Promise.race([exited(demo), stillRunning]);
-    if (exit === "still running") {
-      demo.kill("SIGKILL");
-      await exited(demo);
-    }
+    const { exit, stdout, stderr } = await runDemoToExit({ databaseUrl: settings.url, port: settings.port, queuePrefix: prefix }, EXIT_BOUND_MS);
     expect(exit, stdout + stderr).toEqual({ code: 1, signal: null });
     expect(stderr).toBe(
       `demo failed: port ${port} is in use: another program listens there (an earlier demo, docker compose's API, a development server). ` +
