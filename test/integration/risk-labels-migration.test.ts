@@ -1,46 +1,12 @@
 // Migration 0018 keys risk_labels by (address, source): every label stored before it survives,
 // one loaded without a source included (stored as '' and answered as null), and a second list's
 // label of the same address can then be stored beside it.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS_FOLDER, runMigrations } from "../../src/db/migrate.ts";
 import { findLabels, upsertLabels } from "../../src/db/queries/risk-labels.ts";
-import { TEST_ADMIN_DATABASE_URL, databaseUrl } from "../helpers/env.ts";
+import { fromDatabaseMigratedUpTo } from "../helpers/migrated-up-to.ts";
 
 /** The journal index of the migration before 0018_labels-per-source. */
 const BEFORE_LABELS_PER_SOURCE = 17;
-
-/**
- * Runs `check` against a database migrated up to migration `lastIdx` only (as a database
- * upgraded before the later ones has it); `check` seeds it, runs the rest, and looks.
- */
-async function fromDatabaseMigratedUpTo(lastIdx: number, check: (old: postgres.Sql, upgrade: () => Promise<void>) => Promise<void>) {
-  const name = `wa_test_upgrade_labels_${process.pid}_${Date.now()}`;
-  const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  const earlier = mkdtempSync(join(tmpdir(), "wa-migrations-"));
-  try {
-    await admin.unsafe(`create database ${name}`);
-    cpSync(MIGRATIONS_FOLDER, earlier, { recursive: true });
-    const journalPath = join(earlier, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ idx: number; tag: string }> };
-    expect(journal.entries.find((entry) => entry.idx === lastIdx + 1)?.tag).toBe("0018_labels-per-source");
-    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.filter((entry) => entry.idx <= lastIdx) }));
-    await runMigrations(databaseUrl(name), earlier);
-    const old = postgres(databaseUrl(name), { max: 2, onnotice: () => {} });
-    try {
-      await check(old, () => runMigrations(databaseUrl(name)));
-    } finally {
-      await old.end();
-    }
-  } finally {
-    rmSync(earlier, { recursive: true, force: true });
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-}
 
 describe("labels per address and source (0018)", () => {
   it("keeps every existing label, one without a source readable as source null, and takes a second list's label beside it", async () => {
@@ -83,6 +49,6 @@ describe("labels per address and source (0018)", () => {
         where c.conrelid = 'risk_labels'::regclass and c.contype = 'p'`;
       expect(key!.columns).toBe("address,source");
       await expect(old`insert into risk_labels (address, category, score, source) values ('x', 'scam', 50, null)`).rejects.toThrow(/null value/);
-    });
+    }, { nextTag: "0018_labels-per-source", connections: 2 });
   });
 });

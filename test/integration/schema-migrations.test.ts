@@ -4,14 +4,10 @@
 // transactions kept as leg 0 of their signature (0007), the owner's email added to existing
 // alerts empty, outside what reloads the workers' alert rules (0010), and the same for the
 // dates of a secret's rotation and of a disabling, a rotation on record dated from it (0014).
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MIGRATIONS_FOLDER, runMigrations } from "../../src/db/migrate.ts";
 import { createTestDatabase } from "../helpers/db.ts";
-import { TEST_ADMIN_DATABASE_URL, databaseUrl } from "../helpers/env.ts";
+import { fromDatabaseMigratedUpTo } from "../helpers/migrated-up-to.ts";
 
 const BYTEWISE_COLUMNS = [
   ["address_state", "address"],
@@ -51,34 +47,6 @@ describe("identifier columns (0003)", () => {
     expect(rows.map((row) => row.address)).toEqual(["A4", "B2", "a3", "b1"]);
   });
 });
-
-/**
- * Runs `check` against a database migrated up to migration `lastIdx` only (as a database
- * upgraded before the later ones has it); `check` seeds it, runs the rest, and looks.
- */
-async function fromDatabaseMigratedUpTo(lastIdx: number, check: (old: postgres.Sql, upgrade: () => Promise<void>) => Promise<void>) {
-  const name = `wa_test_upgrade_${process.pid}_${Date.now()}`;
-  const admin = postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
-  const earlier = mkdtempSync(join(tmpdir(), "wa-migrations-"));
-  try {
-    await admin.unsafe(`create database ${name}`);
-    cpSync(MIGRATIONS_FOLDER, earlier, { recursive: true });
-    const journalPath = join(earlier, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ idx: number }> };
-    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.filter((entry) => entry.idx <= lastIdx) }));
-    await runMigrations(databaseUrl(name), earlier);
-    const old = postgres(databaseUrl(name), { max: 1, onnotice: () => {} });
-    try {
-      await check(old, () => runMigrations(databaseUrl(name)));
-    } finally {
-      await old.end();
-    }
-  } finally {
-    rmSync(earlier, { recursive: true, force: true });
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-}
 
 describe("address_activity (0004)", () => {
   it("carries each address's last activity and history total over from address_state", async () => {
