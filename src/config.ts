@@ -78,6 +78,12 @@ export type Config = Readonly<{
    */
   maxAlertsPerWallet: number;
   maxAlertsPerCaller: number;
+  /**
+   * The most wallets one caller may track: every tracked address costs every evaluation work
+   * (its activity counters, its score), so an unbounded number would let one token slow the
+   * pipeline for everyone.
+   */
+  maxWalletsPerCaller: number;
   /** How long a GET /v1/wallets page may be served from this process's memory (0: never). */
   walletListCacheMs: number;
   /**
@@ -161,6 +167,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
     maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
+    maxWalletsPerCaller: read("MAX_WALLETS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000
     // labels over 500 wallets and 150,000 transactions); below a second is a unit typed wrong.

@@ -74,11 +74,6 @@ export const withLocation = <T extends TSchema>(
 });
 
 
-/** A 409 whose Location names the resource that is in the way (the wallet already tracked, the alert a key made). */
-export const conflictWithLocation = (location: string) => ({
-  409: { ...problemResponses(409)[409], headers: { location: header(location, true) } },
-});
-
 type DocumentHeaders = Record<string, { required?: boolean; schema?: { required?: unknown } }>;
 type DocumentPaths = Record<string, Record<string, { responses?: Record<string, { headers?: DocumentHeaders }> }>>;
 

@@ -1,15 +1,18 @@
-// Tracking an address (POST /v1/wallets). In one Postgres transaction, under two locks that
-// others hold shared (label changes: risk-labels.ts; ingests: address-counters.ts): the
-// wallet row, the address's counters from its stored transactions and — when no other
-// caller tracks it already — its risk score from the label exposure of its whole stored
-// history. The service keeps no activity counters and no score for an untracked address
-// (scoring.ts), so its behavioural factors start with its next transaction; counters left in
-// Redis from an earlier period of tracking are deleted, since they miss what it did
-// meanwhile (its first transaction would otherwise look like a reactivation after dormancy).
+// Tracking an address (POST /v1/wallets), in one Postgres transaction. First, under the
+// caller's own lock: whether the caller tracks the address already, or as many wallets as
+// MAX_WALLETS_PER_CALLER allows (refused then, before the global locks: a refusal waits for
+// no label import). Then, under two locks that others hold shared (label changes:
+// risk-labels.ts; ingests: address-counters.ts): the wallet row, the address's counters from
+// its stored transactions and — when no other caller tracks it already — its risk score from
+// the label exposure of its whole stored history. The service keeps no activity counters and
+// no score for an untracked address (scoring.ts), so its behavioural factors start with its
+// next transaction; counters left in Redis from an earlier period of tracking are deleted,
+// since they miss what it did meanwhile (its first transaction would otherwise look like a
+// reactivation after dormancy).
 import type { Deps } from "../deps.ts";
 import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
 import { lockLabelExposure } from "../db/queries/risk-labels.ts";
-import { insertWallet } from "../db/queries/wallets.ts";
+import { claimWalletSlot, insertWallet } from "../db/queries/wallets.ts";
 import { forgetAddressActivity } from "./activity.ts";
 import { rescoreExposure } from "./relabel.ts";
 
@@ -17,25 +20,33 @@ export const TRACKING_CAUSE = "tracking";
 
 export type NewWallet = { id: string; owner: string; address: string; alias: string | null; tags: string[] };
 
-/** False when the caller already tracks the address. */
+export type TrackOutcome =
+  | { kind: "tracked" }
+  /** The caller tracks the address already; nothing was written. */
+  | { kind: "already-tracked" }
+  /** The caller tracks `limit` wallets already (MAX_WALLETS_PER_CALLER); nothing was written. */
+  | { kind: "capped"; limit: number };
+
 export async function trackWallet(
-  deps: Pick<Deps, "sql" | "redis" | "logger" | "now"> & { config: Pick<Deps["config"], "queuePrefix"> },
+  deps: Pick<Deps, "sql" | "redis" | "logger" | "now"> & { config: Pick<Deps["config"], "queuePrefix" | "maxWalletsPerCaller"> },
   wallet: NewWallet,
-): Promise<boolean> {
-  return deps.sql.begin(async (tx) => {
+): Promise<TrackOutcome> {
+  return deps.sql.begin(async (tx): Promise<TrackOutcome> => {
+    const slot = await claimWalletSlot(tx, wallet.owner, wallet.address, deps.config.maxWalletsPerCaller);
+    if (slot.kind !== "free") return slot;
     // This one first: waiting for a label import must not hold the ingests back.
     await lockLabelExposure(tx);
     await lockAddressCounters(tx);
     const inserted = await insertWallet(tx, wallet);
-    if (!inserted) return false;
+    if (!inserted) return { kind: "already-tracked" };
     await recountAddressActivity(tx, wallet.address);
-    if (inserted.trackedBefore) return true;
+    if (inserted.trackedBefore) return { kind: "tracked" };
     // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
     await rescoreExposure(tx, [wallet.address], { behaviour: "cleared", cause: TRACKING_CAUSE, evaluatedAt: deps.now() });
     // Before the commit: an evaluation that counts the address starts after it and finds the keys gone.
     await forgetAddressActivity(deps.redis, deps.config.queuePrefix, wallet.address).catch((error: unknown) =>
       deps.logger.warn({ err: error, address: wallet.address }, "tracking: could not delete stale activity counters"),
     );
-    return true;
+    return { kind: "tracked" };
   });
 }

@@ -89,7 +89,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     postTransactions: async (transactions) =>
       (await call<{ accepted: number; duplicates: number }>("POST", "/v1/ingest/transactions", { transactions }, [202])).json,
     postAccounts: async (accounts) => (await call<{ accepted: number }>("POST", "/v1/ingest/accounts", { accounts }, [202])).json,
-    trackWallet: async (body) => ((await call("POST", "/v1/wallets", body, [201, 409])).status === 201 ? "created" : "exists"),
+    trackWallet: async (body) => {
+      const { status, json } = await call<{ detail?: string } | undefined>("POST", "/v1/wallets", body, [201, 409]);
+      // A 409 over MAX_WALLETS_PER_CALLER tracked nothing: counted as "exists", the run would feed wallets no one tracks.
+      if (status === 409 && json?.detail?.includes("MAX_WALLETS_PER_CALLER")) throw new ApiError(status, `POST /v1/wallets answered 409: ${json.detail}`);
+      return status === 201 ? "created" : "exists";
+    },
     putLabels: async (labels) => (await call<{ upserted: number }>("PUT", "/v1/risk/labels", { labels }, [200])).json,
     close: () => pool.close(),
   };

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       testNotificationsPerHour: 20,
       maxAlertsPerWallet: 50,
       maxAlertsPerCaller: 10_000,
+      maxWalletsPerCaller: 10_000,
       walletListCacheMs: 1_000,
       workerQueues: "all",
       evaluationGroupTransactions: 10_000,
@@ -46,6 +47,7 @@ describe("loadConfig", () => {
       EMAIL_FROM: '"Risk desk, ACME" <alerts@example.com>',
       MAX_ALERTS_PER_WALLET: "1",
       MAX_ALERTS_PER_CALLER: "1000000",
+      MAX_WALLETS_PER_CALLER: "1",
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -61,6 +63,7 @@ describe("loadConfig", () => {
       emailFrom: '"Risk desk, ACME" <alerts@example.com>',
       maxAlertsPerWallet: 1,
       maxAlertsPerCaller: 1_000_000,
+      maxWalletsPerCaller: 1,
     });
   });
 
@@ -83,6 +86,11 @@ describe("loadConfig", () => {
     ["MAX_ALERTS_PER_CALLER", "-5", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
     ["MAX_ALERTS_PER_CALLER", "1e4", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
     ["MAX_ALERTS_PER_CALLER", "10,000", "MAX_ALERTS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    // 0 would refuse every create: stopping a caller from tracking is the token's scope's job.
+    ["MAX_WALLETS_PER_CALLER", "0", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_WALLETS_PER_CALLER", "1000001", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_WALLETS_PER_CALLER", "1e4", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    ["MAX_WALLETS_PER_CALLER", "10,000", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
     // Nothing slows down guesses of a Basic password, and Bull Board can delete jobs.
     ["ADMIN_PASSWORD", "fifteen-chars-x", "ADMIN_PASSWORD: expected at least 16 characters"],
     ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],

@@ -124,9 +124,41 @@ export async function findWalletIdByAddress(sql: Sql, owner: string, address: st
 }
 
 /**
+ * The advisory-lock namespace of tracking; the second key is a hash of the owner, so one
+ * owner's creates run one at a time (two owners with the same hash merely wait for each other).
+ */
+const WALLET_CREATE_LOCKS = 0x77616c74; // "walt"
+
+export type WalletSlot =
+  | { kind: "free" }
+  /** The caller tracks the address already: a retry of a create, answered with that wallet whatever the cap says. */
+  | { kind: "already-tracked" }
+  /** The caller tracks `limit` wallets already (MAX_WALLETS_PER_CALLER): nothing may be written. */
+  | { kind: "capped"; limit: number };
+
+/**
+ * Whether the owner may track `address`: takes the owner's tracking lock, held until the
+ * transaction ends, so the count and the insert that follows it (insertWallet, in the same
+ * transaction) cannot both take the last slot in two creates at once. Deletes do not take it:
+ * one racing a create only makes the count too high for a moment, never too low. Wallets past
+ * a lowered cap are kept; only new ones are refused.
+ */
+export async function claimWalletSlot(tx: TransactionSql, owner: string, address: string, perCaller: number): Promise<WalletSlot> {
+  await tx`select pg_advisory_xact_lock(${WALLET_CREATE_LOCKS}, hashtext(${owner}))`;
+  // Counted up to the cap only: an owner with many wallets costs no more than the cap's rows.
+  const [state] = await tx<{ tracked: boolean; inAll: number }[]>`
+    select exists (select 1 from tracked_wallets where owner = ${owner} and address = ${address}) as tracked,
+           (select count(*) from (select 1 from tracked_wallets where owner = ${owner} limit ${perCaller}) as capped)::int as "inAll"`;
+  if (state!.tracked) return { kind: "already-tracked" };
+  if (state!.inAll >= perCaller) return { kind: "capped", limit: perCaller };
+  return { kind: "free" };
+}
+
+/**
  * Inserts the wallet (and the address's shared state if it is new): undefined when the caller
  * already tracks the address, else whether another caller tracked it before. Call inside the
- * tracking transaction (pipeline/track-wallet.ts), which holds the tracking lock.
+ * tracking transaction (pipeline/track-wallet.ts), which holds the tracking locks, after
+ * claimWalletSlot.
  */
 export async function insertWallet(
   tx: TransactionSql,

@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, conflictWithLocation, described, errorResponses, idSchema, parseQueryInteger, queryInteger, textSchema, withLocation } from "../schemas.ts";
+import { AddressSchema, assertAddress, described, errorResponses, idSchema, parseQueryInteger, problemResponses, queryInteger, textSchema, withLocation } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -52,6 +52,29 @@ const UpdateBodySchema = Type.Object(
   { additionalProperties: false, minProperties: 1, description: "change at least one of alias, tags" },
 );
 const ParamsSchema = Type.Object({ walletId: idSchema("wal", "wallet") });
+
+/**
+ * The create's 409, code `conflict` either way: the caller tracks the address already
+ * (Location names that wallet), or tracks as many wallets as MAX_WALLETS_PER_CALLER allows (no
+ * Location: no one wallet is in the way; the detail names the cap).
+ */
+const CreateConflictResponse = {
+  409: {
+    ...problemResponses(409)[409],
+    description:
+      "RFC 9457 problem details, code conflict. With Location: the caller already tracks the address (Location names that wallet; a retry of a create that succeeded gets this, also at the cap). " +
+      "Without Location: the caller tracks as many wallets as the service allows (MAX_WALLETS_PER_CALLER); the detail names the cap: stop tracking a wallet (DELETE) to free a slot",
+    headers: { location: { type: "string", description: "the URL of the caller's wallet that already tracks the address (absent when the cap refused the create)" } },
+  },
+};
+
+/** A create over the cap: a conflict (DESIGN.md section 3 has no code of its own for it); the detail names the cap and what the caller (or the operator) can do. */
+const capReached = (limit: number) =>
+  new ProblemError(
+    "conflict",
+    `you track ${limit} wallets already, the most one caller may track (MAX_WALLETS_PER_CALLER=${limit}): ` +
+      "stop tracking one you no longer need (DELETE /v1/wallets/{walletId}; its alerts go with it) to free a slot, or ask the operator to raise MAX_WALLETS_PER_CALLER",
+  );
 
 // Nullable scalars as type arrays: OpenAPI 3.1 reads them, and fast-json-stringify
 // serialises them without trying each branch of an anyOf.
@@ -199,7 +222,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           response: {
             201: withLocation(WalletDetailSchema, "wallet created", "the new wallet's URL"),
             ...errorResponses(400, 413, 415),
-            ...conflictWithLocation("the URL of the caller's wallet that already tracks the address"),
+            ...CreateConflictResponse,
           },
         },
       },
@@ -208,7 +231,9 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         assertAddress("body.address", address);
         const id = newId("wal");
         const owner = request.caller.sub;
-        if (!(await trackWallet(deps, { id, owner, address, alias, tags: walletTags }))) {
+        const outcome = await trackWallet(deps, { id, owner, address, alias, tags: walletTags });
+        if (outcome.kind === "capped") throw capReached(outcome.limit);
+        if (outcome.kind === "already-tracked") {
           // A client retrying a create whose answer it lost needs the id it already has: its
           // own wallet, so naming it tells nothing to anyone else.
           const existing = await findWalletIdByAddress(deps.sql, owner, address);
