@@ -80,6 +80,20 @@ export function isDestinationsFault(outcome: DeliveryOutcome): boolean {
   return outcome.deploymentFault === undefined && outcome.providerUnavailable !== true;
 }
 
+/**
+ * How a failed attempt reaches the operator's log (README, Notifications and Monitoring).
+ * `error`, each attempt: the provider refused the deployment's own set-up (a login, a sender,
+ * a relay right; any SMTP 5xx outside RCPT TO), which only an operator's change of a setting
+ * ends, and meanwhile every message on the channel waits, as for a refused DATABASE_URL.
+ * `warn`, once a minute: the provider is away or busy, which passes without anyone. Nothing for
+ * the destination's own failures: a receiver down for an hour would fill the log (its
+ * notification's attempts and the attempt counter say them).
+ */
+export function attemptLogLevel(outcome: DeliveryOutcome): "error" | "warn" | undefined {
+  if (outcome.deploymentFault) return "error";
+  return outcome.providerUnavailable ? "warn" : undefined;
+}
+
 /** A 410 Gone from a webhook receiver: the endpoint is retired, so the alert is disabled at once. */
 export function marksAlertGone(outcome: DeliveryOutcome): boolean {
   return outcome.statusCode === 410;

@@ -1,7 +1,8 @@
 // Postfix, by default, reports its refusal of the service's sender, client address or EHLO name
 // as the reply to RCPT TO, and providers refuse an account at the greeting or at the end of
 // DATA. None of that is the recipient's: the notification is retried on its schedule, never
-// counted against its alert, and the operator is told which setting to fix.
+// counted against its alert, and the operator is told which setting to fix, at error on every
+// attempt (README, Notifications).
 import { Writable } from "node:stream";
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -26,6 +27,8 @@ let postfix: PostfixPeer;
 let workers: DeliveryWorkers;
 const lines: string[] = [];
 let n = 0;
+/** A worker's log, at warn and above, as an operator reads it. */
+const sinkFor = (kept: string[]) => createLogger("warn", new Writable({ write: (chunk, _encoding, done) => (kept.push(String(chunk)), done()) }));
 
 beforeAll(async () => {
   postfix = await startPostfixPeer();
@@ -34,9 +37,7 @@ beforeAll(async () => {
     EMAIL_FROM: `Wallet Alerts <${sender}>`,
     RETRY_SCHEDULE: "300ms,300ms,300ms",
   });
-  // The worker's log, at warn and above, as an operator reads it.
-  const logger = createLogger("warn", new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
-  workers = startDeliveryWorkers({ ...t, deps: { ...t.deps, logger } }, { smtpTimeoutMs: 5_000 });
+  workers = startDeliveryWorkers({ ...t, deps: { ...t.deps, logger: sinkFor(lines) } }, { smtpTimeoutMs: 5_000 });
 });
 afterEach(() => postfix.acceptAll());
 afterAll(async () => {
@@ -47,8 +48,9 @@ afterAll(async () => {
 
 const recipient = () => `desk-${++n}@example.com`;
 const mailsTo = (address: string) => postfix.messages.filter((mail) => mail.to.includes(address));
-const logged = (notificationId: string) =>
-  lines.map((line) => JSON.parse(line) as { level: number; msg: string; notificationId?: string; error?: string }).filter((entry) => entry.notificationId === notificationId);
+type LogEntry = { level: number; msg: string; notificationId?: string; error?: string };
+const logged = (notificationId: string, kept: readonly string[] = lines): LogEntry[] =>
+  kept.map((line) => JSON.parse(line) as LogEntry).filter((entry) => entry.notificationId === notificationId);
 /** An alert that has failed for a day already: one more counted failure disables it. */
 async function failingAlert(to: string) {
   const alert = await seedAlert(t, { method: "email", recipient: to });
@@ -113,7 +115,7 @@ describe("Postfix's refusals at RCPT TO", () => {
 });
 
 describe("a 5xx from the SMTP server outside RCPT TO", () => {
-  it("retries Amazon SES's 554 at the end of DATA (sending paused) without counting it, and delivers once the account sends again", async () => {
+  it("retries Amazon SES's 554 at the end of DATA (sending paused) without counting it, logs an error with the reply naming SMTP_URL's login, and delivers once the account sends again", async () => {
     postfix.refuseEndOfData(554, "Message rejected: Sending paused for this account. For more information, please check the AWS Management Console.");
     const to = recipient();
     const { alert } = await failingAlert(to);
@@ -123,6 +125,9 @@ describe("a 5xx from the SMTP server outside RCPT TO", () => {
     expect(refused.status).toBe("retrying");
     expect((await attemptsOf(t, id))[0]!.error).toContain("554: 554 Message rejected: Sending paused for this account.");
     expect((await alertRow(t, alert.alertId)).status).toBe("active");
+    const [error] = logged(id).filter((entry) => entry.level === 50);
+    expect(error!.msg).toContain("the login in SMTP_URL");
+    expect(error!.error).toContain("Sending paused for this account");
 
     postfix.acceptAll(); // the account is resumed
     expect((await waitForNotification(t, id, isFinished)).status).toBe("delivered");
@@ -137,6 +142,7 @@ describe("a 5xx greeting from the SMTP server", () => {
   let greetingPeer: PostfixPeer;
   let greetingApp: TestApp;
   let greetingWorkers: DeliveryWorkers;
+  const greetingLines: string[] = [];
 
   beforeAll(async () => {
     greetingPeer = await startPostfixPeer();
@@ -146,7 +152,7 @@ describe("a 5xx greeting from the SMTP server", () => {
       EMAIL_FROM: `Wallet Alerts <${sender}>`,
       RETRY_SCHEDULE: "300ms,300ms,300ms",
     });
-    greetingWorkers = startDeliveryWorkers(greetingApp, { smtpTimeoutMs: 5_000 });
+    greetingWorkers = startDeliveryWorkers({ ...greetingApp, deps: { ...greetingApp.deps, logger: sinkFor(greetingLines) } }, { smtpTimeoutMs: 5_000 });
   });
   afterAll(async () => {
     await greetingWorkers?.close();
@@ -154,7 +160,7 @@ describe("a 5xx greeting from the SMTP server", () => {
     await greetingApp?.close();
   });
 
-  it("never disables an alert for a server that refuses this worker at the greeting (554), even when the schedule runs out", async () => {
+  it("never disables an alert for a server that refuses this worker at the greeting (554), even when the schedule runs out, and logs an error with the reply on every attempt", async () => {
     const to = recipient();
     const alert = await seedAlert(greetingApp, { method: "email", recipient: to });
     const since = new Date(Date.now() - 25 * 3_600_000);
@@ -168,5 +174,11 @@ describe("a 5xx greeting from the SMTP server", () => {
     const row = await alertRow(greetingApp, alert.alertId);
     expect(row.status).toBe("active");
     expect(row.failingSince).toEqual(since);
+    const errors = logged(id, greetingLines).filter((entry) => entry.level === 50);
+    expect(errors).toHaveLength(4);
+    for (const error of errors) {
+      expect(error.msg).toContain("the login in SMTP_URL");
+      expect(error.error).toContain("not accepting connections");
+    }
   });
 });

@@ -96,15 +96,17 @@ export function smtpFault(failure: SmtpFailure): Pick<DeliveryOutcome, "deployme
   // A reply in words that name our login, sender, client or account: ours, at RCPT TO too.
   const named = namedRefusal(text);
   if (named) return { deploymentFault: named };
-  // Only a server's reply: nodemailer's own refusals at MAIL FROM (message too large) have none.
-  // The server answers MAIL FROM before it has heard of any recipient.
-  if (command === "MAIL FROM") return { deploymentFault: "sender" };
   // 421: the server is closing the channel (going down, too busy), whatever the command.
-  // Another 4xx outside RCPT TO (at the greeting, at DATA: "451 local error", "452 insufficient
-  // storage") is the server's own trouble; at RCPT TO, a 4xx is about the mailbox (greylisted, full).
+  // Another 4xx outside RCPT TO (at the greeting, at MAIL FROM or DATA: "451 local error", "452
+  // insufficient storage") is the server's own trouble; at RCPT TO, a 4xx is about the mailbox
+  // (greylisted, full). Until 2026-11-27 one at MAIL FROM was taken for a refused sender, and
+  // logged at error naming EMAIL_FROM for a server that was only busy.
   if (smtpResponseCode === 421 || (smtpResponseCode >= 400 && smtpResponseCode < 500 && command !== "RCPT TO")) {
     return { providerUnavailable: true };
   }
+  // Only a server's reply: nodemailer's own refusals at MAIL FROM (message too large) have none.
+  // The server answers MAIL FROM before it has heard of any recipient.
+  if (command === "MAIL FROM") return { deploymentFault: "sender" };
   // A 5xx anywhere but RCPT TO refuses the deployment, not the mailbox: a greeting or EHLO
   // reply refusing this worker, or the end of DATA refusing our account or what we send
   // (Amazon SES "554 Message rejected: Sending paused for this account", a content filter).

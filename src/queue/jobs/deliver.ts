@@ -15,6 +15,7 @@ import { recordPermanentFailure, type AlertHealthDeps } from "../../notify/alert
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
 import {
+  attemptLogLevel,
   classifyOutcome,
   isDestinationsFault,
   marksAlertGone,
@@ -163,13 +164,15 @@ export function makeDeliverProcessor(
       }
     }
     const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
-    if (result.deploymentFault) {
+    const level = attemptLogLevel(result);
+    const fault = result.deploymentFault;
+    if (level === "error" && fault) {
       deps.logger.error(
         { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
-        `the ${row.channel} provider refused ${REFUSED[result.deploymentFault]} (${SETTING_TO_FIX[result.deploymentFault][row.channel]}); the notification is retried on its schedule`,
+        `the ${row.channel} provider refused ${REFUSED[fault]} (${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`,
       );
     }
-    if (result.providerUnavailable) {
+    if (level === "warn") {
       warnProviderUnavailable(
         { code: result.errorCode ?? `HTTP ${result.statusCode ?? result.smtpResponseCode}`, message: result.error },
         { notificationId: row.notificationId, channel: row.channel, status: outcome.status },
