@@ -2,6 +2,8 @@
 // going down, or refusing new connections), refusing its credentials, or read-only. The API
 // answers such an error 503 (the client can do nothing about it), and a worker logs such job
 // failures once a minute rather than once per job. Nothing was half-done: the work may be retried.
+// Only our PostgreSQL and Redis clients' own errors say so: the same words from anyone else (a
+// webhook receiver, the SMTP server) are not our stores' outage.
 const UNAVAILABLE_PATTERNS = [
   /ECONNREFUSED/,
   // Also Node's word for a client that hung up mid-request: the API tells that apart first
@@ -83,12 +85,46 @@ export type Misconfiguration = {
   code: string;
 };
 
+/** ioredis's errors: redis-errors' classes (a server's reply, an aborted command) … */
+const REDIS_CLIENT_ERRORS: ReadonlySet<string> = new Set([
+  "RedisError",
+  "ReplyError",
+  "ParserError",
+  "AbortError",
+  "InterruptError",
+  "MaxRetriesPerRequestError",
+  "ClusterAllFailedError",
+]);
+/** … and the plain Errors it rejects a command with when its connection is gone or not ready (no code). */
+const REDIS_CLIENT_MESSAGES = [/^Connection is closed\.$/, /^Stream isn't writeable and enableOfflineQueue options is false$/, /^Command timed out$/];
+
+/**
+ * Whether the error, or one of its causes, is our PostgreSQL or Redis client saying that its
+ * server cannot serve us now. The API answers it 503 (http/error-handler.ts); a worker logs the
+ * job's failure once a minute (queue/run-workers.ts jobFailure). A channel's error is not one:
+ * the channels reduce every receiver's and provider's error to text thrown without a code
+ * ("ECONNREFUSED: connect ECONNREFUSED 203.0.113.5:443"), and a webhook given up on a receiver
+ * that refuses connections is no outage of ours.
+ */
 export function isUnavailableError(error: unknown): boolean {
-  return errorChain(error).some(({ code, message }) => {
-    if (typeof code === "string" && UNAVAILABLE_SQLSTATES.has(code)) return true;
-    const text = `${String(code ?? "")} ${String(message ?? "")}`;
-    return UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text)) || REDIS_REFUSAL.test(text);
-  });
+  return errorChain(error).some((link) => fromStoreClient(link) && saysUnavailable(link));
+}
+
+/**
+ * An error of our PostgreSQL or Redis client, not our own code saying another service's words.
+ * postgres.js's errors and Node's socket errors carry a code (an SQLSTATE, CONNECTION_CLOSED,
+ * ECONNREFUSED, …); ioredis's are named, or worded, as above.
+ */
+function fromStoreClient({ code, name, message }: ChainLink): boolean {
+  if (typeof code === "string") return true;
+  if (typeof name === "string" && REDIS_CLIENT_ERRORS.has(name)) return true;
+  return typeof message === "string" && REDIS_CLIENT_MESSAGES.some((pattern) => pattern.test(message));
+}
+
+function saysUnavailable({ code, message }: ChainLink): boolean {
+  if (typeof code === "string" && UNAVAILABLE_SQLSTATES.has(code)) return true;
+  const text = `${String(code ?? "")} ${String(message ?? "")}`;
+  return UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text)) || REDIS_REFUSAL.test(text);
 }
 
 /**
@@ -135,14 +171,16 @@ export function errorSummary(error: unknown): string {
   return text ?? codeText ?? String(error);
 }
 
+type ChainLink = { code?: unknown; name?: unknown; message?: unknown };
+
 /** The error and its causes, each once. */
-function errorChain(error: unknown): Array<{ code?: unknown; message?: unknown }> {
-  const chain: Array<{ code?: unknown; message?: unknown }> = [];
+function errorChain(error: unknown): ChainLink[] {
+  const chain: ChainLink[] = [];
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (current && typeof current === "object" && !seen.has(current)) {
     seen.add(current);
-    chain.push(current as { code?: unknown; message?: unknown });
+    chain.push(current as ChainLink);
     current = (current as { cause?: unknown }).cause;
   }
   return chain;

@@ -204,51 +204,18 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
  * How a failed run is logged. A job given up (UnrecoverableError: a notification whose schedule
  * ran out or that its receiver refused for good; or BullMQ's attempts spent) is work that will
  * not be done: `job failed` each time, whatever its error says. Otherwise an outage of our
- * PostgreSQL or Redis (the job runs again) is said once a minute per kind. Only an error from
- * those clients is such an outage: a given-up webhook, email or SMS carries its receiver's or
- * provider's words ("ECONNREFUSED: connect ECONNREFUSED 203.0.113.5:443", "ECONNRESET: …"), which
- * isUnavailableError alone took for PostgreSQL or Redis being down.
+ * PostgreSQL or Redis (the job runs again) is said once a minute per kind: an error of those
+ * clients only (isUnavailableError), not a receiver's or provider's words in ours (a
+ * disabled-alert notice's "ECONNREFUSED: connect ECONNREFUSED" when the SMTP server is away).
  */
 export function jobFailure(job: Pick<Job, "finishedOn"> | undefined, error: unknown): "given up" | "outage" | "failed" {
   // BullMQ stamps finishedOn only on a job it gives up (as job-metrics.ts reads it).
   if (isUnrecoverable(error) || job?.finishedOn !== undefined) return "given up";
-  return fromStoreClient(error) && isUnavailableError(error) ? "outage" : "failed";
+  return isUnavailableError(error) ? "outage" : "failed";
 }
 
 function isUnrecoverable(error: unknown): boolean {
   return error instanceof UnrecoverableError || (error as { name?: unknown } | null)?.name === "UnrecoverableError";
-}
-
-/** ioredis's errors: redis-errors' classes (a server's reply, an aborted command) … */
-const REDIS_CLIENT_ERRORS: ReadonlySet<string> = new Set([
-  "RedisError",
-  "ReplyError",
-  "ParserError",
-  "AbortError",
-  "InterruptError",
-  "MaxRetriesPerRequestError",
-  "ClusterAllFailedError",
-]);
-/** … and the plain Errors it rejects a command with when its connection is gone or not ready (no code). */
-const REDIS_CLIENT_MESSAGES = [/^Connection is closed\.$/, /^Stream isn't writeable and enableOfflineQueue options is false$/, /^Command timed out$/];
-
-/**
- * Whether an error (or one of its causes) came from our PostgreSQL or Redis client, not from our
- * own code saying another service's words (the channels reduce every receiver's and provider's
- * error to text, thrown without a code). postgres.js's errors and Node's socket errors carry a
- * code (an SQLSTATE, CONNECTION_CLOSED, ECONNREFUSED, …); ioredis's are named above.
- */
-function fromStoreClient(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let current: unknown = error; current && typeof current === "object" && !seen.has(current); ) {
-    seen.add(current);
-    const { code, name, message, cause } = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
-    if (typeof code === "string") return true;
-    if (typeof name === "string" && REDIS_CLIENT_ERRORS.has(name)) return true;
-    if (typeof message === "string" && REDIS_CLIENT_MESSAGES.some((pattern) => pattern.test(message))) return true;
-    current = cause;
-  }
-  return false;
 }
 
 /** The notification a delivery job sends, named so in its failure's line (its jobId is the same id). */
