@@ -1,5 +1,7 @@
 // An app built on its own database and queue prefix whose every log line (at `level` and
-// above) is kept in `lines`: for tests of what reaches the log.
+// above) is kept in `lines`: for tests of what reaches the log. A DATABASE_URL in `env` is a
+// database the test provides (through a proxy it cuts, as a role with fewer rights, or one that
+// is not there at all): the app uses that one, and no database is made or dropped here.
 import { Writable } from "node:stream";
 import { loadConfig } from "../../src/config.ts";
 import { createDeps, type Deps } from "../../src/deps.ts";
@@ -13,8 +15,8 @@ import { deletePrefixKeys } from "./redis-keys.ts";
 export type LoggedApp = { app: AppInstance; deps: Deps; lines: string[]; close: () => Promise<void> };
 
 export async function startLoggedApp(name: string, env: Record<string, string>, level: string): Promise<LoggedApp> {
-  const database = await createTestDatabase(name);
-  const config = loadConfig(testEnv({ DATABASE_URL: database.url, QUEUE_PREFIX: uniqueQueuePrefix(name), ...env }));
+  const database = env.DATABASE_URL === undefined ? await createTestDatabase(name) : undefined;
+  const config = loadConfig(testEnv({ ...(database && { DATABASE_URL: database.url }), QUEUE_PREFIX: uniqueQueuePrefix(name), ...env }));
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -33,7 +35,7 @@ export async function startLoggedApp(name: string, env: Record<string, string>, 
       await app.close();
       await deletePrefixKeys(deps.redis, deps.config.queuePrefix);
       await deps.close();
-      await database.drop();
+      await database?.drop();
     },
   };
 }

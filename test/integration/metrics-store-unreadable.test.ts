@@ -2,60 +2,40 @@
 // Monitoring), so that `absent(...)` rules fire. The evaluation lag, the one gauge without
 // labels, went out as 0 instead ("nothing behind") whenever PostgreSQL refused or stalled:
 // prom-client's reset() gives a label-less gauge a sample at 0.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { buildApp, type AppInstance } from "../../src/http/app.ts";
-import { createLogger } from "../../src/logger.ts";
-import { whenReady } from "../../src/redis.ts";
-import { testEnv } from "../helpers/app.ts";
-import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
-import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
-import { TEST_REDIS_URL } from "../helpers/env.ts";
+import { createTestDatabase } from "../helpers/db.ts";
+import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 
 // The app reaches PostgreSQL through a proxy that the tests cut, stall and restore; Redis directly.
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let pgProxy: TcpProxy;
-let deps: Deps;
-let app: AppInstance;
-const prefix = uniqueQueuePrefix("metrics-store-unreadable");
-const logLines: string[] = [];
+let logged: LoggedApp;
 const ADMIN_AUTH = `Basic ${Buffer.from("ops:correct-horse-battery").toString("base64")}`;
 
 beforeAll(async () => {
   database = await createTestDatabase("metrics-store-unreadable");
   pgProxy = await startTcpProxy(endpointOf(database.url, 5432));
-  const config = loadConfig(
-    testEnv({
+  logged = await startLoggedApp(
+    "metrics-store-unreadable",
+    {
       DATABASE_URL: throughProxy(database.url, pgProxy),
-      QUEUE_PREFIX: prefix,
+      DATABASE_POOL_SIZE: "2",
       ADMIN_USER: "ops",
       ADMIN_PASSWORD: "correct-horse-battery",
-    }),
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
     },
-  });
-  deps = createDeps(config, { dbPoolSize: 2, logger: createLogger("info", sink) });
-  if (!(await whenReady(deps.redis, 5_000))) throw new Error("Redis is needed by the tests");
-  app = await buildApp(deps);
-  await app.ready();
+    "info",
+  );
+  await logged.app.ready();
 });
 afterAll(async () => {
-  await app?.close();
-  await deps?.close();
+  await logged?.close();
   await pgProxy?.close();
-  await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
   await database?.drop();
 });
 
 const scrape = async () => {
-  const res = await app.inject({ url: "/metrics", headers: { authorization: ADMIN_AUTH } });
+  const res = await logged.app.inject({ url: "/metrics", headers: { authorization: ADMIN_AUTH } });
   expect(res.statusCode).toBe(200);
   return res.body;
 };
@@ -70,7 +50,7 @@ describe("the PostgreSQL gauges of a scrape that cannot read PostgreSQL", () => 
     const before = await scrape();
     expect(samples(before, LAG)).toEqual([`${LAG} 0`]);
     expect(samples(before, NOTIFICATIONS).length).toBeGreaterThan(0);
-    const from = logLines.length;
+    const from = logged.lines.length;
     await pgProxy.cut();
     try {
       const body = await scrape();
@@ -79,7 +59,7 @@ describe("the PostgreSQL gauges of a scrape that cannot read PostgreSQL", () => 
       expect(samples(body, QUEUE_JOBS).length).toBeGreaterThan(0);
       // The family is still described: only its sample is missing.
       expect(body).toContain(`# TYPE ${LAG} gauge`);
-      expect(logLines.slice(from).some((line) => line.includes("metrics: PostgreSQL (evaluation lag) could not be read"))).toBe(true);
+      expect(logged.lines.slice(from).some((line) => line.includes("metrics: PostgreSQL (evaluation lag) could not be read"))).toBe(true);
     } finally {
       await pgProxy.restore();
     }
@@ -88,7 +68,7 @@ describe("the PostgreSQL gauges of a scrape that cannot read PostgreSQL", () => 
 
   it("leaves the lag out, not 0, while PostgreSQL accepts and does not answer (past the scrape's 2 s bound)", async () => {
     // An answer is owed: a stored batch nobody evaluated, so a lag that read 0 would be a lie.
-    await deps.sql`insert into ingest_batches (id, transaction_count, created_at) values ('bat_stall', 1, now() - interval '90 seconds')`;
+    await logged.deps.sql`insert into ingest_batches (id, transaction_count, created_at) values ('bat_stall', 1, now() - interval '90 seconds')`;
     const lag = Number(samples(await scrape(), LAG)[0]?.split(" ")[1]);
     expect(lag).toBeGreaterThanOrEqual(90);
     pgProxy.stall();

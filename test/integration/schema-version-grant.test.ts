@@ -3,29 +3,20 @@
 // so /readyz cannot tell whether the schema is current. It stays 503, but says why, and the log
 // says what to grant (once, not on every probe); the start-up line no longer says "not reachable".
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
 import { reportDatabaseAtStart } from "../../src/db/schema-version.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { buildApp, type AppInstance } from "../../src/http/app.ts";
-import { createLogger } from "../../src/logger.ts";
-import { whenReady } from "../../src/redis.ts";
-import { testEnv } from "../helpers/app.ts";
-import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
-import { TEST_ADMIN_DATABASE_URL, TEST_REDIS_URL } from "../helpers/env.ts";
-import { deletePrefixKeysAt } from "../helpers/redis-keys.ts";
+import { createTestDatabase } from "../helpers/db.ts";
+import { TEST_ADMIN_DATABASE_URL } from "../helpers/env.ts";
+import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
 
 const role = `wa_test_app_${randomBytes(4).toString("hex")}`;
 const password = randomBytes(12).toString("hex");
-const prefix = uniqueQueuePrefix("schema-version-grant");
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 /** The database's owner (the role `npm run migrate` ran as). */
 let owner: postgres.Sql;
-let deps: Deps;
-let app: AppInstance;
-const logLines: string[] = [];
+/** The API, connected as the role. */
+let logged: LoggedApp;
 
 function admin() {
   return postgres(TEST_ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -47,25 +38,12 @@ beforeAll(async () => {
   const url = new URL(database.url);
   url.username = role;
   url.password = password;
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(loadConfig(testEnv({ DATABASE_URL: url.toString(), QUEUE_PREFIX: prefix })), {
-    dbPoolSize: 2,
-    logger: createLogger("info", sink),
-  });
-  if (!(await whenReady(deps.redis, 5_000))) throw new Error("Redis is needed by the tests");
-  app = await buildApp(deps);
-  await app.ready();
+  logged = await startLoggedApp("schema-version-grant", { DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: "2" }, "info");
+  await logged.app.ready();
 });
 afterAll(async () => {
-  await app?.close();
-  await deps?.close();
+  await logged?.close();
   await owner?.end();
-  await deletePrefixKeysAt(TEST_REDIS_URL, prefix);
   await database?.drop();
   const cluster = admin();
   try {
@@ -83,9 +61,9 @@ const GRANT = `GRANT USAGE ON SCHEMA drizzle TO "${role}"; GRANT SELECT ON drizz
 
 describe("a role that may not read drizzle's migrations table", () => {
   it("has the process say so at start, with the grant, not that PostgreSQL is not reachable", async () => {
-    const from = logLines.length;
-    await reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
-    const [line, ...more] = parsed(logLines.slice(from));
+    const from = logged.lines.length;
+    await reportDatabaseAtStart(logged.deps.sql, logged.deps.logger, "api", "requests are answered 503 until it is");
+    const [line, ...more] = parsed(logged.lines.slice(from));
     expect(more).toEqual([]);
     expect(line!.level).toBe(50);
     expect(line!.msg).not.toContain("not reachable");
@@ -96,10 +74,10 @@ describe("a role that may not read drizzle's migrations table", () => {
 
   it("answers /readyz 503 naming the missing right, and logs the grant once, however often it is asked", async () => {
     // The role serves the service's own tables.
-    expect(await deps.sql`select count(*)::int as n from tracked_wallets`).toEqual([{ n: 0 }]);
-    const from = logLines.length;
+    expect(await logged.deps.sql`select count(*)::int as n from tracked_wallets`).toEqual([{ n: 0 }]);
+    const from = logged.lines.length;
     for (let i = 0; i < 5; i++) {
-      const res = await app.inject({ url: "/readyz" });
+      const res = await logged.app.inject({ url: "/readyz" });
       expect(res.statusCode).toBe(503);
       expect(res.headers["retry-after"]).toBe("30");
       expect(res.json()).toMatchObject({
@@ -109,7 +87,7 @@ describe("a role that may not read drizzle's migrations table", () => {
       // Without credentials: the role's name is for the log only.
       expect(res.body).not.toContain(role);
     }
-    const lines = parsed(logLines.slice(from));
+    const lines = parsed(logged.lines.slice(from));
     expect(lines, JSON.stringify(lines)).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 50, msg: expect.stringContaining("readiness: PostgreSQL refused to show the schema version") });
     expect(lines[0]!.msg).toContain("(permission denied for schema drizzle (42501))");
@@ -117,13 +95,13 @@ describe("a role that may not read drizzle's migrations table", () => {
   });
 
   it("is ready once the owner runs the grant the log gave, and says the version can be read again", async () => {
-    const logged = parsed(logLines).find((line) => line.msg.startsWith("readiness: PostgreSQL refused to show the schema version"));
-    const statements = logged!.msg.match(/GRANT [^;]+;/g)!;
+    const refusal = parsed(logged.lines).find((line) => line.msg.startsWith("readiness: PostgreSQL refused to show the schema version"));
+    const statements = refusal!.msg.match(/GRANT [^;]+;/g)!;
     expect(statements).toHaveLength(2);
     for (const statement of statements) await owner.unsafe(statement);
-    const from = logLines.length;
-    const res = await app.inject({ url: "/readyz" });
+    const from = logged.lines.length;
+    const res = await logged.app.inject({ url: "/readyz" });
     expect(res.statusCode, res.body).toBe(200);
-    expect(parsed(logLines.slice(from))).toEqual([expect.objectContaining({ level: 30, msg: "readiness: the schema version can be read again" })]);
+    expect(parsed(logged.lines.slice(from))).toEqual([expect.objectContaining({ level: 30, msg: "readiness: the schema version can be read again" })]);
   });
 });
