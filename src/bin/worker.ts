@@ -15,6 +15,8 @@ import {
 } from "../metrics/index.ts";
 import { createChannels } from "../notify/channels/index.ts";
 import { keepReconcileScheduled, upsertReconcileSchedule, type ScheduleKeeper } from "../pipeline/reconcile-schedule.ts";
+import { watchActivityCounters, type CountersWatch } from "../pipeline/activity-reseed-watch.ts";
+import { QUEUES } from "../queue/names.ts";
 import { chosenQueues, runWorkers, type RunningWorkers } from "../queue/run-workers.ts";
 import { createReadinessCheck } from "../readiness.ts";
 import { onStopSignal } from "../signals.ts";
@@ -28,6 +30,7 @@ const jobMetrics = createJobMetrics(registry);
 const metrics = [jobMetrics, createEvaluationMetrics(registry, deps.alertRules)];
 let running: RunningWorkers | undefined;
 let keeper: ScheduleKeeper | undefined;
+let countersWatch: CountersWatch | undefined;
 let metricsServer: MetricsServer | undefined;
 let stopping = false;
 // Before any wait below: a start that waits for Redis can last as long as the outage, and a
@@ -36,6 +39,7 @@ onStopSignal(
   async () => {
     stopping = true;
     keeper?.stop();
+    countersWatch?.stop();
     // Active jobs get a bounded time to finish; the rest are taken over by other workers.
     await running?.close();
     await Promise.all([channels.close(), metricsServer?.close()]);
@@ -66,6 +70,11 @@ if (config.workerMetricsPort !== undefined) {
 // spun at 100 % CPU, deaf to SIGTERM, after a single "worker error".
 const reachable = await preflightOrExit(deps, "worker");
 // A stop that came during the check has closed the connections: nothing is left to start.
+if (!stopping) {
+  // An evaluation worker notices a Redis that lost the activity counters (warns once, naming
+  // `npm run reseed-activity`); checked before it evaluates, so a new deployment is marked first.
+  if (queues.includes(QUEUES.transactions)) countersWatch = await watchActivityCounters(deps, { registry });
+}
 if (!stopping) {
   running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry, jobMetrics) }, { queues, metrics });
   // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,

@@ -45,6 +45,10 @@
 // Only tracked addresses are counted (see scoring.ts); the tracked set is read when the
 // evaluation starts, so an address counts from the first evaluation that begins after its
 // tracking committed.
+//
+// Postgres keeps every transaction but not these counts: a Redis that lost them is noticed by
+// the workers (activity-reseed-watch.ts), and `npm run reseed-activity` rebuilds them by
+// replaying the evaluated batches through this same counting (activity-reseed.ts).
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -59,7 +63,16 @@ const CHUNK_ADDRESSES = 2_000;
 const MARKER_TTL_SECONDS = 24 * 3600;
 /** Counterparties are stored by this prefix of their address: plenty to tell them apart. */
 // activity.lua's CP_LENGTH: it splits an event's run-together prefixes by this length.
-const COUNTERPARTY_KEY_LENGTH = 12;
+export const COUNTERPARTY_KEY_LENGTH = 12;
+/**
+ * activity.lua's expiries and the counterparty set's cap (KEY_TTL, CP_KEY_TTL, LAST_TTL,
+ * CP_CAP), for what rebuilds the keys outside the script (activity-reseed*.ts): the hot state and
+ * hour buckets, the counterparties, the newest send.
+ */
+export const ACTIVITY_TTL_SECONDS = 8 * 86_400;
+export const COUNTERPARTIES_TTL_SECONDS = 100 * 86_400;
+export const LAST_SEND_TTL_SECONDS = 3 * 365 * 86_400;
+export const COUNTERPARTIES_CAP = 1_000;
 /** Address buckets: the unit of the "already counted" markers. Changing it re-counts in-flight batches. */
 const BUCKETS = 16;
 
@@ -268,16 +281,19 @@ export async function forgetCountedBatches(redis: Redis, prefix: string, batchId
  * earlier period of tracking) miss what it did while untracked.
  */
 export async function forgetAddressActivity(redis: Redis, prefix: string, address: string): Promise<void> {
-  await redis.unlink(
-    activityStateKey(prefix, address),
-    `${prefix}:activity-h:${address}`,
-    `${prefix}:activity-cp:${address}`,
-    `${prefix}:activity-last:${address}`,
-  );
+  await redis.unlink(...Object.values(activityKeys(prefix, address)));
 }
 
 /** The key of an address's hot state (activity.lua spells the same names): it exists once the address is counted. */
 export const activityStateKey = (prefix: string, address: string): string => `${prefix}:activity:${address}`;
+
+/** An address's four keys, as activity.lua names them (see the top of this file). */
+export const activityKeys = (prefix: string, address: string) => ({
+  state: activityStateKey(prefix, address),
+  hours: `${prefix}:activity-h:${address}`,
+  counterparties: `${prefix}:activity-cp:${address}`,
+  lastSend: `${prefix}:activity-last:${address}`,
+});
 
 /** FNV-1a of the address, folded to a bucket: the same in every process and every run. */
 export function bucketOf(address: string): number {
@@ -337,8 +353,10 @@ function encode(chunk: readonly Bucketed[], markerOf: (batchId: string, bucket: 
 }
 
 /** The counterparties as the script reads them: their prefixes, run together. */
-const counterpartyKeys = (addresses: readonly string[]): string =>
-  addresses.map((counterparty) => counterparty.slice(0, COUNTERPARTY_KEY_LENGTH)).join("");
+const counterpartyKeys = (addresses: readonly string[]): string => addresses.map(counterpartyKey).join("");
+
+/** A counterparty as the set remembers it. */
+export const counterpartyKey = (address: string): string => address.slice(0, COUNTERPARTY_KEY_LENGTH);
 
 function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
   const [lastHour, previous7Days, tx24h, failed24h, solOut24h, newCounterparties, dormantGap] = row;

@@ -1,0 +1,158 @@
+// npm run reseed-activity: rebuilds the tracked addresses' activity counters from Postgres
+// after Redis lost them, without firing anything.
+//
+// It rebuilds from nothing, so that the result is the same however often it runs: the
+// tracked addresses' keys are deleted, the older history that outlives a quiet week is
+// written from SQL (activity-reseed-history.ts), then the evaluated batches of the last 8
+// days are replayed oldest first, in groups, through the counting step itself
+// (applyActivityInOrder: the script the evaluation runs, each batch a step counted on what the
+// batches before it left). Each group's "counted" markers are deleted before it is replayed
+// (so that markers a lost evaluation or an interrupted reseed left behind cannot make it skip
+// events) and after (the batches are evaluated: nothing counts them again). A second run, or a
+// run after one was interrupted, deletes and rebuilds again: nothing is ever counted twice. The
+// answers are thrown away: nothing is scored, recorded or fired.
+//
+// The evaluation workers must be stopped: what they count meanwhile would be deleted or counted
+// out of order. The command refuses while a worker serving `transactions` is connected to Redis
+// (BullMQ names its connections: CLIENT LIST), looks again at the end (a worker started
+// meanwhile: it fails, leaving the counters marked incomplete), and two reseeds never run at
+// once (a lock key). The open batches' markers are deleted too: their counts went with the
+// counters, and the evaluation that claims them counts them afresh.
+import type { Redis } from "ioredis";
+import type { Deps } from "../deps.ts";
+import { randomUUID } from "node:crypto";
+import { loadBatchTransactions } from "../db/queries/pipeline.ts";
+import { QUEUES } from "../queue/names.ts";
+import { activityKeys, applyActivityInOrder, forgetCountedBatches } from "./activity.ts";
+import { seedOlderHistory, type SeededHistory } from "./activity-reseed-history.ts";
+import { replayGroups, replaySteps, reseedWindows } from "./activity-reseed-plan.ts";
+import { evaluatedBatchesFrom, loadTrackedSince, openBatchIds } from "./activity-reseed-queries.ts";
+import { markCountersComplete, unmarkCountersComplete } from "./activity-reseed-watch.ts";
+
+/** The reseed will not start (or not finish): the message says why and what to do. */
+export class ReseedRefused extends Error {}
+
+export type ReseedDeps = Pick<Deps, "sql" | "redis" | "queues" | "now"> & {
+  config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions">;
+};
+
+export type ReseedOptions = {
+  /** The operator has stopped the evaluation workers (for a Redis that refuses CLIENT LIST, where the check cannot look). */
+  workersStopped?: boolean;
+  /** One line per step and per replayed group. */
+  progress?: (line: string) => void;
+};
+
+export type ReseedSummary = SeededHistory & {
+  trackedAddresses: number;
+  /** Tracked addresses that the replayed batches counted. */
+  countedAddresses: number;
+  batches: number;
+  transactions: number;
+  /** Activity events counted (one per address and chain transaction). */
+  events: number;
+};
+
+/** Batches per page of the cursor, and keys or markers per deletion. */
+const PAGE = 1_000;
+const LOCK_MS = 120_000;
+
+export async function reseedActivity(deps: ReseedDeps, options: ReseedOptions = {}): Promise<ReseedSummary> {
+  const progress = options.progress ?? (() => {});
+  const { redis, sql } = deps;
+  const prefix = deps.config.queuePrefix;
+  await refuseBesideWorkers(deps, options, "is connected to Redis: stop the workers that serve transactions first, then run it again");
+  const lock = await takeLock(redis, prefix);
+  try {
+    const now = deps.now();
+    const windows = reseedWindows(now);
+    // Incomplete from here until the end: an interrupted run leaves the workers' warning on.
+    await unmarkCountersComplete(redis, prefix);
+    const trackedSince = await loadTrackedSince(sql);
+    const tracked = [...trackedSince.keys()];
+    for (let i = 0; i < tracked.length; i += PAGE) {
+      await redis.unlink(...tracked.slice(i, i + PAGE).flatMap((address) => Object.values(activityKeys(prefix, address))));
+    }
+    progress(`deleted the activity keys of ${tracked.length} tracked addresses`);
+    const open = await openBatchIds(sql);
+    for (let i = 0; i < open.length; i += PAGE) await forgetCountedBatches(redis, prefix, open.slice(i, i + PAGE));
+    if (open.length > 0) progress(`reset the counting markers of ${open.length} batches not evaluated yet`);
+
+    const history = await seedOlderHistory(deps, trackedSince, windows, now, lock.renew);
+    progress(
+      `older history (ingested ${windows.counterpartiesFrom.toISOString()} to ${windows.replayFrom.toISOString()} for counterparties, ` +
+        `from ${windows.lastSendsFrom.toISOString()} for sends): ${history.counterpartySets} counterparty sets, ${history.lastSends} newest sends`,
+    );
+
+    const counted = new Set<string>();
+    let batches = 0;
+    let transactions = 0;
+    let events = 0;
+    for await (const page of evaluatedBatchesFrom(sql, windows.replayFrom, PAGE)) {
+      for (const group of replayGroups(page, deps.config.evaluationGroupTransactions)) {
+        const batchIds = group.map((batch) => batch.id);
+        const txs = await loadBatchTransactions(sql, batchIds);
+        const steps = replaySteps(group, txs, trackedSince);
+        await forgetCountedBatches(redis, prefix, batchIds);
+        await applyActivityInOrder(redis, prefix, steps);
+        await forgetCountedBatches(redis, prefix, batchIds);
+        for (const step of steps) {
+          for (const input of step) {
+            counted.add(input.address);
+            events += input.events.length;
+          }
+        }
+        batches += group.length;
+        transactions += txs.length;
+        await lock.renew();
+        progress(`replayed ${batches} batches, ${transactions} transactions (${counted.size} tracked addresses counted)`);
+      }
+    }
+    await refuseBesideWorkers(
+      deps,
+      options,
+      "started during the reseed, and what it counted may be lost or counted out of order: keep the workers stopped and run it again",
+    );
+    await markCountersComplete(redis, prefix, "reseeded", deps.now());
+    return { trackedAddresses: tracked.length, countedAddresses: counted.size, batches, transactions, events, ...history };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Refuses while a worker of the `transactions` queue is connected (unless the operator vouches that none runs). */
+async function refuseBesideWorkers(deps: ReseedDeps, options: ReseedOptions, what: string): Promise<void> {
+  if (options.workersStopped) return;
+  const workers = await deps.queues[QUEUES.transactions].getWorkers();
+  // BullMQ's stand-in when Redis refuses CLIENT LIST (some managed services): nothing to go by.
+  if (workers.some((worker) => worker.name === "GCP does not support client list")) {
+    throw new ReseedRefused(
+      "cannot tell whether evaluation workers are running (this Redis refuses CLIENT LIST): stop the workers that serve transactions, then run it again with --workers-stopped",
+    );
+  }
+  if (workers.length > 0) throw new ReseedRefused(`an evaluation worker (queue transactions, ${workers.length} connection(s)) ${what}`);
+}
+
+type Lock = { renew: () => Promise<void>; release: () => Promise<void> };
+
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/** One reseed at a time: a key held while it runs, renewed after each group (it lapses if the process dies). */
+async function takeLock(redis: Redis, prefix: string): Promise<Lock> {
+  const key = `${prefix}:activity-reseeding`;
+  const token = randomUUID();
+  if ((await redis.set(key, token, "PX", LOCK_MS, "NX")) === null) {
+    throw new ReseedRefused("another reseed of the activity counters is under way (or one died less than 2 minutes ago): wait for it, then run it again");
+  }
+  return {
+    renew: async () => {
+      if ((await redis.eval(RENEW, 1, key, token, String(LOCK_MS))) !== 1) {
+        throw new ReseedRefused("the reseed lost its lock (Redis flushed or the process stalled for 2 minutes): run it again");
+      }
+    },
+    release: async () => {
+      await redis.eval(RELEASE, 1, key, token).catch(() => {});
+    },
+  };
+}
