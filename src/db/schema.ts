@@ -7,6 +7,7 @@ import {
   customType,
   bigserial,
   boolean,
+  check,
   index,
   integer,
   json,
@@ -381,4 +382,102 @@ export const earlyCarrierStatuses = pgTable(
     receivedAt: timestamp("received_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [index("early_carrier_statuses_received_idx").on(t.receivedAt)],
+);
+
+/*
+ * The archive of deleted alerts (queries/alert-archive.ts): what an alert fired and what was
+ * sent stays on record after its owner deletes the alert or its wallet, written in the
+ * transaction that deletes them. Kept until an operator prunes it (README, Risk alerts). No
+ * foreign keys: the rows they would point at are the ones deleted.
+ *
+ * Each record keeps its own table, mirroring the live one's columns, rather than one jsonb
+ * document per alert or event: the archive is written by one INSERT … SELECT per table, so an
+ * alert with 200,000 notifications costs a copy of its rows (linear, no row built in memory,
+ * no document past jsonb's 255 MB limit), and a compliance desk reads it with the same SQL as
+ * the live tables (join on alert_id, filter on status, sort by created_at).
+ */
+
+/** A deleted alert: its settings as they were, without its webhook secrets, and who deleted it and how. */
+export const deletedAlerts = pgTable(
+  "deleted_alerts",
+  {
+    id: text("id").primaryKey(),
+    owner: text("owner").notNull(),
+    walletId: text("wallet_id").notNull(),
+    walletAddress: text("wallet_address").notNull(),
+    condition: text("condition").notNull(),
+    /**
+     * The alert's settings and state, named after the alerts columns: threshold, token,
+     * notification_method, webhook_url, recipient, owner_email, cooldown_seconds, status… Built
+     * from a list of the columns to keep, so that a secret column added later stays out.
+     */
+    settings: jsonb("settings").$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    deletedAt: timestamp("deleted_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    /** The caller (the token's sub) whose DELETE took the alert. */
+    deletedBy: text("deleted_by").notNull(),
+    /** 'alert deleted' (DELETE of the alert) or 'wallet deleted' (DELETE of its wallet). */
+    reason: text("reason").notNull(),
+  },
+  (t) => [
+    index("deleted_alerts_owner_deleted_idx").on(t.owner, t.deletedAt),
+    index("deleted_alerts_wallet_idx").on(t.walletId),
+    check("deleted_alerts_reason_check", sql`${t.reason} in ('alert deleted', 'wallet deleted')`),
+  ],
+);
+
+/** The events of deleted alerts, as alert_events held them. */
+export const deletedAlertEvents = pgTable(
+  "deleted_alert_events",
+  {
+    id: text("id").primaryKey(),
+    alertId: text("alert_id").notNull(),
+    dedupeKey: text("dedupe_key").notNull(),
+    condition: text("condition").notNull(),
+    observed: numeric("observed").notNull(),
+    suppressed: boolean("suppressed").notNull(),
+    transactionSignature: text("transaction_signature"),
+    reason: text("reason").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("deleted_alert_events_alert_idx").on(t.alertId, t.createdAt)],
+);
+
+/** The notifications of deleted alerts, as notifications held them: a pending one was never sent. */
+export const deletedNotifications = pgTable(
+  "deleted_notifications",
+  {
+    id: text("id").primaryKey(),
+    alertId: text("alert_id").notNull(),
+    eventId: text("event_id"),
+    channel: text("channel").notNull(),
+    destination: text("destination").notNull(),
+    payload: jsonb("payload").notNull(),
+    status: text("status").notNull(),
+    attemptCount: integer("attempt_count").notNull(),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true, mode: "date" }),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true, mode: "date" }),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+    providerMessageId: text("provider_message_id"),
+    carrierStatus: text("carrier_status"),
+    carrierErrorCode: integer("carrier_error_code"),
+    carrierUpdatedAt: timestamp("carrier_updated_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("deleted_notifications_alert_idx").on(t.alertId)],
+);
+
+/** The delivery attempts of deleted alerts' notifications (join deleted_notifications for their alert). */
+export const deletedDeliveryAttempts = pgTable(
+  "deleted_delivery_attempts",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey(),
+    notificationId: text("notification_id").notNull(),
+    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    responseBody: text("response_body"),
+  },
+  (t) => [index("deleted_delivery_attempts_notification_idx").on(t.notificationId, t.at)],
 );

@@ -5,6 +5,7 @@
 import type { TransactionSql } from "postgres";
 import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import { archiveAlerts } from "./alert-archive.ts";
 
 export type AlertRow = {
   alertId: string;
@@ -263,8 +264,16 @@ export async function updateAlert(
   return sql.begin(async (tx) => update(tx, await scoreOfResumedAlert(tx, owner, alertId)));
 }
 
-/** True when the owner's alert existed; its events and notifications go with it (cascade). */
-export async function deleteAlert(sql: Sql, owner: string, alertId: string): Promise<boolean> {
-  const rows = await sql`delete from alerts where id = ${alertId} and owner = ${owner} returning id`;
-  return rows.length > 0;
+/**
+ * True when the owner's alert existed. Its events, notifications and delivery attempts go with
+ * it (cascade), copied first into the archive by the same transaction (alert-archive.ts), with
+ * `deletedBy` (the caller's token sub); an unknown or foreign alert archives nothing.
+ */
+export async function deleteAlert(sql: Sql, owner: string, alertId: string, deletedBy: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const archived = await archiveAlerts(tx, { owner, alertId }, { deletedBy, reason: "alert deleted" });
+    if (archived.length === 0) return false;
+    await tx`delete from alerts where id = ${alertId} and owner = ${owner}`;
+    return true;
+  });
 }

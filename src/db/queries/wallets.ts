@@ -4,6 +4,7 @@
 import type { TransactionSql } from "postgres";
 import type { LabelCategory, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import { archiveAlerts } from "./alert-archive.ts";
 import { effectiveLabel } from "./risk-labels.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
@@ -194,8 +195,18 @@ export async function updateWallet(
   return rows.length === 1;
 }
 
-/** Deletes the wallet; its alerts go with it (foreign key cascade). False when not found. */
-export async function deleteWallet(sql: Sql, owner: string, walletId: string): Promise<boolean> {
-  const rows = await sql`delete from tracked_wallets where id = ${walletId} and owner = ${owner} returning id`;
-  return rows.length === 1;
+/**
+ * Deletes the wallet; its alerts go with it (foreign key cascade), copied first with their
+ * records into the archive by the same transaction (alert-archive.ts), with `deletedBy` (the
+ * caller's token sub). False when not found, and nothing archived. The wallet is locked first:
+ * an alert being created on it is waited for and archived, a later one finds no wallet (404).
+ */
+export async function deleteWallet(sql: Sql, owner: string, walletId: string, deletedBy: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [wallet] = await tx`select id from tracked_wallets where id = ${walletId} and owner = ${owner} for update`;
+    if (!wallet) return false;
+    await archiveAlerts(tx, { owner, walletId }, { deletedBy, reason: "wallet deleted" });
+    await tx`delete from tracked_wallets where id = ${walletId} and owner = ${owner}`;
+    return true;
+  });
 }

@@ -240,7 +240,8 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         assertNoBody(request.body);
-        if (!(await deleteAlert(deps.sql, request.caller.sub, request.params.alertId))) {
+        // The caller is both the owner the delete is scoped to and who the archive says deleted it.
+        if (!(await deleteAlert(deps.sql, request.caller.sub, request.params.alertId, request.caller.sub))) {
           throw alertNotFound(request.params.alertId);
         }
         return reply.code(204).send(null);

@@ -287,7 +287,8 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
       },
       async (request, reply) => {
         assertNoBody(request.body);
-        if (!(await deleteWallet(deps.sql, request.caller.sub, request.params.walletId))) {
+        // The caller is both the owner the delete is scoped to and who the archive says deleted it.
+        if (!(await deleteWallet(deps.sql, request.caller.sub, request.params.walletId, request.caller.sub))) {
           throw notFound(`wallet ${request.params.walletId}`);
         }
         return reply.code(204).send(null);

@@ -1,0 +1,84 @@
+// The archive of deleted alerts (migration 0020): an alert deleted by its owner, or with its
+// wallet, is copied here with every event it fired, every notification and every delivery
+// attempt, in the transaction that deletes it. The API answers as before (the alert is gone),
+// while a compliance desk can still show what it fired and what was sent. Nothing here deletes:
+// an operator prunes the archive (README, Risk alerts).
+import type { TransactionSql } from "postgres";
+
+/** Why an alert was deleted: its own DELETE, or its wallet's. */
+export type DeletionReason = "alert deleted" | "wallet deleted";
+
+/** Who deleted it (the caller's token sub) and why. */
+export type Deletion = { deletedBy: string; reason: DeletionReason };
+
+/** The owner's alert, or every alert of the owner's wallet. */
+export type AlertsToArchive = { owner: string; alertId: string } | { owner: string; walletId: string };
+
+/**
+ * The alert's settings and state as they were, named after the alerts columns. A list of what
+ * to keep, not the row minus its secrets: a secret column added to alerts later stays out
+ * unless someone adds it here. webhook_secret and previous_webhook_secrets are left out (they
+ * sign webhooks, and a copy would outlive their rotation), and so is the create request's
+ * Idempotency-Key, which is request plumbing rather than a setting. Where the notifications
+ * went (webhook_url, recipient) and the owner's email (where disabled-alert notices went) stay.
+ */
+const SETTINGS = `jsonb_build_object(
+  'threshold', a.threshold, 'token', a.token, 'notification_method', a.notification_method,
+  'webhook_url', a.webhook_url, 'recipient', a.recipient, 'owner_email', a.owner_email,
+  'cooldown_seconds', a.cooldown_seconds, 'status', a.status, 'baseline_score', a.baseline_score,
+  'last_notified_at', a.last_notified_at, 'failing_since', a.failing_since,
+  'disabled_reason', a.disabled_reason, 'disabled_at', a.disabled_at,
+  'disabled_notice_owed', a.disabled_notice_owed, 'secret_rotated_at', a.secret_rotated_at,
+  'updated_at', a.updated_at)`;
+
+/**
+ * Copies the alerts and their records into the archive and returns the ids archived (none for
+ * an unknown or foreign alert or wallet). Call inside the deleting transaction, just before the
+ * delete, and for a wallet after locking its row (`for update`), which holds off new alerts.
+ *
+ * The locks make the archive exactly what the delete then removes: the alerts' rows are locked
+ * first, so no event or notification can be added to them (those inserts take a key-share lock
+ * on their alert), and then their notifications, so no delivery can record another attempt
+ * (recordAttempts takes a key-share lock on its notification): a delivery recording one just
+ * now is waited for, and its attempt archived. One that records after the delete finds its
+ * notification gone and records nothing, as before the archive: that send is on no record.
+ */
+export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, deletion: Deletion): Promise<string[]> {
+  // Every alert of the wallet, whoever its owner (the delete takes them all): the wallet's owner is the check.
+  const selected =
+    "alertId" in which
+      ? tx`a.id = ${which.alertId} and a.owner = ${which.owner}`
+      : tx`a.wallet_id = ${which.walletId} and w.owner = ${which.owner}`;
+  const alerts = await tx<{ id: string }[]>`
+    insert into deleted_alerts (id, owner, wallet_id, wallet_address, condition, settings, created_at, deleted_by, reason)
+    select a.id, a.owner, a.wallet_id, w.address, a.condition, ${tx.unsafe(SETTINGS)}, a.created_at,
+           ${deletion.deletedBy}, ${deletion.reason}
+    from alerts a join tracked_wallets w on w.id = a.wallet_id
+    where ${selected}
+    order by a.id
+    for update of a
+    returning id`;
+  const ids = alerts.map((row) => row.id);
+  if (ids.length === 0) return ids;
+
+  await tx`
+    insert into deleted_alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at)
+    select id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at
+    from alert_events where alert_id = any(${ids}::text[])`;
+  await tx`
+    insert into deleted_notifications (id, alert_id, event_id, channel, destination, payload, status, attempt_count,
+                                       next_attempt_at, created_at, delivered_at, updated_at, provider_message_id,
+                                       carrier_status, carrier_error_code, carrier_updated_at)
+    select id, alert_id, event_id, channel, destination, payload, status, attempt_count,
+           next_attempt_at, created_at, delivered_at, updated_at, provider_message_id,
+           carrier_status, carrier_error_code, carrier_updated_at
+    from notifications where alert_id = any(${ids}::text[])
+    for update`;
+  // A statement of its own, after the notifications are locked: it sees every attempt committed.
+  await tx`
+    insert into deleted_delivery_attempts (id, notification_id, at, duration_ms, status_code, error, response_body)
+    select d.id, d.notification_id, d.at, d.duration_ms, d.status_code, d.error, d.response_body
+    from notifications n join delivery_attempts d on d.notification_id = n.id
+    where n.alert_id = any(${ids}::text[])`;
+  return ids;
+}
