@@ -1,9 +1,10 @@
 // The part of the activity counters that outlives a quiet week, rebuilt straight from SQL for
 // the history older than the replayed days (activity-reseed-plan.ts says why): each tracked
-// address's counterparty set (the newest COUNTERPARTIES_CAP of those it dealt with in the 100
-// days before) and its newest send (of the 3 years before). Written before the replay, which
-// then goes on from them as the evaluation did: a replayed payment to one of these is not new,
-// a replayed send after a long silence is a wake-up.
+// address's counterparty set (the newest COUNTERPARTIES_CAP of those it dealt with in batches
+// ingested in the 100 days before) and its newest send (of the 3 years before), each expiring
+// when the live key would. Written before the replay, which then goes on from them as the
+// evaluation did: a replayed payment to one of these is not new, a replayed send after a long
+// silence is a wake-up.
 import type { Redis } from "ioredis";
 import type { Sql } from "../db/client.ts";
 import {
@@ -39,24 +40,34 @@ export async function seedOlderHistory(
     const tracked = { addresses: chunk.map(([address]) => address), since: chunk.map(([, since]) => since) };
     const [lastSends, counterparties] = await Promise.all([
       loadOlderLastSends(deps.sql, tracked, { from: windows.lastSendsFrom, before: windows.replayFrom }),
-      loadOlderCounterparties(deps.sql, tracked, { from: windows.counterpartiesFrom, before: windows.replayFrom }, COUNTERPARTY_KEY_LENGTH),
+      loadOlderCounterparties(
+        deps.sql,
+        tracked,
+        { from: windows.counterpartiesFrom, before: windows.replayFrom },
+        COUNTERPARTY_KEY_LENGTH,
+        COUNTERPARTIES_CAP,
+      ),
     ]);
+    // Newest first per address (the query's order, at most the cap): the set's members.
+    const byAddress = new Map<string, { members: string[]; touched: number }>();
+    for (const row of counterparties) {
+      const entry = byAddress.get(row.address) ?? { members: [], touched: row.touched };
+      byAddress.set(row.address, entry);
+      entry.members.push(row.counterparty);
+    }
+    // The live keys' expiries run from the last evaluation that counted the address (the script
+    // renews them then), not from the block time: history back-filled today with block times of
+    // last year lives its 100 days from today.
+    const touchedAt = (address: string) => Math.max(byAddress.get(address)?.touched ?? 0, lastSends.get(address)?.evaluatedAt ?? 0);
     const writes = deps.redis.pipeline();
-    for (const [address, blockTime] of lastSends) {
-      const ttl = remainingTtl(blockTime, LAST_SEND_TTL_SECONDS, nowSeconds);
+    for (const [address, { blockTime }] of lastSends) {
+      const ttl = remainingTtl(touchedAt(address), LAST_SEND_TTL_SECONDS, nowSeconds);
       if (ttl === 0) continue;
       writes.set(activityKeys(deps.config.queuePrefix, address).lastSend, String(blockTime), "EX", ttl);
       seeded.lastSends++;
     }
-    // Newest first per address (the query's order): the set keeps the newest up to its cap.
-    const byAddress = new Map<string, { members: string[]; newest: number }>();
-    for (const row of counterparties) {
-      const entry = byAddress.get(row.address) ?? { members: [], newest: row.newest };
-      byAddress.set(row.address, entry);
-      if (entry.members.length < COUNTERPARTIES_CAP) entry.members.push(row.counterparty);
-    }
-    for (const [address, { members, newest }] of byAddress) {
-      const ttl = remainingTtl(newest, COUNTERPARTIES_TTL_SECONDS, nowSeconds);
+    for (const [address, { members }] of byAddress) {
+      const ttl = remainingTtl(touchedAt(address), COUNTERPARTIES_TTL_SECONDS, nowSeconds);
       if (ttl === 0) continue;
       const key = activityKeys(deps.config.queuePrefix, address).counterparties;
       writes.sadd(key, ...members);

@@ -9,7 +9,8 @@
 //   judged as the evaluation judged it;
 // - older than that, only what outlives a quiet week is written, straight from SQL: the
 //   counterparties dealt with in the 100 days before (the newest COUNTERPARTIES_CAP of them),
-//   and the newest send of the 3 years before (what a wake-up's silence is measured from).
+//   and the newest send of the 3 years before (what a wake-up's silence is measured from),
+//   each expiring when the live key would: counted from the address's last evaluation.
 //   Replaying 100 days or 3 years of batches through the script would take hours on a busy
 //   deployment for keys that hold only a set and a number.
 import type { BatchTransaction } from "../db/queries/pipeline.ts";
@@ -38,7 +39,7 @@ export function reseedWindows(now: Date): ReseedWindows {
 export type ReplayBatch = { id: string; transactionCount: number; evaluatedAt: Date };
 
 /**
- * The batches (in ingest order) cut into groups of about `maxTransactions` (the last batch of a
+ * The batches (in the order they were counted) cut into groups of about `maxTransactions` (the last batch of a
  * group may cross it), like the evaluation's groups: one counting call per group.
  */
 export function replayGroups<B extends { transactionCount: number }>(batches: readonly B[], maxTransactions: number): B[][] {
@@ -97,11 +98,12 @@ export function countersState(completeKey: string | null, anyBatchEvaluated: boo
 }
 
 /**
- * The expiry a rebuilt key gets: what is left of `ttlSeconds` counted from the newest block
- * time it holds (the live key's expiry runs from its address's last activity); 0 when it would
- * have expired already (not written), never more than `ttlSeconds`.
+ * The expiry a rebuilt key gets: what is left of `ttlSeconds` counted from `lastCounted`, when
+ * the last evaluation that counted its address ran (the counting script renews the live key's
+ * expiry then, whatever the transactions' block times: back-filled history too); 0 when it
+ * would have expired already (not written), never more than `ttlSeconds`.
  */
-export function remainingTtl(newestBlockTime: number, ttlSeconds: number, nowSeconds: number): number {
-  const left = ttlSeconds - Math.max(0, nowSeconds - newestBlockTime);
+export function remainingTtl(lastCounted: number, ttlSeconds: number, nowSeconds: number): number {
+  const left = ttlSeconds - Math.max(0, nowSeconds - lastCounted);
   return Math.max(0, Math.floor(left));
 }

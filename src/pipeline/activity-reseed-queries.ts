@@ -1,5 +1,5 @@
 // What `npm run reseed-activity` reads from Postgres: the tracked addresses, the evaluated
-// batches to replay (streamed in ingest order), and the older history it writes straight
+// batches to replay (streamed in the order they were counted), and the older history it writes straight
 // into the keys that outlive a quiet week (counterparties, newest sends). Only evaluated
 // batches: an open one is counted by the evaluation that will claim it.
 import type { Sql } from "../db/client.ts";
@@ -14,10 +14,13 @@ export async function loadTrackedSince(sql: Sql): Promise<Map<string, Date>> {
   return new Map(rows.map((row) => [row.address, new Date(row.since)]));
 }
 
-/** Whether any batch was ever evaluated (and so counted): stops at the first one found. */
-export async function anyBatchEvaluated(sql: Sql): Promise<boolean> {
+/**
+ * Whether any batch was evaluated (and so counted) before `before`: stops at the first one
+ * found (no index: nearly every row is evaluated, and the first page read holds one).
+ */
+export async function anyBatchEvaluatedBefore(sql: Sql, before: Date): Promise<boolean> {
   const [row] = await sql<{ found: boolean }[]>`
-    select exists (select 1 from ingest_batches where evaluated_at is not null) as found`;
+    select exists (select 1 from ingest_batches where evaluated_at < ${before.toISOString()}::timestamptz) as found`;
   return row!.found;
 }
 
@@ -28,15 +31,19 @@ export async function openBatchIds(sql: Sql): Promise<string[]> {
 }
 
 /**
- * The evaluated batches ingested from `from` on, in ingest order (the evaluation's: created_at,
- * id), a page at a time through one cursor: one read of the table, however many pages.
+ * The evaluated batches ingested from `from` on, in the order the evaluation counted them, a
+ * page at a time through one cursor: one read of the table, however many pages. That is the
+ * order of their evaluations (evaluated_at: a run counts only once the runs ahead of it have
+ * committed, count-order.ts), and inside one (one evaluated_at) ingest order, the group's.
+ * Ingest order alone is not it: created_at is when the ingest's transaction began, and one that
+ * committed after a later-begun batch was evaluated is claimed, and counted, after that batch.
  */
 export async function* evaluatedBatchesFrom(sql: Sql, from: Date, pageSize: number): AsyncIterable<ReplayBatch[]> {
   const pages = sql<Array<Omit<ReplayBatch, "evaluatedAt"> & { evaluatedAt: string }>>`
     select id, transaction_count as "transactionCount", evaluated_at as "evaluatedAt"
     from ingest_batches
     where evaluated_at is not null and created_at >= ${from.toISOString()}::timestamptz
-    order by created_at, id`.cursor(pageSize);
+    order by evaluated_at, created_at, id`.cursor(pageSize);
   for await (const rows of pages) yield rows.map((row) => ({ ...row, evaluatedAt: new Date(row.evaluatedAt) }));
 }
 
@@ -50,49 +57,68 @@ const trackedRows = (sql: Sql, tracked: TrackedChunk) => sql`
   select address, since::timestamptz as since
   from unnest(${tracked.addresses}::text[], ${tracked.since.map((d) => d.toISOString())}::text[]) as u(address, since)`;
 
-/** Per address, the block time of its newest send (its own transaction: failed, or to itself, too) in the window. */
-export async function loadOlderLastSends(sql: Sql, tracked: TrackedChunk, window: OlderWindow): Promise<Map<string, number>> {
+/** An address's newest send in the window, and when the newest of its batches there was evaluated. */
+export type OlderLastSend = { blockTime: number; evaluatedAt: number };
+
+/**
+ * Per address, the block time of its newest send (its own transaction: failed, or to itself,
+ * too) in the window, with when that batch was evaluated (Unix seconds).
+ */
+export async function loadOlderLastSends(sql: Sql, tracked: TrackedChunk, window: OlderWindow): Promise<Map<string, OlderLastSend>> {
   // Newest first through transactions_from_newest_idx, stopping at the first send of a batch in the window.
-  const rows = await sql<{ address: string; blockTime: number }[]>`
-    select w.address, s.block_time::float8 as "blockTime"
+  const rows = await sql<Array<{ address: string } & OlderLastSend>>`
+    select w.address, s.block_time::float8 as "blockTime", extract(epoch from s.evaluated_at)::float8 as "evaluatedAt"
     from (${trackedRows(sql, tracked)}) w
     cross join lateral (
-      select t.block_time from transactions t join ingest_batches b on b.id = t.batch_id
+      select t.block_time, b.evaluated_at from transactions t join ingest_batches b on b.id = t.batch_id
       where t.from_address = w.address and b.evaluated_at >= w.since
         and b.created_at >= ${window.from.toISOString()}::timestamptz and b.created_at < ${window.before.toISOString()}::timestamptz
       order by t.block_time desc
       limit 1
     ) s`;
-  return new Map(rows.map((row) => [row.address, row.blockTime]));
+  return new Map(rows.map((row) => [row.address, { blockTime: row.blockTime, evaluatedAt: row.evaluatedAt }]));
 }
 
-/** A counterparty as the set remembers it (a prefix of `prefixLength`), with the newest block time it was dealt with at. */
-export type OlderCounterparty = { address: string; counterparty: string; newest: number };
+/**
+ * A counterparty as the set remembers it (a prefix of `prefixLength`), with the newest block
+ * time it was dealt with at; `touched`: when the newest of the address's batches in the window
+ * was evaluated (Unix seconds, the same on each of its rows).
+ */
+export type OlderCounterparty = { address: string; counterparty: string; newest: number; touched: number };
 
 /**
- * Per address, every other side it dealt with (either way, failed transactions too; not
- * itself) in the window, by prefix, newest first.
+ * Per address, the other sides it dealt with (either way, failed transactions too; not itself)
+ * in the window, by prefix, newest first: at most `limit` of them (the set's cap), so that an
+ * address with millions of counterparties (an exchange's) costs no more memory than the set.
  */
 export async function loadOlderCounterparties(
   sql: Sql,
   tracked: TrackedChunk,
   window: OlderWindow,
   prefixLength: number,
+  limit: number,
 ): Promise<OlderCounterparty[]> {
   const from = window.from.toISOString();
   const before = window.before.toISOString();
+  // The window function runs over every group before the limit: `touched` is the address's, not its newest 1,000's.
   return sql<OlderCounterparty[]>`
-    select w.address, left(d.other, ${prefixLength}) as counterparty, max(d.block_time)::float8 as newest
+    select w.address, c.counterparty, c.newest, c.touched
     from (${trackedRows(sql, tracked)}) w
     cross join lateral (
-      select t.to_address as other, t.block_time, t.batch_id from transactions t
-      where t.from_address = w.address and t.to_address <> w.address
-      union all
-      select t.from_address, t.block_time, t.batch_id from transactions t
-      where t.to_address = w.address and t.from_address <> w.address
-    ) d
-    join ingest_batches b on b.id = d.batch_id
-    where b.evaluated_at >= w.since and b.created_at >= ${from}::timestamptz and b.created_at < ${before}::timestamptz
-    group by 1, 2
-    order by w.address, newest desc`;
+      select left(d.other, ${prefixLength}) as counterparty, max(d.block_time)::float8 as newest,
+             extract(epoch from max(max(b.evaluated_at)) over ())::float8 as touched
+      from (
+        select t.to_address as other, t.block_time, t.batch_id from transactions t
+        where t.from_address = w.address and t.to_address <> w.address
+        union all
+        select t.from_address, t.block_time, t.batch_id from transactions t
+        where t.to_address = w.address and t.from_address <> w.address
+      ) d
+      join ingest_batches b on b.id = d.batch_id
+      where b.evaluated_at >= w.since and b.created_at >= ${from}::timestamptz and b.created_at < ${before}::timestamptz
+      group by 1
+      order by newest desc
+      limit ${limit}
+    ) c
+    order by w.address, c.newest desc`;
 }

@@ -15,7 +15,7 @@ import type { Sql } from "../db/client.ts";
 import type { Logger } from "../logger.ts";
 import { METRIC_PREFIX } from "../metrics/registry.ts";
 import { countersState, type CountersState } from "./activity-reseed-plan.ts";
-import { anyBatchEvaluated } from "./activity-reseed-queries.ts";
+import { anyBatchEvaluatedBefore } from "./activity-reseed-queries.ts";
 import { withTimeout } from "../with-timeout.ts";
 
 export const RESEED_COMMAND = "npm run reseed-activity";
@@ -35,13 +35,22 @@ export async function unmarkCountersComplete(redis: Redis, prefix: string): Prom
 
 export type CountersCheckDeps = { sql: Sql; redis: Redis; logger: Logger; config: { queuePrefix: string }; now: () => Date };
 
-/** Reads the mark and, when it is missing, whether Postgres holds evaluated batches; marks a new deployment's counters. */
+/**
+ * Reads the mark and, when it is missing, whether Postgres holds batches evaluated before it was
+ * read; marks a new deployment's counters. Only those count: a batch evaluated since was
+ * counted into this very Redis (workers starting together on a new deployment: one marks and
+ * evaluates while another, which read no mark, asks Postgres; or this worker's own, when its
+ * first check outlasted the start's wait), and the mark read again settles it when another
+ * worker wrote it meanwhile.
+ */
 export async function checkCounters(deps: CountersCheckDeps): Promise<CountersState> {
   const prefix = deps.config.queuePrefix;
-  const mark = await deps.redis.get(countersCompleteKey(prefix));
-  if (mark !== null) return "complete";
-  const state = countersState(null, await anyBatchEvaluated(deps.sql));
+  const key = countersCompleteKey(prefix);
+  const readAt = deps.now();
+  if ((await deps.redis.get(key)) !== null) return "complete";
+  const state = countersState(null, await anyBatchEvaluatedBefore(deps.sql, readAt));
   if (state === "fresh") await markCountersComplete(deps.redis, prefix, "new deployment", deps.now());
+  else if ((await deps.redis.get(key)) !== null) return "complete";
   return state;
 }
 

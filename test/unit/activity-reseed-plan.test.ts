@@ -51,10 +51,10 @@ describe("the reseed's plan", () => {
     expect(steps.flat().every((input) => !input.needWindows)).toBe(true);
   });
 
-  it("keeps what is left of a key's expiry from its newest block time, and none once it would have expired", () => {
+  it("keeps what is left of a key's expiry from when its address was last counted, and none once it would have expired", () => {
     expect(remainingTtl(1_000, 500, 1_200)).toBe(300);
     expect(remainingTtl(1_000, 500, 1_600)).toBe(0);
-    // A block time ahead of the clock keeps the whole expiry, never more.
+    // A time ahead of the clock (another host's) keeps the whole expiry, never more.
     expect(remainingTtl(2_000, 500, 1_000)).toBe(500);
   });
 
