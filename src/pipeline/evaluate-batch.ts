@@ -177,7 +177,7 @@ async function evaluateOldestRun(
     throw error;
   }
   if (!recorded) return undefined;
-  await enqueueDeliveries(deps.queues, recorded.deliveries);
+  await enqueueDeliveries(deps.queues, recorded.deliveries, deps.redis);
   await forgetCountedBatches(deps.redis, deps.config.queuePrefix, recorded.batchIds).catch((error: unknown) =>
     deps.logger.warn({ err: error }, "evaluate: could not delete the activity markers (they expire in a day)"),
   );

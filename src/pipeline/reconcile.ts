@@ -127,7 +127,9 @@ export async function runReconcileOnce(
           owed.push(row);
         }
       }
-      await enqueueDeliveries(deps.queues, owed.map((n) => ({ notificationId: n.id, channel: n.channel })));
+      // Ranked in their owners' bursts like a first enqueue: after a Redis flush, one caller's
+      // thousands of owed notifications do not hold back everyone else's few.
+      await enqueueDeliveries(deps.queues, owed.map((n) => ({ notificationId: n.id, channel: n.channel, owner: n.owner })), deps.redis);
       result.notifications += owed.length;
     },
   );

@@ -16,12 +16,11 @@ import {
   type NewNotification,
 } from "../db/queries/pipeline-writes.ts";
 import { evaluateRiskScoreIncrease, isSuppressedByCooldown, type Firing, type ScoreChange } from "../domain/conditions/index.ts";
-import type { NotificationMethod, Transaction } from "../domain/types.ts";
+import type { Transaction } from "../domain/types.ts";
 import { newId } from "../ids.ts";
+import type { DeliveryItem } from "../queue/deliveries.ts";
 import { destinationOf, triggeredPayload, type WalletRisk } from "./notification.ts";
 import type { TxFiring } from "./transaction-firings.ts";
-
-export type DeliveryItem = { notificationId: string; channel: NotificationMethod };
 
 export type EventsInput = {
   now: Date;
@@ -43,7 +42,8 @@ type Candidate = {
   risk?: WalletRisk;
 };
 
-export type RecordedEvents = { events: number; deliveries: DeliveryItem[] };
+/** The deliveries carry their alerts' owners, so that one caller's burst waits behind others' first notifications. */
+export type RecordedEvents = { events: number; deliveries: Array<Required<DeliveryItem>> };
 
 export async function recordEvents(tx: TransactionSql, input: EventsInput): Promise<RecordedEvents> {
   const scoreAlertIds = input.changes.flatMap((c) => (input.scoreAlerts.get(c.address) ?? []).map((a) => a.alertId));
@@ -98,7 +98,8 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   }
   await insertNotifications(tx, notifications, input.now);
   await updateFiredAlerts(tx, [...fired.values()]);
-  return { events: inserted.size, deliveries: notifications.map((n) => ({ notificationId: n.id, channel: n.channel })) };
+  const deliveries = notifications.map((n) => ({ notificationId: n.id, channel: n.channel, owner: locked.get(n.alertId)!.owner }));
+  return { events: inserted.size, deliveries };
 }
 
 /**

@@ -175,6 +175,8 @@ export async function lockOpenScoreChanges(
 
 export type LockedAlert = {
   id: string;
+  /** Its caller (the token's `sub`), whose notifications are counted together for delivery fairness. */
+  owner: string;
   status: string;
   lastNotifiedAt: Date | null;
   baselineScore: number | null;
@@ -185,7 +187,7 @@ export type LockedAlert = {
 export async function lockAlerts(tx: Tx, ids: readonly string[]): Promise<LockedAlert[]> {
   if (ids.length === 0) return [];
   const rows = await tx<Array<Omit<LockedAlert, "lastNotifiedAt"> & { lastNotifiedMs: number | null }>>`
-    select id, status, (extract(epoch from last_notified_at) * 1000)::float8 as "lastNotifiedMs",
+    select id, owner, status, (extract(epoch from last_notified_at) * 1000)::float8 as "lastNotifiedMs",
            baseline_score as "baselineScore", cooldown_seconds as "cooldownSeconds"
     from alerts where id = any(${ids as string[]}::text[])
     order by id for update`;

@@ -25,7 +25,8 @@ export async function unevaluatedScoreChanges(sql: Sql, before: Date, limit: num
   return rows.map((row) => row.id);
 }
 
-export type OpenNotification = { id: string; channel: NotificationMethod; updatedAtMs: number };
+/** `owner`: its alert's, so that a re-enqueue is ranked in its owner's burst as the first enqueue was. */
+export type OpenNotification = { id: string; channel: NotificationMethod; updatedAtMs: number; owner: string };
 
 /** Notifications created before `before` that are neither delivered nor given up, by id after `after`. */
 export async function openNotifications(
@@ -35,7 +36,10 @@ export async function openNotifications(
   limit: number,
 ): Promise<OpenNotification[]> {
   return sql<OpenNotification[]>`
-    select id, channel, (extract(epoch from updated_at) * 1000)::float8 as "updatedAtMs" from notifications
-    where status in ('pending', 'retrying') and created_at < ${before.toISOString()}::timestamptz and id > ${after}
-    order by id limit ${limit}`;
+    select n.id, n.channel, (extract(epoch from n.updated_at) * 1000)::float8 as "updatedAtMs",
+           -- Looked up by key for each row of the page: a join could be planned as a read of every alert.
+           (select a.owner from alerts a where a.id = n.alert_id) as owner
+    from notifications n
+    where n.status in ('pending', 'retrying') and n.created_at < ${before.toISOString()}::timestamptz and n.id > ${after}
+    order by n.id limit ${limit}`;
 }
