@@ -30,6 +30,7 @@
 // than the delivery does (a proxy or deploy in flux, a duplicate the receiver refuses), and a
 // wrong disabling silences every later alert until the owner notices; an endpoint that is
 // really gone answers 410 to the next notification, which disables the alert then.
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { Logger } from "../logger.ts";
 
@@ -89,7 +90,7 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
 }
 
 /**
- * One statement: start (or keep) the failure run of an active alert and disable it if it is
+ * One transaction: start (or keep) the failure run of an active alert and disable it if it is
  * due; any other status is left alone, and so is the alert when the failed notification is
  * finished (delivered or failed by another run). Returns the alert only when this call
  * disabled it, so the owner is told once.
@@ -106,14 +107,26 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
  * refused, through every retry) also keeps a run going, though it never starts or ends one; a
  * delivery still ends it.
  *
- * The notification is read `for share`, before the alert is locked: a concurrent run's record
- * of its delivery (db/queries/deliveries.ts) updates the notification and then the alert, so a
- * failure counted while that record is in flight waits for it and then sees the notification
- * delivered, rather than counting on the snapshot that still shows it open (after the record
- * cleared failing_since, that started a run of failures). The same order as the record's, so
- * the two do not deadlock.
+ * The alert is locked first, in a statement of its own, then the notification is read `for
+ * share`: every writer locks an alert before its notifications (db/queries/alert-archive.ts).
+ * Until 2026-11-27 the notification came first, and a delete of the alert, holding it while it
+ * waited for the notification, closed a circle with this count: Postgres aborted one of the two
+ * (the DELETE answered 500, or this job failed). A concurrent run's record of the notification's
+ * delivery (db/queries/deliveries.ts) takes the same order, so a failure counted while that
+ * record is in flight waits for it and then sees the notification delivered, rather than
+ * counting on a snapshot that still shows it open (after the record cleared failing_since, that
+ * started a run of failures): it waits on the alert (a record that ends a run holds it) or on
+ * the notification's share lock, and reads the rows the record wrote.
  */
 async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert | undefined> {
+  return sql.begin(async (tx) => {
+    await tx`select 1 from alerts where id = ${facts.alertId} for update`;
+    return markLockedFailing(tx, facts);
+  });
+}
+
+/** markFailing's one statement, once the alert is locked. */
+async function markLockedFailing(sql: TransactionSql, facts: FailureFacts): Promise<DisabledAlert | undefined> {
   const now = facts.now.toISOString();
   const cutoff = new Date(facts.now.getTime() - FAILING_DISABLES_AFTER_MS).toISOString();
   const notificationId = facts.notificationId ?? null;

@@ -42,6 +42,19 @@ const SETTINGS = `jsonb_build_object(
  * (recordAttempts takes a key-share lock on its notification): a delivery recording one just
  * now is waited for, and its attempt archived. One that records after the delete finds its
  * notification gone and records nothing, as before the archive: that send is on no record.
+ *
+ * The lock order, which every writer of an alert and its notifications keeps: a wallet, then
+ * its alerts by id, then their notifications. A writer that took a notification first and its
+ * alert after (a delivery's record that ends the alert's run of failures, the count of a
+ * failure, as until 2026-11-27) closed a circle with this delete, which holds the alert while
+ * it waits for the notifications: Postgres aborted one of the two with a deadlock, the DELETE
+ * (a 500) or the writer (a whole batch of deliveries rolled back, and sent again). They lock
+ * the alert first now (db/queries/deliveries.ts recordAttempts, notify/alert-health.ts
+ * markFailing); an evaluation locks the alerts it fires, by id, before it writes their events
+ * and notifications (pipeline-writes.ts lockAlerts); the rest lock one of the two only (the
+ * carrier's status callbacks and failWithoutAttempt a notification; a PATCH, a secret's
+ * rotation and a disabled notice's settling an alert; a test notification takes its alert,
+ * then writes a new notification no one else holds yet).
  */
 export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, deletion: Deletion): Promise<string[]> {
   // Every alert of the wallet, whoever its owner (the delete takes them all): the wallet's owner is the check.

@@ -267,7 +267,8 @@ export async function updateAlert(
 /**
  * True when the owner's alert existed. Its events, notifications and delivery attempts go with
  * it (cascade), copied first into the archive by the same transaction (alert-archive.ts), with
- * `deletedBy` (the caller's token sub); an unknown or foreign alert archives nothing.
+ * `deletedBy` (the caller's token sub); an unknown or foreign alert archives nothing. Locks the
+ * alert, then its notifications: the lock order every writer keeps (alert-archive.ts).
  */
 export async function deleteAlert(sql: Sql, owner: string, alertId: string, deletedBy: string): Promise<boolean> {
   return sql.begin(async (tx) => {

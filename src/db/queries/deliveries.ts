@@ -124,19 +124,34 @@ const RECORD_ATTEMPTS = `
       select * from jsonb_to_recordset($1::text::jsonb) as t(
         notification_id text, alert_id text, destination text, at timestamptz, duration_ms int, status_code int, error text,
         response_body text, status text, next_attempt_at timestamptz, provider_message_id text)
+    ), ending_runs as materialized (
+      -- The alerts whose run of failures a delivery ends, locked first and by id: every writer
+      -- locks an alert before its notifications (alert-archive.ts), this statement through the
+      -- gate in live. Until 2026-11-27 it locked them after the notifications, and with a delete
+      -- of the alert (which holds the alert while it waits for the notifications) Postgres
+      -- ended one of the two with a deadlock: the DELETE answered 500, or this whole batch
+      -- rolled back, and each of its webhooks went out again on its job's retry.
+      select a.id from alerts a
+      where a.id in (select alert_id from input where status = 'delivered') and a.failing_since is not null
+      order by a.id
+      for no key update
     ), live as (
       -- Only notifications that still exist: one deleted with its alert while in flight would
       -- otherwise fail the attempts' foreign key, and with it the whole statement, so every
       -- other notification gathered here would be sent again. The lock holds off such a delete
-      -- until this statement commits; both writes below read these rows.
-      select input.* from input join notifications n on n.id = input.notification_id for key share of n
+      -- until this statement commits; both writes below read these rows. The count is a gate:
+      -- a condition on no row, Postgres settles it (and so locks ending_runs) before it reads
+      -- the first notification.
+      select input.* from input join notifications n on n.id = input.notification_id
+      where (select count(*) from ending_runs) >= 0
+      for key share of n
     ), attempt as (
       insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
       select notification_id, at, duration_ms, status_code, error, response_body from live
     ), healthy as (
       update alerts a set failing_since = null, updated_at = d.at
       from (select alert_id, max(at) as at from input where status = 'delivered' group by alert_id) d
-      where a.id = d.alert_id and a.failing_since is not null
+      where a.id = d.alert_id and a.id in (select id from ending_runs)
     )
     -- "Not finished" is spelled so that it does not match notifications_open_idx's predicate:
     -- planned with the open ones counted few (as after any quiet spell), the update read every

@@ -200,6 +200,7 @@ export async function updateWallet(
  * records into the archive by the same transaction (alert-archive.ts), with `deletedBy` (the
  * caller's token sub). False when not found, and nothing archived. The wallet is locked first:
  * an alert being created on it is waited for and archived, a later one finds no wallet (404).
+ * Then its alerts, then their notifications: the lock order every writer keeps (alert-archive.ts).
  */
 export async function deleteWallet(sql: Sql, owner: string, walletId: string, deletedBy: string): Promise<boolean> {
   return sql.begin(async (tx) => {

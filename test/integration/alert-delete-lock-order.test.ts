@@ -1,0 +1,214 @@
+// Deleting an alert (or its wallet) while one of its deliveries is being recorded. The delete
+// locks the alert, then its notifications (alert-archive.ts). Recording a delivery that ends the
+// alert's run of failures, and counting a failure against it, touch the notification and the
+// alert too; when they took the notification first, the two sides could each hold what the
+// other waited for, and Postgres aborted one of them with a deadlock (40P01): the DELETE
+// answered 500, or the record of a whole batch of deliveries rolled back, and every webhook in it
+// went out again on its job's retry. Every writer now locks an alert before its notifications.
+// Each test stops one side where the circle closed (a lock held on a second connection, or a
+// pause in a trigger), starts the other, then lets the first go on. Real API and Postgres.
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sql } from "../../src/db/client.ts";
+import { recordAttempts, type AttemptRecord } from "../../src/db/queries/deliveries.ts";
+import { recordPermanentFailure, type DisabledNotice } from "../../src/notify/alert-health.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { archivedAlerts } from "../helpers/alert-archive.ts";
+import { alertRow, attemptsOf, seedAlert, seedNotification, type SeededAlert } from "../helpers/delivery.ts";
+import { holdTransaction } from "../helpers/held-transaction.ts";
+import { bearer } from "../helpers/seed.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+let t: TestApp;
+let alice: string;
+/** A second connection of the test's own, for the lock that stops one side. */
+let holder: Sql;
+
+/** The advisory lock a paused update of a notification waits for. */
+const PAUSE = 7_316;
+
+beforeAll(async () => {
+  t = await startTestApp("alert-delete-lock-order");
+  alice = await t.token("alice");
+  holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
+  // An update of a notification listed here waits, inside its statement, for PAUSE: the
+  // statement has taken every lock it takes before it writes the notification, and holds them.
+  await t.deps.sql.unsafe(`
+    create table paused_notification_updates (notification_id text primary key);
+    create function pause_notification_update() returns trigger language plpgsql as $$
+    begin
+      if exists (select 1 from paused_notification_updates where notification_id = new.id) then
+        perform pg_advisory_xact_lock_shared(${PAUSE});
+      end if;
+      return new;
+    end $$;
+    create trigger pause_notification_update before update on notifications
+      for each row execute function pause_notification_update();`);
+});
+afterAll(async () => {
+  await holder?.end();
+  await t?.close();
+});
+
+const HOOK = "http://127.0.0.1:9/hook";
+
+/** A webhook alert with one open notification; `failing`: a run of failures under way (failing_since set). */
+async function alertWithNotification(failing: boolean): Promise<{ alert: SeededAlert; notificationId: string }> {
+  const alert = await seedAlert(t, { method: "webhook", webhookUrl: HOOK });
+  const notificationId = await seedNotification(t, alert, "webhook", HOOK, { enqueue: false });
+  if (failing) await t.deps.sql`update alerts set failing_since = now() - interval '1 hour' where id = ${alert.alertId}`;
+  return { alert, notificationId };
+}
+
+const delivered = (notificationId: string, alertId: string): AttemptRecord => ({
+  notificationId,
+  alertId,
+  destination: HOOK,
+  at: new Date(),
+  durationMs: 5,
+  statusCode: 200,
+  error: null,
+  responseBody: null,
+  status: "delivered",
+  nextAttemptAt: null,
+});
+
+/** Until `count` statements of this test's database wait on a lock. */
+async function waitForLockWaits(count: number, what: string): Promise<void> {
+  await waitFor(what, async () => {
+    const [row] = await t.deps.sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`;
+    return row!.waiting >= count;
+  });
+}
+
+/**
+ * A stalled job's second run recording an attempt of the notification (recordAttempts takes
+ * this lock), not committed yet: a DELETE that has locked the alert waits here for the
+ * notification, its circle half closed.
+ */
+const recordingElsewhere = (notificationId: string) =>
+  holdTransaction(holder, (tx) => tx`select 1 from notifications where id = ${notificationId} for key share`);
+
+async function archivedNotification(notificationId: string) {
+  const [row] = await t.deps.sql<{ status: string; attempts: number }[]>`
+    select n.status, (select count(*)::int from deleted_delivery_attempts d where d.notification_id = n.id) as attempts
+    from deleted_notifications n where n.id = ${notificationId}`;
+  return row;
+}
+
+describe("a DELETE of an alert while a delivery that ends its run of failures is recorded", () => {
+  it("answers 204 when the delete came first; the record waits, then records the rest of its batch and nothing of the deleted alert", async () => {
+    const doomed = await alertWithNotification(true);
+    const other = await alertWithNotification(true);
+    const release = await recordingElsewhere(doomed.notificationId);
+    try {
+      const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
+      await waitForLockWaits(1, "the DELETE to lock the alert and wait for its notification");
+      // One batch, as a worker's concurrent jobs share one statement: a rolled-back record
+      // leaves the other alert's delivery open, and its job sends that webhook again.
+      const recording = recordAttempts(t.deps.sql, [
+        delivered(doomed.notificationId, doomed.alert.alertId),
+        delivered(other.notificationId, other.alert.alertId),
+      ]);
+      await waitForLockWaits(2, "the record to wait too");
+      await release();
+
+      const [deleted, recorded] = await Promise.all([deleting, recording]);
+      expect(deleted.statusCode).toBe(204);
+      expect(recorded).toEqual(new Set([other.notificationId]));
+    } finally {
+      await release();
+    }
+    const [otherNotification] = await t.deps.sql`select status from notifications where id = ${other.notificationId}`;
+    expect(otherNotification).toEqual({ status: "delivered" });
+    expect(await attemptsOf(t, other.notificationId)).toHaveLength(1);
+    expect((await alertRow(t, other.alert.alertId)).failingSince).toBeNull();
+    // Recorded after the delete: that send is on no record (alert-archive.ts).
+    expect(await archivedNotification(doomed.notificationId)).toEqual({ status: "pending", attempts: 0 });
+  });
+
+  it("answers 204 when the record came first; the delete waits, then archives the delivery and the run ended", async () => {
+    const doomed = await alertWithNotification(true);
+    const other = await alertWithNotification(true);
+    await t.deps.sql`insert into paused_notification_updates values (${doomed.notificationId})`;
+    const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock(${PAUSE})`);
+    try {
+      const recording = recordAttempts(t.deps.sql, [
+        delivered(doomed.notificationId, doomed.alert.alertId),
+        delivered(other.notificationId, other.alert.alertId),
+      ]);
+      await waitForLockWaits(1, "the record to pause on writing the notification");
+      const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
+      await waitForLockWaits(2, "the DELETE to wait on the record");
+      await release();
+
+      const [recorded, deleted] = await Promise.all([recording, deleting]);
+      expect(recorded).toEqual(new Set([doomed.notificationId, other.notificationId]));
+      expect(deleted.statusCode).toBe(204);
+    } finally {
+      await release();
+    }
+    expect(await archivedNotification(doomed.notificationId)).toEqual({ status: "delivered", attempts: 1 });
+    const [archived] = await archivedAlerts(t, [doomed.alert.alertId]);
+    expect(archived?.settings).toMatchObject({ failing_since: null });
+  });
+});
+
+describe("a DELETE of a wallet while a delivery that ends its alert's run of failures is recorded", () => {
+  it("answers 204 when the delete came first; the record waits, then records the rest of its batch", async () => {
+    const doomed = await alertWithNotification(true);
+    const other = await alertWithNotification(true);
+    const release = await recordingElsewhere(doomed.notificationId);
+    try {
+      const deleting = t.app.inject({ method: "DELETE", url: `/v1/wallets/${doomed.alert.walletId}`, headers: bearer(alice) });
+      await waitForLockWaits(1, "the DELETE to lock the wallet and its alert and wait for the notification");
+      const recording = recordAttempts(t.deps.sql, [
+        delivered(doomed.notificationId, doomed.alert.alertId),
+        delivered(other.notificationId, other.alert.alertId),
+      ]);
+      await waitForLockWaits(2, "the record to wait too");
+      await release();
+
+      const [deleted, recorded] = await Promise.all([deleting, recording]);
+      expect(deleted.statusCode).toBe(204);
+      expect(recorded).toEqual(new Set([other.notificationId]));
+    } finally {
+      await release();
+    }
+    expect(await attemptsOf(t, other.notificationId)).toHaveLength(1);
+    expect(await archivedNotification(doomed.notificationId)).toEqual({ status: "pending", attempts: 0 });
+  });
+});
+
+describe("a DELETE of an alert while a permanent failure of its notification is counted", () => {
+  it("answers 204 when the delete came first; the count waits, then finds no alert and counts nothing", async () => {
+    const doomed = await alertWithNotification(false);
+    const notices: DisabledNotice[] = [];
+    const health = { sql: t.deps.sql, logger: t.deps.logger, enqueueNotice: async (notice: DisabledNotice) => void notices.push(notice) };
+    const release = await recordingElsewhere(doomed.notificationId);
+    try {
+      const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
+      await waitForLockWaits(1, "the DELETE to lock the alert and wait for its notification");
+      const counting = recordPermanentFailure(health, {
+        alertId: doomed.alert.alertId,
+        notificationId: doomed.notificationId,
+        gone: true,
+        error: "HTTP 410",
+        now: new Date(),
+      });
+      await waitForLockWaits(2, "the count to wait too");
+      await release();
+
+      const [deleted, disabled] = await Promise.all([deleting, counting]);
+      expect(deleted.statusCode).toBe(204);
+      expect(disabled).toBe(false);
+    } finally {
+      await release();
+    }
+    expect(notices).toEqual([]);
+    const [archived] = await archivedAlerts(t, [doomed.alert.alertId]);
+    expect(archived?.settings).toMatchObject({ status: "active", failing_since: null });
+  });
+});
