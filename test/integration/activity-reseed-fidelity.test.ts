@@ -4,11 +4,11 @@
 // time, and a step slower than the reseed's lock. Counted by the real pipeline (HTTP ingest →
 // Postgres → real workers → Redis), the keys deleted, then the reseed.
 import type { Redis } from "ioredis";
-import { unpack } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activityKeys, counterpartyKey } from "../../src/pipeline/activity.ts";
 import { reseedActivity } from "../../src/pipeline/activity-reseed.ts";
 import type { Transaction } from "../../src/domain/types.ts";
+import { countersOf } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
@@ -52,25 +52,6 @@ async function batchesOf(address: string): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
-/** The address's four keys, comparable: the hot state's minute buckets are stored in no particular order. */
-async function countersOf(address: string) {
-  const keys = activityKeys(prefix, address);
-  const state = await redis.getBuffer(keys.state);
-  let hotState: { numbers: number[]; minutes: number[][] } | null = null;
-  if (state) {
-    const fields = unpack(state) as number[];
-    const minutes: number[][] = [];
-    for (let k = 16; k < fields.length; k += 3) minutes.push(fields.slice(k, k + 3));
-    hotState = { numbers: fields.slice(0, 16), minutes: minutes.sort((a, b) => a[0]! - b[0]!) };
-  }
-  return {
-    hotState,
-    hours: await redis.hgetall(keys.hours),
-    counterparties: (await redis.smembers(keys.counterparties)).sort(),
-    lastSend: await redis.get(keys.lastSend),
-  };
-}
-
 /** What a flushed Redis does to one address's counters. */
 async function loseCounters(address: string): Promise<void> {
   await redis.del(...Object.values(activityKeys(prefix, address)));
@@ -92,13 +73,13 @@ describe("npm run reseed-activity rebuilds what the evaluation counted", () => {
     await t.deps.sql`
       update ingest_batches set created_at = (select created_at from ingest_batches where id = ${laterBatch!}) - interval '1 millisecond'
       where id = ${earlierBatch!}`;
-    const live = await countersOf(wallet.address);
+    const live = await countersOf(t, wallet.address);
     // Live, the later send ended the three days' silence, and the payee was new in its minute.
     expect(live.hotState!.numbers.slice(4, 6)).toEqual([now - 3_000, 3 * DAY - 3_000]);
 
     await loseCounters(wallet.address);
     await reseedActivity(t.deps);
-    expect(await countersOf(wallet.address)).toEqual(live);
+    expect(await countersOf(t, wallet.address)).toEqual(live);
   });
 
   it("keeps back-filled history's counterparties and newest send as long as the live keys live: from when it was evaluated, not its block time", async () => {
@@ -113,12 +94,12 @@ describe("npm run reseed-activity rebuilds what the evaluation counted", () => {
     await t.deps.sql`
       update ingest_batches set created_at = now() - interval '20 days', evaluated_at = now() - interval '20 days'
       where id = any(${await batchesOf(wallet.address)}::text[])`;
-    const live = await countersOf(wallet.address);
+    const live = await countersOf(t, wallet.address);
     expect(live.counterparties).toEqual([counterpartyKey(payee), counterpartyKey(payer)].sort());
 
     await loseCounters(wallet.address);
     await reseedActivity(t.deps);
-    const after = await countersOf(wallet.address);
+    const after = await countersOf(t, wallet.address);
     // The live set, written 20 days ago with 100 days to live, still holds them for 80 days.
     expect(after.counterparties).toEqual(live.counterparties);
     expect(after.lastSend).toBe(String(blockTime));

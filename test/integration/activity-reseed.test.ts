@@ -3,7 +3,6 @@
 // deleted (what a flushed or replaced Redis does to them), the reseed, then the counters and
 // what fires. The command's process and the worker's warning are in activity-reseed-cli.test.ts.
 import type { Redis } from "ioredis";
-import { unpack } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activityKeys, applyActivityInOrder } from "../../src/pipeline/activity.ts";
 import { ReseedRefused, reseedActivity } from "../../src/pipeline/activity-reseed.ts";
@@ -12,6 +11,7 @@ import { loadTrackedSince } from "../../src/pipeline/activity-reseed-queries.ts"
 import { countersCompleteKey } from "../../src/pipeline/activity-reseed-watch.ts";
 import { loadBatchTransactions } from "../../src/db/queries/pipeline.ts";
 import type { Transaction } from "../../src/domain/types.ts";
+import { countersOf } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
@@ -76,25 +76,6 @@ async function walletWithAlert() {
   return { address: wallet.address, alertId };
 }
 
-/** The address's four keys, comparable: the hot state's minute buckets are stored in no particular order. */
-async function countersOf(address: string) {
-  const keys = activityKeys(prefix, address);
-  const state = await redis.getBuffer(keys.state);
-  let hotState: { numbers: number[]; minutes: number[][] } | null = null;
-  if (state) {
-    const fields = unpack(state) as number[];
-    const minutes: number[][] = [];
-    for (let k = 16; k < fields.length; k += 3) minutes.push(fields.slice(k, k + 3));
-    hotState = { numbers: fields.slice(0, 16), minutes: minutes.sort((a, b) => a[0]! - b[0]!) };
-  }
-  return {
-    hotState,
-    hours: await redis.hgetall(keys.hours),
-    counterparties: (await redis.smembers(keys.counterparties)).sort(),
-    lastSend: await redis.get(keys.lastSend),
-  };
-}
-
 /** What a flushed or replaced Redis leaves of the counters: nothing (every key under the prefix named activity*). */
 async function loseActivityKeys(): Promise<void> {
   let cursor = "0";
@@ -110,7 +91,7 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
     const lost = await walletWithAlert();
     const reseeded = await walletWithAlert();
     await evaluated(() => ingestInBatches([...busyWeek(lost.address), ...busyWeek(reseeded.address)], 112));
-    const before = await countersOf(reseeded.address);
+    const before = await countersOf(t, reseeded.address);
     expect(before.hotState).not.toBeNull();
     expect(Object.keys(before.hours).length).toBeGreaterThan(100);
 
@@ -122,7 +103,7 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
     const summary = await reseedActivity(t.deps);
     expect(summary.batches).toBeGreaterThanOrEqual(7);
     expect(summary.transactions).toBeGreaterThanOrEqual(2 * 336 + 5);
-    expect(await countersOf(reseeded.address)).toEqual(before);
+    expect(await countersOf(t, reseeded.address)).toEqual(before);
     expect(await redis.get(countersCompleteKey(prefix))).toContain("reseeded");
 
     // With it: the baseline is 2 an hour again, the limit 8, and the same burst fires nothing.
@@ -136,11 +117,11 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
     const wallet = await walletWithAlert();
     await evaluated(() => ingestInBatches(busyWeek(wallet.address, 12), 6));
     await reseedActivity(t.deps);
-    const once = await countersOf(wallet.address);
+    const once = await countersOf(t, wallet.address);
     expect(once.hotState).not.toBeNull();
 
     const again = await reseedActivity(t.deps);
-    expect(await countersOf(wallet.address)).toEqual(once);
+    expect(await countersOf(t, wallet.address)).toEqual(once);
 
     // Cut off mid-replay: its first batch counted (and marked counted) on top of the rebuilt
     // counters, the rest not. The next run rebuilds from nothing and clears the markers first.
@@ -151,16 +132,16 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
     const txs = await loadBatchTransactions(t.deps.sql, [firstBatch!.id]);
     const batch = { id: firstBatch!.id, evaluatedAt: new Date(firstBatch!.evaluatedAt), transactionCount: txs.length };
     await applyActivityInOrder(redis, prefix, replaySteps([batch], txs, await loadTrackedSince(t.deps.sql)));
-    expect((await countersOf(wallet.address)).hotState).not.toEqual(once.hotState);
+    expect((await countersOf(t, wallet.address)).hotState).not.toEqual(once.hotState);
     const third = await reseedActivity(t.deps);
-    expect(await countersOf(wallet.address)).toEqual(once);
+    expect(await countersOf(t, wallet.address)).toEqual(once);
     expect(third).toEqual(again);
   });
 
   it("refuses while an evaluation worker is connected, and leaves the counters alone", async () => {
     const wallet = await walletWithAlert();
     await evaluated(() => ingestInBatches(busyWeek(wallet.address, 3), 6));
-    const before = await countersOf(wallet.address);
+    const before = await countersOf(t, wallet.address);
     expect(before.hotState).not.toBeNull();
 
     const workers = startWorkers(t, ["transactions"]);
@@ -169,7 +150,7 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
       const refusal = await reseedActivity(t.deps).catch((error: unknown) => error);
       expect(refusal).toBeInstanceOf(ReseedRefused);
       expect((refusal as Error).message).toMatch(/evaluation worker .* stop the workers that serve transactions first/);
-      expect(await countersOf(wallet.address)).toEqual(before);
+      expect(await countersOf(t, wallet.address)).toEqual(before);
     } finally {
       await workers.close();
     }
@@ -195,11 +176,11 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
     await t.deps.sql`
       update ingest_batches set created_at = now() - interval '20 days', evaluated_at = now() - interval '20 days'
       where id in (select batch_id from transactions where from_address = ${wallet.address} or to_address = ${wallet.address})`;
-    const before = await countersOf(wallet.address);
+    const before = await countersOf(t, wallet.address);
 
     await loseActivityKeys();
     const summary = await reseedActivity(t.deps);
-    const after = await countersOf(wallet.address);
+    const after = await countersOf(t, wallet.address);
     // Not replayed (older than 8 days): no minute or hour buckets, as a week's quiet leaves them.
     expect(after.hotState).toBeNull();
     expect(after.hours).toEqual({});

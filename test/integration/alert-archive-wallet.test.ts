@@ -1,52 +1,34 @@
 // DELETE /v1/wallets/{id} takes the wallet's alerts with it, and keeps their record: each alert
 // (without its webhook secret), its events, notifications and delivery attempts are archived in
 // the transaction that deletes them, as 'wallet deleted'. Another caller's delete takes nothing.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
+import type { TestApp } from "../helpers/app.ts";
 import {
   archivedAlerts,
   archivedRecord,
   archiveSize,
   createArchivableAlert,
+  fireTwiceSecondOwed,
   liveRecord,
   notificationsOf,
-  transfer,
+  startArchiveRig,
   wholeArchiveText,
+  type ArchiveRig,
 } from "../helpers/alert-archive.ts";
-import { startDeliveryWorkers, type DeliveryWorkers } from "../helpers/delivery.ts";
-import { startWorkers, track } from "../helpers/pipeline.ts";
+import { track } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
-import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 
+let rig: ArchiveRig;
 let t: TestApp;
-let receiver: WebhookReceiver;
-let pipeline: RunningWorkers;
-let deliveries: DeliveryWorkers;
-let outboxDir: string;
 let alice: string;
 let bob: string;
-let hooks = 0;
 
 beforeAll(async () => {
-  // A failed attempt is retried an hour later: the notification is still owed when the wallet goes.
-  t = await startTestApp("alert-archive-wallet", { RETRY_SCHEDULE: "1h" });
-  receiver = await startWebhookReceiver();
-  outboxDir = await mkdtemp(join(tmpdir(), "wa-archive-outbox-"));
-  pipeline = startWorkers(t);
-  deliveries = startDeliveryWorkers(t, { outboxDir, webhookTimeoutMs: 5_000 });
-  alice = await t.token("alice");
-  bob = await t.token("bob");
+  rig = await startArchiveRig("alert-archive-wallet");
+  ({ t, alice, bob } = rig);
 });
 afterAll(async () => {
-  await pipeline?.close();
-  await deliveries?.close();
-  await receiver?.close();
-  await t?.close();
-  if (outboxDir) await rm(outboxDir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 /**
@@ -55,14 +37,10 @@ afterAll(async () => {
  */
 async function walletWithTwoFiredAlerts() {
   const wallet = await track(t, alice);
-  const route = receiver.route(`/wallet-archive-hook-${++hooks}`);
+  const route = rig.newRoute();
   const webhook = await createArchivableAlert(t, alice, wallet, { route });
   const email = await createArchivableAlert(t, alice, wallet, { email: "compliance@example.com" });
-  await transfer(t, alice, wallet.address, 2_500);
-  await notificationsOf(t, webhook.alertId, 1, ([first]) => first!.status === "delivered");
-  route.respond({ status: 503, body: "busy" });
-  await transfer(t, alice, wallet.address, 3_000);
-  await notificationsOf(t, webhook.alertId, 2, ([, second]) => second!.status === "retrying");
+  await fireTwiceSecondOwed(t, alice, webhook, route);
   await notificationsOf(t, email.alertId, 2, (rows) => rows.every((row) => row.status === "delivered"));
   return { ...wallet, route, webhook, email, alertIds: [webhook.alertId, email.alertId].sort() };
 }

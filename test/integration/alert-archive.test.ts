@@ -4,31 +4,26 @@
 // the alert is gone, and a notification it still owed is not sent.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
+import type { TestApp } from "../helpers/app.ts";
 import {
   archivedAlerts,
   archivedRecord,
   archiveSize,
   createArchivableAlert,
+  fireTwiceSecondOwed,
   liveRecord,
-  notificationsOf,
   parkedJob,
-  transfer,
+  startArchiveRig,
   wholeArchiveText,
+  type ArchiveRig,
 } from "../helpers/alert-archive.ts";
-import { startDeliveryWorkers, type DeliveryWorkers } from "../helpers/delivery.ts";
-import { startWorkers, track } from "../helpers/pipeline.ts";
+import { track } from "../helpers/pipeline.ts";
 import { bearer } from "../helpers/seed.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
-import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 
+let rig: ArchiveRig;
 let t: TestApp;
-let receiver: WebhookReceiver;
-let pipeline: RunningWorkers;
-let deliveries: DeliveryWorkers;
 let alice: string;
 let bob: string;
-let hooks = 0;
 
 const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 const RISK_ALERTS = README.slice(README.indexOf("### Risk alerts"), README.indexOf("## Alert conditions"));
@@ -45,19 +40,11 @@ function documentedSql(marker: string, alertId = ""): string[] {
 }
 
 beforeAll(async () => {
-  // A failed attempt is retried an hour later: the notification is still owed when the test deletes its alert.
-  t = await startTestApp("alert-archive", { RETRY_SCHEDULE: "1h" });
-  receiver = await startWebhookReceiver();
-  pipeline = startWorkers(t);
-  deliveries = startDeliveryWorkers(t, { webhookTimeoutMs: 5_000 });
-  alice = await t.token("alice");
-  bob = await t.token("bob");
+  rig = await startArchiveRig("alert-archive");
+  ({ t, alice, bob } = rig);
 });
 afterAll(async () => {
-  await pipeline?.close();
-  await deliveries?.close();
-  await receiver?.close();
-  await t?.close();
+  await rig?.close();
 });
 
 /**
@@ -65,13 +52,9 @@ afterAll(async () => {
  * delivered (200), the second refused once (503) and owed, its retry an hour away.
  */
 async function alertThatFiredTwice() {
-  const route = receiver.route(`/archive-hook-${++hooks}`);
+  const route = rig.newRoute();
   const alert = await createArchivableAlert(t, alice, await track(t, alice), { route });
-  await transfer(t, alice, alert.address, 2_500);
-  await notificationsOf(t, alert.alertId, 1, ([first]) => first!.status === "delivered");
-  route.respond({ status: 503, body: "busy" });
-  await transfer(t, alice, alert.address, 3_000);
-  const [, owed] = await notificationsOf(t, alert.alertId, 2, ([, second]) => second!.status === "retrying");
+  const [, owed] = await fireTwiceSecondOwed(t, alice, alert, route);
   expect(route.requests).toHaveLength(2);
   return { ...alert, route, owedId: owed!.id };
 }

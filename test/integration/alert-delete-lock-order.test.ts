@@ -52,8 +52,10 @@ afterAll(async () => {
 
 const HOOK = "http://127.0.0.1:9/hook";
 
+type AlertWithNotification = { alert: SeededAlert; notificationId: string };
+
 /** A webhook alert with one open notification; `failing`: a run of failures under way (failing_since set). */
-async function alertWithNotification(failing: boolean): Promise<{ alert: SeededAlert; notificationId: string }> {
+async function alertWithNotification(failing: boolean): Promise<AlertWithNotification> {
   const alert = await seedAlert(t, { method: "webhook", webhookUrl: HOOK });
   const notificationId = await seedNotification(t, alert, "webhook", HOOK, { enqueue: false });
   if (failing) await t.deps.sql`update alerts set failing_since = now() - interval '1 hour' where id = ${alert.alertId}`;
@@ -91,6 +93,32 @@ async function waitForLockWaits(count: number, what: string): Promise<void> {
 const recordingElsewhere = (notificationId: string) =>
   holdTransaction(holder, (tx) => tx`select 1 from notifications where id = ${notificationId} for key share`);
 
+/**
+ * The delete first: the DELETE of `url` locks what it deletes and waits for the notification
+ * (its record held elsewhere), then `next` (`what`) starts and waits too, then the held record
+ * ends. The DELETE's answer and what `next` returned, once both are done.
+ */
+async function deleteFirstThen<T>(url: string, doomed: AlertWithNotification, what: string, next: () => Promise<T>) {
+  const release = await recordingElsewhere(doomed.notificationId);
+  try {
+    const deleting = t.app.inject({ method: "DELETE", url, headers: bearer(alice) });
+    await waitForLockWaits(1, `the DELETE of ${url} to lock what it deletes and wait for the notification`);
+    const following = next();
+    await waitForLockWaits(2, `${what} to wait too`);
+    await release();
+    return await Promise.all([deleting, following]);
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * One batch for both alerts' deliveries, as a worker's concurrent jobs share one statement: a
+ * rolled-back record leaves the other alert's delivery open, and its job sends that webhook again.
+ */
+const recordBoth = (doomed: AlertWithNotification, other: AlertWithNotification) =>
+  recordAttempts(t.deps.sql, [delivered(doomed.notificationId, doomed.alert.alertId), delivered(other.notificationId, other.alert.alertId)]);
+
 async function archivedNotification(notificationId: string) {
   const [row] = await t.deps.sql<{ status: string; attempts: number }[]>`
     select n.status, (select count(*)::int from deleted_delivery_attempts d where d.notification_id = n.id) as attempts
@@ -102,25 +130,9 @@ describe("a DELETE of an alert while a delivery that ends its run of failures is
   it("answers 204 when the delete came first; the record waits, then records the rest of its batch and nothing of the deleted alert", async () => {
     const doomed = await alertWithNotification(true);
     const other = await alertWithNotification(true);
-    const release = await recordingElsewhere(doomed.notificationId);
-    try {
-      const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
-      await waitForLockWaits(1, "the DELETE to lock the alert and wait for its notification");
-      // One batch, as a worker's concurrent jobs share one statement: a rolled-back record
-      // leaves the other alert's delivery open, and its job sends that webhook again.
-      const recording = recordAttempts(t.deps.sql, [
-        delivered(doomed.notificationId, doomed.alert.alertId),
-        delivered(other.notificationId, other.alert.alertId),
-      ]);
-      await waitForLockWaits(2, "the record to wait too");
-      await release();
-
-      const [deleted, recorded] = await Promise.all([deleting, recording]);
-      expect(deleted.statusCode).toBe(204);
-      expect(recorded).toEqual(new Set([other.notificationId]));
-    } finally {
-      await release();
-    }
+    const [deleted, recorded] = await deleteFirstThen(`/v1/risk/alerts/${doomed.alert.alertId}`, doomed, "the record", () => recordBoth(doomed, other));
+    expect(deleted.statusCode).toBe(204);
+    expect(recorded).toEqual(new Set([other.notificationId]));
     const [otherNotification] = await t.deps.sql`select status from notifications where id = ${other.notificationId}`;
     expect(otherNotification).toEqual({ status: "delivered" });
     expect(await attemptsOf(t, other.notificationId)).toHaveLength(1);
@@ -135,10 +147,7 @@ describe("a DELETE of an alert while a delivery that ends its run of failures is
     await t.deps.sql`insert into paused_notification_updates values (${doomed.notificationId})`;
     const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock(${PAUSE})`);
     try {
-      const recording = recordAttempts(t.deps.sql, [
-        delivered(doomed.notificationId, doomed.alert.alertId),
-        delivered(other.notificationId, other.alert.alertId),
-      ]);
+      const recording = recordBoth(doomed, other);
       await waitForLockWaits(1, "the record to pause on writing the notification");
       const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
       await waitForLockWaits(2, "the DELETE to wait on the record");
@@ -160,23 +169,9 @@ describe("a DELETE of a wallet while a delivery that ends its alert's run of fai
   it("answers 204 when the delete came first; the record waits, then records the rest of its batch", async () => {
     const doomed = await alertWithNotification(true);
     const other = await alertWithNotification(true);
-    const release = await recordingElsewhere(doomed.notificationId);
-    try {
-      const deleting = t.app.inject({ method: "DELETE", url: `/v1/wallets/${doomed.alert.walletId}`, headers: bearer(alice) });
-      await waitForLockWaits(1, "the DELETE to lock the wallet and its alert and wait for the notification");
-      const recording = recordAttempts(t.deps.sql, [
-        delivered(doomed.notificationId, doomed.alert.alertId),
-        delivered(other.notificationId, other.alert.alertId),
-      ]);
-      await waitForLockWaits(2, "the record to wait too");
-      await release();
-
-      const [deleted, recorded] = await Promise.all([deleting, recording]);
-      expect(deleted.statusCode).toBe(204);
-      expect(recorded).toEqual(new Set([other.notificationId]));
-    } finally {
-      await release();
-    }
+    const [deleted, recorded] = await deleteFirstThen(`/v1/wallets/${doomed.alert.walletId}`, doomed, "the record", () => recordBoth(doomed, other));
+    expect(deleted.statusCode).toBe(204);
+    expect(recorded).toEqual(new Set([other.notificationId]));
     expect(await attemptsOf(t, other.notificationId)).toHaveLength(1);
     expect(await archivedNotification(doomed.notificationId)).toEqual({ status: "pending", attempts: 0 });
   });
@@ -187,26 +182,11 @@ describe("a DELETE of an alert while a permanent failure of its notification is 
     const doomed = await alertWithNotification(false);
     const notices: DisabledNotice[] = [];
     const health = { sql: t.deps.sql, logger: t.deps.logger, enqueueNotice: async (notice: DisabledNotice) => void notices.push(notice) };
-    const release = await recordingElsewhere(doomed.notificationId);
-    try {
-      const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
-      await waitForLockWaits(1, "the DELETE to lock the alert and wait for its notification");
-      const counting = recordPermanentFailure(health, {
-        alertId: doomed.alert.alertId,
-        notificationId: doomed.notificationId,
-        gone: true,
-        error: "HTTP 410",
-        now: new Date(),
-      });
-      await waitForLockWaits(2, "the count to wait too");
-      await release();
-
-      const [deleted, disabled] = await Promise.all([deleting, counting]);
-      expect(deleted.statusCode).toBe(204);
-      expect(disabled).toBe(false);
-    } finally {
-      await release();
-    }
+    const countFailure = () =>
+      recordPermanentFailure(health, { alertId: doomed.alert.alertId, notificationId: doomed.notificationId, gone: true, error: "HTTP 410", now: new Date() });
+    const [deleted, disabled] = await deleteFirstThen(`/v1/risk/alerts/${doomed.alert.alertId}`, doomed, "the count", countFailure);
+    expect(deleted.statusCode).toBe(204);
+    expect(disabled).toBe(false);
     expect(notices).toEqual([]);
     const [archived] = await archivedAlerts(t, [doomed.alert.alertId]);
     expect(archived?.settings).toMatchObject({ status: "active", failing_since: null });

@@ -3,17 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { smtpFault, type SmtpFailure } from "../../src/notify/channels/smtp-faults.ts";
 import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
-
-/** A refusal as nodemailer reports a server's reply: its error code, the reply code, the command it answered, the reply. */
-const reply = (command: string, text: string, errorCode = "EENVELOPE"): SmtpFailure => ({
-  errorCode,
-  smtpResponseCode: Number(text.slice(0, 3)),
-  command,
-  text,
-});
-
-/** The attempt as the email channel reports it (email.ts spreads smtpFault into it). */
-const attempt = (failure: SmtpFailure) => ({ errorCode: failure.errorCode, smtpResponseCode: failure.smtpResponseCode, ...smtpFault(failure) });
+import { emailAttempt, smtpReply } from "../helpers/smtp-replies.ts";
 
 describe("Postfix's refusals at RCPT TO", () => {
   it("counts its delayed refusals of the service's sender, client, EHLO name or missing login as the deployment's, and keeps its refusals of the recipient the recipient's", () => {
@@ -35,10 +25,10 @@ describe("Postfix's refusals at RCPT TO", () => {
       ["450 4.7.1 <worker.internal>: Helo command rejected: Host not found", "permission"],
     ];
     for (const [text, fault] of deployment) {
-      const failure = reply("RCPT TO", text);
+      const failure = smtpReply("RCPT TO", text);
       expect(smtpFault(failure), text).toEqual({ deploymentFault: fault });
-      expect(classifyOutcome(attempt(failure)), text).toBe("retry");
-      expect(isDestinationsFault(attempt(failure)), text).toBe(false);
+      expect(classifyOutcome(emailAttempt(failure)), text).toBe("retry");
+      expect(isDestinationsFault(emailAttempt(failure)), text).toBe(false);
     }
 
     for (const text of [
@@ -46,10 +36,10 @@ describe("Postfix's refusals at RCPT TO", () => {
       "554 5.7.1 <bob@example.com>: Recipient address rejected: Access denied",
       "550 5.1.1 <bob@example.com>: Recipient address rejected: User unknown in local recipient table",
     ]) {
-      const failure = reply("RCPT TO", text);
+      const failure = smtpReply("RCPT TO", text);
       expect(smtpFault(failure), text).toEqual({});
-      expect(classifyOutcome(attempt(failure)), text).toBe("permanent");
-      expect(isDestinationsFault(attempt(failure)), text).toBe(true);
+      expect(classifyOutcome(emailAttempt(failure)), text).toBe("permanent");
+      expect(isDestinationsFault(emailAttempt(failure)), text).toBe(true);
     }
   });
 });
@@ -57,22 +47,22 @@ describe("Postfix's refusals at RCPT TO", () => {
 describe("a 5xx at any step but RCPT TO", () => {
   it("is never the recipient's: retried on the schedule and not counted, at the greeting, HELO, DATA or its end", () => {
     const refusals: Array<[SmtpFailure, string]> = [
-      [reply("CONN", "554 mail.example.net ESMTP not accepting connections from 203.0.113.9", "EPROTOCOL"), "permission"],
-      [reply("HELO", "550 5.7.1 HELO rejected by policy", "EPROTOCOL"), "permission"],
-      [reply("DATA", "554 5.5.1 Error: no valid recipients"), "permission"],
+      [smtpReply("CONN", "554 mail.example.net ESMTP not accepting connections from 203.0.113.9", "EPROTOCOL"), "permission"],
+      [smtpReply("HELO", "550 5.7.1 HELO rejected by policy", "EPROTOCOL"), "permission"],
+      [smtpReply("DATA", "554 5.5.1 Error: no valid recipients"), "permission"],
       // Amazon SES, end of DATA: the account is paused.
-      [reply("DATA", "554 Message rejected: Sending paused for this account.", "EMESSAGE"), "permission"],
+      [smtpReply("DATA", "554 Message rejected: Sending paused for this account.", "EMESSAGE"), "permission"],
       // Office 365, end of DATA: the login may not send as EMAIL_FROM.
-      [reply("DATA", "554 5.2.0 STOREDRV.Submission.Exception:SendAsDeniedException.MapiExceptionSendAsDenied; Failed to process message due to a permanent exception", "EMESSAGE"), "sender"],
-      [reply("DATA", "550 5.7.60 SMTP; Client does not have permissions to send as this sender", "EMESSAGE"), "sender"],
+      [smtpReply("DATA", "554 5.2.0 STOREDRV.Submission.Exception:SendAsDeniedException.MapiExceptionSendAsDenied; Failed to process message due to a permanent exception", "EMESSAGE"), "sender"],
+      [smtpReply("DATA", "550 5.7.60 SMTP; Client does not have permissions to send as this sender", "EMESSAGE"), "sender"],
       // A content filter, or a server that checks mailboxes only after DATA: decided conservatively.
-      [reply("DATA", "550 5.7.1 Message content rejected", "EMESSAGE"), "permission"],
-      [reply("DATA", "550 5.1.1 <bob@example.com>: user unknown", "EMESSAGE"), "permission"],
+      [smtpReply("DATA", "550 5.7.1 Message content rejected", "EMESSAGE"), "permission"],
+      [smtpReply("DATA", "550 5.1.1 <bob@example.com>: user unknown", "EMESSAGE"), "permission"],
     ];
     for (const [failure, fault] of refusals) {
       expect(smtpFault(failure), failure.text).toEqual({ deploymentFault: fault });
-      expect(classifyOutcome(attempt(failure)), failure.text).toBe("retry");
-      expect(isDestinationsFault(attempt(failure)), failure.text).toBe(false);
+      expect(classifyOutcome(emailAttempt(failure)), failure.text).toBe("retry");
+      expect(isDestinationsFault(emailAttempt(failure)), failure.text).toBe(false);
     }
   });
 });
