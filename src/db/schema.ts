@@ -150,16 +150,23 @@ export const transactions = pgTable(
  * each is kept here whole for an operator to inspect, fix and post again. `item` is json, not
  * jsonb: json stores the item's text as given, while jsonb refuses a string holding \u0000 (an
  * on-chain name padded with NULs, say), which is just the kind of item that gets refused. One row
- * per distinct item (its text's SHA-256): a retried or replayed delivery adds none.
+ * per distinct item (its text's SHA-256): a retried or replayed delivery adds none, and its
+ * refusal of an item kept already rewrites the row's errors, count and last time, so that the
+ * row says why the item is refused now, not why it was once.
  */
 export const heliusRejectedItems = pgTable(
   "helius_rejected_items",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
+    /** The first refusal's time. */
     receivedAt: timestamp("received_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    /** How many deliveries refused the item (a delivery holding it twice counts once). */
+    refusals: integer("refusals").notNull().default(1),
+    /** The latest refusal's time, the one `errors` are from. */
+    lastRefusedAt: timestamp("last_refused_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     /** The item's signature when it has a readable one. */
     signature: text("signature"),
-    /** [{ path, message }], as in the 202's `rejected`. */
+    /** [{ path, message }], as in the latest refusal's 202's `rejected`. */
     errors: jsonb("errors").$type<Array<{ path: string; message: string }>>().notNull(),
     item: json("item").notNull(),
     itemSha256: text("item_sha256").notNull(),

@@ -69,12 +69,14 @@ describe("a Helius delivery with an item the webhook cannot read", () => {
     expect(JSON.stringify(warned[0])).not.toContain(SECRET);
   });
 
-  it("stores nothing new, in either table, when Helius delivers it again", async () => {
+  it("stores nothing new, in either table, when Helius delivers it again, and counts the refused item's second refusal on its row", async () => {
     const res = await post(delivery);
     expect(res.statusCode).toBe(202);
     expect(res.json()).toEqual({ accepted: 0, duplicates: 99, ...answer });
     expect(await count("transactions")).toBe(99);
     expect(await count("helius_rejected_items")).toBe(1);
+    const [row] = await deps.sql`select errors, refusals, last_refused_at > received_at as "refusedSince" from helius_rejected_items`;
+    expect(row).toEqual({ errors: answer.rejected[0]!.errors, refusals: 2, refusedSince: true });
   });
 
   it("answers 202 to a delivery whose every item is refused, keeping each, one without a readable signature and one holding a NUL", async () => {

@@ -1,8 +1,9 @@
 // The README's procedure for replaying refused Helius items (helius_rejected_items), run as
 // written there: select the kept items, post them again, delete the rows. An item refused again
-// by the replay is not kept a second time (its text is kept already), so a delete by id alone
-// removed its only copy. The documented delete removes only the rows of items now stored, and
-// leaves the one refused again and the one without a readable signature.
+// by the replay is not kept a second time (its text is kept already: its row takes the replay's
+// errors), so a delete by id alone removed its only copy. The documented delete removes only the
+// rows of items now stored, and leaves the one refused again and the one without a readable
+// signature.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
@@ -62,9 +63,13 @@ describe("the README's replay of refused Helius items", () => {
     const replay = await post(JSON.stringify(Object.values(selected!)[0]));
     expect(replay.statusCode, replay.body).toBe(202);
     // What the README says to read: the two refused still (the kept rows' order is theirs, not the delivery's).
-    const answer = replay.json() as { accepted: number; rejected: { signature?: string }[] };
+    const answer = replay.json() as { accepted: number; rejected: { signature?: string; errors: unknown[] }[] };
     expect(answer.accepted).toBe(1);
     expect(answer.rejected.map((r) => r.signature ?? null).sort()).toEqual([negativeFee.signature, null].sort());
+
+    // The row of the item refused again holds the replay's errors, as the answer does, and counts both refusals.
+    const [again] = await t.deps.sql`select errors, refusals from helius_rejected_items where signature = ${negativeFee.signature}`;
+    expect(again).toEqual({ errors: answer.rejected.find((r) => r.signature === negativeFee.signature)!.errors, refusals: 2 });
 
     await t.deps.sql.unsafe(listed(documentedSql("delete from helius_rejected_items")));
     const left = await t.deps.sql<{ signature: string | null }[]>`select signature from helius_rejected_items order by signature nulls last`;

@@ -5,26 +5,47 @@ import type { RefusedItem } from "../../ingest/helius-triage.ts";
 import type { Sql } from "../client.ts";
 
 /**
- * Keeps each refused item once: an item whose text is kept already (Helius retrying the
- * delivery, or replaying it) adds nothing. Returns how many were new.
+ * Keeps each refused item once, one row per distinct item text. An item kept already (Helius
+ * retrying the delivery, an operator's replay) adds no row: its row takes this refusal's errors,
+ * counts one more refusal and dates it, and keeps its first refusal's time (received_at), so
+ * that it says why the item is refused now, not only why it was first. One statement, whatever
+ * the delivery holds. Returns how many were new.
  */
 export async function keepRefusedHeliusItems(sql: Sql, refused: readonly RefusedItem[]): Promise<number> {
   if (refused.length === 0) return 0;
   // JSON.stringify writes a NUL as \u0000: text Postgres takes, and json (not jsonb) keeps.
-  const rows = refused
-    .map((r) => {
+  const rows = onePerItem(
+    refused.map((r) => {
       const item = keptItemText(r.item, r.signature);
       return { signature: r.signature, errors: JSON.stringify(r.errors), item, sha256: createHash("sha256").update(item).digest("hex") };
-    })
+    }),
+  )
     // In key order, so that two deliveries holding the same items take their locks alike.
     .sort((a, b) => (a.sha256 < b.sha256 ? -1 : a.sha256 > b.sha256 ? 1 : 0));
-  const result = await sql`
-    insert into helius_rejected_items (signature, errors, item, item_sha256)
-    select signature, errors::jsonb, item::json, sha256
-    from unnest(${rows.map((r) => r.signature)}::text[], ${rows.map((r) => r.errors)}::text[],
-                ${rows.map((r) => r.item)}::text[], ${rows.map((r) => r.sha256)}::text[]) as u(signature, errors, item, sha256)
-    on conflict (item_sha256) do nothing`;
-  return result.count;
+  // A row is new when this statement's refusal is its first (an updated one counts 2 or more).
+  const [counted] = await sql<{ inserted: number }[]>`
+    with kept as (
+      insert into helius_rejected_items as r (signature, errors, item, item_sha256)
+      select signature, errors::jsonb, item::json, sha256
+      from unnest(${rows.map((r) => r.signature)}::text[], ${rows.map((r) => r.errors)}::text[],
+                  ${rows.map((r) => r.item)}::text[], ${rows.map((r) => r.sha256)}::text[]) as u(signature, errors, item, sha256)
+      on conflict (item_sha256) do update
+        set errors = excluded.errors, refusals = r.refusals + 1, last_refused_at = now()
+      returning r.refusals
+    )
+    select count(*) filter (where refusals = 1)::int as inserted from kept`;
+  return counted!.inserted;
+}
+
+/**
+ * The first of the refused items with one text (a delivery may hold an item twice, each copy
+ * refused at its own index): an upsert may not touch one row twice, and a delivery is one
+ * refusal of the item, whose errors are those of its first copy.
+ */
+function onePerItem<T extends { sha256: string }>(rows: readonly T[]): T[] {
+  const first = new Map<string, T>();
+  for (const row of rows) if (!first.has(row.sha256)) first.set(row.sha256, row);
+  return [...first.values()];
 }
 
 /**
