@@ -205,6 +205,11 @@ export const riskLabels = pgTable(
 export const labelRescores = pgTable("label_rescores", {
   id: bigserial("id", { mode: "number" }).primaryKey(),
   addresses: text("addresses").array().notNull(),
+  /**
+   * The last tracked address rescored (in address order), set by each chunk as it commits: a run
+   * that takes the rescore over continues after it. Null until the first chunk commits.
+   */
+  doneThrough: identifier("done_through"),
   createdAt: createdAt(),
 });
 

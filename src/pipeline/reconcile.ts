@@ -83,7 +83,8 @@ export async function runReconcileOnce(
     }
   });
 
-  // Label changes whose rescore their process never ran (it ended between the two steps).
+  // Label changes whose rescore their process never ran (it ended between the two steps), or
+  // left unfinished: continued after the last chunk that committed (relabel.ts).
   for (const rescoreId of await pendingLabelRescores(deps.sql, before, settings.pageSize)) {
     await rescoreRelabelled(deps, rescoreId, undefined, before);
     result.labelRescores++;

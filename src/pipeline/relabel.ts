@@ -19,9 +19,13 @@
 // chunk claims it again (claimLabelRescore), which renews its lease: the reconciler leaves a
 // rescore in progress alone (a chunk under way, however long, holds the record), takes over one
 // untouched for its grace period with no chunk under way (the process ended mid-rescore, or
-// stalled between chunks), and the run it took over stops at its next chunk. A
-// rescore is idempotent (each chunk locks, then reads the labels as they are now), so the
-// chunks that a run taken over, or ended, had done are redone without a change.
+// stalled between chunks), and the run it took over stops at its next chunk. Each chunk records
+// the last wallet it rescored (label_rescores.done_through) in its own transaction, and a run that
+// takes the rescore over continues after it: after a large import, a process that ended at its
+// 300th chunk left 299 chunks that are not done again (once at every take-over, were it to keep
+// ending there). The take-over looks the wallets up afresh, those after done_through only: one
+// that dealt with a relabelled address since the first look-up is scored by its own batch's
+// evaluation, which reads the committed labels, whichever side of done_through it sorts.
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
 import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
@@ -31,6 +35,7 @@ import {
   finishLabelRescore,
   insertLabelRescore,
   labelExposure,
+  recordLabelRescoreProgress,
   shareLabelExposure,
   trackedCounterpartiesOf,
   upsertLabels,
@@ -167,7 +172,8 @@ export async function rescoreRelabelled(
   staleBefore?: Date,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
   let lease: string | null = null;
-  // Looked up once, in the first chunk's transaction (after the labels committed), in address order.
+  // Looked up once, in the first chunk's transaction (after the labels committed), in address
+  // order: the wallets after those that the chunks of an earlier run (ended, or taken over) committed.
   let affected: string[] | null = null;
   let done = 0;
   let rescored = 0;
@@ -178,18 +184,16 @@ export async function rescoreRelabelled(
       deps.sql.begin(async (tx) => {
         const claimed = await claimLabelRescore(tx, rescoreId, lease, lease === null ? staleBefore : undefined);
         if (claimed === null) return null;
-        const all = affected ?? (await trackedCounterpartiesOf(tx, claimed.addresses));
-        const written = await rescoreExposure(tx, all.slice(done, done + chunkSize), {
-          behaviour: "stored",
-          cause: LABELS_CAUSE,
-          evaluatedAt: null,
-        });
+        const all = affected ?? (await trackedCounterpartiesOf(tx, claimed.addresses, claimed.doneThrough));
+        const wallets = all.slice(done, done + chunkSize);
+        const written = await rescoreExposure(tx, wallets, { behaviour: "stored", cause: LABELS_CAUSE, evaluatedAt: null });
         const last = done + chunkSize >= all.length;
         if (last) await finishLabelRescore(tx, rescoreId);
+        else await recordLabelRescoreProgress(tx, rescoreId, wallets.at(-1)!);
         return { lease: claimed.lease, all, written, last };
       }),
     );
-    // Done by another process, or taken over by the reconciler (which does it all again).
+    // Done by another process, or taken over by the reconciler (which continues after this run's last chunk).
     if (chunk === null) break;
     lease = chunk.lease;
     affected = chunk.all;

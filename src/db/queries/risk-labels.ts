@@ -166,9 +166,10 @@ export async function insertLabelRescore(tx: Tx, addresses: readonly string[]): 
 }
 
 /**
- * Claims an owed rescore for one chunk of its work: returns its relabelled addresses, and the lease
- * set on it (its created_at, moved to now: the reconciler takes only a rescore left untouched for
- * its grace period). `lease` null takes the rescore whoever held it; a lease from an earlier chunk
+ * Claims an owed rescore for one chunk of its work: returns its relabelled addresses, the last
+ * tracked address its committed chunks rescored (null: none yet), and the lease set on it (its
+ * created_at, moved to now: the reconciler takes only a rescore left untouched for its grace
+ * period). `lease` null takes the rescore whoever held it; a lease from an earlier chunk
  * takes it only if nobody took it over since. Null when the rescore is done (deleted) or was taken
  * over. The row stays locked until the chunk commits, so two chunks of it never run side by side.
  */
@@ -177,22 +178,30 @@ export async function claimLabelRescore(
   id: number,
   lease: string | null,
   staleBefore?: Date,
-): Promise<{ addresses: string[]; lease: string } | null> {
+): Promise<{ addresses: string[]; doneThrough: string | null; lease: string } | null> {
   // A take-over (the reconciler's: staleBefore) never waits for a chunk under way, whose
   // transaction holds the row (its renewal not yet visible): it skips the row, and takes it only
   // when no chunk runs and none has started since staleBefore. Waiting instead, it would take over
-  // a live rescore the moment its chunk committed, start again from the first chunk, and, were
-  // chunks as long as the grace period, do so at every sweep without ever finishing.
+  // a live rescore the moment its chunk committed (stopping that run), and, were chunks as long as
+  // the grace period, do so at every sweep.
   const where =
     staleBefore !== undefined
       ? tx`id = (select id from label_rescores where id = ${id} and created_at < ${staleBefore.toISOString()}::timestamptz for update skip locked)`
       : lease === null
         ? tx`id = ${id}`
         : tx`id = ${id} and created_at = ${lease}::timestamptz`;
-  const [row] = await tx<{ addresses: string[]; lease: string }[]>`
+  const [row] = await tx<{ addresses: string[]; doneThrough: string | null; lease: string }[]>`
     update label_rescores set created_at = now() where ${where}
-    returning addresses, created_at::text as lease`;
+    returning addresses, done_through as "doneThrough", created_at::text as lease`;
   return row ?? null;
+}
+
+/**
+ * Records, in a chunk's transaction (which holds the rescore's row: claimLabelRescore), the last
+ * tracked address it rescored: a run that takes the rescore over continues after it.
+ */
+export async function recordLabelRescoreProgress(tx: Tx, id: number, doneThrough: string): Promise<void> {
+  await tx`update label_rescores set done_through = ${doneThrough} where id = ${id}`;
 }
 
 /** Deletes an owed rescore, in the transaction of its last chunk (which holds its row: claimLabelRescore). */
@@ -214,9 +223,9 @@ export async function pendingLabelRescores(sql: Sql, before: Date, limit: number
  * Every tracked address that sent to or received from one of `addresses` (themselves included if
  * they dealt with each other), in address order (byte order, as lockAddressScores locks): a rescore
  * locks them chunk by chunk in this order, so its chunks and an evaluation never lock in opposite
- * orders.
+ * orders. `after` (a rescore's done_through): only the addresses after it in that order.
  */
-export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[]): Promise<string[]> {
+export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string[], after: string | null = null): Promise<string[]> {
   if (addresses.length === 0) return [];
   const rows = await tx<{ address: string }[]>`
     select address from (
@@ -224,7 +233,7 @@ export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string
       union
       select to_address from transactions where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address
     ) dealt
-    where address in (select address from tracked_wallets)
+    where address in (select address from tracked_wallets)${after === null ? tx`` : tx` and address > ${after}`}
     order by address`;
   return rows.map((row) => row.address);
 }
