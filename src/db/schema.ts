@@ -115,6 +115,25 @@ export const ingestBatches = pgTable(
 );
 
 /**
+ * The token that Redis's `<prefix>:activity-complete` key must hold (src/pipeline/activity-reseed-watch.ts):
+ * one row, written at the first check of a deployment that had none (a new one, or the first
+ * start after the upgrade that added it) and anew by each reseed. Kept here because it must
+ * outlive a Redis loss: the key gone, or holding another token, while this row stands is the loss.
+ */
+export const activityCountersMark = pgTable(
+  "activity_counters_mark",
+  {
+    /** Always true: the primary key that allows one row. */
+    single: boolean("single").primaryKey().default(true),
+    token: text("token").notNull(),
+    /** 'first check' or 'reseeded'. */
+    how: text("how").notNull(),
+    setAt: timestamp("set_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [check("activity_counters_mark_single_check", sql`${t.single}`)],
+);
+
+/**
  * Transactions, one row per movement: unique by (signature, leg); paged per address through
  * the from/to indexes.
  */

@@ -86,18 +86,6 @@ export function replaySteps(
 }
 
 /**
- * What the workers read from the "counters complete" key and Postgres: `complete` (the key is
- * there), `fresh` (no batch was ever evaluated: nothing to lose, the key is written now) or
- * `missing` (batches were evaluated and counted, and the key is gone with the counters).
- */
-export type CountersState = "complete" | "fresh" | "missing";
-
-export function countersState(completeKey: string | null, anyBatchEvaluated: boolean): CountersState {
-  if (completeKey !== null) return "complete";
-  return anyBatchEvaluated ? "missing" : "fresh";
-}
-
-/**
  * The expiry a rebuilt key gets: what is left of `ttlSeconds` counted from `lastCounted`, when
  * the last evaluation that counted its address ran (the counting script renews the live key's
  * expiry then, whatever the transactions' block times: back-filled history too); 0 when it

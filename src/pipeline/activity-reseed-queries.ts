@@ -1,7 +1,8 @@
 // What `npm run reseed-activity` reads from Postgres: the tracked addresses, the evaluated
 // batches to replay (streamed in the order they were counted), and the older history it writes straight
 // into the keys that outlive a quiet week (counterparties, newest sends). Only evaluated
-// batches: an open one is counted by the evaluation that will claim it.
+// batches: an open one is counted by the evaluation that will claim it. And the token that says
+// the counters are complete (activity_counters_mark), which the reseed and the workers' check write.
 import type { Sql } from "../db/client.ts";
 import type { ReplayBatch } from "./activity-reseed-plan.ts";
 
@@ -14,14 +15,55 @@ export async function loadTrackedSince(sql: Sql): Promise<Map<string, Date>> {
   return new Map(rows.map((row) => [row.address, new Date(row.since)]));
 }
 
+/** The token Redis's "counters complete" key must hold (activity_counters_mark's one row). */
+export type CountersMark = { token: string; how: string; setAt: Date };
+
+type MarkRow = { token: string; how: string; setAt: string };
+const markOf = (row: MarkRow): CountersMark => ({ token: row.token, how: row.how, setAt: new Date(row.setAt) });
+
+/** The recorded token, or undefined when this deployment never had one. */
+export async function readCountersMark(sql: Sql): Promise<CountersMark | undefined> {
+  const [row] = await sql<MarkRow[]>`select token, how, set_at as "setAt" from activity_counters_mark`;
+  return row && markOf(row);
+}
+
 /**
- * Whether any batch was evaluated (and so counted) before `before`: stops at the first one
- * found (no index: nearly every row is evaluated, and the first page read holds one).
+ * Records `mark` unless a token is recorded already (then returns that one, `written` false).
+ * `publish` writes the recorded token to Redis before it commits: a worker that sees the row
+ * finds the key written (unless Redis lost it since), and one whose insert met this uncommitted
+ * row waits for the commit and reads the same token back, so two workers never record or
+ * publish different tokens.
  */
-export async function anyBatchEvaluatedBefore(sql: Sql, before: Date): Promise<boolean> {
-  const [row] = await sql<{ found: boolean }[]>`
-    select exists (select 1 from ingest_batches where evaluated_at < ${before.toISOString()}::timestamptz) as found`;
-  return row!.found;
+export async function recordFirstCountersMark(
+  sql: Sql,
+  mark: CountersMark,
+  publish: (mark: CountersMark) => Promise<void>,
+): Promise<{ mark: CountersMark; written: boolean }> {
+  return sql.begin(async (tx) => {
+    const [inserted] = await tx<MarkRow[]>`
+      insert into activity_counters_mark (token, how, set_at)
+      values (${mark.token}, ${mark.how}, ${mark.setAt.toISOString()}::timestamptz)
+      on conflict do nothing
+      returning token, how, set_at as "setAt"`;
+    if (inserted) {
+      await publish(markOf(inserted));
+      return { mark: markOf(inserted), written: true };
+    }
+    // The conflict waited for the other insert's commit: this statement's snapshot sees its row.
+    const [recorded] = await tx<MarkRow[]>`select token, how, set_at as "setAt" from activity_counters_mark`;
+    return { mark: markOf(recorded!), written: false };
+  });
+}
+
+/** Records `mark` in place of any token recorded (the reseed's), publishing it before it commits. */
+export async function replaceCountersMark(sql: Sql, mark: CountersMark, publish: (mark: CountersMark) => Promise<void>): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into activity_counters_mark (token, how, set_at)
+      values (${mark.token}, ${mark.how}, ${mark.setAt.toISOString()}::timestamptz)
+      on conflict (single) do update set token = excluded.token, how = excluded.how, set_at = excluded.set_at`;
+    await publish(mark);
+  });
 }
 
 /** The batches not evaluated yet (through ingest_batches_unevaluated_idx). */

@@ -1,31 +1,51 @@
 // Noticing that Redis lost the activity counters. A key under the queue prefix says the
-// counters hold the evaluated history: written when nothing was evaluated yet (a new
-// deployment: nothing to lose) and by `npm run reseed-activity` when it has rebuilt them,
-// deleted by the reseed while it rebuilds. It has no expiry, so a Redis that lost it lost the
-// counters with it (flushed, replaced, restarted without its append-only file): the key is
-// gone while Postgres holds evaluated batches. An evaluation worker checks at start and then
+// counters hold the evaluated history; it has no expiry, so a Redis that lost it lost the
+// counters with it (flushed, replaced, restarted without its append-only file). The key holds a
+// random token, and PostgreSQL, which outlives a Redis loss, records the same one
+// (activity_counters_mark): a recorded token while the key is gone, or holds another one, is
+// the loss. No recorded token: this deployment never had the key (a new one, or the first start
+// after the upgrade that added it, when Redis still holds its counters): the check writes one
+// token to both, and warns of nothing. `npm run reseed-activity` deletes the key while it rebuilds
+// and writes a fresh token to both when it is done. An evaluation worker checks at start and then
 // once a minute, on a timer (not per batch: no round trip is added to evaluation), logs one
 // warning per loss it notices, naming the command, and shows it as a gauge.
 //
 // Written only in those two cases, never by counting: a worker that counts on after the loss
 // must not hide it (the reseed rebuilds what it counted too).
+import { randomUUID } from "node:crypto";
 import { Gauge, type Registry } from "prom-client";
 import type { Redis } from "ioredis";
 import type { Sql } from "../db/client.ts";
 import type { Logger } from "../logger.ts";
 import { METRIC_PREFIX } from "../metrics/registry.ts";
-import { countersState, type CountersState } from "./activity-reseed-plan.ts";
-import { anyBatchEvaluatedBefore } from "./activity-reseed-queries.ts";
+import { readCountersMark, recordFirstCountersMark, replaceCountersMark, type CountersMark } from "./activity-reseed-queries.ts";
 import { withTimeout } from "../with-timeout.ts";
 
 export const RESEED_COMMAND = "npm run reseed-activity";
 
-/** The key that says the counters are complete: its value says who wrote it and when. */
+/** The key that says the counters are complete: its value holds the recorded token, and who wrote it and when. */
 export const countersCompleteKey = (prefix: string): string => `${prefix}:activity-complete`;
 
-/** Marks the counters complete (`how`: "new deployment" or "reseeded"), unless the mark is there. */
-export async function markCountersComplete(redis: Redis, prefix: string, how: string, now: Date): Promise<void> {
-  await redis.set(countersCompleteKey(prefix), JSON.stringify({ how, at: now.toISOString() }), "NX");
+/** Writes the recorded token to Redis (over a key of an earlier version, which held none). */
+export async function publishCountersMark(redis: Redis, prefix: string, mark: CountersMark): Promise<void> {
+  await redis.set(countersCompleteKey(prefix), JSON.stringify({ token: mark.token, how: mark.how, at: mark.setAt.toISOString() }));
+}
+
+/** The token a key's value holds, if any (an earlier version's key, or one set by hand, holds none). */
+export function tokenIn(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    const token = (parsed as { token?: unknown } | null)?.token;
+    return typeof token === "string" ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Marks the counters complete after a reseed: a fresh token, recorded and written to Redis. */
+export async function markCountersReseeded(sql: Sql, redis: Redis, prefix: string, now: Date): Promise<void> {
+  await replaceCountersMark(sql, { token: randomUUID(), how: "reseeded", setAt: now }, (mark) => publishCountersMark(redis, prefix, mark));
 }
 
 /** Takes the mark away: the counters are being rebuilt, so they are not complete until that ends. */
@@ -33,25 +53,34 @@ export async function unmarkCountersComplete(redis: Redis, prefix: string): Prom
   await redis.del(countersCompleteKey(prefix));
 }
 
+/**
+ * What a check finds: `complete` (Redis's key holds Postgres's token), `fresh` (Postgres had no
+ * token: a new deployment, or the first check after the upgrade that added it; one was written
+ * to both now) or `missing` (Postgres has a token and Redis's key is gone or another: Redis lost
+ * the counters).
+ */
+export type CountersState = "complete" | "fresh" | "missing";
+
 export type CountersCheckDeps = { sql: Sql; redis: Redis; logger: Logger; config: { queuePrefix: string }; now: () => Date };
 
 /**
- * Reads the mark and, when it is missing, whether Postgres holds batches evaluated before it was
- * read; marks a new deployment's counters. Only those count: a batch evaluated since was
- * counted into this very Redis (workers starting together on a new deployment: one marks and
- * evaluates while another, which read no mark, asks Postgres; or this worker's own, when its
- * first check outlasted the start's wait), and the mark read again settles it when another
- * worker wrote it meanwhile.
+ * "fresh" when this check wrote the first token (to both), "complete" when the key holds the
+ * recorded token, "missing" when it does not. PostgreSQL is read first: a token is published to
+ * Redis before the row that records it commits, so a key read after the row was seen holds it
+ * unless Redis lost it since. Workers starting together need nothing more: one whose insert
+ * meets another's waits for it and reads the token it published.
  */
 export async function checkCounters(deps: CountersCheckDeps): Promise<CountersState> {
   const prefix = deps.config.queuePrefix;
-  const key = countersCompleteKey(prefix);
-  const readAt = deps.now();
-  if ((await deps.redis.get(key)) !== null) return "complete";
-  const state = countersState(null, await anyBatchEvaluatedBefore(deps.sql, readAt));
-  if (state === "fresh") await markCountersComplete(deps.redis, prefix, "new deployment", deps.now());
-  else if ((await deps.redis.get(key)) !== null) return "complete";
-  return state;
+  let recorded = await readCountersMark(deps.sql);
+  if (recorded === undefined) {
+    const first = await recordFirstCountersMark(deps.sql, { token: randomUUID(), how: "first check", setAt: deps.now() }, (mark) =>
+      publishCountersMark(deps.redis, prefix, mark),
+    );
+    if (first.written) return "fresh";
+    recorded = first.mark;
+  }
+  return tokenIn(await deps.redis.get(countersCompleteKey(prefix))) === recorded.token ? "complete" : "missing";
 }
 
 export type CountersMonitor = {
@@ -64,7 +93,7 @@ export function createCountersMonitor(deps: CountersCheckDeps, options: { regist
   const gauge = options.registry
     ? new Gauge({
         name: `${METRIC_PREFIX}activity_counters_missing`,
-        help: `1 when Redis has lost the activity counters (unusual_activity's baselines, the behavioural risk factors) while PostgreSQL holds evaluated batches: run ${RESEED_COMMAND}.`,
+        help: `1 when Redis has lost the activity counters (unusual_activity's baselines, the behavioural risk factors): its key no longer holds the token PostgreSQL recorded. Run ${RESEED_COMMAND}.`,
         registers: [options.registry],
       })
     : undefined;
@@ -85,7 +114,7 @@ export function createCountersMonitor(deps: CountersCheckDeps, options: { regist
         warned = true;
         deps.logger.warn(
           { command: RESEED_COMMAND, key: countersCompleteKey(deps.config.queuePrefix) },
-          `activity counters: Redis no longer holds them (PostgreSQL has evaluated batches, and the key that says the counters are complete is gone: a flushed or replaced Redis?). Until they are rebuilt, busy wallets' unusual_activity baselines fall to 1 transaction an hour and their behavioural risk factors miss their history. Stop the evaluation workers (those serving transactions) and run ${RESEED_COMMAND}`,
+          `activity counters: Redis no longer holds them (the key that says the counters are complete is gone, or does not hold the token PostgreSQL recorded: a flushed or replaced Redis?). Until they are rebuilt, busy wallets' unusual_activity baselines fall to 1 transaction an hour and their behavioural risk factors miss their history. Stop the evaluation workers (those serving transactions) and run ${RESEED_COMMAND}`,
         );
       }
       return state;
@@ -99,8 +128,8 @@ const CHECK_EVERY_MS = 60_000;
 const CHECK_TIMEOUT_MS = 2_000;
 
 /**
- * Checks now (the start: resolves once the first check is done, so a new deployment is marked
- * before this worker evaluates anything) and every `everyMs` after. A check that fails (Redis
+ * Checks now (the start: resolves once the first check is done, so a deployment without a token
+ * gets one before this worker evaluates anything) and every `everyMs` after. A check that fails (Redis
  * or Postgres away) is skipped: their own warnings say so.
  */
 export async function watchActivityCounters(

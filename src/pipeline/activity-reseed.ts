@@ -29,7 +29,7 @@ import { activityKeys, applyActivityInOrder, forgetCountedBatches } from "./acti
 import { seedOlderHistory, type SeededHistory } from "./activity-reseed-history.ts";
 import { replayGroups, replaySteps, reseedWindows } from "./activity-reseed-plan.ts";
 import { evaluatedBatchesFrom, loadTrackedSince, openBatchIds } from "./activity-reseed-queries.ts";
-import { markCountersComplete, unmarkCountersComplete } from "./activity-reseed-watch.ts";
+import { markCountersReseeded, unmarkCountersComplete } from "./activity-reseed-watch.ts";
 
 /** The reseed will not start (or not finish): the message says why and what to do. */
 export class ReseedRefused extends Error {}
@@ -118,7 +118,8 @@ export async function reseedActivity(deps: ReseedDeps, options: ReseedOptions = 
       "started during the reseed, and what it counted may be lost or counted out of order: keep the workers stopped and run it again",
     );
     lock.check();
-    await markCountersComplete(redis, prefix, "reseeded", deps.now());
+    // A fresh token, recorded in PostgreSQL and written to the key: the workers see it complete.
+    await markCountersReseeded(sql, redis, prefix, deps.now());
     return { trackedAddresses: tracked.length, countedAddresses: counted.size, batches, transactions, events, ...history };
   } finally {
     await lock.release();

@@ -1,5 +1,5 @@
 // Noticing lost activity counters, and the operator's command, as processes: the workers'
-// check (its one warning per loss, its gauge, the mark it writes for a new deployment), an
+// check (its one warning per loss, its gauge, the token it writes at a deployment's first check), an
 // evaluation worker process that warns at start, and `npm run reseed-activity`'s exit codes
 // and lines.
 import { spawn } from "node:child_process";
@@ -69,14 +69,14 @@ describe("noticing that Redis lost the activity counters", () => {
     const gauge = async () => (await registry.getSingleMetric("wallet_alerts_activity_counters_missing")!.get()).values[0]?.value;
     const warnings = () => lines.filter((line) => line.includes("npm run reseed-activity"));
 
-    // Nothing evaluated yet: nothing to lose, and the mark is written.
+    // No token recorded yet: one is written to both, and nothing is lost.
     expect(await monitor.check()).toBe("fresh");
-    expect(await t.deps.redis.get(countersCompleteKey(t.config.queuePrefix))).toContain("new deployment");
+    expect(await t.deps.redis.get(countersCompleteKey(t.config.queuePrefix))).toContain("first check");
     await evaluatedHistory();
     expect(await monitor.check()).toBe("complete");
     expect(await gauge()).toBe(0);
 
-    // The mark gone with the counters (a flushed Redis), while Postgres holds evaluated batches.
+    // The mark gone with the counters (a flushed Redis), while Postgres holds its token.
     await t.deps.redis.del(countersCompleteKey(t.config.queuePrefix));
     expect(await monitor.check()).toBe("missing");
     expect(await monitor.check()).toBe("missing");

@@ -1,12 +1,15 @@
-// The workers' check for lost activity counters on a new deployment whose first batches are
-// evaluated while a worker checks: workers starting together, one marking and evaluating while
-// another, which read no mark, asks PostgreSQL (or a worker's own first check, still running
-// behind its start's 2-second wait). Those batches were counted into this very Redis: nothing
-// was lost, and no warning may send the operator to reseed.
+// The workers' check for lost activity counters when workers start together on a deployment
+// that has no token yet: both find no row, one records its token and publishes it to Redis, and
+// the other's insert meets that row. The token rule replaces the earlier guard (only batches
+// evaluated before the check read the key counted as a loss): the first token is published before
+// its row commits, and the other worker waits for that commit and reads the same token back, so
+// it neither writes another token nor warns.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkCounters, countersCompleteKey } from "../../src/pipeline/activity-reseed-watch.ts";
+import { readCountersMark, recordFirstCountersMark } from "../../src/pipeline/activity-reseed-queries.ts";
+import { checkCounters, countersCompleteKey, publishCountersMark, tokenIn } from "../../src/pipeline/activity-reseed-watch.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { waitForALockWait } from "../helpers/held-transaction.ts";
 import { settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
 import { ingestTransactions } from "../helpers/seed.ts";
 
@@ -19,8 +22,8 @@ afterAll(async () => {
   await t.close();
 });
 
-describe("the check for lost activity counters", () => {
-  it("reads batches evaluated after it found no mark as counted into this Redis: a new deployment, marked, no loss", async () => {
+describe("the check for lost activity counters, workers starting together", () => {
+  it("a worker whose first token meets another's uncommitted one reads that token back: one token, no loss", async () => {
     const token = await t.token("desk");
     const wallet = await track(t, token);
     const workers = startWorkers(t);
@@ -30,15 +33,27 @@ describe("the check for lost activity counters", () => {
     } finally {
       await workers.close();
     }
-    const key = countersCompleteKey(t.config.queuePrefix);
-    await t.deps.redis.del(key);
-    // The check read the (missing) mark a minute before that batch was evaluated.
-    const checkedAt = new Date(Date.now() - 60_000);
-    expect(await checkCounters({ ...t.deps, now: () => checkedAt })).toBe("fresh");
-    expect(await t.deps.redis.get(key)).toContain("new deployment");
+    const prefix = t.config.queuePrefix;
+    expect(await readCountersMark(t.deps.sql)).toBeUndefined();
 
-    // Batches evaluated before the mark was found missing are a loss.
-    await t.deps.redis.del(key);
-    expect(await checkCounters(t.deps)).toBe("missing");
+    // The first worker has inserted its token and is about to publish it when the second checks.
+    let inserted!: () => void;
+    const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+    let publishNow!: () => void;
+    const published = new Promise<void>((resolve) => (publishNow = resolve));
+    const first = recordFirstCountersMark(t.deps.sql, { token: "first-worker", how: "first check", setAt: new Date() }, async (mark) => {
+      inserted();
+      await published;
+      await publishCountersMark(t.deps.redis, prefix, mark);
+    });
+    await insertedYet;
+    const second = checkCounters(t.deps);
+    await waitForALockWait(t.deps.sql, "the second worker's insert to wait for the first one's");
+    publishNow();
+
+    expect(await first).toMatchObject({ written: true, mark: { token: "first-worker" } });
+    expect(await second).toBe("complete");
+    expect((await readCountersMark(t.deps.sql))?.token).toBe("first-worker");
+    expect(tokenIn(await t.deps.redis.get(countersCompleteKey(prefix)))).toBe("first-worker");
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BatchTransaction } from "../../src/db/queries/pipeline.ts";
-import { countersState, remainingTtl, replayGroups, replaySteps, reseedWindows } from "../../src/pipeline/activity-reseed-plan.ts";
+import { remainingTtl, replayGroups, replaySteps, reseedWindows } from "../../src/pipeline/activity-reseed-plan.ts";
 
 const DAY = 86_400_000;
 
@@ -56,11 +56,5 @@ describe("the reseed's plan", () => {
     expect(remainingTtl(1_000, 500, 1_600)).toBe(0);
     // A time ahead of the clock (another host's) keeps the whole expiry, never more.
     expect(remainingTtl(2_000, 500, 1_000)).toBe(500);
-  });
-
-  it("reads a missing mark as lost counters only when some batch was evaluated", () => {
-    expect(countersState('{"how":"reseeded"}', true)).toBe("complete");
-    expect(countersState(null, true)).toBe("missing");
-    expect(countersState(null, false)).toBe("fresh");
   });
 });
