@@ -1,8 +1,13 @@
 // The activity reseed tests' kit: what Redis holds of one address's activity counters, read so
 // that two reads compare equal when they hold the same counts (activity-reseed*.test.ts compare
-// the live counters with what the reseed rebuilds).
+// the live counters with what the reseed rebuilds), and the workers' check for lost counters
+// with its warnings and gauge.
+import { Writable } from "node:stream";
 import { unpack } from "msgpackr";
+import { Registry } from "prom-client";
+import { createLogger } from "../../src/logger.ts";
 import { activityKeys } from "../../src/pipeline/activity.ts";
+import { RESEED_COMMAND, createCountersMonitor, type CountersMonitor } from "../../src/pipeline/activity-reseed-watch.ts";
 import type { TestApp } from "./app.ts";
 
 export type ActivityCounters = {
@@ -30,5 +35,30 @@ export async function countersOf(t: TestApp, address: string): Promise<ActivityC
     hours: await redis.hgetall(keys.hours),
     counterparties: (await redis.smembers(keys.counterparties)).sort(),
     lastSend: await redis.get(keys.lastSend),
+  };
+}
+
+/**
+ * The workers' check for lost counters, with what it logs at warn and above and its gauge: the
+ * warnings that name the reseed command, and the gauge's value (undefined before a check).
+ */
+export function watchedCountersMonitor(t: TestApp): {
+  monitor: CountersMonitor;
+  warnings: () => string[];
+  gauge: () => Promise<number | undefined>;
+} {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const registry = new Registry();
+  const monitor = createCountersMonitor({ ...t.deps, logger: createLogger("warn", sink) }, { registry });
+  return {
+    monitor,
+    warnings: () => lines.filter((line) => line.includes(RESEED_COMMAND)),
+    gauge: async () => (await registry.getSingleMetric("wallet_alerts_activity_counters_missing")!.get()).values[0]?.value,
   };
 }

@@ -3,13 +3,11 @@
 // evaluation worker process that warns at start, and `npm run reseed-activity`'s exit codes
 // and lines.
 import { spawn } from "node:child_process";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
 import { reseedActivity } from "../../src/pipeline/activity-reseed.ts";
-import { countersCompleteKey, createCountersMonitor } from "../../src/pipeline/activity-reseed-watch.ts";
+import { countersCompleteKey } from "../../src/pipeline/activity-reseed-watch.ts";
+import { watchedCountersMonitor } from "../helpers/activity-history.ts";
 import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { exited, settled, spawnWorker, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
@@ -57,17 +55,7 @@ async function runReseed(): Promise<{ code: number | null; stdout: string; stder
 
 describe("noticing that Redis lost the activity counters", () => {
   it("marks a new deployment's counters complete, warns once per loss with the command to run, and clears after the reseed", async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const registry = new Registry();
-    const monitor = createCountersMonitor({ ...t.deps, logger: createLogger("warn", sink) }, { registry });
-    const gauge = async () => (await registry.getSingleMetric("wallet_alerts_activity_counters_missing")!.get()).values[0]?.value;
-    const warnings = () => lines.filter((line) => line.includes("npm run reseed-activity"));
+    const { monitor, warnings, gauge } = watchedCountersMonitor(t);
 
     // No token recorded yet: one is written to both, and nothing is lost.
     expect(await monitor.check()).toBe("fresh");

@@ -2,13 +2,11 @@
 // PostgreSQL: its database holds evaluated batches and no token, and its Redis holds the
 // counters (and the earlier version's key, without a token, or none). Nothing was lost: the
 // first check writes one token to both without a warning, and a loss after that is noticed.
-import { Writable } from "node:stream";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
 import { activityKeys } from "../../src/pipeline/activity.ts";
 import { readCountersMark } from "../../src/pipeline/activity-reseed-queries.ts";
-import { countersCompleteKey, createCountersMonitor, tokenIn } from "../../src/pipeline/activity-reseed-watch.ts";
+import { countersCompleteKey, tokenIn } from "../../src/pipeline/activity-reseed-watch.ts";
+import { watchedCountersMonitor } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
@@ -41,17 +39,7 @@ describe("the check for lost activity counters after an upgrade", () => {
     expect(await t.deps.redis.exists(...Object.values(activityKeys(t.config.queuePrefix, wallet.address)))).toBeGreaterThan(0);
     expect(await readCountersMark(t.deps.sql)).toBeUndefined();
 
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const registry = new Registry();
-    const monitor = createCountersMonitor({ ...t.deps, logger: createLogger("warn", sink) }, { registry });
-    const gauge = async () => (await registry.getSingleMetric("wallet_alerts_activity_counters_missing")!.get()).values[0]?.value;
-    const warnings = () => lines.filter((line) => line.includes("npm run reseed-activity"));
+    const { monitor, warnings, gauge } = watchedCountersMonitor(t);
 
     expect(await monitor.check()).toBe("fresh");
     expect(await monitor.check()).toBe("complete");
@@ -74,17 +62,10 @@ describe("the check for lost activity counters after an upgrade", () => {
     await t.deps.sql`delete from activity_counters_mark`;
     const key = countersCompleteKey(t.config.queuePrefix);
     await t.deps.redis.del(key);
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const monitor = createCountersMonitor({ ...t.deps, logger: createLogger("warn", sink) });
+    const { monitor, warnings } = watchedCountersMonitor(t);
     expect(await monitor.check()).toBe("fresh");
     expect(await monitor.check()).toBe("complete");
-    expect(lines.filter((line) => line.includes("npm run reseed-activity"))).toEqual([]);
+    expect(warnings()).toEqual([]);
     expect(tokenIn(await t.deps.redis.get(key))).toBe((await readCountersMark(t.deps.sql))?.token);
   });
 });

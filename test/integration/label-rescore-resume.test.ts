@@ -3,19 +3,16 @@
 // takes the rescore over and continues after the last chunk that committed, instead of starting
 // again from the first chunk (minutes of work again after a large import).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { compareBytewise } from "../../src/db/queries/risk-labels.ts";
-import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
 import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
 import { recordLabels, rescoreRelabelled } from "../../src/pipeline/relabel.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { walletsThatPaid as paidBy } from "../helpers/wallets-that-paid.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { holdTransaction, waitForALockWait } from "../helpers/held-transaction.ts";
-import { track, tx, waitFor } from "../helpers/pipeline.ts";
+import { waitFor } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 let alice: string;
-let clock = Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   t = await startTestApp("label-rescore-resume");
@@ -29,17 +26,7 @@ const WALLETS = 10;
 /** Four chunks: 3, 3, 3 and 1 wallets. */
 const CHUNK = 3;
 
-/** `WALLETS` tracked wallets that each paid `hub` once, evaluated (all scored 0), in address order. */
-async function walletsThatPaid(hub: string): Promise<string[]> {
-  const wallets: string[] = [];
-  for (let i = 0; i < WALLETS; i++) wallets.push((await track(t, alice)).address);
-  const { batchId } = await storeTransactionBatch(
-    t.deps,
-    wallets.map((address) => tx({ from: address, to: hub, amount: 1, blockTime: clock++ })),
-  );
-  await evaluateBatch(t.deps, batchId!);
-  return wallets.sort(compareBytewise);
-}
+const walletsThatPaid = (hub: string) => paidBy(t, alice, hub, WALLETS);
 
 const sanction = async (hub: string) =>
   (await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }])).rescoreId!;

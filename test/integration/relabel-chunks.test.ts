@@ -2,19 +2,17 @@
 // own (src/pipeline/relabel.ts): the chunks lock the wallets' scores in the order an evaluation
 // locks them, and a chunk's locks last one chunk's time, not the whole rescore's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { compareBytewise, pendingLabelRescores, trackedCounterpartiesOf } from "../../src/db/queries/risk-labels.ts";
-import { evaluateBatch } from "../../src/pipeline/evaluate-batch.ts";
+import { pendingLabelRescores, trackedCounterpartiesOf } from "../../src/db/queries/risk-labels.ts";
 import { recordLabels, rescoreRelabelled } from "../../src/pipeline/relabel.ts";
 import { QUEUES } from "../../src/queue/names.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { walletsThatPaid as paidBy } from "../helpers/wallets-that-paid.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { holdTransaction, waitForALockWait } from "../helpers/held-transaction.ts";
-import { track, tx, waitFor } from "../helpers/pipeline.ts";
+import { waitFor } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 let alice: string;
-let clock = Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   t = await startTestApp("relabel-chunks");
@@ -27,17 +25,7 @@ afterAll(async () => {
 const WALLETS = 12;
 const CHUNK = 3;
 
-/** `WALLETS` tracked wallets (in address order) that each paid `hub` once, evaluated: all scored 0. */
-async function walletsThatPaid(hub: string): Promise<string[]> {
-  const wallets: string[] = [];
-  for (let i = 0; i < WALLETS; i++) wallets.push((await track(t, alice)).address);
-  const { batchId } = await storeTransactionBatch(
-    t.deps,
-    wallets.map((address) => tx({ from: address, to: hub, amount: 1, blockTime: clock++ })),
-  );
-  await evaluateBatch(t.deps, batchId!);
-  return wallets.sort(compareBytewise);
-}
+const walletsThatPaid = (hub: string) => paidBy(t, alice, hub, WALLETS);
 
 /**
  * Labels `hub` sanctioned and runs its rescore in chunks of CHUNK while another transaction (an
