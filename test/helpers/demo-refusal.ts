@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { TEST_REDIS_URL } from "./env.ts";
-import { exited } from "./pipeline.ts";
+import { exitWithin } from "./pipeline.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -31,11 +31,6 @@ export async function runDemoToExit(settings: DemoSettings, boundMs: number) {
   let stderr = "";
   demo.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   demo.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), boundMs).unref());
-  const exit = await Promise.race([exited(demo), stillRunning]);
-  if (exit === "still running") {
-    demo.kill("SIGKILL");
-    await exited(demo);
-  }
+  const exit = await exitWithin(demo, boundMs);
   return { exit, stdout, stderr };
 }

@@ -140,3 +140,20 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   }
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
 }
+
+/**
+ * The child's exit, or "still running" once `ms` have passed (it is then killed and waited for:
+ * the test has failed, and a process that outlives its test would hold its ports and databases).
+ */
+export async function exitWithin(
+  child: ChildProcess,
+  ms: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null } | "still running"> {
+  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), ms).unref());
+  const outcome = await Promise.race([exited(child), stillRunning]);
+  if (outcome === "still running") {
+    child.kill("SIGKILL");
+    await exited(child);
+  }
+  return outcome;
+}

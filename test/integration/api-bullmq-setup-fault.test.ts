@@ -8,7 +8,7 @@
 // SIGTERM with 0, as before, also when the stop comes while BullMQ still waits for INFO.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { exited, spawnApi, waitFor } from "../helpers/pipeline.ts";
+import { exited, exitWithin, spawnApi, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { bearer, makeTransaction } from "../helpers/seed.ts";
 import { bulkInfo, integerInfoAnswer, jsonLogLines, plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
@@ -44,8 +44,7 @@ async function startApi(env: Record<string, string>): Promise<{ api: Api; base: 
 async function runApi(url: string): Promise<{ outcome: unknown; lines: LogLine[]; output: string }> {
   const { api } = await startApi({ REDIS_URL: url });
   try {
-    const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-    const outcome = await Promise.race([exited(api), stillRunning]);
+    const outcome = await exitWithin(api, EXIT_BOUND_MS);
     return { outcome, lines: logLines(api.output()), output: api.output() };
   } finally {
     api.kill("SIGKILL");

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { exited, spawnApi, spawnWorker } from "../helpers/pipeline.ts";
+import { exitWithin, spawnApi, spawnWorker } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 
 /** Start-up (tsx, on two shared cores) plus the start-up checks, which answer at once here. */
@@ -32,17 +32,6 @@ afterAll(async () => {
 type Child = ReturnType<typeof spawnApi>;
 type LogLine = { level: number; msg: string; setting?: string; code?: string; port?: number; host?: string };
 
-/** The exit, or "still running" after the bound (then it is killed: the test has failed). */
-async function exitWithin(child: Child) {
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-  const outcome = await Promise.race([exited(child), stillRunning]);
-  if (outcome === "still running") {
-    child.kill("SIGKILL");
-    await exited(child);
-  }
-  return outcome;
-}
-
 /** Every line the process wrote, each of which must be a log line: a stack trace's are not. */
 function logLines(child: Child): LogLine[] {
   const lines = child.output().split("\n").filter((line) => line.trim() !== "");
@@ -55,7 +44,7 @@ const fatal = (lines: LogLine[]) => lines.filter((line) => line.level === 60);
 describe("a listen that fails", () => {
   it("has the API exit 1 with one fatal line naming PORT when another process listens on it", async () => {
     const api = spawnApi(t, { PORT: String(takenPort), HOST: "127.0.0.1" });
-    expect(await exitWithin(api), api.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(api, EXIT_BOUND_MS), api.output()).toEqual({ code: 1, signal: null });
     const lines = logLines(api);
     expect(fatal(lines)).toEqual([
       expect.objectContaining({
@@ -71,7 +60,7 @@ describe("a listen that fails", () => {
 
   it("has a worker exit 1 with one fatal line naming WORKER_METRICS_PORT when another process listens on it", async () => {
     const worker = spawnWorker(t, { ...ADMIN, WORKER_METRICS_PORT: String(takenPort), HOST: "127.0.0.1" });
-    expect(await exitWithin(worker), worker.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(worker, EXIT_BOUND_MS), worker.output()).toEqual({ code: 1, signal: null });
     expect(fatal(logLines(worker))).toEqual([
       expect.objectContaining({
         setting: "WORKER_METRICS_PORT",
@@ -86,7 +75,7 @@ describe("a listen that fails", () => {
   it("has the API exit 1 with one fatal line naming HOST when no interface of this machine has its address", async () => {
     // TEST-NET-1 (RFC 5737): an address, but no machine's own.
     const api = spawnApi(t, { PORT: String(await freePort()), HOST: "192.0.2.7" });
-    expect(await exitWithin(api), api.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(api, EXIT_BOUND_MS), api.output()).toEqual({ code: 1, signal: null });
     expect(fatal(logLines(api))).toEqual([
       expect.objectContaining({
         setting: "HOST",
@@ -99,7 +88,7 @@ describe("a listen that fails", () => {
 
   it("has the API refuse a HOST that is not an address before it starts, in one line", async () => {
     const api = spawnApi(t, { PORT: String(await freePort()), HOST: "not-a-host" });
-    expect(await exitWithin(api), api.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(api, EXIT_BOUND_MS), api.output()).toEqual({ code: 1, signal: null });
     expect(api.output()).toBe(
       "invalid configuration: HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost\n",
     );

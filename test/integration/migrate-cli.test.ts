@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/db.ts";
-import { exited } from "../helpers/pipeline.ts";
+import { exitWithin } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -36,12 +36,7 @@ async function migrate(databaseUrl: string): Promise<Outcome> {
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-  const exit = await Promise.race([exited(child), stillRunning]);
-  if (exit === "still running") {
-    child.kill("SIGKILL");
-    await exited(child);
-  }
+  const exit = await exitWithin(child, EXIT_BOUND_MS);
   return { exit, stdout, stderr, ms: Date.now() - started };
 }
 

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { testEnv } from "../helpers/app.ts";
-import { exited } from "../helpers/pipeline.ts";
+import { exitWithin } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -28,12 +28,7 @@ async function run(script: string, env: Record<string, string>) {
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-  const exit = await Promise.race([exited(child), stillRunning]);
-  if (exit === "still running") {
-    child.kill("SIGKILL");
-    await exited(child);
-  }
+  const exit = await exitWithin(child, EXIT_BOUND_MS);
   return { exit, stdout, stderr };
 }
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testEnv } from "../helpers/app.ts";
 import { createTestDatabase, uniqueQueuePrefix } from "../helpers/db.ts";
 import { TEST_REDIS_URL } from "../helpers/env.ts";
-import { exited } from "../helpers/pipeline.ts";
+import { exitWithin } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { deletePrefixKeysAt, prefixKeys } from "../helpers/redis-keys.ts";
 
@@ -52,16 +52,6 @@ function start(script: string, env: Record<string, string>): ChildProcess & { ou
   return Object.assign(child, { output: () => output });
 }
 
-async function exitWithin(child: ChildProcess, ms = EXIT_BOUND_MS) {
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), ms).unref());
-  const outcome = await Promise.race([exited(child), stillRunning]);
-  if (outcome === "still running") {
-    child.kill("SIGKILL");
-    await exited(child);
-  }
-  return outcome;
-}
-
 const fatalLines = (output: string) =>
   output
     .split("\n")
@@ -84,7 +74,7 @@ describe("a REDIS_URL whose database Redis refuses", { timeout: EXIT_BOUND_MS + 
   for (const [label, name, script, extra] of cases) {
     it(`has ${label} exit 1 with one fatal line naming REDIS_URL`, async () => {
       const child = start(script, { REDIS_URL: refusedUrl, ...(await extra()) });
-      expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+      expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
       const [line, ...more] = fatalLines(child.output());
       expect(more).toEqual([]);
       expect(line).toMatchObject({ setting: "REDIS_URL", url: refusedUrl, code: "ERR" });
@@ -107,7 +97,7 @@ describe("a REDIS_URL whose database Redis refuses", { timeout: EXIT_BOUND_MS + 
 
   it("has npm run queues exit 1 saying Redis refused the database, instead of counting database 0's jobs", async () => {
     const child = start("src/bin/queues.ts", { REDIS_URL: refusedUrl });
-    expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
     expect(child.output()).toContain(`Redis refused REDIS_URL's database: ERR DB index is out of range (REDIS_URL asks for database ${databases}`);
     expect(child.output()).not.toContain("waiting");
   });

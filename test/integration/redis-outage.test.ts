@@ -7,7 +7,7 @@ import type { Transaction } from "../../src/domain/types.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { exited, seedWalletsWithAlert, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
+import { exited, exitWithin, seedWalletsWithAlert, settled, spawnWorker, tx, waitFor } from "../helpers/pipeline.ts";
 import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
 
 let t: TestApp;
@@ -86,8 +86,7 @@ describe("a worker process through a Redis outage", () => {
       await waitFor("the worker to notice", async () => warnings(worker.output()).length > 0, 30_000);
       worker.kill("SIGTERM");
       // Up to 20 s for active jobs (none finish while Redis is cut); far more means it waits for Redis.
-      const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 45_000).unref());
-      const outcome = await Promise.race([exited(worker), stillRunning]);
+      const outcome = await exitWithin(worker, 45_000);
       expect(outcome, worker.output()).toEqual({ code: 0, signal: null });
     } finally {
       worker.kill("SIGKILL");

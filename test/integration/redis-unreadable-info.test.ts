@@ -7,7 +7,7 @@
 // happened, for its supervisor to start a fresh process.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { exited, spawnWorker } from "../helpers/pipeline.ts";
+import { exited, exitWithin, spawnWorker } from "../helpers/pipeline.ts";
 import { bulkInfo, integerInfoAnswer, jsonLogLines, plainAnswer, startScriptedRedis, type ScriptedRedis } from "../helpers/scripted-redis.ts";
 
 /** Start-up (tsx) plus the preflight; the check fails as soon as the workers connect. */
@@ -33,8 +33,7 @@ const logLines = (output: string): LogLine[] => jsonLogLines<LogLine>(output);
 async function runWorker(url: string): Promise<{ outcome: unknown; lines: LogLine[]; output: string }> {
   const worker = spawnWorker(t, { REDIS_URL: url, LOG_LEVEL: "info" });
   try {
-    const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), EXIT_BOUND_MS).unref());
-    const outcome = await Promise.race([exited(worker), stillRunning]);
+    const outcome = await exitWithin(worker, EXIT_BOUND_MS);
     return { outcome, lines: logLines(worker.output()), output: worker.output() };
   } finally {
     worker.kill("SIGKILL");

@@ -8,7 +8,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { databaseUrl, TEST_ADMIN_DATABASE_URL } from "../helpers/env.ts";
-import { exited, spawnApi, spawnWorker, waitFor } from "../helpers/pipeline.ts";
+import { exited, exitWithin, spawnApi, spawnWorker, waitFor } from "../helpers/pipeline.ts";
 import { freePort } from "../helpers/ports.ts";
 import { startPasswordRedis, type PasswordRedis } from "../helpers/redis-server.ts";
 
@@ -31,17 +31,6 @@ afterAll(async () => {
 
 type Child = ReturnType<typeof spawnWorker>;
 
-/** The exit, or "still running" after the bound (then it is killed: the test has failed). */
-async function exitWithin(child: Child, ms = EXIT_BOUND_MS) {
-  const stillRunning = new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), ms).unref());
-  const outcome = await Promise.race([exited(child), stillRunning]);
-  if (outcome === "still running") {
-    child.kill("SIGKILL");
-    await exited(child);
-  }
-  return outcome;
-}
-
 const fatalLines = (child: Child) =>
   child
     .output()
@@ -56,7 +45,7 @@ describe("settings refused at start", () => {
   for (const name of ["worker", "api"] as const) {
     it(`has the ${name} exit 1 with one fatal line when Redis refuses REDIS_URL's password`, async () => {
       const child = await start(name, { REDIS_URL: redis.url(WRONG) });
-      expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+      expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
       const [line, ...more] = fatalLines(child);
       expect(more).toEqual([]);
       expect(line).toMatchObject({ setting: "REDIS_URL", url: `redis://:***@127.0.0.1:${redis.port}`, code: "WRONGPASS" });
@@ -70,7 +59,7 @@ describe("settings refused at start", () => {
 
   it("has the worker exit 1 naming NOAUTH when REDIS_URL has no password and Redis wants one", async () => {
     const child = await start("worker", { REDIS_URL: redis.url() });
-    expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+    expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
     expect(fatalLines(child)).toEqual([
       expect.objectContaining({ setting: "REDIS_URL", code: "NOAUTH", msg: expect.stringContaining("NOAUTH Authentication required.") }),
     ]);
@@ -80,7 +69,7 @@ describe("settings refused at start", () => {
     it(`has the ${name} exit 1 naming DATABASE_URL when the database does not exist or the role is unknown`, async () => {
       const missing = databaseUrl("wa_no_such_database");
       const child = await start(name, { DATABASE_URL: missing });
-      expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+      expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
       expect(fatalLines(child)).toEqual([
         expect.objectContaining({
           setting: "DATABASE_URL",
@@ -93,7 +82,7 @@ describe("settings refused at start", () => {
       unknownRole.username = "wa_nobody";
       unknownRole.password = "pg-role-pw";
       const second = await start(name, { DATABASE_URL: unknownRole.toString() });
-      expect(await exitWithin(second), second.output()).toEqual({ code: 1, signal: null });
+      expect(await exitWithin(second, EXIT_BOUND_MS), second.output()).toEqual({ code: 1, signal: null });
       expect(fatalLines(second)).toEqual([
         expect.objectContaining({ setting: "DATABASE_URL", code: "28000", msg: expect.stringContaining('role "wa_nobody" does not exist (28000)') }),
       ]);
@@ -115,7 +104,7 @@ describe("settings refused at start", () => {
       await holder`select 1`;
       for (const name of ["worker", "api"] as const) {
         const child = await start(name, { DATABASE_URL: asRole.toString() });
-        expect(await exitWithin(child), child.output()).toEqual({ code: 1, signal: null });
+        expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
         expect(fatalLines(child)).toEqual([
           expect.objectContaining({
             setting: "DATABASE_URL",
@@ -158,7 +147,7 @@ describe("Redis refusing a running worker", () => {
       // Existing connections keep their login: the refusal comes with the next reconnect.
       await rotating.admin.config("SET", "requirepass", "rotated-redis-pw");
       await rotating.admin.client("KILL", "TYPE", "normal");
-      expect(await exitWithin(worker), worker.output()).toEqual({ code: 1, signal: null });
+      expect(await exitWithin(worker, EXIT_BOUND_MS), worker.output()).toEqual({ code: 1, signal: null });
       expect(fatalLines(worker)).toEqual([
         expect.objectContaining({ setting: "REDIS_URL", code: "WRONGPASS", msg: expect.stringContaining("jobs in flight run again once their locks expire") }),
       ]);
