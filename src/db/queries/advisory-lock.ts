@@ -20,3 +20,15 @@ export function transactionLock(key: number, subkey = 0): TransactionLock {
     },
   };
 }
+
+/**
+ * An exclusive lock per owner (the caller's token sub), held for the rest of a transaction: one
+ * owner's creates of a capped kind run one at a time, so that a count and the insert after it
+ * cannot both take the last slot. The subkey is a hash of the owner, so two owners with the same
+ * hash merely wait for each other.
+ */
+export function ownerLock(namespace: number): (tx: TransactionSql, owner: string) => Promise<void> {
+  return async (tx, owner) => {
+    await tx`select pg_advisory_xact_lock(${namespace}, hashtext(${owner}))`;
+  };
+}

@@ -6,6 +6,7 @@ import type { TransactionSql } from "postgres";
 import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { archiveAlerts } from "./alert-archive.ts";
+import { ownerLock } from "./advisory-lock.ts";
 
 export type AlertRow = {
   alertId: string;
@@ -57,12 +58,8 @@ export type InsertedAlert =
   /** The owner has `limit` alerts on the wallet, or in all, already: nothing was written. */
   | { kind: "capped"; cap: "wallet" | "caller"; limit: number };
 
-/**
- * The advisory-lock namespace of alert creation; the second key is a hash of the owner, so
- * one owner's creates run one at a time (two owners with the same hash merely wait for each
- * other).
- */
-const ALERT_CREATE_LOCKS = 0x616c7274; // "alrt"
+/** One owner's alert creates run one at a time (advisory-lock.ts). */
+const lockAlertCreates = ownerLock(0x616c7274); // "alrt"
 
 /**
  * Inserts the alert if the owner has fewer than the caps' alerts on the wallet and in all,
@@ -74,7 +71,7 @@ const ALERT_CREATE_LOCKS = 0x616c7274; // "alrt"
  */
 export async function insertAlert(sql: Sql, alert: NewAlert, caps: AlertCaps): Promise<InsertedAlert> {
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${ALERT_CREATE_LOCKS}, hashtext(${alert.owner}))`;
+    await lockAlertCreates(tx, alert.owner);
     // Counted up to the cap only: an owner with many alerts costs no more than the cap's rows.
     const [state] = await tx<{ walletFound: boolean; keyUsed: boolean; onWallet: number; inAll: number }[]>`
       select exists (select 1 from tracked_wallets where id = ${alert.walletId} and owner = ${alert.owner}) as "walletFound",

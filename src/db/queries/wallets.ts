@@ -5,6 +5,7 @@ import type { TransactionSql } from "postgres";
 import type { LabelCategory, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { archiveAlerts } from "./alert-archive.ts";
+import { ownerLock } from "./advisory-lock.ts";
 import { effectiveLabel } from "./risk-labels.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
@@ -124,11 +125,8 @@ export async function findWalletIdByAddress(sql: Sql, owner: string, address: st
   return row?.id;
 }
 
-/**
- * The advisory-lock namespace of tracking; the second key is a hash of the owner, so one
- * owner's creates run one at a time (two owners with the same hash merely wait for each other).
- */
-const WALLET_CREATE_LOCKS = 0x77616c74; // "walt"
+/** One owner's wallet creates run one at a time (advisory-lock.ts). */
+const lockWalletCreates = ownerLock(0x77616c74); // "walt"
 
 export type WalletSlot =
   | { kind: "free" }
@@ -145,7 +143,7 @@ export type WalletSlot =
  * a lowered cap are kept; only new ones are refused.
  */
 export async function claimWalletSlot(tx: TransactionSql, owner: string, address: string, perCaller: number): Promise<WalletSlot> {
-  await tx`select pg_advisory_xact_lock(${WALLET_CREATE_LOCKS}, hashtext(${owner}))`;
+  await lockWalletCreates(tx, owner);
   // Counted up to the cap only: an owner with many wallets costs no more than the cap's rows.
   const [state] = await tx<{ tracked: boolean; inAll: number }[]>`
     select exists (select 1 from tracked_wallets where owner = ${owner} and address = ${address}) as tracked,
