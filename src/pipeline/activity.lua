@@ -48,20 +48,19 @@ for k = 1, markerCount do redis.call('EXPIRE', KEYS[k], tonumber(ARGV[3])) end
 local prefix = ARGV[1]
 local input = cmsgpack.unpack(ARGV[2])
 local floor, min, max = math.floor, math.min, math.max
-local HOUR, DAY, KEY_TTL = 3600, 86400, 8 * 86400
+local HOUR, DAY = 3600, 86400
+-- KEY_TTL (8 days), LAST_TTL, CP_KEY_TTL, CP_CAP and CP_LENGTH are set by the line activity.ts
+-- puts before this script, from its exported constants, so the reseed writes the same values.
 -- The newest send's block time outlives the other keys: dormant_reactivation needs a silence
 -- of 90 days or more, and with the hot state gone after 8 days every wake-up looked like a
--- first transaction (no gap, no factor). Three years: any silence shorter than that is seen.
-local LAST_TTL = 3 * 365 * 86400
+-- first transaction (no gap, no factor). LAST_TTL is three years: any shorter silence is seen.
 -- The counterparty set outlives the other keys too: new_counterparty_burst counts addresses
 -- the wallet never dealt with, and kept 8 days a payroll paying the same payees every two
--- weeks (or monthly, quarterly) saw them all as new each time. 100 days covers a quarterly
+-- weeks (or monthly, quarterly) saw them all as new each time. CP_KEY_TTL, 100 days, covers a quarterly
 -- cycle with room; a set holds at most about 1,000 prefixes of 12 characters (~48 KB in
 -- Redis 7.0, where it is a hashtable past 128 members; ~1 KB for a dozen payees).
-local CP_KEY_TTL = 100 * 86400
 local BASE_FIRST, BASE_LAST = 169, 2 -- previous 7 days: hours [H-169, H-2]
-local CP_CAP, CP_KEEP = 1000, 500      -- counterparties remembered per address
-local CP_LENGTH = 12                   -- COUNTERPARTY_KEY_LENGTH in activity.ts
+local CP_KEEP = math.floor(CP_CAP / 2) -- what a set past CP_CAP (counterparties remembered) keeps
 local NONE = -1
 local META = 16                         -- state: 16 numbers, then (minute, count, new) triples
 -- A state written before the newest send was kept has 15 numbers (its length a multiple of 3,

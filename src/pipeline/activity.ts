@@ -54,25 +54,29 @@ import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { pack, unpack } from "msgpackr";
 
-const SCRIPT = readFileSync(new URL("./activity.lua", import.meta.url), "utf8");
-const SCRIPT_SHA = createHash("sha1").update(SCRIPT).digest("hex");
-
 /** Addresses per script call: long enough to be cheap, short enough not to hold Redis for long. */
 const CHUNK_ADDRESSES = 2_000;
 /** How long a batch's "already counted" marker lives unless deleted: far beyond any crash-recovery delay. */
 const MARKER_TTL_SECONDS = 24 * 3600;
 /** Counterparties are stored by this prefix of their address: plenty to tell them apart. */
-// activity.lua's CP_LENGTH: it splits an event's run-together prefixes by this length.
+// activity.lua's CP_LENGTH (set from this): it splits an event's run-together prefixes by this length.
 export const COUNTERPARTY_KEY_LENGTH = 12;
 /**
- * activity.lua's expiries and the counterparty set's cap (KEY_TTL, CP_KEY_TTL, LAST_TTL,
- * CP_CAP), for what rebuilds the keys outside the script (activity-reseed*.ts): the hot state and
- * hour buckets, the counterparties, the newest send.
+ * The expiries and the counterparty set's cap, for activity.lua (KEY_TTL, CP_KEY_TTL, LAST_TTL,
+ * CP_CAP, set by the line SCRIPT puts before it) and for what rebuilds the keys outside the
+ * script (activity-reseed*.ts): the hot state and hour buckets, the counterparties, the newest send.
  */
 export const ACTIVITY_TTL_SECONDS = 8 * 86_400;
 export const COUNTERPARTIES_TTL_SECONDS = 100 * 86_400;
 export const LAST_SEND_TTL_SECONDS = 3 * 365 * 86_400;
 export const COUNTERPARTIES_CAP = 1_000;
+// The script takes these from one line put before it, so the counting and the reseed cannot
+// drift apart; being part of the script's text, they cost no argument on a call.
+const SCRIPT =
+  `local KEY_TTL, LAST_TTL, CP_KEY_TTL, CP_CAP, CP_LENGTH = ${ACTIVITY_TTL_SECONDS}, ${LAST_SEND_TTL_SECONDS}, ` +
+  `${COUNTERPARTIES_TTL_SECONDS}, ${COUNTERPARTIES_CAP}, ${COUNTERPARTY_KEY_LENGTH}\n` +
+  readFileSync(new URL("./activity.lua", import.meta.url), "utf8");
+const SCRIPT_SHA = createHash("sha1").update(SCRIPT).digest("hex");
 /** Address buckets: the unit of the "already counted" markers. Changing it re-counts in-flight batches. */
 const BUCKETS = 16;
 
