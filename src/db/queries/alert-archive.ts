@@ -39,7 +39,7 @@ const SETTINGS = `jsonb_build_object(
  * The locks make the archive exactly what the delete then removes: the alerts' rows are locked
  * first, so no event or notification can be added to them (those inserts take a key-share lock
  * on their alert), and then their notifications, so no delivery can record another attempt
- * (recordAttempts takes a key-share lock on its notification): a delivery recording one just
+ * (recordAttempts locks its notification, as its update does): a delivery recording one just
  * now is waited for, and its attempt archived. One that records after the delete finds its
  * notification gone and records nothing, as before the archive: that send is on no record.
  *

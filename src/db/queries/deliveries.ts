@@ -141,10 +141,14 @@ const RECORD_ATTEMPTS = `
       -- other notification gathered here would be sent again. The lock holds off such a delete
       -- until this statement commits; both writes below read these rows. The count is a gate:
       -- a condition on no row, Postgres settles it (and so locks ending_runs) before it reads
-      -- the first notification.
+      -- the first notification. The lock is the update's own, taken here in id order: two
+      -- batches holding the same notifications (a stalled job run twice beside its first run)
+      -- took them in their update's order, each its own, and Postgres ended one of them with
+      -- a deadlock; every other delivery recorded in that batch then went out again.
       select input.* from input join notifications n on n.id = input.notification_id
       where (select count(*) from ending_runs) >= 0
-      for key share of n
+      order by n.id
+      for no key update of n
     ), attempt as (
       insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
       select notification_id, at, duration_ms, status_code, error, response_body from live
