@@ -30,10 +30,13 @@ export async function listAlertEvents(
       select created_at as "createdAt" from alert_events where alert_id = ${alertId} and id = ${page.after}`;
     if (!at) return undefined;
     // The list's order, (created_at desc, id): older, or of the same instant and a larger id.
-    cursor = sql`and (e.created_at < ${at.createdAt} or (e.created_at = ${at.createdAt} and e.id > ${page.after}))`;
+    cursor = sql`and (created_at < ${at.createdAt} or (created_at = ${at.createdAt} and id > ${page.after}))`;
   }
-  // Order matches alert_events_alert_newest_idx (alert_id, created_at desc, id). One row more
-  // than the page says whether the list goes on.
+  // The order is alert_events_alert_newest_idx's, its "nulls last" included: spelled without it
+  // (created_at is never null, but Postgres does not reason from that), the index could not
+  // give the order, and every page sorted all the alert's events: 0.5 s a page at 200,000. The
+  // notification is looked up for the page's rows only, not for those the offset skips. One
+  // row more than the page says whether the list goes on.
   const rows = await sql<AlertEventRow[]>`
     select e.id as "eventId", e.condition, e.observed::float8 as observed, e.suppressed,
            e.transaction_signature as "transactionSignature",
@@ -41,10 +44,13 @@ export async function listAlertEvents(
            -- alert_id lets the lookup use notifications_alert_idx (event_id has no index).
            (select n.id from notifications n where n.alert_id = e.alert_id and n.event_id = e.id
             order by n.created_at, n.id limit 1) as "notificationId"
-    from alert_events e
-    where e.alert_id = ${alertId} ${cursor}
-    order by e.created_at desc, e.id
-    limit ${page.limit + 1} offset ${page.offset}`;
+    from (
+      select * from alert_events
+      where alert_id = ${alertId} ${cursor}
+      order by created_at desc nulls last, id
+      limit ${page.limit + 1} offset ${page.offset}
+    ) e
+    order by e.created_at desc nulls last, e.id`;
   const [count] = await sql<{ total: number }[]>`
     select count(*)::int as total from alert_events where alert_id = ${alertId}`;
   return { rows: rows.slice(0, page.limit), total: count?.total ?? 0, hasMore: rows.length > page.limit };
