@@ -4,6 +4,20 @@
 // timeout, and every other owner's webhooks wait behind it. Over its cap, a job steps aside
 // (deliver.ts postpones it without an attempt) and the slot goes to the next job.
 //
+// The cap, and the line of the jobs stepping aside, are each owner's own share of a receiver:
+// kept per (owner, receiver). Shared by every owner, one caller's alerts at a port or subdomain
+// of someone else's domain that never answered held that domain's other webhooks to the floor
+// and in a line of timeouts (a victim's receiver answering in 2 ms waited 33 s behind another
+// caller's 100 notifications to a port that hung); at a shared ingest host (splunkcloud.com,
+// slack.com) one customer's dead endpoint slowed every customer's. Now it costs only its owner.
+//
+// An owner's receivers not known to answer quickly (slow, silent, or with no attempt ended yet)
+// hold at most `slowSlotsPerOwner` slots together: each one's floor alone let a caller with
+// many receivers that hang (every public IPv4 address that drops packets is a receiver of its
+// own) take every slot of the process. A job turned away by that bound steps aside in its
+// owner's line, at the pace those slots free. Receivers known to answer quickly are not bound by
+// it: a caller's busy, healthy endpoints keep all the slots they can use.
+//
 // The cap adapts per receiver, as TCP's window does: it starts at `floor`, grows by one with
 // each quick answer up to `ceiling` (all the slots: one busy, healthy receiver can use them
 // all), and halves, down to `floor`, with each slow or missing answer. A receiver that hangs
@@ -47,6 +61,11 @@ export type HostSlotsOptions = {
   stepAsideMs?: number;
   /** The most a job steps aside at once (spread over its last quarter); 5 minutes unless given. */
   maxStepAsideMs?: number;
+  /**
+   * Slots that one owner's receivers not known to answer quickly may hold together; twice the
+   * floor unless given (so two of them, new or hanging, each still get their floor).
+   */
+  slowSlotsPerOwner?: number;
   /** Milliseconds since the epoch; Date.now unless given. */
   now?: () => number;
   /** 0 ≤ r < 1, for the spread; Math.random unless given. */
@@ -54,32 +73,51 @@ export type HostSlotsOptions = {
 };
 
 export type HostSlots = {
-  /** Takes a slot for `host` if it has one free under its cap. */
-  tryTake: (host: string) => boolean;
+  /**
+   * Takes a slot for `owner`'s attempt to `host` if the owner's share of it has one free under
+   * its cap, and the owner's bound on slow receivers allows.
+   */
+  tryTake: (owner: string, host: string) => boolean;
   /** Gives back a slot taken by tryTake, with how the attempt went. */
-  give: (host: string, attempt: { durationMs: number; answered: boolean }) => void;
+  give: (owner: string, host: string, attempt: { durationMs: number; answered: boolean }) => void;
   /**
    * How long a job that tryTake turned away should wait before it comes back (ms), and takes
-   * its place at the end of the host's line.
+   * its place at the end of the line it waits in: the owner's share of the host's, or, turned
+   * away by the owner's bound on slow receivers, the owner's.
    */
-  stepAside: (host: string) => number;
-  /** The host's cap now (for tests and logs). */
-  capOf: (host: string) => number;
+  stepAside: (owner: string, host: string) => number;
+  /** The cap of the owner's share of the host now (for tests and logs). */
+  capOf: (owner: string, host: string) => number;
 };
 
-type HostState = {
-  inFlight: number;
-  cap: number;
-  /** The latest attempt was slow or got no answer. */
-  slow: boolean;
-  /** What one attempt takes: the latest when slow, else an average of the quick ones; 0 before any ended. */
-  attemptMs: number;
-  /** When an attempt last ended (or, before any did, when the first began). */
-  lastEndedAt: number;
+/** The end of a line of jobs stepping aside. */
+type Line = {
   /** Where the line of the jobs stepping aside ends: when the last one may find a slot. */
   lineEndsAt: number;
   /** When the last job that stepped aside is due back. */
   dueBackBy: number;
+};
+
+/** How fast a line moves: each job waits `attemptMs` over `slots` behind the one before it. */
+type Pace = { attemptMs: number; slow: boolean; slots: number };
+
+type OwnerState = Line & {
+  hosts: Map<string, HostState>;
+  /** Its hosts with attempts in flight: at most as many as the process has slots, so cheap to walk. */
+  busy: Set<HostState>;
+};
+
+type HostState = Line & {
+  inFlight: number;
+  cap: number;
+  /** The latest attempt was slow or got no answer. */
+  slow: boolean;
+  /** An attempt has ended: until then, whether it answers quickly is not known. */
+  ended: boolean;
+  /** What one attempt takes: the latest when slow, else an average of the quick ones; 0 before any ended. */
+  attemptMs: number;
+  /** When an attempt last ended (or, before any did, when the first began). */
+  lastEndedAt: number;
 };
 
 /** Weight of the newest quick attempt in the average. */
@@ -99,22 +137,79 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
   const random = options.random ?? Math.random;
   const stepAsideMs = options.stepAsideMs ?? 1_000;
   const maxStepAsideMs = options.maxStepAsideMs ?? 5 * 60_000;
-  const hosts = new Map<string, HostState>();
+  const slowSlotsPerOwner = options.slowSlotsPerOwner ?? 2 * options.floor;
+  const owners = new Map<string, OwnerState>();
+
+  /** Not known to answer quickly: its latest attempt was slow, none has ended yet, or every one in flight has been silent for slowMs. */
+  const unproven = (state: HostState, at: number) =>
+    state.slow || !state.ended || (state.inFlight > 0 && at - state.lastEndedAt >= options.slowMs);
+
+  /** The slots held now by the owner's receivers not known to answer quickly. */
+  const slowSlotsOf = (owner: OwnerState, at: number) => {
+    let held = 0;
+    for (const state of owner.busy) if (unproven(state, at)) held += state.inFlight;
+    return held;
+  };
+
+  /** A receiver at its cap: what one attempt takes, and over how many slots. */
+  const paceOfHost = (state: HostState, at: number): Pace => {
+    // Every slot busy and no attempt back for silentFor: attempts take at least that long.
+    const silentFor = at - state.lastEndedAt;
+    const slow = state.slow || silentFor >= options.slowMs;
+    return { attemptMs: Math.max(state.attemptMs, silentFor), slow, slots: slow ? state.cap : options.ceiling * QUICK_LINE_HASTE };
+  };
+
+  /** The owner at its bound: its slots free as fast as the slowest of the receivers holding them. */
+  const paceOfOwner = (owner: OwnerState, at: number): Pace | undefined => {
+    let pace: Pace | undefined;
+    for (const state of owner.busy) {
+      if (!unproven(state, at)) continue;
+      const host = paceOfHost(state, at);
+      pace = { attemptMs: Math.max(pace?.attemptMs ?? 0, host.attemptMs), slow: (pace?.slow ?? false) || host.slow, slots: slowSlotsPerOwner };
+    }
+    return pace;
+  };
+
+  /** A place at the end of `line`, which moves at `pace`; how long to wait for it (the header says how). */
+  const lineUp = (line: Line, pace: Pace, at: number): number => {
+    // Behind the last job in line, by what one attempt takes over the slots it may use; and
+    // while the receiver is slow, no sooner than one attempt's duration from now.
+    const perJob = pace.attemptMs / pace.slots;
+    const soonest = at + (pace.slow ? pace.attemptMs : 0);
+    line.lineEndsAt = Math.min(Math.max(line.lineEndsAt, soonest) + perJob, at + maxStepAsideMs);
+    const least = pace.slow ? pace.attemptMs * (1 + random() / 2) : stepAsideMs * (0.5 + random());
+    const most = maxStepAsideMs * (0.75 + random() / 4);
+    const wait = Math.round(Math.min(most, Math.max(least, line.lineEndsAt - at)));
+    line.dueBackBy = Math.max(line.dueBackBy, at + wait);
+    return wait;
+  };
+
   return {
-    tryTake: (host) => {
-      let state = hosts.get(host);
-      if (!state) {
-        const at = now();
-        state = { inFlight: 0, cap: options.floor, slow: false, attemptMs: 0, lastEndedAt: at, lineEndsAt: at, dueBackBy: at };
-      }
+    tryTake: (ownerName, host) => {
+      const at = now();
+      const owner = owners.get(ownerName) ?? { hosts: new Map(), busy: new Set(), lineEndsAt: at, dueBackBy: at };
+      const state = owner.hosts.get(host) ?? {
+        inFlight: 0,
+        cap: options.floor,
+        slow: false,
+        ended: false,
+        attemptMs: 0,
+        lastEndedAt: at,
+        lineEndsAt: at,
+        dueBackBy: at,
+      };
       if (state.inFlight >= state.cap) return false;
+      if (unproven(state, at) && slowSlotsOf(owner, at) >= slowSlotsPerOwner) return false;
       state.inFlight++;
-      hosts.set(host, state);
+      owner.hosts.set(host, state);
+      owner.busy.add(state);
+      owners.set(ownerName, owner);
       return true;
     },
-    give: (host, attempt) => {
-      const state = hosts.get(host);
-      if (!state) return;
+    give: (ownerName, host, attempt) => {
+      const owner = owners.get(ownerName);
+      const state = owner?.hosts.get(host);
+      if (!owner || !state) return;
       const at = now();
       state.inFlight = Math.max(0, state.inFlight - 1);
       // An attempt that threw before it could say how long it took counts as a slow one.
@@ -125,35 +220,30 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
         // Quick again after being slow: the line was reckoned at the slow pace.
         if (state.slow) state.lineEndsAt = Math.min(state.lineEndsAt, at);
         state.attemptMs =
-          state.slow || state.attemptMs === 0 ? durationMs : state.attemptMs + QUICK_AVERAGE_WEIGHT * (durationMs - state.attemptMs);
+          state.slow || !state.ended ? durationMs : state.attemptMs + QUICK_AVERAGE_WEIGHT * (durationMs - state.attemptMs);
       } else {
         state.attemptMs = durationMs;
       }
       state.slow = !quick;
+      state.ended = true;
       state.lastEndedAt = at;
-      // Nothing to remember of a receiver back at the floor with nothing in flight or stepping aside.
-      if (state.inFlight === 0 && state.cap <= options.floor && state.dueBackBy <= at) hosts.delete(host);
+      if (state.inFlight === 0) owner.busy.delete(state);
+      // Nothing to remember of a receiver back at the floor with nothing in flight or stepping aside,
+      // nor of an owner with no receiver left and no job due back from its line.
+      if (state.inFlight === 0 && state.cap <= options.floor && state.dueBackBy <= at) owner.hosts.delete(host);
+      if (owner.hosts.size === 0 && owner.dueBackBy <= at) owners.delete(ownerName);
     },
-    stepAside: (host) => {
+    stepAside: (ownerName, host) => {
       const at = now();
-      const state = hosts.get(host);
-      if (!state) return Math.round(stepAsideMs * (0.5 + random()));
-      // Every slot busy and no attempt back for silentFor: attempts take at least that long.
-      const silentFor = at - state.lastEndedAt;
-      const slow = state.slow || silentFor >= options.slowMs;
-      const attemptMs = Math.max(state.attemptMs, silentFor);
-      // Behind the last job in line, by what one attempt takes over the slots it may use; and
-      // while the receiver is slow, no sooner than one attempt's duration from now.
-      const perJob = attemptMs / (slow ? state.cap : options.ceiling * QUICK_LINE_HASTE);
-      const soonest = at + (slow ? attemptMs : 0);
-      state.lineEndsAt = Math.min(Math.max(state.lineEndsAt, soonest) + perJob, at + maxStepAsideMs);
-      const least = slow ? attemptMs * (1 + random() / 2) : stepAsideMs * (0.5 + random());
-      const most = maxStepAsideMs * (0.75 + random() / 4);
-      const wait = Math.round(Math.min(most, Math.max(least, state.lineEndsAt - at)));
-      state.dueBackBy = Math.max(state.dueBackBy, at + wait);
-      return wait;
+      const owner = owners.get(ownerName);
+      const state = owner?.hosts.get(host);
+      if (state && state.inFlight >= state.cap) return lineUp(state, paceOfHost(state, at), at);
+      // Turned away by the owner's bound on its slow receivers: in the owner's line.
+      const pace = owner && paceOfOwner(owner, at);
+      if (owner && pace) return lineUp(owner, pace, at);
+      return Math.round(stepAsideMs * (0.5 + random()));
     },
-    capOf: (host) => hosts.get(host)?.cap ?? options.floor,
+    capOf: (ownerName, host) => owners.get(ownerName)?.hosts.get(host)?.cap ?? options.floor,
   };
 }
 

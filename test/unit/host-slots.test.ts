@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHostSlots, receiverOf } from "../../src/notify/host-slots.ts";
 
+const OWNER = "alice";
 const quick = { durationMs: 5, answered: true };
 const slow = { durationMs: 1_500, answered: true };
 const unanswered = { durationMs: 200, answered: false };
@@ -8,44 +9,128 @@ const unanswered = { durationMs: 200, answered: false };
 describe("createHostSlots", () => {
   it("gives a receiver it knows nothing of the floor, and refuses the next one over it", () => {
     const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000 });
-    expect([slots.tryTake("a"), slots.tryTake("a"), slots.tryTake("a")]).toEqual([true, true, false]);
+    expect([slots.tryTake(OWNER, "a"), slots.tryTake(OWNER, "a"), slots.tryTake(OWNER, "a")]).toEqual([true, true, false]);
     // Another receiver's slots are its own.
-    expect(slots.tryTake("b")).toBe(true);
+    expect(slots.tryTake(OWNER, "b")).toBe(true);
   });
 
   it("grows a receiver's cap by one per quick answer, up to the ceiling", () => {
     const slots = createHostSlots({ floor: 2, ceiling: 4, slowMs: 1_000 });
     for (let i = 0; i < 5; i++) {
-      expect(slots.tryTake("a")).toBe(true);
-      slots.give("a", quick);
+      expect(slots.tryTake(OWNER, "a")).toBe(true);
+      slots.give(OWNER, "a", quick);
     }
-    expect(slots.capOf("a")).toBe(4);
-    expect([1, 2, 3, 4, 5].map(() => slots.tryTake("a"))).toEqual([true, true, true, true, false]);
+    expect(slots.capOf(OWNER, "a")).toBe(4);
+    expect([1, 2, 3, 4, 5].map(() => slots.tryTake(OWNER, "a"))).toEqual([true, true, true, true, false]);
   });
 
   it("halves the cap on a slow or unanswered attempt, never below the floor", () => {
     const slots = createHostSlots({ floor: 2, ceiling: 16, slowMs: 1_000 });
     for (let i = 0; i < 14; i++) {
-      slots.tryTake("a");
-      slots.give("a", quick);
+      slots.tryTake(OWNER, "a");
+      slots.give(OWNER, "a", quick);
     }
-    expect(slots.capOf("a")).toBe(16);
-    slots.tryTake("a");
-    slots.give("a", slow);
-    expect(slots.capOf("a")).toBe(8);
+    expect(slots.capOf(OWNER, "a")).toBe(16);
+    slots.tryTake(OWNER, "a");
+    slots.give(OWNER, "a", slow);
+    expect(slots.capOf(OWNER, "a")).toBe(8);
     for (const attempt of [unanswered, unanswered, unanswered, unanswered]) {
-      slots.tryTake("a");
-      slots.give("a", attempt);
+      slots.tryTake(OWNER, "a");
+      slots.give(OWNER, "a", attempt);
     }
-    expect(slots.capOf("a")).toBe(2);
+    expect(slots.capOf(OWNER, "a")).toBe(2);
   });
 
   it("frees a slot when it is given back", () => {
     const slots = createHostSlots({ floor: 1, ceiling: 1, slowMs: 1_000 });
-    expect(slots.tryTake("a")).toBe(true);
-    expect(slots.tryTake("a")).toBe(false);
-    slots.give("a", slow);
-    expect(slots.tryTake("a")).toBe(true);
+    expect(slots.tryTake(OWNER, "a")).toBe(true);
+    expect(slots.tryTake(OWNER, "a")).toBe(false);
+    slots.give(OWNER, "a", slow);
+    expect(slots.tryTake(OWNER, "a")).toBe(true);
+  });
+});
+
+describe("createHostSlots, per owner", () => {
+  it("gives each owner a share of a receiver of its own: another owner's hanging attempts there neither fill nor shrink it", () => {
+    const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000 });
+    for (let i = 0; i < 3; i++) {
+      slots.tryTake("alice", "shared.example");
+      slots.give("alice", "shared.example", quick);
+    }
+    expect([slots.tryTake("mallory", "shared.example"), slots.tryTake("mallory", "shared.example"), slots.tryTake("mallory", "shared.example")]).toEqual([true, true, false]);
+    slots.give("mallory", "shared.example", unanswered);
+    expect(slots.capOf("mallory", "shared.example")).toBe(2);
+    expect(slots.capOf("alice", "shared.example")).toBe(5);
+    expect([1, 2, 3, 4, 5].map(() => slots.tryTake("alice", "shared.example"))).toEqual([true, true, true, true, true]);
+  });
+
+  it("keeps each owner's line at a receiver apart: another owner's backlog there does not lengthen this one's wait", () => {
+    const clock = { now: 0 };
+    const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000, stepAsideMs: 1_000, now: () => clock.now, random: () => 0.5 });
+    // Mallory's share hangs (15 s without an answer), with a long line behind it.
+    slots.tryTake("mallory", "shared.example");
+    slots.tryTake("mallory", "shared.example");
+    clock.now += 15_000;
+    for (let i = 0; i < 100; i++) expect(slots.stepAside("mallory", "shared.example")).toBeGreaterThanOrEqual(15_000);
+    // Alice's share answers quickly: a job over its cap waits about a second.
+    slots.tryTake("alice", "shared.example");
+    slots.give("alice", "shared.example", quick);
+    for (let i = 0; i < 3; i++) expect(slots.tryTake("alice", "shared.example")).toBe(true);
+    expect(slots.tryTake("alice", "shared.example")).toBe(false);
+    expect(slots.stepAside("alice", "shared.example")).toBe(1_000);
+  });
+
+  it("holds one owner's receivers not known to answer quickly to slowSlotsPerOwner slots together; other owners are not held by it", () => {
+    const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000, slowSlotsPerOwner: 4 });
+    expect(["a", "a", "b", "b"].map((host) => slots.tryTake("trudy", host))).toEqual([true, true, true, true]);
+    // A third new receiver is within its own floor, but the owner's bound is reached.
+    expect(slots.tryTake("trudy", "c")).toBe(false);
+    expect(slots.tryTake("bob", "c")).toBe(true);
+    // A slot given back frees the bound.
+    slots.give("trudy", "a", unanswered);
+    expect(slots.tryTake("trudy", "c")).toBe(true);
+    expect(slots.tryTake("trudy", "d")).toBe(false);
+  });
+
+  it("does not hold a receiver known to answer quickly by the owner's bound, and turns a new one away while the bound is full", () => {
+    const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000, slowSlotsPerOwner: 4 });
+    slots.tryTake("fund", "quick.example");
+    slots.give("fund", "quick.example", quick);
+    expect(["a", "a", "b", "b"].map((host) => slots.tryTake("fund", host))).toEqual([true, true, true, true]);
+    expect([1, 2, 3].map(() => slots.tryTake("fund", "quick.example"))).toEqual([true, true, true]);
+    expect(slots.tryTake("fund", "new.example")).toBe(false);
+  });
+
+  it("counts a receiver known to be quick toward the bound once its attempts in flight have been silent for slowMs", () => {
+    const setUp = () => {
+      const clock = { now: 0 };
+      const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000, slowSlotsPerOwner: 4, now: () => clock.now });
+      slots.tryTake("fund", "quiet.example");
+      slots.give("fund", "quiet.example", quick);
+      for (let i = 0; i < 3; i++) slots.tryTake("fund", "quiet.example");
+      slots.tryTake("fund", "new.example");
+      return { slots, clock };
+    };
+    const answering = setUp();
+    answering.clock.now += 999;
+    expect(answering.slots.tryTake("fund", "other.example")).toBe(true);
+    const silent = setUp();
+    silent.clock.now += 1_000;
+    expect(silent.slots.tryTake("fund", "other.example")).toBe(false);
+  });
+
+  it("sends a job turned away by the owner's bound to the owner's line: at least the timeout while its receivers hang, one attempt over the bound's slots longer per job", () => {
+    const clock = { now: 0 };
+    const slots = createHostSlots({ floor: 2, ceiling: 10, slowMs: 1_000, slowSlotsPerOwner: 4, now: () => clock.now, random: () => 0.5 });
+    // Two receivers hold the owner's four slots, 15 s without an answer.
+    expect(["a", "a", "b", "b"].map((host) => slots.tryTake("trudy", host))).toEqual([true, true, true, true]);
+    clock.now += 15_000;
+    expect(slots.tryTake("trudy", "e")).toBe(false);
+    const waits = Array.from({ length: 8 }, () => slots.stepAside("trudy", "e"));
+    for (const wait of waits) expect(wait).toBeGreaterThanOrEqual(15_000);
+    expect(waits[7]! - waits[3]!).toBe(4 * (15_000 / 4));
+    // The receiver's own line is untouched: it had no job waiting.
+    expect(slots.capOf("trudy", "e")).toBe(2);
   });
 });
 

@@ -5,6 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { createHostSlots } from "../../src/notify/host-slots.ts";
 
+/** One owner throughout: each owner's share of a receiver is its own (the per-owner tests are in host-slots.test.ts). */
+const OWNER = "alice";
 const FLOOR = 20;
 const TIMEOUT_MS = 15_000;
 const MAX_MS = 5 * 60_000;
@@ -28,14 +30,14 @@ function slotsAt(random = () => 0.5) {
 
 /** Fills the receiver's slots (its cap is the floor at first). */
 function fill(slots: ReturnType<typeof slotsAt>["slots"], host: string, count = FLOOR): void {
-  for (let i = 0; i < count; i++) expect(slots.tryTake(host)).toBe(true);
-  expect(slots.tryTake(host)).toBe(false);
+  for (let i = 0; i < count; i++) expect(slots.tryTake(OWNER, host)).toBe(true);
+  expect(slots.tryTake(OWNER, host)).toBe(false);
 }
 
 /** One round at a receiver that hangs: `ms` later, every attempt in flight ends unanswered, and the slots are taken again. */
 function timeout(slots: ReturnType<typeof slotsAt>["slots"], clock: { now: number }, ms = TIMEOUT_MS): void {
   clock.now += ms;
-  for (let i = 0; i < FLOOR; i++) slots.give("hang.example", unanswered);
+  for (let i = 0; i < FLOOR; i++) slots.give(OWNER, "hang.example", unanswered);
   fill(slots, "hang.example");
 }
 
@@ -47,7 +49,7 @@ function hangingReceiver(random?: () => number) {
   const { slots, clock } = slotsAt(random);
   fill(slots, "hang.example");
   clock.now += TIMEOUT_MS - 1_000;
-  slots.stepAside("hang.example");
+  slots.stepAside(OWNER, "hang.example");
   timeout(slots, clock, 1_000);
   return { slots, clock };
 }
@@ -58,20 +60,20 @@ describe("stepAside", () => {
       const { slots } = slotsAt(() => r);
       fill(slots, "quick.example");
       // A quick answer: one slot free again, and the cap one larger.
-      slots.give("quick.example", quick);
+      slots.give(OWNER, "quick.example", quick);
       fill(slots, "quick.example", 2);
-      expect(slots.stepAside("quick.example")).toBe(Math.round(1_000 * (0.5 + r)));
+      expect(slots.stepAside(OWNER, "quick.example")).toBe(Math.round(1_000 * (0.5 + r)));
     }
   });
 
   it("sends a job away for at least the timeout while the receiver's attempts time out", () => {
     const { slots } = hangingReceiver();
-    for (let i = 0; i < 5; i++) expect(slots.stepAside("hang.example")).toBeGreaterThanOrEqual(TIMEOUT_MS);
+    for (let i = 0; i < 5; i++) expect(slots.stepAside(OWNER, "hang.example")).toBeGreaterThanOrEqual(TIMEOUT_MS);
   });
 
   it("lines the jobs up at the pace the receiver takes attempts: each one more behind it waits an attempt over its slots longer", () => {
     const { slots } = hangingReceiver();
-    const waits = Array.from({ length: 100 }, () => slots.stepAside("hang.example"));
+    const waits = Array.from({ length: 100 }, () => slots.stepAside(OWNER, "hang.example"));
     // 20 slots freed by 15 s timeouts: one job's turn every 0.75 s, after the first timeout to come.
     expect(waits.at(-1)).toBe(TIMEOUT_MS + 100 * (TIMEOUT_MS / FLOOR));
     expect(waits.slice(50)).toEqual([...waits.slice(50)].sort((a, b) => a - b));
@@ -81,7 +83,7 @@ describe("stepAside", () => {
   it("never sends a job away for longer than the bound, however long the line", () => {
     for (const r of [0, 0.999]) {
       const { slots } = hangingReceiver(() => r);
-      const waits = Array.from({ length: 2_000 }, () => slots.stepAside("hang.example"));
+      const waits = Array.from({ length: 2_000 }, () => slots.stepAside(OWNER, "hang.example"));
       expect(Math.max(...waits)).toBeLessThanOrEqual(MAX_MS);
       // Those far back are spread over the bound's last quarter, not sent back all at once.
       expect(waits.at(-1)).toBe(Math.round(MAX_MS * (0.75 + r / 4)));
@@ -90,41 +92,41 @@ describe("stepAside", () => {
 
   it("shortens the line again as time passes: the jobs before have had their turn", () => {
     const { slots, clock } = hangingReceiver();
-    const first = Array.from({ length: 100 }, () => slots.stepAside("hang.example")).at(-1)!;
+    const first = Array.from({ length: 100 }, () => slots.stepAside(OWNER, "hang.example")).at(-1)!;
     for (let round = 0; round < 4; round++) timeout(slots, clock);
     // A minute later the line ends a minute sooner from now.
-    expect(slots.stepAside("hang.example")).toBe(first - 4 * TIMEOUT_MS + TIMEOUT_MS / FLOOR);
+    expect(slots.stepAside(OWNER, "hang.example")).toBe(first - 4 * TIMEOUT_MS + TIMEOUT_MS / FLOOR);
   });
 
   it("waits out a receiver's silence before its first attempt ends: all slots busy for 10 s, nothing back", () => {
     const { slots, clock } = slotsAt();
     fill(slots, "silent.example");
-    expect(slots.stepAside("silent.example")).toBe(1_000);
+    expect(slots.stepAside(OWNER, "silent.example")).toBe(1_000);
     clock.now += 10_000;
-    expect(slots.stepAside("silent.example")).toBeGreaterThanOrEqual(10_000);
+    expect(slots.stepAside(OWNER, "silent.example")).toBeGreaterThanOrEqual(10_000);
   });
 
   it("remembers a receiver that hangs while jobs stepping aside are still due back, though nothing is in flight", () => {
     const { slots, clock } = hangingReceiver();
-    slots.stepAside("hang.example");
+    slots.stepAside(OWNER, "hang.example");
     timeout(slots, clock, 1_000);
-    expect(slots.stepAside("hang.example")).toBeGreaterThanOrEqual(TIMEOUT_MS);
+    expect(slots.stepAside(OWNER, "hang.example")).toBeGreaterThanOrEqual(TIMEOUT_MS);
   });
 
   it("starts a fresh line once the receiver answers quickly again", () => {
     const { slots } = hangingReceiver();
-    for (let i = 0; i < 200; i++) slots.stepAside("hang.example");
-    for (let i = 0; i < FLOOR; i++) slots.give("hang.example", quick);
+    for (let i = 0; i < 200; i++) slots.stepAside(OWNER, "hang.example");
+    for (let i = 0; i < FLOOR; i++) slots.give(OWNER, "hang.example", quick);
     fill(slots, "hang.example", 2 * FLOOR);
-    expect(slots.stepAside("hang.example")).toBe(1_000);
+    expect(slots.stepAside(OWNER, "hang.example")).toBe(1_000);
   });
 
   it("keeps one receiver's line from another's", () => {
     const { slots } = hangingReceiver();
-    for (let i = 0; i < 200; i++) slots.stepAside("hang.example");
+    for (let i = 0; i < 200; i++) slots.stepAside(OWNER, "hang.example");
     fill(slots, "quick.example");
-    slots.give("quick.example", quick);
+    slots.give(OWNER, "quick.example", quick);
     fill(slots, "quick.example", 2);
-    expect(slots.stepAside("quick.example")).toBe(1_000);
+    expect(slots.stepAside(OWNER, "quick.example")).toBe(1_000);
   });
 });

@@ -13,6 +13,8 @@ import { asDate } from "./notifications.ts";
 export type DeliveryRow = {
   notificationId: string;
   alertId: string;
+  /** The alert's owner: each owner has its own share of a webhook receiver's slots (host-slots.ts). */
+  owner: string;
   channel: NotificationMethod;
   destination: string;
   payload: NotificationPayload;
@@ -32,7 +34,7 @@ export type DeliveryRow = {
  */
 export async function loadForDelivery(sql: Sql, notificationIds: readonly string[]): Promise<Map<string, DeliveryRow>> {
   const rows = await sql<DeliveryRow[]>`
-    select n.id as "notificationId", n.alert_id as "alertId", n.channel,
+    select n.id as "notificationId", n.alert_id as "alertId", a.owner, n.channel,
            case when n.channel = a.notification_method
                 then coalesce(case when n.channel = 'webhook' then a.webhook_url else a.recipient end, n.destination)
                 else n.destination end as destination,

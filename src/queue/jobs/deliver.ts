@@ -40,14 +40,21 @@ export const DELIVERY_CONCURRENCY: Readonly<Record<NotificationMethod, number>> 
 
 /**
  * Attempts in flight to one webhook receiver (a registrable domain or an address, whatever the
- * port: receiverOf) per worker process, at the least: a tenth of the slots, all that a
- * receiver which hangs keeps (host-slots.ts); one that answers
+ * port: receiverOf) per worker process and per owner, at the least: a tenth of the slots, all
+ * that a receiver which hangs keeps (host-slots.ts); one that answers
  * within SLOW_ATTEMPT_MS grows its share up to every slot. 5 s, not 1 s: with 1 s, a burst to
  * one healthy receiver went 5-7 % slower than with no cap at all (npm run bench:delivery, two
  * alternating pairs; a busy worker's answers take longer than they seem, its event loop being
  * full), while with 5 s two pairs came out at or above the uncapped rate.
  */
 export const WEBHOOK_ATTEMPTS_PER_RECEIVER = 20;
+/**
+ * Attempts in flight per worker process to one owner's receivers not known to answer within
+ * SLOW_ATTEMPT_MS (slow, silent or new), together: a fifth of the slots. Without it each such
+ * receiver had its floor, and one owner's alerts at eleven addresses that drop packets held all
+ * 200 slots. Twice the floor, so an owner's two new or hanging receivers each still get theirs.
+ */
+const SLOW_RECEIVER_SHARES_PER_OWNER = 2;
 const SLOW_ATTEMPT_MS = 5_000;
 /**
  * How long a job over its cap steps aside from a receiver that answers quickly, at the least
@@ -92,9 +99,11 @@ export function makeDeliverProcessor(
     deps.logger,
     `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried on their schedule and do not count against their alerts`,
   );
+  const floor = deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER;
   const receivers = createHostSlots({
-    floor: deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER,
+    floor,
     ceiling: DELIVERY_CONCURRENCY.webhook,
+    slowSlotsPerOwner: SLOW_RECEIVER_SHARES_PER_OWNER * floor,
     slowMs: SLOW_ATTEMPT_MS,
     stepAsideMs: BUSY_RECEIVER_WAIT_MS,
     maxStepAsideMs: MAX_BUSY_RECEIVER_WAIT_MS,
@@ -139,14 +148,17 @@ export function makeDeliverProcessor(
       deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
     }
 
+    // Counted per owner: another caller's endpoint that hangs at the same domain or address
+    // costs its own caller's deliveries there, not this one's (host-slots.ts).
     const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
-    if (receiver !== undefined && !receivers.tryTake(receiver)) {
-      // Its receiver has all its slots busy: step aside, no attempt made or counted, for as long
-      // as the jobs before it and the receiver's pace say (a second or so for one that answers
-      // quickly; at least its timeout, and longer behind a backlog, for one that hangs). In
-      // BullMQ's delayed set meanwhile, like a retry: alive to the reconciler, whose sweep only
-      // doubts a job in none of the queue's sets and lists.
-      await sleepUntil(job, new Date(deps.now().getTime() + receivers.stepAside(receiver)), token);
+    if (receiver !== undefined && !receivers.tryTake(row.owner, receiver)) {
+      // The owner's share of its receiver has all its slots busy (or the owner's slow receivers
+      // hold all theirs): step aside, no attempt made or counted, for as long as the jobs before
+      // it and the receiver's pace say (a second or so for one that answers quickly; at least
+      // its timeout, and longer behind a backlog, for one that hangs). In BullMQ's delayed set
+      // meanwhile, like a retry: alive to the reconciler, whose sweep only doubts a job in none
+      // of the queue's sets and lists.
+      await sleepUntil(job, new Date(deps.now().getTime() + receivers.stepAside(row.owner, receiver)), token);
     }
     const attemptAt = deps.now();
     let result: AttemptResult | undefined;
@@ -160,7 +172,7 @@ export function makeDeliverProcessor(
       });
     } finally {
       if (receiver !== undefined) {
-        receivers.give(receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
+        receivers.give(row.owner, receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
       }
     }
     const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
