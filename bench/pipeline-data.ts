@@ -64,7 +64,7 @@ export async function seedPopulation(sql: Sql): Promise<Population> {
       token: condition !== "large_transfer" ? null : usdc ? "USDC" : "SOL",
       method,
       webhookUrl: method === "webhook" ? "http://127.0.0.1:9/hook" : null,
-      recipient: method === "email" ? "ops@example.com" : method === "sms" ? "+15555550100" : null,
+      recipient: method === "email" ? "ops@example.com" : method === "sms" ? "+14155550100" : null,
     };
   });
   const col = <T>(f: (a: (typeof alerts)[number]) => T) => alerts.map(f);

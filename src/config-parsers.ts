@@ -4,6 +4,7 @@
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import addressparser from "nodemailer/lib/addressparser";
+import { isPhoneCountry } from "./domain/sms-number.ts";
 import { parseDuration } from "./duration.ts";
 
 export function urlWithScheme(schemes: string[]) {
@@ -170,6 +171,23 @@ export function commaList<T>(parse: (item: string) => T) {
       .map((item) => item.trim())
       .filter((item) => item !== "")
       .map(parse);
+}
+
+/**
+ * SMS_ALLOWED_COUNTRIES: ISO 3166-1 alpha-2 codes, as libphonenumber names a number's country
+ * (GB, not UK; a Guernsey mobile is GG and a Canadian number CA, though they share +44 and +1).
+ * A code it does not know would match no number, so a typo would refuse a country the operator
+ * meant to allow, without a word: refused at start. Upper-cased; repeats dropped.
+ */
+export function countryCodes(raw: string): string[] {
+  const codes = [...new Set(commaList((code) => code.toUpperCase())(raw))];
+  if (codes.length === 0) throw new Error("expected a comma list of ISO 3166 alpha-2 country codes, such as US,CA (unset: every country)");
+  const unknown = codes.filter((code) => !isPhoneCountry(code));
+  if (unknown.length > 0) {
+    const hint = unknown.includes("UK") ? " (the United Kingdom is GB)" : "";
+    throw new Error(`expected ISO 3166 alpha-2 country codes such as US,CA: ${unknown.join(", ")} ${unknown.length === 1 ? "is not one" : "are not"}${hint}`);
+  }
+  return codes;
 }
 
 export function workerQueues(raw: string): string[] | "all" {

@@ -8,6 +8,7 @@ import {
   cidr,
   isLoopbackHost,
   commaList,
+  countryCodes,
   durationBetween,
   integerIn,
   listenHost,
@@ -51,6 +52,11 @@ export type Config = Readonly<{
      */
     statusCallbackUrl: string | undefined;
   }>;
+  /**
+   * The countries (ISO 3166-1 alpha-2, upper case) whose numbers SMS alerts may text, checked when
+   * an alert is created or changed and before every send; undefined: every country.
+   */
+  smsAllowedCountries: readonly string[] | undefined;
   webhookAllowHttp: boolean;
   webhookAllowedCidrs: readonly string[];
   /** Delays in milliseconds before the 2nd, 3rd, … delivery attempt. */
@@ -145,10 +151,11 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     twilio: {
       accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),
-      from: optional("TWILIO_FROM", matching(/^\+[1-9]\d{1,14}$/, "an E.164 number such as +15551234567")),
+      from: optional("TWILIO_FROM", matching(/^\+[1-9]\d{1,14}$/, "an E.164 number such as +14155552671")),
       baseUrl: read("TWILIO_BASE_URL", urlWithScheme(["https:", "http:"]), "https://api.twilio.com"),
       statusCallbackUrl: optional("TWILIO_STATUS_CALLBACK_URL", statusCallbackUrl(env.WEBHOOK_ALLOW_HTTP === "true")),
     },
+    smsAllowedCountries: optional("SMS_ALLOWED_COUNTRIES", countryCodes),
     webhookAllowHttp: read("WEBHOOK_ALLOW_HTTP", boolean, false),
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),

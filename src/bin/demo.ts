@@ -41,7 +41,7 @@ const DEMO_CALLER = "demo";
 const DEMO_EMAIL = "risk-desk@example.com";
 /** The printed token's lifetime; the demo's own requests use tokens it mints again before then. */
 const TOKEN_TTL_SECONDS = 24 * 3600;
-const DEMO_PHONE = "+15555550123";
+const DEMO_PHONE = "+14155550123";
 
 // Made up only when unset, and then shown in the banner: nothing else would tell it.
 const adminPassword = process.env.ADMIN_PASSWORD

@@ -1,4 +1,4 @@
-// npm run token -- --sub alice --scope "wallets:read alerts:write" [--email a@x.io] [--phone +15551234567] [--ttl 12h]
+// npm run token -- --sub alice --scope "wallets:read alerts:write" [--email a@x.io] [--phone +14155552671] [--ttl 12h]
 // Mints a development token signed with JWT_SECRET; the token is the last line of stdout.
 // Refuses what would make a token the API rejects or misreads (an unknown scope: 403 on every
 // route; a TTL under a second: expired on arrival; a claim that is no address: ignored), so a
@@ -7,7 +7,8 @@
 // that every caller shares (transactions, balances, labels), so they are asked for by name.
 import { parseArgs } from "node:util";
 import { loadJwtConfig } from "../config.ts";
-import { isE164, isEmailAddress } from "../domain/recipients.ts";
+import { isEmailAddress } from "../domain/recipients.ts";
+import { checkSmsNumber } from "../domain/sms-number.ts";
 import { SCOPES, subjectIssue } from "../http/auth.ts";
 import { mintToken, type TokenClaims } from "../http/mint-token.ts";
 import { parseDuration } from "../duration.ts";
@@ -46,11 +47,20 @@ function checkedClaims(flags: Flags): TokenClaims {
     flags.sub ? subProblem(flags.sub) : "--sub is required (the caller the token speaks for)",
     scopeProblem(scopes),
     flags.email === undefined || isEmailAddress(flags.email) ? undefined : "--email: expected an email address such as alice@example.com",
-    flags.phone === undefined || isE164(flags.phone) ? undefined : "--phone: expected an E.164 phone number such as +15551234567",
+    flags.phone === undefined ? undefined : phoneProblem(flags.phone),
     ttlProblem(flags.ttl),
   ].filter((problem) => problem !== undefined);
   if (problems.length > 0) throw new Error(problems.join("; "));
   return { sub: flags.sub!, scope: scopes.join(" "), email: flags.email, phone: flags.phone, ttlSeconds: parseDuration(flags.ttl) / 1_000 };
+}
+
+/**
+ * The API's own check of an SMS recipient (without SMS_ALLOWED_COUNTRIES, a setting of the API's,
+ * not of the token): an SMS alert that falls back to a claim it refuses is a 400.
+ */
+function phoneProblem(phone: string): string | undefined {
+  const verdict = checkSmsNumber(phone, { allowedCountries: undefined });
+  return verdict.ok ? undefined : `--phone ${verdict.reason}, which SMS alerts refuse`;
 }
 
 /** The API's own check of a subject (it answers 401 to a token whose sub cannot name an owner). */

@@ -1,6 +1,9 @@
 // Where an email or SMS alert is sent. The interface names no destination field, so an
 // alert carries an optional `recipient` and falls back to the caller's own token claims
-// (`email`, `phone_number`). Pure: the caller's claims are passed in.
+// (`email`, `phone_number`). Pure: the caller's claims and the SMS rules are passed in.
+import { checkSmsNumber, isE164, type SmsNumberRules } from "./sms-number.ts";
+
+export { isE164 };
 
 // The WHATWG "valid email address" (what <input type=email> accepts): strict enough to
 // catch typos, loose enough for every address a mail server will take, `alice@localhost`
@@ -10,16 +13,9 @@ const EMAIL =
 const MAX_EMAIL_LENGTH = 254; // RFC 5321 path limit less the angle brackets
 const MAX_LOCAL_PART_LENGTH = 64;
 
-/** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
-const E164 = /^\+[1-9][0-9]{1,14}$/;
-
 export function isEmailAddress(value: string): boolean {
   if (value.length > MAX_EMAIL_LENGTH || !EMAIL.test(value)) return false;
   return value.indexOf("@") <= MAX_LOCAL_PART_LENGTH;
-}
-
-export function isE164(value: string): boolean {
-  return E164.test(value);
 }
 
 export type RecipientMethod = "email" | "sms";
@@ -28,11 +24,15 @@ export type ClaimedContacts = { email: string | undefined; phone: string | undef
 
 export type RecipientResult = { ok: true; recipient: string } | { ok: false; message: string };
 
-/** Checks a given recipient, or takes the one the token claims; says why when neither works. */
+/**
+ * Checks a given recipient, or takes the one the token claims; says why when neither works.
+ * An SMS number, given or claimed, must also be one SMS alerts may text (sms-number.ts).
+ */
 export function resolveRecipient(
   method: RecipientMethod,
   given: string | undefined,
   claims: ClaimedContacts,
+  smsRules: SmsNumberRules,
 ): RecipientResult {
   if (method === "email") {
     if (given !== undefined) {
@@ -51,9 +51,8 @@ export function resolveRecipient(
       : { ok: false, message: "is required: the token's email claim is not a usable email address" };
   }
   if (given !== undefined) {
-    return isE164(given)
-      ? { ok: true, recipient: given }
-      : { ok: false, message: "must be an E.164 phone number such as +15551234567" };
+    const verdict = checkSmsNumber(given, smsRules);
+    return verdict.ok ? { ok: true, recipient: given } : { ok: false, message: verdict.reason };
   }
   if (claims.phone === undefined) {
     return {
@@ -61,9 +60,13 @@ export function resolveRecipient(
       message: "is required for sms alerts: give an E.164 phone number, or use a token with a phone_number claim",
     };
   }
-  return isE164(claims.phone)
+  if (!isE164(claims.phone)) {
+    return { ok: false, message: "is required: the token's phone_number claim is not an E.164 phone number" };
+  }
+  const verdict = checkSmsNumber(claims.phone, smsRules);
+  return verdict.ok
     ? { ok: true, recipient: claims.phone }
-    : { ok: false, message: "is required: the token's phone_number claim is not an E.164 phone number" };
+    : { ok: false, message: `is required: the token's phone_number claim ${verdict.reason}` };
 }
 
 /**

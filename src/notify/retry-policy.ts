@@ -38,7 +38,7 @@ export type Verdict = "delivered" | "retry" | "permanent";
 export const PERMANENT_ERROR_CODES = {
   /** Every resolved address of the webhook host is refused (SSRF guard at connect time). */
   addressRefused: "ADDRESS_REFUSED",
-  /** The webhook URL cannot be used (bad URL, http where only https is allowed). */
+  /** The destination cannot be used: a webhook URL (bad URL, http where only https is allowed), an SMS number not texted. */
   badDestination: "BAD_DESTINATION",
   /** The message itself was refused before sending (no recipient, malformed message). */
   badMessage: "BAD_MESSAGE",

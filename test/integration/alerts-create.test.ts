@@ -76,10 +76,10 @@ describe("POST /v1/risk/alerts", () => {
       token: "USDC",
       cooldownSeconds: 600,
       notificationMethod: "sms",
-      recipient: "+15551234567",
+      recipient: "+14155554567",
     });
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({ threshold: 250.5, token: "USDC", cooldownSeconds: 600, recipient: "+15551234567", webhookUrl: null });
+    expect(res.json()).toMatchObject({ threshold: 250.5, token: "USDC", cooldownSeconds: 600, recipient: "+14155554567", webhookUrl: null });
   });
 
   it.each([
@@ -107,12 +107,12 @@ describe("POST /v1/risk/alerts", () => {
   });
 
   it("takes the recipient from the token's email claim, and from its phone_number claim for sms", async () => {
-    const withClaims = await t.token("alice", ALL_SCOPES, { email: "alice@example.com", phone: "+447700900123" });
+    const withClaims = await t.token("alice", ALL_SCOPES, { email: "alice@example.com", phone: "+447400123456" });
     const email = await create({ walletId, condition: "large_transfer", threshold: 1, notificationMethod: "email" }, withClaims);
     expect(email.statusCode).toBe(201);
     expect(email.json().recipient).toBe("alice@example.com");
     const sms = await create({ walletId, condition: "large_transfer", threshold: 1, notificationMethod: "sms" }, withClaims);
-    expect(sms.json().recipient).toBe("+447700900123");
+    expect(sms.json().recipient).toBe("+447400123456");
     const given = await create({ walletId, condition: "large_transfer", threshold: 1, notificationMethod: "email", recipient: "ops@example.com" }, withClaims);
     expect(given.json().recipient).toBe("ops@example.com");
   });
@@ -188,7 +188,7 @@ describe("POST /v1/risk/alerts validation", () => {
   });
 
   it("refuses a webhookUrl with email or sms alerts", async () => {
-    for (const [method, recipient] of [["email", "ops@example.com"], ["sms", "+15551234567"]]) {
+    for (const [method, recipient] of [["email", "ops@example.com"], ["sms", "+14155554567"]]) {
       const errors = fieldErrors(await create({ ...valid(), notificationMethod: method, recipient }));
       expect(errors).toEqual([`body.webhookUrl is only used by webhook alerts, not ${method}`]);
     }
@@ -205,10 +205,10 @@ describe("POST /v1/risk/alerts validation", () => {
 
   it.each(["555-1234", "15551234567", "+1 555 123 4567", "+05551234567"])("refuses the sms recipient %j as not E.164", async (recipient) => {
     const errors = fieldErrors(await create({ ...without("webhookUrl"), notificationMethod: "sms", recipient }));
-    expect(errors).toEqual(["body.recipient must be an E.164 phone number such as +15551234567"]);
+    expect(errors).toEqual(["body.recipient must be an E.164 phone number such as +14155552671"]);
   });
 
-  it.each(["alice", "alice@", "alice@@example.com", "+15551234567"])("refuses the email recipient %j", async (recipient) => {
+  it.each(["alice", "alice@", "alice@@example.com", "+14155554567"])("refuses the email recipient %j", async (recipient) => {
     const errors = fieldErrors(await create({ ...without("webhookUrl"), notificationMethod: "email", recipient }));
     expect(errors).toEqual(["body.recipient must be an email address such as alice@example.com"]);
   });

@@ -83,7 +83,7 @@ const callbackParams = (sid: string, report: CarrierReport): Record<string, stri
   From: TEST_TWILIO.from,
   MessageSid: sid,
   MessageStatus: report.status,
-  To: "+15551259999",
+  To: "+13125559999",
   ...(report.errorCode === undefined ? {} : { ErrorCode: String(report.errorCode) }),
 });
 
@@ -125,7 +125,7 @@ const recordAccepted = (store: ReturnType<typeof createDeliveryStore>, sms: { id
 
 describe("status callbacks that come before the attempt is recorded", () => {
   it("keeps the carrier's sent and delivered that came first, and shows delivered once the worker records the attempt", async () => {
-    const to = "+15551250001";
+    const to = "+13125550001";
     const release = await holdAttemptRecords();
     let id: string;
     let sid: string;
@@ -145,13 +145,13 @@ describe("status callbacks that come before the attempt is recorded", () => {
 
   it("applies several early callbacks of one message by the usual rules: delivered then sent stays delivered, a verdict keeps its error code", async () => {
     const cases = [
-      { to: "+15551250002", reports: [{ status: "delivered" }, { status: "sent" }], carrier: { status: "delivered", errorCode: null } },
+      { to: "+13125550002", reports: [{ status: "delivered" }, { status: "sent" }], carrier: { status: "delivered", errorCode: null } },
       {
-        to: "+15551250003",
+        to: "+13125550003",
         reports: [{ status: "queued" }, { status: "sent" }, { status: "undelivered", errorCode: 30003 }, { status: "sent" }],
         carrier: { status: "undelivered", errorCode: 30003 },
       },
-      { to: "+15551250004", reports: [{ status: "sent" }, { status: "queued" }], carrier: { status: "sent", errorCode: null } },
+      { to: "+13125550004", reports: [{ status: "sent" }, { status: "queued" }], carrier: { status: "sent", errorCode: null } },
     ];
     const release = await holdAttemptRecords();
     const ids: string[] = [];
@@ -170,13 +170,13 @@ describe("status callbacks that come before the attempt is recorded", () => {
   it("ends in the same carrier state whichever side of the attempt's record the callbacks land, the time being the callback's", async () => {
     const reports: CarrierReport[] = [{ status: "sent" }, { status: "failed", errorCode: 30006 }, { status: "sent" }, { status: "queued" }];
     // In order: the attempt is recorded, then the callbacks come.
-    const inOrder = "+15551250005";
+    const inOrder = "+13125550005";
     const inOrderId = await queueSms(inOrder, []);
     await waitForNotification(t, inOrderId, isFinished);
     for (const report of reports) await post(await sidOf(inOrder), report);
 
     // Early: every callback comes while the record waits.
-    const early = "+15551250006";
+    const early = "+13125550006";
     const release = await holdAttemptRecords();
     let earlyId: string;
     let failedAt: number;
@@ -203,7 +203,7 @@ describe("status callbacks that come before the attempt is recorded", () => {
     for (let round = 0; round < 5; round++) {
       const messages = await Promise.all(
         Array.from({ length: 12 }, async (_, i) => {
-          const to = `+1555126${String(round).padStart(2, "0")}${String(i).padStart(2, "0")}`;
+          const to = `+1646555${String(round).padStart(2, "0")}${String(i).padStart(2, "0")}`;
           return { to, sid: newSid(), sms: await unsentSms(to) };
         }),
       );
@@ -224,11 +224,11 @@ describe("status callbacks that come before the attempt is recorded", () => {
   it("records an attempt as delivered, and reports rather than throws, when applying kept statuses fails after the record", async () => {
     const claimErrors: unknown[] = [];
     const store = createDeliveryStore(t.deps.sql, (error) => claimErrors.push(error));
-    const sms = await unsentSms("+15551250009");
+    const sms = await unsentSms("+13125550009");
     // The claim's table gone for the moment: its statement fails after the record's has committed.
     await t.deps.sql`alter table early_carrier_statuses rename to early_carrier_statuses_away`;
     try {
-      expect(await recordAccepted(store, sms, "+15551250009", newSid())).toBe(true);
+      expect(await recordAccepted(store, sms, "+13125550009", newSid())).toBe(true);
     } finally {
       await t.deps.sql`alter table early_carrier_statuses_away rename to early_carrier_statuses`;
     }
@@ -270,10 +270,10 @@ describe("status callbacks that come before the attempt is recorded", () => {
 
     // Were the stale sid's attempt recorded after all, nothing would be left to apply.
     const store = createDeliveryStore(t.deps.sql);
-    const staleSms = await unsentSms("+15551250007");
-    const freshSms = await unsentSms("+15551250008");
-    expect(await recordAccepted(store, staleSms, "+15551250007", stale)).toBe(true);
-    expect(await recordAccepted(store, freshSms, "+15551250008", fresh)).toBe(true);
+    const staleSms = await unsentSms("+13125550007");
+    const freshSms = await unsentSms("+13125550008");
+    expect(await recordAccepted(store, staleSms, "+13125550007", stale)).toBe(true);
+    expect(await recordAccepted(store, freshSms, "+13125550008", fresh)).toBe(true);
     expect(await carrierOf(staleSms.id)).toBeNull();
     expect(await carrierOf(freshSms.id)).toMatchObject({ status: "undelivered", errorCode: 30007 });
     expect(await keptSids([stale, fresh])).toEqual([]);

@@ -179,7 +179,7 @@ describe("POST /v1/risk/alerts/{id}/rotate-secret", () => {
   });
 
   it("answers 409 for an alert that is not a webhook alert", async () => {
-    const alert = await createAlert(alice, { notificationMethod: "sms", recipient: "+15551230009" });
+    const alert = await createAlert(alice, { notificationMethod: "sms", recipient: "+14155550009" });
     const res = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/rotate-secret`, headers: bearer(alice) });
     expectProblem(res, 409, "conflict");
   });
@@ -241,7 +241,7 @@ describe("the hourly quota of test notifications", () => {
       method: "POST",
       url: "/v1/risk/alerts",
       headers: bearer(token),
-      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+15555550123" },
+      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "sms", recipient: "+14155550123" },
     });
     return res.json().alertId;
   }

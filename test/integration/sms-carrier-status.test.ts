@@ -73,7 +73,7 @@ const callbackParams = (sid: string, status: string, errorCode?: number): Record
   From: TEST_TWILIO.from,
   MessageSid: sid,
   MessageStatus: status,
-  To: "+15551249999",
+  To: "+12125559999",
   ...(errorCode === undefined ? {} : { ErrorCode: String(errorCode) }),
 });
 
@@ -91,7 +91,7 @@ async function verdictCount(status: string): Promise<number> {
 
 describe("SMS carrier status from Twilio's status callbacks", () => {
   it("asks Twilio for callbacks at the configured URL and shows the carrier's delivered on the notification", async () => {
-    const { id, sid, message } = await sendSms("+15551240001");
+    const { id, sid, message } = await sendSms("+12125550001");
     expect(message.statusCallback).toBe(callbackUrl);
     expect(await notification(id)).toMatchObject({ status: "delivered" });
 
@@ -102,7 +102,7 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
   });
 
   it("shows undelivered with Twilio's error code (30003 unreachable handset), keeps the notification delivered and neither resends nor counts it against the alert", async () => {
-    const { id, alert, sid } = await sendSms("+15551240002", [{ status: "sent" }, { status: "undelivered", errorCode: 30003 }]);
+    const { id, alert, sid } = await sendSms("+12125550002", [{ status: "sent" }, { status: "undelivered", errorCode: 30003 }]);
     await callbacksOf(sid, 2);
 
     const body = await notification(id);
@@ -117,13 +117,13 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
   it("counts each recorded verdict on /metrics by status", async () => {
     const before = await verdictCount("undelivered");
     expect(before).toBeGreaterThanOrEqual(0);
-    const { sid } = await sendSms("+15551240003", [{ status: "sent" }, { status: "undelivered", errorCode: 30007 }]);
+    const { sid } = await sendSms("+12125550003", [{ status: "sent" }, { status: "undelivered", errorCode: 30007 }]);
     await callbacksOf(sid, 2);
     expect(await verdictCount("undelivered")).toBe(before + 1);
   });
 
   it("refuses a callback with a missing, foreign or tampered X-Twilio-Signature (403 problem+json) and records nothing", async () => {
-    const { id, sid } = await sendSms("+15551240004", []);
+    const { id, sid } = await sendSms("+12125550004", []);
     const params = callbackParams(sid, "undelivered", 30005);
 
     const unsigned = await post(params, null);
@@ -141,7 +141,7 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
   });
 
   it("keeps the first verdict when callbacks arrive out of order: a late sent, queued or second verdict does not replace it", async () => {
-    const { id, sid } = await sendSms("+15551240005", []);
+    const { id, sid } = await sendSms("+12125550005", []);
     for (const status of ["delivered", "sent", "queued", "undelivered"]) {
       expect((await post(callbackParams(sid, status, status === "undelivered" ? 30008 : undefined))).status, status).toBe(204);
     }
@@ -149,7 +149,7 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
   });
 
   it("moves an intermediate status only forward, and takes the verdict after it", async () => {
-    const { id, sid } = await sendSms("+15551240006", []);
+    const { id, sid } = await sendSms("+12125550006", []);
     expect((await post(callbackParams(sid, "sent"))).status).toBe(204);
     expect((await post(callbackParams(sid, "queued"))).status).toBe(204);
     expect((await notification(id)).carrier).toMatchObject({ status: "sent" });
@@ -161,7 +161,7 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
     const unknown = await post(callbackParams(newSid(), "delivered"));
     expect(unknown).toEqual({ status: 204, body: "" });
 
-    const { id, sid } = await sendSms("+15551240007", []);
+    const { id, sid } = await sendSms("+12125550007", []);
     expect((await post(callbackParams(sid, "received"))).status).toBe(204);
     expect((await notification(id)).carrier).toBeNull();
   });
@@ -182,7 +182,7 @@ describe("SMS carrier status from Twilio's status callbacks", () => {
   });
 
   it("checks the signature against the configured URL, not the host and path the request names", async () => {
-    const { id, sid } = await sendSms("+15551240008", []);
+    const { id, sid } = await sendSms("+12125550008", []);
     const params = callbackParams(sid, "delivered");
     const form = new URLSearchParams(params).toString();
     const inject = (signedUrl: string) =>
@@ -231,7 +231,7 @@ describe("SMS without TWILIO_STATUS_CALLBACK_URL", () => {
   it("asks Twilio for no status callback, and still keeps the message's sid", async () => {
     const channels = createChannels(plain.config, plain.deps.logger, { smsTimeoutMs: 5_000 });
     try {
-      const to = "+15551240101";
+      const to = "+12125550101";
       const alert = await seedAlert(plain, { method: "sms", recipient: to });
       const result = await channels.sms.send({ notificationId: "ntf_plain", destination: to, payload: samplePayload(alert), secrets: [], attemptAt: new Date() });
       const message = standin.messages().find((m) => m.to === to);

@@ -35,12 +35,13 @@ describe("an SMS whose answer never ends", () => {
   it("ends at the channel's timeout as a retried transport failure", async () => {
     const channel = createSmsChannel({
       twilio: { ...TEST_TWILIO, baseUrl, statusCallbackUrl: undefined },
+      allowedCountries: undefined,
       timeoutMs: 400,
       logger: createLogger("silent"),
     });
     const result = await channel.send({
       notificationId: "ntf_trickle",
-      destination: "+15551230999",
+      destination: "+14155550999",
       payload: samplePayload({ alertId: "alr_trickle", walletId: "wal_trickle", address: "CoEnXgSVcycv9wuPFFitTXJWbJh2Eaoa6pRbzK3b9ALH" }),
       secrets: [],
       attemptAt: new Date(),

@@ -60,8 +60,8 @@ async function sendOneThrough(baseUrl: string, to: string) {
 
 describe("SMS delivery through the Twilio SDK", () => {
   it("sends a valid message that Twilio's contract accepts (201) and counts it delivered", async () => {
-    const alert = await seedAlert(t, { method: "sms", recipient: "+15551230001" });
-    const id = await seedNotification(t, alert, "sms", "+15551230001");
+    const alert = await seedAlert(t, { method: "sms", recipient: "+14155550001" });
+    const id = await seedNotification(t, alert, "sms", "+14155550001");
 
     const row = await waitForNotification(t, id, isFinished);
     expect(row.status).toBe("delivered");
@@ -101,7 +101,7 @@ describe("SMS delivery through the Twilio SDK", () => {
   });
 
   it("refuses a message without a recipient before sending, permanently", async () => {
-    const alert = await seedAlert(t, { method: "sms", recipient: "+15551230002" });
+    const alert = await seedAlert(t, { method: "sms", recipient: "+14155550002" });
     const result = await workers.channels.sms.send({
       notificationId: "ntf_no_to",
       destination: undefined as never,
@@ -114,7 +114,7 @@ describe("SMS delivery through the Twilio SDK", () => {
   });
 
   it("retries when Twilio cannot be reached, then fails once the schedule is used up", async () => {
-    const result = await sendOneThrough("http://127.0.0.1:9", "+15551230003");
+    const result = await sendOneThrough("http://127.0.0.1:9", "+14155550003");
     expect(result.errorCode).toBe("ECONNREFUSED");
     expect(result.error).not.toContain("127.0.0.1");
     expect(classifyOutcome(result)).toBe("retry");
@@ -146,7 +146,7 @@ describe("SMS delivery through the Twilio SDK", () => {
 
   it.each([
     [21408, "Permission to send an SMS has not been enabled for the region indicated by the 'To' number"],
-    [21608, "The number +15551230101 is unverified. Trial accounts cannot send messages to unverified numbers"],
+    [21608, "The number +14155550101 is unverified. Trial accounts cannot send messages to unverified numbers"],
   ])("retries Twilio's refusal %i (the account's Geo Permissions, a trial account) as the deployment's, not the recipient's", (code, message) => {
     const refused = describeTwilioError({ status: 400, code, message });
     expect(refused.deploymentFault).toBe("permission");
@@ -178,7 +178,7 @@ describe("SMS delivery through the Twilio SDK", () => {
     });
     await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
     try {
-      const result = await sendOneThrough(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, "+15551230004");
+      const result = await sendOneThrough(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, "+14155550004");
       expect(result.statusCode).toBe(401);
       expect(result.error).toContain("Twilio 20003");
       expect(result.deploymentFault).toBe("credentials");
@@ -196,17 +196,17 @@ describe("SMS delivery through the Twilio SDK", () => {
       logger,
     );
     try {
-      const alert = await seedAlert(t, { method: "sms", recipient: "+15551230004" });
+      const alert = await seedAlert(t, { method: "sms", recipient: "+14155550004" });
       const result = await unconfigured.sms.send({
         notificationId: "ntf_logged",
-        destination: "+15551230004",
+        destination: "+14155550004",
         payload: samplePayload(alert),
         secrets: [],
         attemptAt: new Date(),
       });
       expect(classifyOutcome(result)).toBe("delivered");
       const entry = JSON.parse(lines.find((line) => line.includes("ntf_logged"))!);
-      expect(entry).toMatchObject({ level: 40, to: "+15551230004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) });
+      expect(entry).toMatchObject({ level: 40, to: "+14155550004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) });
     } finally {
       await unconfigured.close();
     }
@@ -241,10 +241,10 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
       code: 21606,
       message: "The 'From' phone number provided is not a valid, SMS-capable inbound phone number or short code for your account.",
     });
-    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+15551230101" });
+    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+14155550101" });
     // A day of permanent failures already: one more counted failure would disable the alert.
     await failingFor(senderApp, alert.alertId);
-    const id = await seedNotification(senderApp, alert, "sms", "+15551230101");
+    const id = await seedNotification(senderApp, alert, "sms", "+14155550101");
 
     const row = await waitForNotification(senderApp, id, isFinished);
     expect(row.status).toBe("failed");
@@ -256,8 +256,8 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
 
   it("keeps retrying while the From number's queue is full (21611) and delivers once Twilio takes it, without starting a failure run", async () => {
     standin.refuseSender(from, { status: 400, code: 21611, message: "This 'From' number has exceeded the maximum number of queued messages" });
-    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+15551230102" });
-    const id = await seedNotification(senderApp, alert, "sms", "+15551230102");
+    const alert = await seedAlert(senderApp, { method: "sms", recipient: "+14155550102" });
+    const id = await seedNotification(senderApp, alert, "sms", "+14155550102");
 
     const refused = await waitForNotification(senderApp, id, (row) => row.attemptCount >= 1);
     expect(refused.status).toBe("retrying");
@@ -335,8 +335,8 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
   });
 
   it("never counts a Twilio outage (503, 429) against an alert: no run started, none extended into a disabling", async () => {
-    const failingTo = "+15551230201";
-    const healthyTo = "+15551230202";
+    const failingTo = "+14155550201";
+    const healthyTo = "+14155550202";
     refuse(failingTo, { status: 503, code: 20503, message: "Service Unavailable" });
     refuse(healthyTo, { status: 429, code: 20429, message: "Too Many Requests" });
     const failing = await seedAlert(reachApp, { method: "sms", recipient: failingTo });
@@ -361,6 +361,7 @@ describe("the SMS channel's description in the worker's start-up line", () => {
   it("names TWILIO_BASE_URL without the password a proxy URL carries", () => {
     const sms = createSmsChannel({
       twilio: { ...TEST_TWILIO, baseUrl: "https://proxyuser:ProxyPass123@twilio-proxy.example.com", statusCallbackUrl: undefined },
+      allowedCountries: undefined,
       timeoutMs: 1_000,
       logger: createLogger("silent"),
     });

@@ -56,7 +56,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const number = () => `+1555123${String(4000 + ++n)}`;
+const number = () => `+1415555${String(4000 + ++n)}`;
 const sentTo = (to: string) => standin.messages().filter((message) => message.to === to);
 const logged = (notificationId: string) =>
   lines.map((line) => JSON.parse(line) as { level: number; msg: string; notificationId?: string; error?: string }).filter((entry) => entry.notificationId === notificationId);

@@ -55,7 +55,7 @@ async function sendOne(to: string) {
 
 describe("Twilio's Retry-After on the SMS channel", () => {
   it("passes on the Retry-After of Twilio's 429 (Retry-After: 120) as the attempt's retryAfter, with the SDK's error", async () => {
-    const to = "+15551230301";
+    const to = "+14155550301";
     refuse(to, TOO_MANY_REQUESTS);
 
     const result = await sendOne(to);
@@ -68,7 +68,7 @@ describe("Twilio's Retry-After on the SMS channel", () => {
   });
 
   it("passes on the Retry-After of Twilio's 503 given as an HTTP-date", async () => {
-    const to = "+15551230302";
+    const to = "+14155550302";
     const at = new Date(Date.now() + 600_000).toUTCString();
     refuse(to, { status: 503, code: 20503, message: "Service Unavailable", headers: { "Retry-After": at } });
 
@@ -79,7 +79,7 @@ describe("Twilio's Retry-After on the SMS channel", () => {
   });
 
   it("schedules the next attempt no earlier than Twilio's Retry-After (120 s), not at the schedule's first step (300 ms)", async () => {
-    const to = "+15551230303";
+    const to = "+14155550303";
     refuse(to, TOO_MANY_REQUESTS);
     const alert = await seedAlert(t, { method: "sms", recipient: to });
     const id = await seedNotification(t, alert, "sms", to);

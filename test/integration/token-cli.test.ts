@@ -29,14 +29,14 @@ describe("npm run token", () => {
   it("mints a token the API accepts, with the scopes, contacts and whole-second TTL asked for", async () => {
     const env = { JWT_SECRET: TEST_JWT_SECRET, JWT_ISSUER: "https://issuer.test/", JWT_AUDIENCE: "wallet-alerts" };
     const { code, stdout } = await tokenCommand(
-      ["--sub", "alice", "--scope", " wallets:read  alerts:write ", "--email", "alice@example.com", "--phone", "+15551234567", "--ttl", "90s"],
+      ["--sub", "alice", "--scope", " wallets:read  alerts:write ", "--email", "alice@example.com", "--phone", "+14155552671", "--ttl", "90s"],
       env,
     );
     expect(code).toBe(0);
     const token = lastLine(stdout);
     const verify = createTokenVerifier({ secret: TEST_JWT_SECRET, jwksUrl: undefined, issuer: env.JWT_ISSUER, audience: env.JWT_AUDIENCE });
     const caller = await verify(token);
-    expect(caller).toMatchObject({ sub: "alice", email: "alice@example.com", phone: "+15551234567" });
+    expect(caller).toMatchObject({ sub: "alice", email: "alice@example.com", phone: "+14155552671" });
     expect([...caller.scopes].sort()).toEqual(["alerts:write", "wallets:read"]);
     const { iat, exp } = decodeJwt(token);
     expect(exp! - iat!).toBe(90);
@@ -67,8 +67,15 @@ describe("npm run token", () => {
     const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--phone", "notaphone", "--email", "nope"]);
     expect(code).toBe(1);
     expect(stdout).toBe("");
-    expect(stderr).toContain("--phone: expected an E.164 phone number such as +15551234567");
+    expect(stderr).toContain("--phone must be an E.164 phone number such as +14155552671, which SMS alerts refuse");
     expect(stderr).toContain("--email: expected an email address such as alice@example.com");
+  });
+
+  it("refuses a premium-rate phone number, which an SMS alert falling back to the claim would refuse", async () => {
+    const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--phone", "+19005551234"]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("--phone is a premium-rate number");
   });
 
   it("grants only a customer's scopes when --scope is not given (never ingest:write, risk:write or admin, which reach every caller's data)", async () => {

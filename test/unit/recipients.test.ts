@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { isE164, isEmailAddress, ownerEmailOf, resolveRecipient } from "../../src/domain/recipients.ts";
 
 const noClaims = { email: undefined, phone: undefined };
+const anyCountry = { allowedCountries: undefined };
 
 describe("isEmailAddress", () => {
   it.each(["alice@example.com", "a.b+tag@mail.example.co.uk", "ops@localhost", "x_y-z@sub-domain.example"])(
@@ -49,50 +50,65 @@ describe("isE164", () => {
 
 describe("resolveRecipient", () => {
   it("prefers the given recipient over the token's claims", () => {
-    expect(resolveRecipient("email", "ops@example.com", { email: "alice@example.com", phone: undefined })).toEqual({
+    expect(resolveRecipient("email", "ops@example.com", { email: "alice@example.com", phone: undefined }, anyCountry)).toEqual({
       ok: true,
       recipient: "ops@example.com",
     });
-    expect(resolveRecipient("sms", "+15550001111", { email: undefined, phone: "+15552223333" })).toEqual({
+    expect(resolveRecipient("sms", "+14155550111", { email: undefined, phone: "+12125550133" }, anyCountry)).toEqual({
       ok: true,
-      recipient: "+15550001111",
+      recipient: "+14155550111",
     });
   });
 
   it("falls back to the email claim for email and to the phone_number claim for sms", () => {
-    const claims = { email: "alice@example.com", phone: "+15552223333" };
-    expect(resolveRecipient("email", undefined, claims)).toEqual({ ok: true, recipient: "alice@example.com" });
-    expect(resolveRecipient("sms", undefined, claims)).toEqual({ ok: true, recipient: "+15552223333" });
+    const claims = { email: "alice@example.com", phone: "+12125550133" };
+    expect(resolveRecipient("email", undefined, claims, anyCountry)).toEqual({ ok: true, recipient: "alice@example.com" });
+    expect(resolveRecipient("sms", undefined, claims, anyCountry)).toEqual({ ok: true, recipient: "+12125550133" });
   });
 
   it("says what to send when there is neither a recipient nor a claim", () => {
-    const email = resolveRecipient("email", undefined, noClaims);
-    const sms = resolveRecipient("sms", undefined, noClaims);
+    const email = resolveRecipient("email", undefined, noClaims, anyCountry);
+    const sms = resolveRecipient("sms", undefined, noClaims, anyCountry);
     expect(email).toEqual({ ok: false, message: expect.stringContaining("email claim") });
     expect(sms).toEqual({ ok: false, message: expect.stringContaining("phone_number claim") });
   });
 
   it("does not take the phone claim for an email alert", () => {
-    expect(resolveRecipient("email", undefined, { email: undefined, phone: "+15552223333" }).ok).toBe(false);
+    expect(resolveRecipient("email", undefined, { email: undefined, phone: "+12125550133" }, anyCountry).ok).toBe(false);
   });
 
   it("refuses a recipient of the wrong kind for the method", () => {
-    expect(resolveRecipient("email", "+15551234567", noClaims)).toEqual({
+    expect(resolveRecipient("email", "+14155552671", noClaims, anyCountry)).toEqual({
       ok: false,
       message: "must be an email address such as alice@example.com",
     });
-    expect(resolveRecipient("sms", "alice@example.com", noClaims)).toEqual({
+    expect(resolveRecipient("sms", "alice@example.com", noClaims, anyCountry)).toEqual({
       ok: false,
-      message: "must be an E.164 phone number such as +15551234567",
+      message: "must be an E.164 phone number such as +14155552671",
     });
   });
 
   it("refuses a claim that is not usable rather than storing it", () => {
-    expect(resolveRecipient("sms", undefined, { email: undefined, phone: "555-1234" })).toEqual({
+    expect(resolveRecipient("sms", undefined, { email: undefined, phone: "555-1234" }, anyCountry)).toEqual({
       ok: false,
       message: expect.stringContaining("not an E.164 phone number"),
     });
-    expect(resolveRecipient("email", undefined, { email: "not-an-address", phone: undefined }).ok).toBe(false);
+    expect(resolveRecipient("email", undefined, { email: "not-an-address", phone: undefined }, anyCountry).ok).toBe(false);
+  });
+
+  it("holds a given or claimed SMS number to the numbers SMS alerts text, saying why", () => {
+    expect(resolveRecipient("sms", "+19005551234", noClaims, anyCountry)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^is a premium-rate number, which SMS alerts do not text/),
+    });
+    expect(resolveRecipient("sms", undefined, { email: undefined, phone: "+19005551234" }, anyCountry)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^is required: the token's phone_number claim is a premium-rate number/),
+    });
+    expect(resolveRecipient("sms", "+447400123456", noClaims, { allowedCountries: ["US", "CA"] })).toEqual({
+      ok: false,
+      message: "is a number of GB, and this service texts numbers of US, CA only (SMS_ALLOWED_COUNTRIES)",
+    });
   });
 });
 

@@ -6,6 +6,7 @@
 import type { AlertChanges, AlertRow } from "../../db/queries/alerts.ts";
 import { effectiveThreshold } from "../../domain/alert-settings.ts";
 import { resolveRecipient, type ClaimedContacts } from "../../domain/recipients.ts";
+import type { SmsNumberRules } from "../../domain/sms-number.ts";
 import type { Condition, NotificationMethod } from "../../domain/types.ts";
 import { INEXACT_DIGITS, inexactNumberLiterals, numberPaths } from "../../ingest/exact-token-amounts.ts";
 import { checkWebhookUrl, type WebhookUrlOptions } from "../../notify/ssrf.ts";
@@ -42,6 +43,7 @@ export async function checkNewAlert(
   body: CreateAlertInput,
   claims: ClaimedContacts,
   webhookRules: WebhookUrlOptions,
+  smsRules: SmsNumberRules,
 ): Promise<AlertSettings> {
   const problems: FieldError[] = [];
   const fail = (field: string, message: string) => problems.push({ path: `body.${field}`, message });
@@ -60,7 +62,7 @@ export async function checkNewAlert(
     if (body.recipient !== undefined) fail("recipient", "is not used by webhook alerts (they go to webhookUrl)");
   } else {
     if (body.webhookUrl !== undefined) fail("webhookUrl", `is only used by webhook alerts, not ${body.notificationMethod}`);
-    const resolved = resolveRecipient(body.notificationMethod, body.recipient, claims);
+    const resolved = resolveRecipient(body.notificationMethod, body.recipient, claims, smsRules);
     if (resolved.ok) recipient = resolved.recipient;
     else fail("recipient", resolved.message);
   }
@@ -84,6 +86,7 @@ export async function checkAlertChanges(
   body: UpdateAlertInput,
   alert: AlertRow,
   webhookRules: WebhookUrlOptions,
+  smsRules: SmsNumberRules,
 ): Promise<AlertChanges> {
   if (Object.keys(body).length === 0) {
     throw new ProblemError("validation_failed", "body must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl", {
@@ -106,7 +109,7 @@ export async function checkAlertChanges(
       fail("recipient", "is not used by webhook alerts (they go to webhookUrl)");
     } else {
       // An explicit recipient only: the token's claims are a default for creation, not for changes.
-      const resolved = resolveRecipient(alert.notificationMethod, body.recipient, { email: undefined, phone: undefined });
+      const resolved = resolveRecipient(alert.notificationMethod, body.recipient, { email: undefined, phone: undefined }, smsRules);
       if (resolved.ok) changes.recipient = resolved.recipient;
       else fail("recipient", resolved.message);
     }

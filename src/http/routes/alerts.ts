@@ -50,6 +50,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     allowHttp: deps.config.webhookAllowHttp,
     allowedCidrs: deps.config.webhookAllowedCidrs,
   };
+  const smsRules = { allowedCountries: deps.config.smsAllowedCountries };
   const alertNotFound = (alertId: string) => notFound(`alert ${alertId}`);
 
   /** What a PATCH refuses to change, and what to do instead: an alert's events and baseline belong to what it watches. */
@@ -126,7 +127,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         // could refuse the retry of a create that succeeded, and the client would make another.
         const made = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
         if (made) return replay(reply, key!, made, fingerprint);
-        const settings = await checkNewAlert(body, request.caller, webhookRules);
+        const settings = await checkNewAlert(body, request.caller, webhookRules, smsRules);
         const now = deps.now();
         const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
         const inserted = await insertAlert(deps.sql, {
@@ -217,7 +218,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const { alertId } = request.params;
         const current = await findAlert(deps.sql, request.caller.sub, alertId);
         if (!current) throw alertNotFound(alertId);
-        const changes = await checkAlertChanges(request.body, current, webhookRules);
+        const changes = await checkAlertChanges(request.body, current, webhookRules, smsRules);
         // A token without a usable email claim keeps the address stored before.
         const ownerEmail = ownerEmailOf(request.caller);
         const row = await updateAlert(deps.sql, request.caller.sub, alertId, { ...changes, ...(ownerEmail ? { ownerEmail } : {}) }, deps.now());

@@ -77,6 +77,7 @@ export function createChannels(config: Config, logger: Logger, options: ChannelO
   });
   const sms = createSmsChannel({
     twilio: config.twilio,
+    allowedCountries: config.smsAllowedCountries,
     timeoutMs: options.smsTimeoutMs ?? DEFAULT_CHANNEL_TIMEOUT_MS,
     logger,
   });

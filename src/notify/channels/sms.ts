@@ -2,12 +2,15 @@
 // stand-in). Without Twilio credentials the message is written to the log and counted as
 // delivered, so the demo runs with nothing configured. With TWILIO_STATUS_CALLBACK_URL each
 // message asks Twilio to report what the carrier did with it, naming it by the sid kept here.
+// Before any of that, the number is judged again as it was when the alert was made
+// (domain/sms-number.ts): the rules, or SMS_ALLOWED_COUNTRIES, may have tightened since.
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import twilio from "twilio";
 import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
 import type { Config } from "../../config.ts";
+import { checkSmsNumber } from "../../domain/sms-number.ts";
 import type { Logger } from "../../logger.ts";
 import { redactUrl } from "../../redact-url.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
@@ -19,6 +22,8 @@ const TWILIO_API = "https://api.twilio.com";
 
 export type SmsChannelOptions = {
   twilio: Config["twilio"];
+  /** SMS_ALLOWED_COUNTRIES: undefined, every country. */
+  allowedCountries: Config["smsAllowedCountries"];
   timeoutMs: number;
   logger: Logger;
 };
@@ -148,7 +153,14 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
       ? twilio(accountSid, authToken, { httpClient: baseUrlRequestClient(baseUrl, options.timeoutMs), autoRetry: false })
       : undefined;
 
+  const smsRules = { allowedCountries: options.allowedCountries };
+
   const send = async (message: OutboundMessage): Promise<AttemptResult> => {
+    // A missing number is left to the SDK, which refuses the message (BAD_MESSAGE).
+    if (message.destination) {
+      const verdict = checkSmsNumber(message.destination, smsRules);
+      if (!verdict.ok) return refusedNumber(message.destination, verdict.reason);
+    }
     const body = renderSms(message.payload, message.attemptAt);
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
@@ -176,6 +188,15 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
     describe: () => (client ? `Twilio ${redactUrl(baseUrl)}` : "the log (Twilio not configured)"),
     close: async () => {},
   };
+}
+
+/**
+ * A number this service does not text, found before sending: permanent, and the recipient's
+ * (counted against the alert, as an SSRF refusal of a webhook URL at delivery is), since the
+ * owner is the one who can fix it with a PATCH of `recipient`; waiting would change nothing.
+ */
+function refusedNumber(number: string, reason: string): AttemptResult {
+  return { errorCode: PERMANENT_ERROR_CODES.badDestination, error: `not sent: ${number} ${reason}`, durationMs: 0 };
 }
 
 const TWILIO_AUTHENTICATE = 20003;
