@@ -60,29 +60,18 @@ export function replayGroups<B extends { transactionCount: number }>(batches: re
 }
 
 /**
- * Each batch's events of the addresses it counted, batch by batch (the steps of one counting
- * call). A tracked address counts in a batch evaluated once it was tracked (`trackedSince`: the
- * earliest tracking that still stands): an evaluation counts the addresses tracked when it
- * starts, and tracking an address anew deletes its counters.
+ * Each batch's events of the tracked addresses, batch by batch (the steps of one counting call).
+ * Every evaluated batch counts, including those evaluated before the address was tracked: the
+ * tracking seeds its counters from them (activity-seed.ts), and the evaluation counts the rest.
  */
 export function replaySteps(
-  batches: readonly ReplayBatch[],
+  batches: ReadonlyArray<{ id: string }>,
   txs: readonly BatchTransaction[],
-  trackedSince: ReadonlyMap<string, Date>,
+  tracked: ReadonlySet<string>,
 ): AddressEvents[][] {
   const byBatch = new Map<string, BatchTransaction[]>(batches.map((batch) => [batch.id, []]));
   for (const tx of txs) byBatch.get(tx.batchId)?.push(tx);
-  return batches.map((batch) => {
-    const batchTxs = byBatch.get(batch.id)!;
-    const counted = new Set<string>();
-    for (const tx of batchTxs) {
-      for (const address of [tx.from, tx.to]) {
-        const since = trackedSince.get(address);
-        if (since !== undefined && since <= batch.evaluatedAt) counted.add(address);
-      }
-    }
-    return [...sidesByAddress(batchTxs, counted).values()].map((side) => side.events);
-  });
+  return batches.map((batch) => [...sidesByAddress(byBatch.get(batch.id)!, tracked).values()].map((side) => side.events));
 }
 
 /**

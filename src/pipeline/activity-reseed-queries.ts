@@ -3,16 +3,16 @@
 // into the keys that outlive a quiet week (counterparties, newest sends). Only evaluated
 // batches: an open one is counted by the evaluation that will claim it. And the token that says
 // the counters are complete (activity_counters_mark), which the reseed and the workers' check write.
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { ReplayBatch } from "./activity-reseed-plan.ts";
 
 // Timestamps arrive as text: drizzle, sharing the pool, turns postgres.js's date parsing off.
 
-/** Every tracked address, with the earliest tracking of it that still stands. */
-export async function loadTrackedSince(sql: Sql): Promise<Map<string, Date>> {
-  const rows = await sql<{ address: string; since: string }[]>`
-    select address, min(tracked_at) as since from tracked_wallets group by address`;
-  return new Map(rows.map((row) => [row.address, new Date(row.since)]));
+/** Every tracked address, once. */
+export async function loadTrackedAddresses(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ address: string }[]>`select distinct address from tracked_wallets`;
+  return rows.map((row) => row.address);
 }
 
 /** The token Redis's "counters complete" key must hold (activity_counters_mark's one row). */
@@ -89,15 +89,15 @@ export async function* evaluatedBatchesFrom(sql: Sql, from: Date, pageSize: numb
   for await (const rows of pages) yield rows.map((row) => ({ ...row, evaluatedAt: new Date(row.evaluatedAt) }));
 }
 
-/** The older history's bounds: batches ingested in [from, before), evaluated once the address was tracked. */
+/**
+ * The older history's bounds: evaluated batches ingested in [from, before), whether or not the
+ * address was tracked then (tracking seeds the counters from the history before it: activity-seed.ts).
+ */
 export type OlderWindow = { from: Date; before: Date };
 
-type TrackedChunk = { addresses: string[]; since: Date[] };
-
-/** The chunk as rows (address, since); the times go as text, as timestamptz[] parameters do not serialize here. */
-const trackedRows = (sql: Sql, tracked: TrackedChunk) => sql`
-  select address, since::timestamptz as since
-  from unnest(${tracked.addresses}::text[], ${tracked.since.map((d) => d.toISOString())}::text[]) as u(address, since)`;
+/** The addresses as rows. */
+const trackedRows = (sql: Sql | TransactionSql, addresses: readonly string[]) => sql`
+  select unnest(${addresses as string[]}::text[]) as address`;
 
 /** An address's newest send in the window, and when the newest of its batches there was evaluated. */
 export type OlderLastSend = { blockTime: number; evaluatedAt: number };
@@ -106,16 +106,21 @@ export type OlderLastSend = { blockTime: number; evaluatedAt: number };
  * Per address, the block time of its newest send (its own transaction: failed, or to itself,
  * too) in the window, with when that batch was evaluated (Unix seconds).
  */
-export async function loadOlderLastSends(sql: Sql, tracked: TrackedChunk, window: OlderWindow): Promise<Map<string, OlderLastSend>> {
-  // Newest first through transactions_from_newest_idx, stopping at the first send of a batch in the window.
+export async function loadOlderLastSends(
+  sql: Sql | TransactionSql,
+  tracked: readonly string[],
+  window: OlderWindow,
+): Promise<Map<string, OlderLastSend>> {
+  // Newest first through transactions_from_newest_idx, stopping at the first send of a batch in
+  // the window: "nulls last" as the index has it, or Postgres read and sorted every send.
   const rows = await sql<Array<{ address: string } & OlderLastSend>>`
     select w.address, s.block_time::float8 as "blockTime", extract(epoch from s.evaluated_at)::float8 as "evaluatedAt"
     from (${trackedRows(sql, tracked)}) w
     cross join lateral (
       select t.block_time, b.evaluated_at from transactions t join ingest_batches b on b.id = t.batch_id
-      where t.from_address = w.address and b.evaluated_at >= w.since
+      where t.from_address = w.address and b.evaluated_at is not null
         and b.created_at >= ${window.from.toISOString()}::timestamptz and b.created_at < ${window.before.toISOString()}::timestamptz
-      order by t.block_time desc
+      order by t.block_time desc nulls last
       limit 1
     ) s`;
   return new Map(rows.map((row) => [row.address, { blockTime: row.blockTime, evaluatedAt: row.evaluatedAt }]));
@@ -134,8 +139,8 @@ export type OlderCounterparty = { address: string; counterparty: string; newest:
  * address with millions of counterparties (an exchange's) costs no more memory than the set.
  */
 export async function loadOlderCounterparties(
-  sql: Sql,
-  tracked: TrackedChunk,
+  sql: Sql | TransactionSql,
+  tracked: readonly string[],
   window: OlderWindow,
   prefixLength: number,
   limit: number,
@@ -157,7 +162,7 @@ export async function loadOlderCounterparties(
         where t.to_address = w.address and t.from_address <> w.address
       ) d
       join ingest_batches b on b.id = d.batch_id
-      where b.evaluated_at >= w.since and b.created_at >= ${from}::timestamptz and b.created_at < ${before}::timestamptz
+      where b.evaluated_at is not null and b.created_at >= ${from}::timestamptz and b.created_at < ${before}::timestamptz
       group by 1
       order by newest desc
       limit ${limit}

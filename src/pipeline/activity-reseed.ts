@@ -10,7 +10,9 @@
 // markers are deleted before it is replayed (so that markers a lost evaluation or an
 // interrupted reseed left behind cannot make it skip events) and after (the batches are evaluated: nothing counts them again). A second run, or a
 // run after one was interrupted, deletes and rebuilds again: nothing is ever counted twice. The
-// answers are thrown away: nothing is scored, recorded or fired.
+// answers are thrown away: nothing is scored, recorded or fired. A tracked address counts in
+// every replayed batch, whether or not it was tracked when the batch was evaluated: tracking
+// seeds its counters from the history before it (activity-seed.ts), the evaluation counts the rest.
 //
 // The evaluation workers must be stopped: what they count meanwhile would be deleted or counted
 // out of order. The command refuses while a worker serving `transactions` is connected to Redis
@@ -28,7 +30,7 @@ import { QUEUES } from "../queue/names.ts";
 import { activityKeys, applyActivityInOrder, forgetCountedBatches } from "./activity.ts";
 import { seedOlderHistory, type SeededHistory } from "./activity-reseed-history.ts";
 import { replayGroups, replaySteps, reseedWindows } from "./activity-reseed-plan.ts";
-import { evaluatedBatchesFrom, loadTrackedSince, openBatchIds } from "./activity-reseed-queries.ts";
+import { evaluatedBatchesFrom, loadTrackedAddresses, openBatchIds } from "./activity-reseed-queries.ts";
 import { markCountersReseeded, unmarkCountersComplete } from "./activity-reseed-watch.ts";
 
 /** The reseed will not start (or not finish): the message says why and what to do. */
@@ -72,8 +74,8 @@ export async function reseedActivity(deps: ReseedDeps, options: ReseedOptions = 
     const windows = reseedWindows(now);
     // Incomplete from here until the end: an interrupted run leaves the workers' warning on.
     await unmarkCountersComplete(redis, prefix);
-    const trackedSince = await loadTrackedSince(sql);
-    const tracked = [...trackedSince.keys()];
+    const tracked = await loadTrackedAddresses(sql);
+    const trackedSet = new Set(tracked);
     for (let i = 0; i < tracked.length; i += PAGE) {
       await redis.unlink(...tracked.slice(i, i + PAGE).flatMap((address) => Object.values(activityKeys(prefix, address))));
     }
@@ -82,7 +84,7 @@ export async function reseedActivity(deps: ReseedDeps, options: ReseedOptions = 
     for (let i = 0; i < open.length; i += PAGE) await forgetCountedBatches(redis, prefix, open.slice(i, i + PAGE));
     if (open.length > 0) progress(`reset the counting markers of ${open.length} batches not evaluated yet`);
 
-    const history = await seedOlderHistory(deps, trackedSince, windows, now, async () => lock.check());
+    const history = await seedOlderHistory(deps, tracked, windows, now, async () => lock.check());
     progress(
       `older history (ingested ${windows.counterpartiesFrom.toISOString()} to ${windows.replayFrom.toISOString()} for counterparties, ` +
         `from ${windows.lastSendsFrom.toISOString()} for sends): ${history.counterpartySets} counterparty sets, ${history.lastSends} newest sends`,
@@ -96,7 +98,7 @@ export async function reseedActivity(deps: ReseedDeps, options: ReseedOptions = 
       for (const group of replayGroups(page, deps.config.evaluationGroupTransactions)) {
         const batchIds = group.map((batch) => batch.id);
         const txs = await loadBatchTransactions(sql, batchIds);
-        const steps = replaySteps(group, txs, trackedSince);
+        const steps = replaySteps(group, txs, trackedSet);
         await forgetCountedBatches(redis, prefix, batchIds);
         await applyActivityInOrder(redis, prefix, steps);
         await forgetCountedBatches(redis, prefix, batchIds);

@@ -4,16 +4,19 @@
 // no label import). Then, under two locks that others hold shared (label changes:
 // risk-labels.ts; ingests: address-counters.ts): the wallet row, the address's counters from
 // its stored transactions and — when no other caller tracks it already — its risk score from
-// the label exposure of its whole stored history. The service keeps no activity counters and
-// no score for an untracked address (scoring.ts), so its behavioural factors start with its
-// next transaction; counters left in Redis from an earlier period of tracking are deleted,
-// since they miss what it did meanwhile (its first transaction would otherwise look like a
-// reactivation after dormancy).
+// the label exposure of its whole stored history, and its activity counters seeded from that
+// history (activity-seed.ts). The service keeps no activity counters and no score for an
+// untracked address (scoring.ts): counters left in Redis from an earlier period of tracking are
+// deleted, since they miss what it did meanwhile (its first transaction would otherwise look
+// like a reactivation after dormancy), and rebuilt from the stored history, so that a busy
+// wallet is not judged on the floor baseline of 1/hour, nor its old payees as new. Its
+// behavioural factors in the score start with its next transaction.
 import type { Deps } from "../deps.ts";
 import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
 import { lockLabelExposure } from "../db/queries/risk-labels.ts";
 import { claimWalletSlot, insertWallet } from "../db/queries/wallets.ts";
 import { forgetAddressActivity } from "./activity.ts";
+import { loadAddressSeed, writeAddressSeed, type AddressSeed } from "./activity-seed.ts";
 import { rescoreExposure } from "./relabel.ts";
 
 export const TRACKING_CAUSE = "tracking";
@@ -41,12 +44,37 @@ export async function trackWallet(
     if (!inserted) return { kind: "already-tracked" };
     await recountAddressActivity(tx, wallet.address);
     if (inserted.trackedBefore) return { kind: "tracked" };
+    const now = deps.now();
     // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
-    await rescoreExposure(tx, [wallet.address], { behaviour: "cleared", cause: TRACKING_CAUSE, evaluatedAt: deps.now() });
-    // Before the commit: an evaluation that counts the address starts after it and finds the keys gone.
-    await forgetAddressActivity(deps.redis, deps.config.queuePrefix, wallet.address).catch((error: unknown) =>
-      deps.logger.warn({ err: error, address: wallet.address }, "tracking: could not delete stale activity counters"),
-    );
+    await rescoreExposure(tx, [wallet.address], { behaviour: "cleared", cause: TRACKING_CAUSE, evaluatedAt: now });
+    // Before the commit: an evaluation that counts the address starts after it and finds the seeded keys.
+    await seedCounters(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
     return { kind: "tracked" };
   });
+}
+
+/**
+ * Deletes the address's counters and writes the seed. Redis failing is no reason to refuse the
+ * tracking: the wallet then starts on the floor baseline, as it did before seeding existed (its
+ * counters deleted again, as far as Redis lets: a seeding cut short is partial).
+ */
+async function seedCounters(
+  deps: Pick<Deps, "redis" | "logger"> & { config: Pick<Deps["config"], "queuePrefix"> },
+  address: string,
+  seed: AddressSeed,
+): Promise<void> {
+  const { redis, logger } = deps;
+  const prefix = deps.config.queuePrefix;
+  try {
+    await forgetAddressActivity(redis, prefix, address);
+  } catch (error) {
+    logger.warn({ err: error, address }, "tracking: could not delete stale activity counters");
+    return;
+  }
+  try {
+    await writeAddressSeed(redis, prefix, seed);
+  } catch (error) {
+    logger.warn({ err: error, address }, "tracking: could not seed the activity counters from the stored history");
+    await forgetAddressActivity(redis, prefix, address).catch(() => {});
+  }
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activityKeys, applyActivityInOrder } from "../../src/pipeline/activity.ts";
 import { ReseedRefused, reseedActivity } from "../../src/pipeline/activity-reseed.ts";
 import { replaySteps } from "../../src/pipeline/activity-reseed-plan.ts";
-import { loadTrackedSince } from "../../src/pipeline/activity-reseed-queries.ts";
+import { loadTrackedAddresses } from "../../src/pipeline/activity-reseed-queries.ts";
 import { countersCompleteKey } from "../../src/pipeline/activity-reseed-watch.ts";
 import { loadBatchTransactions } from "../../src/db/queries/pipeline.ts";
 import type { Transaction } from "../../src/domain/types.ts";
@@ -131,7 +131,7 @@ describe("npm run reseed-activity after Redis lost the activity counters", () =>
       order by b.created_at, b.id limit 1`;
     const txs = await loadBatchTransactions(t.deps.sql, [firstBatch!.id]);
     const batch = { id: firstBatch!.id, evaluatedAt: new Date(firstBatch!.evaluatedAt), transactionCount: txs.length };
-    await applyActivityInOrder(redis, prefix, replaySteps([batch], txs, await loadTrackedSince(t.deps.sql)));
+    await applyActivityInOrder(redis, prefix, replaySteps([batch], txs, new Set(await loadTrackedAddresses(t.deps.sql))));
     expect((await countersOf(t, wallet.address)).hotState).not.toEqual(once.hotState);
     const third = await reseedActivity(t.deps);
     expect(await countersOf(t, wallet.address)).toEqual(once);

@@ -2,11 +2,12 @@
 // counterparty gets no activity counters and no score, and a score stored for it (left from an
 // earlier tracking) is not its risk as a counterparty. An address that becomes tracked is
 // scored from the labels of its stored history, and counters left from an earlier tracking
-// are deleted; a label change rescores tracked addresses only.
+// are rebuilt from that history; a label change rescores tracked addresses only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RiskFactor } from "../../src/domain/types.ts";
-import { activityStateKey } from "../../src/pipeline/activity.ts";
+import { activityStateKey, counterpartyKey } from "../../src/pipeline/activity.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { countersOf } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
@@ -147,17 +148,22 @@ describe("when an address becomes tracked", () => {
     expect((await historyOf(wallet.address)).map((h) => h.cause)).toEqual([expect.stringMatching(/^batch:/)]);
   });
 
-  it("starts afresh when it is tracked again: behavioural factors and counters from the earlier tracking go", async () => {
+  it("starts afresh when it is tracked again: behavioural factors go, and counters from the earlier tracking are rebuilt from the stored history", async () => {
     const wallet = await track(t, alice);
     await ingestTransactions(t, alice, failingSends(wallet.address, now));
     await settled(t);
     expect(await counted(wallet.address)).toBe(true);
     const untracked = await t.app.inject({ method: "DELETE", url: `/v1/wallets/${wallet.walletId}`, headers: bearer(alice) });
     expect(untracked.statusCode).toBe(204);
+    // Untracked meanwhile: a payment the counters of the earlier tracking never saw.
+    const payee = randomAddress();
+    await ingestTransactions(t, alice, [tx({ from: wallet.address, to: payee, blockTime: now + 20 })]);
+    await settled(t);
+    expect((await countersOf(t, wallet.address)).counterparties).not.toContain(counterpartyKey(payee));
 
     const again = await track(t, alice, wallet.address);
     expect(await riskOf(alice, again.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
-    expect(await counted(wallet.address)).toBe(false);
+    expect((await countersOf(t, wallet.address)).counterparties).toContain(counterpartyKey(payee));
   });
 });
 

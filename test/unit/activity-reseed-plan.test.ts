@@ -34,18 +34,15 @@ describe("the reseed's plan", () => {
     expect(replayGroups([], 8)).toEqual([]);
   });
 
-  it("counts a tracked address only in the batches evaluated once it was tracked, batch by batch", () => {
-    const trackedSince = new Map([
-      ["early", new Date(0)],
-      ["late", new Date(2 * DAY)],
-    ]);
+  it("counts the tracked addresses in every batch, however long before their tracking it was evaluated, batch by batch", () => {
+    const tracked = new Set(["early", "late"]);
     const batches = [
       { id: "b1", transactionCount: 1, evaluatedAt: new Date(DAY) },
       { id: "b2", transactionCount: 1, evaluatedAt: new Date(3 * DAY) },
     ];
     const txs = [leg("b1", "early", "late", 100), leg("b2", "late", "early", 200), leg("b2", "stranger", "other", 201)];
-    const steps = replaySteps(batches, txs, trackedSince);
-    expect(steps.map((step) => step.map((input) => input.address))).toEqual([["early"], ["late", "early"]]);
+    const steps = replaySteps(batches, txs, tracked);
+    expect(steps.map((step) => step.map((input) => input.address))).toEqual([["early", "late"], ["late", "early"]]);
     expect(steps[1]![0]!.events).toMatchObject([{ batchId: "b2", blockTime: 200, sent: true, sentTo: ["early"] }]);
     // Answers are thrown away: no per-event windows are asked for.
     expect(steps.flat().every((input) => !input.needWindows)).toBe(true);
