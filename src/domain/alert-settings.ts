@@ -11,7 +11,8 @@ export const MAX_TOKEN_FILTER_LENGTH = 64;
 // the upper ends keep far inside numeric(38, 9) and beyond anything meaningful.
 const SMALLEST = 0.000000001;
 
-type ThresholdRule = { min: number; max: number; meaning: string };
+/** whole: only whole numbers (a risk score is one: a rise of 1.5 points fires as one of 2 would, and the alert showed 1.5). */
+type ThresholdRule = { min: number; max: number; whole?: boolean; meaning: string };
 
 export const THRESHOLD_RULES: Readonly<Record<Condition, ThresholdRule>> = {
   large_transfer: {
@@ -25,7 +26,7 @@ export const THRESHOLD_RULES: Readonly<Record<Condition, ThresholdRule>> = {
     max: 1_000_000,
     meaning: "a multiple of the wallet's hourly baseline, greater than 0 and at most 1000000",
   },
-  risk_score_increase: { min: 1, max: 100, meaning: "a rise of the risk score in points, from 1 to 100" },
+  risk_score_increase: { min: 1, max: 100, whole: true, meaning: "a whole number of points from 1 to 100 (a rise of the risk score)" },
 };
 
 export type ThresholdResult = { ok: true; threshold: number } | { ok: false; message: string };
@@ -39,7 +40,7 @@ export function effectiveThreshold(condition: Condition, given: number | undefin
       ? { ok: false, message: `is required for ${condition} alerts: ${rule.meaning}` }
       : { ok: true, threshold: fallback };
   }
-  if (!Number.isFinite(given) || given < rule.min || given > rule.max) {
+  if (!Number.isFinite(given) || given < rule.min || given > rule.max || (rule.whole && !Number.isInteger(given))) {
     return { ok: false, message: `must be ${rule.meaning} for ${condition} alerts` };
   }
   // Stored with 9 decimals: a finer threshold was rounded without a word, and the alert then

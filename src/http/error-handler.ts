@@ -14,14 +14,18 @@ import {
   type FieldError,
   type ProblemCode,
 } from "./problem.ts";
-import { NO_NUL_PATTERN, documentQueryIntegers } from "./schemas.ts";
+import { NO_NUL_PATTERN, documentQueryIntegers, wordedAsRange } from "./schemas.ts";
 
 type ValidationIssue = {
   instancePath?: string;
+  /** Where in the schema the failing keyword is (`#/properties/alias/anyOf/0/minLength`). */
+  schemaPath?: string;
   keyword?: string;
   message?: string;
   params?: Record<string, unknown>;
-  parentSchema?: { description?: string };
+  /** The failing keyword's value (ajv verbose mode): an anyOf's branches. */
+  schema?: unknown;
+  parentSchema?: { description?: string; type?: unknown; minimum?: unknown; maximum?: unknown };
   /** The value that failed (ajv verbose mode). */
   data?: unknown;
 };
@@ -108,18 +112,93 @@ const MAX_SHOWN_PATH = 200;
 
 /** Every issue as a field error (a caller that caps its own list: the Helius route, per item). */
 export function validationErrors(issues: ValidationIssue[], context: string | undefined): FieldError[] {
-  return issues.map((issue) => fieldError(issue, context));
+  const errors: FieldError[] = [];
+  for (let at = 0; at < issues.length; ) {
+    const end = problemEnd(issues, at);
+    errors.push(...problemErrors(issues, at, end, context));
+    at = end;
+  }
+  return errors;
 }
 
 /**
- * The first MAX_LISTED_ERRORS issues as field errors, then one saying how many more. Only those
- * are read: the cost of a 400 does not grow with the number of issues.
+ * The first MAX_LISTED_ERRORS problems as field errors, then one saying how many more. Only those
+ * are worded: the rest are counted, so the cost of a 400 hardly grows with the number of issues.
  */
 export function listedValidationErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldError[] {
-  const listed = issues.slice(0, MAX_LISTED_ERRORS).map((issue) => fieldError(issue, context));
-  const more = issues.length - listed.length;
+  const listed: FieldError[] = [];
+  let more = 0;
+  for (let at = 0; at < issues.length; ) {
+    const end = problemEnd(issues, at);
+    if (listed.length < MAX_LISTED_ERRORS) listed.push(...problemErrors(issues, at, end, context));
+    else more += 1;
+    at = end;
+  }
+  more += Math.max(0, listed.length - MAX_LISTED_ERRORS);
+  listed.length = Math.min(listed.length, MAX_LISTED_ERRORS);
   if (more <= 0) return listed;
   return [...listed, { path: publicBase(context), message: `has ${more} more problems not listed` }];
+}
+
+// ---- One problem, one entry ---------------------------------------------------------------------
+// A field that may also be null (`alias`: 1–64 characters, or null) is an anyOf of its type and
+// null. A value that is neither made ajv report three issues at that path: the first branch's
+// ("must NOT have fewer than 1 characters"), the null branch's ("must be null", which told the
+// caller to send null) and the anyOf's own ("must match a schema in anyOf"). They are one
+// problem, said once: ajv reports a branch's issues just before its anyOf's, so the group is
+// found by reading ahead from its first issue.
+
+/** The index after the issues that make one problem with issues[at]: a nullable field's group, or issues[at] alone. */
+function problemEnd(issues: readonly ValidationIssue[], at: number): number {
+  const anyOf = nullableAnyOf(issues[at]!);
+  if (anyOf === undefined) return at + 1;
+  let end = at;
+  while (end < issues.length && issues[end]!.schemaPath?.startsWith(`${anyOf}/`)) end += 1;
+  const closing = issues[end];
+  const closes = closing?.keyword === "anyOf" && closing.schemaPath === anyOf && closing.instancePath === issues[at]!.instancePath;
+  return closes && hasNullBranch(closing.schema) ? end + 1 : at + 1;
+}
+
+/** The schema path of the anyOf an issue of one of its branches is under (the innermost), or undefined. */
+function nullableAnyOf(issue: ValidationIssue): string | undefined {
+  const path = issue.schemaPath ?? "";
+  const cut = path.lastIndexOf("/anyOf/");
+  return cut < 0 ? undefined : path.slice(0, cut + "/anyOf".length);
+}
+
+const hasNullBranch = (branches: unknown): boolean =>
+  Array.isArray(branches) && branches.some((branch) => (branch as { type?: unknown } | null)?.type === "null");
+
+/** What a type is called in a message: "must be a string or null". */
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  integer: "a whole number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+};
+
+/** The field errors of issues[from, to): each issue's own, or a nullable field's one (see above). */
+function problemErrors(issues: readonly ValidationIssue[], from: number, to: number, context: string | undefined): FieldError[] {
+  if (to === from + 1) return [fieldError(issues[from]!, context)];
+  const anyOf = issues[to - 1]!;
+  const branches = anyOf.schema as { type?: unknown }[];
+  const nullBranch = `${anyOf.schemaPath}/${branches.findIndex((branch) => branch?.type === "null")}/`;
+  const valueIssues = issues.slice(from, to - 1).filter((issue) => !issue.schemaPath?.startsWith(nullBranch));
+  const path = fieldError(anyOf, context).path;
+  // Of another type than the field's (or of none of its branches): one sentence for all.
+  const wrongType = valueIssues.find((issue) => issue.keyword === "type");
+  if (wrongType || valueIssues.length === 0) {
+    const name = TYPE_NAMES[String(wrongType?.params?.type)];
+    return [{ path, message: name ? `must be ${name} or null` : "must be a value of the field's type, or null" }];
+  }
+  // Of the field's type but not right for it: what is wrong with it, and that null is the way to say none.
+  return valueIssues.map((issue) => {
+    const error = fieldError(issue, context);
+    if (issue.keyword === "minLength" && issue.params?.limit === 1) return { ...error, message: "must not be empty: send null for none" };
+    return error.message.startsWith("must be ") ? { ...error, message: `${error.message} or null` } : error;
+  });
 }
 
 function fieldError(issue: ValidationIssue, context: string | undefined): FieldError {
@@ -148,6 +227,18 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
     message = `must be one of ${(issue.params.allowedValues as unknown[]).join(", ")}`;
   } else if (issue.keyword === "minProperties") {
     message = issue.parentSchema?.description ? `must ${issue.parentSchema.description}` : "must give at least one field";
+  } else if (issue.keyword === "minLength") {
+    // An empty value (?walletId=, "token": "") said "must NOT have fewer than 1 characters".
+    message = issue.params?.limit === 1 ? "must not be empty" : `must be at least ${String(issue.params?.limit)} characters`;
+  } else if (issue.keyword === "maxLength") {
+    message = `must be at most ${String(issue.params?.limit)} characters`;
+  } else if (issue.keyword === "uniqueItems") {
+    // ajv: "must NOT have duplicate items (items ## 2 and 0 are identical)", at the list.
+    path = `${path}.${String(issue.params?.j)}`;
+    message = `is the same as item ${String(issue.params?.i)}; give each item once`;
+  } else if (wordedAsRange(issue.parentSchema) && ["type", "minimum", "maximum"].includes(issue.keyword ?? "")) {
+    // In the words of a query integer's range: "must be <= 604800" was ajv's.
+    message = `must be a whole number from ${String(issue.parentSchema?.minimum)} to ${String(issue.parentSchema?.maximum)}`;
   }
   if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
   return { path: shortened(path), message };
@@ -165,7 +256,7 @@ function queryIntegerRange(schema: object | undefined): { minimum: number; maxim
 /** Where a request part's problems are said to be: "querystring" is "query" to the caller. */
 const publicBase = (context: string | undefined): string => (context === "querystring" ? "query" : (context ?? "body"));
 
-function shortened(path: string): string {
+export function shortened(path: string): string {
   if (path.length <= MAX_SHOWN_PATH) return path;
   const cut = path.slice(0, MAX_SHOWN_PATH);
   // Not half of a surrogate pair: the answer stays well-formed text.

@@ -4,9 +4,14 @@
 // Such a request was accepted and answered 201, but its text was not what was sent. Here it
 // is refused instead (RFC 8259: JSON exchanged between systems is UTF-8), before any
 // handler sees it; the parsing itself stays Fastify's (proto and constructor keys refused).
+// So is a key given twice in one object, which JSON.parse resolves to its last value without a
+// word (repeated-keys.ts).
 import { isUtf8 } from "node:buffer";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Readable } from "node:stream";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
+import { shortened } from "./error-handler.ts";
 import { ProblemError, invalid } from "./problem.ts";
+import { repeatedKeyPath } from "./repeated-keys.ts";
 
 type ParseText = (request: FastifyRequest, text: string, done: (error: Error | null, value?: unknown) => void) => void;
 
@@ -32,8 +37,38 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // Only an escape can make a lone surrogate: valid UTF-8 cannot carry one.
     const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(parsed.value) : undefined;
     if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
+    // Not on a route called by a tool rather than a client of ours (the Helius webhook, which
+    // answers for each item and would lose the whole delivery to a 400): read as JSON.parse reads it.
+    const repeated = request.routeOptions.config?.public ? undefined : repeatedKeyPath(text, parsed.value);
+    if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), REPEATED_KEY), undefined);
     done(null, parsed.value);
   });
+  app.addContentTypeParser("*", refuseUnlessEmpty);
+}
+
+/**
+ * Any media type but JSON: 415, as Fastify answers one it has no parser for, except an empty
+ * body on a route that takes none. `curl -X DELETE … -d ''` sends an empty form body: refused,
+ * the wallet was not deleted (and a wallet that did not exist was a 415, not a 404), though
+ * such a route refuses only a body with fields (no-body.ts). An unknown route is left to its 404.
+ */
+function refuseUnlessEmpty(request: FastifyRequest, payload: Readable, done: (error: Error | null, value?: unknown) => void): void {
+  const length = request.headers["content-length"];
+  if (request.is404) return done(null, undefined);
+  if (request.routeOptions.schema?.body !== undefined || (length !== undefined && length !== "0")) {
+    return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+  }
+  if (length === "0") return done(null, undefined);
+  // Chunked: empty when it ends before its first byte.
+  let answered = false;
+  const answer = (error: Error | null) => {
+    if (answered) return;
+    answered = true;
+    done(error, undefined);
+  };
+  payload.once("data", () => answer(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE()));
+  payload.once("end", () => answer(null));
+  payload.once("error", (error) => answer(error));
 }
 
 /**
@@ -52,6 +87,9 @@ function isJson(text: string): boolean {
     return false;
   }
 }
+
+/** As a query parameter given twice is told (error-handler.ts). */
+const REPEATED_KEY = "is given more than once; give it once";
 
 const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");
 const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";

@@ -5,8 +5,9 @@ import { invalid } from "./problem.ts";
 
 /**
  * Refuses a body that carries fields with a 400 (an empty one, or {}, passes: many clients
- * send Content-Type: application/json on every request). A body sent all the same meets the
- * body parser first, hence these routes' documented 413 and 415.
+ * send Content-Type: application/json on every request, and an empty body passes whatever its
+ * Content-Type, json-body.ts). A body sent all the same meets the body parser first, hence
+ * these routes' documented 413 and 415.
  */
 export function assertNoBody(body: unknown): void {
   if (body === undefined || body === null) return;

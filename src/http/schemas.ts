@@ -73,6 +73,19 @@ export const withLocation = <T extends TSchema>(
   },
 });
 
+/**
+ * Cache-Control: no-store, for an answer that holds a secret (an alert create's webhookSecret, a
+ * rotation's new one): no cache on the way, nor the client's own (RFC 9111 section 5.2.2.5),
+ * may keep it. `noStore(response)` documents it on the response; the handler sends it.
+ */
+export const NO_STORE = "no-store";
+export const noStore = <R extends object>(response: R) => ({
+  ...response,
+  headers: {
+    ...(response as { headers?: Record<string, unknown> }).headers,
+    "cache-control": header(`${NO_STORE}: the answer holds a secret, which no cache may keep`, true),
+  },
+});
 
 type DocumentHeaders = Record<string, { required?: boolean; schema?: { required?: unknown } }>;
 type DocumentPaths = Record<string, Record<string, { responses?: Record<string, { headers?: DocumentHeaders }> }>>;
@@ -157,6 +170,24 @@ export function documentQueryIntegers<T extends { querystring?: unknown }>(schem
   );
   return { ...schema, querystring: { ...query, properties } };
 }
+
+/** Where a body integer keeps that its failures are worded as its range: a symbol, which neither ajv nor JSON sees. */
+const WORDED_AS_RANGE = Symbol("worded as a range");
+
+/**
+ * A whole number from minimum to maximum in a body, whose wrong value (-5, 1.5, 604801) the
+ * error handler tells its range in a query integer's words, "must be a whole number from 0 to
+ * 604800", rather than in ajv's ("must be >= 0", "must be integer").
+ */
+export function wholeNumber(options: { minimum: number; maximum: number; description?: string }) {
+  const schema = Type.Integer(options);
+  (schema as typeof schema & { [WORDED_AS_RANGE]?: true })[WORDED_AS_RANGE] = true;
+  return schema;
+}
+
+/** Whether a schema is a wholeNumber (the schema of an issue the error handler words). */
+export const wordedAsRange = (schema: object | undefined): boolean =>
+  (schema as { [WORDED_AS_RANGE]?: true } | undefined)?.[WORDED_AS_RANGE] === true;
 
 /** Reads a validated query integer and checks its range; absent → the default. */
 export function parseQueryInteger(

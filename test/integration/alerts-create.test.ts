@@ -174,6 +174,12 @@ describe("POST /v1/risk/alerts validation", () => {
     expect(errors).toEqual([expect.stringMatching(new RegExp(`^body\\.threshold must be .* for ${condition} alerts$`))]);
   });
 
+  it.each([1.5, 99.9, 10.000000001])("refuses a risk_score_increase threshold of %d: a risk score rises in whole points", async (threshold) => {
+    expect(fieldErrors(await create({ ...valid(), condition: "risk_score_increase", threshold }))).toEqual([
+      "body.threshold must be a whole number of points from 1 to 100 (a rise of the risk score) for risk_score_increase alerts",
+    ]);
+  });
+
   it.each([
     ["large_transfer", 0.000000001],
     ["suspicious_counterparty", 0],

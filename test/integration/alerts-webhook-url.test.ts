@@ -56,7 +56,7 @@ describe("webhookUrl rules on POST /v1/risk/alerts", () => {
 
   it("refuses a URL longer than 2048 characters", async () => {
     const errors = fieldErrors(await create(`https://hooks.example.com/${"a".repeat(2048)}`));
-    expect(errors).toEqual([expect.stringMatching(/^body\.webhookUrl must NOT have more than 2048 characters$/)]);
+    expect(errors).toEqual([expect.stringMatching(/^body\.webhookUrl must be at most 2048 characters$/)]);
   });
 
   it("accepts a public address and a name that does not resolve yet", async () => {

@@ -166,12 +166,20 @@ describe("PATCH /v1/risk/alerts/{alertId}", () => {
     expect((await patch(alert.alertId, { threshold: 25 })).json().threshold).toBe(25);
   });
 
+  it("refuses a risk_score_increase threshold in fractions of a point and keeps the one it had", async () => {
+    const alert = await createAlert(alice, { walletId, condition: "risk_score_increase", threshold: 20, notificationMethod: "webhook", webhookUrl: HOOK });
+    expect(fieldErrors(await patch(alert.alertId, { threshold: 2.5 }))).toEqual([
+      "body.threshold must be a whole number of points from 1 to 100 (a rise of the risk score) for risk_score_increase alerts",
+    ]);
+    expect((await get(`/v1/risk/alerts/${alert.alertId}`)).json().threshold).toBe(20);
+  });
+
   it.each([
     [{}, "body must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl"],
     [{ status: "disabled" }, "body.status must be one of active, paused"],
     [{ status: "deleted" }, "body.status must be one of active, paused"],
     [{ threshold: "5" }, "body.threshold must be number"],
-    [{ cooldownSeconds: -5 }, "body.cooldownSeconds must be >= 0"],
+    [{ cooldownSeconds: -5 }, "body.cooldownSeconds must be a whole number from 0 to 604800"],
     [{ recipient: "ops@example.com" }, "body.recipient is not used by webhook alerts (they go to webhookUrl)"],
     [{ condition: "unusual_activity" }, "body.condition cannot change: create a new alert with the condition you want (and delete this one)"],
     [{ token: "USDC" }, "body.token cannot change: create a new alert with the token you want (and delete this one)"],
@@ -223,7 +231,7 @@ describe("GET /v1/risk/alerts/{alertId}/events", () => {
     await insertEvent(t, (await webhookAlert(walletId)).alertId, { createdAt: new Date(base), notify: true });
   });
 
-  it("lists the events newest first with every field, the notification id when one was sent", async () => {
+  it("lists the events newest first with every field, its reason and the notification id when one was sent", async () => {
     const res = await get(`/v1/risk/alerts/${alertId}/events`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -235,6 +243,7 @@ describe("GET /v1/risk/alerts/{alertId}/events", () => {
       observed: 1004,
       suppressed: false,
       transactionSignature: expected[0]!.signature,
+      reason: "a transfer of 2500 SOL, at or above the 1000 SOL threshold",
       createdAt: "2026-03-01T12:04:00.000Z",
       notificationId: expected[0]!.notificationId,
     });

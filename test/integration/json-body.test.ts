@@ -1,6 +1,7 @@
 // What a JSON body may be made of: an accepted request stores exactly the text that was
 // sent, so bytes that are not UTF-8, another charset or a lone surrogate escape are refused
 // (they would be stored as U+FFFD), never silently replaced.
+import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
@@ -128,6 +129,67 @@ describe("a route that takes no body, called with Content-Type: application/json
   it("still answers an empty body on a route that needs one with a 400", async () => {
     const res = await t.app.inject({ method: "POST", url: "/v1/risk/alerts", headers: { ...headers, "content-type": "application/json" }, payload: "" });
     expect(problem(res, 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
+  });
+});
+
+describe("a route that takes no body, called with an empty body of another media type", () => {
+  // curl -X DELETE … -d '' sends Content-Type: application/x-www-form-urlencoded and nothing more.
+  const emptyAs = (method: "DELETE" | "POST", url: string, contentType: string, more: Record<string, string> = { "content-length": "0" }) =>
+    t.app.inject({ method, url, headers: { ...headers, "content-type": contentType, ...more }, payload: "" });
+  const FORM = "application/x-www-form-urlencoded";
+
+  it("tests, rotates the secret of and deletes an alert, and deletes a wallet, whatever the Content-Type", async () => {
+    const wallet = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const created = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers,
+      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+    });
+    const { alertId } = created.json();
+    expect((await emptyAs("POST", `/v1/risk/alerts/${alertId}/test`, FORM)).statusCode).toBe(202);
+    expect((await emptyAs("POST", `/v1/risk/alerts/${alertId}/rotate-secret`, "text/plain")).statusCode).toBe(200);
+    expect((await emptyAs("DELETE", `/v1/risk/alerts/${alertId}`, "text/plain; charset=utf-8")).statusCode).toBe(204);
+    expect((await emptyAs("DELETE", `/v1/wallets/${wallet.walletId}`, FORM)).statusCode).toBe(204);
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where id = ${wallet.walletId}`;
+    expect(row).toBeUndefined();
+  });
+
+  it("takes an empty chunked body as empty", async () => {
+    const { walletId } = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const res = await emptyAs("DELETE", `/v1/wallets/${walletId}`, FORM, { "transfer-encoding": "chunked" });
+    expect(res.statusCode, res.body).toBe(204);
+  });
+
+  it("answers a wallet that does not exist with 404, not 415", async () => {
+    problem(await emptyAs("DELETE", "/v1/wallets/wal_00000000000000000000000000", FORM), 404, "not_found");
+  });
+
+  it("still refuses a body of another media type that is not empty with 415, and deletes nothing", async () => {
+    const { walletId } = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    for (const [contentType, payload] of [[FORM, "keepAlerts=true"], ["text/plain", "x"]] as const) {
+      const res = await t.app.inject({ method: "DELETE", url: `/v1/wallets/${walletId}`, headers: { ...headers, "content-type": contentType }, payload });
+      expect(problem(res, 415, "unsupported_media_type").detail).toBe(`Content-Type ${contentType} is not accepted; send application/json`);
+    }
+    // Chunked, with no Content-Length to tell it is not empty.
+    const chunked = await t.app.inject({
+      method: "DELETE",
+      url: `/v1/wallets/${walletId}`,
+      headers: { ...headers, "content-type": FORM, "transfer-encoding": "chunked" },
+      payload: Readable.from([Buffer.from("keepAlerts=true")]),
+    });
+    problem(chunked, 415, "unsupported_media_type");
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where id = ${walletId}`;
+    expect(row).toBeDefined();
+  });
+
+  it("still refuses an empty body of another media type with 415 on a route that takes a body", async () => {
+    problem(await emptyAs("POST", "/v1/wallets", FORM), 415, "unsupported_media_type");
+  });
+
+  it("still answers a text body sent to no route with 404", async () => {
+    const res = await t.app.inject({ method: "POST", url: "/v1/nowhere", headers: { ...headers, "content-type": "text/plain" }, payload: "x" });
+    expect(problem(res, 404, "not_found").detail).toBe("no route for POST /v1/nowhere");
   });
 });
 

@@ -112,7 +112,7 @@ describe("POST /v1/wallets", () => {
     ["a tag with upper-case letters", "body.tags.0", { tags: ["Cold"] }],
     ["a tag over 32 characters", "body.tags.0", { tags: ["x".repeat(33)] }],
     ["more than 20 tags", "body.tags", { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }],
-    ["the same tag twice", "body.tags", { tags: ["a", "a"] }],
+    ["the same tag twice", "body.tags.1", { tags: ["a", "a"] }],
     ["tags that are not a list", "body.tags", { tags: "cold" }],
     ["an unknown field", "body.color", { color: "red" }],
   ];

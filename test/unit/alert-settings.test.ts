@@ -41,6 +41,7 @@ describe("effectiveThreshold", () => {
     ["unusual_activity", 1_000_001],
     ["risk_score_increase", 0.9],
     ["risk_score_increase", 100.1],
+    ["risk_score_increase", 1.5],
     ["risk_score_increase", Number.NaN],
     ["large_transfer", Number.POSITIVE_INFINITY],
   ] as const)("refuses the %s threshold %d", (condition, threshold) => {

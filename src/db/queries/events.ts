@@ -9,6 +9,8 @@ export type AlertEventRow = {
   observed: number;
   suppressed: boolean;
   transactionSignature: string | null;
+  /** One line saying what happened, as the notification says it. */
+  reason: string;
   /** ISO 8601 UTC with Z (see alerts.ts on why it is formatted in SQL). */
   createdAt: string;
   notificationId: string | null;
@@ -39,7 +41,7 @@ export async function listAlertEvents(
   // row more than the page says whether the list goes on.
   const rows = await sql<AlertEventRow[]>`
     select e.id as "eventId", e.condition, e.observed::float8 as observed, e.suppressed,
-           e.transaction_signature as "transactionSignature",
+           e.transaction_signature as "transactionSignature", e.reason,
            to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
            -- alert_id lets the lookup use notifications_alert_idx (event_id has no index).
            (select n.id from notifications n where n.alert_id = e.alert_id and n.event_id = e.id

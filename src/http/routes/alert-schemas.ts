@@ -6,7 +6,7 @@ import type { AlertEventRow } from "../../db/queries/events.ts";
 import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
-import { idSchema, problemResponses, queryInteger, textSchema } from "../schemas.ts";
+import { idSchema, problemResponses, queryInteger, textSchema, wholeNumber } from "../schemas.ts";
 
 export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
 export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
@@ -26,7 +26,7 @@ const Threshold = Type.Number({
   description:
     "large_transfer: amount in the transaction's token units (required); suspicious_counterparty: counterparty " +
     "risk 0–100 (default 75); unusual_activity: multiple of the hourly baseline (default 5); " +
-    "risk_score_increase: points above the baseline (default 10)",
+    "risk_score_increase: whole points above the baseline, 1–100 (default 10)",
 });
 const WebhookUrl = textSchema({
   minLength: 1,
@@ -38,7 +38,7 @@ const Recipient = textSchema({
   maxLength: 254,
   description: "email address (email alerts) or E.164 phone number (sms alerts); defaults to the token's email / phone_number claim",
 });
-const CooldownSeconds = Type.Integer({
+const CooldownSeconds = wholeNumber({
   minimum: 0,
   maximum: MAX_COOLDOWN_SECONDS,
   description: "seconds after a notification during which further firings are recorded but not sent (default 0)",
@@ -151,6 +151,10 @@ export const EventListSchema = Type.Object({
       observed: Type.Number(),
       suppressed: Type.Boolean(),
       transactionSignature: Type.Optional(Type.String()),
+      reason: Type.String({
+        description:
+          'one line saying what fired, e.g. "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)."; the notification sent for the event carries the same (a webhook\'s data.reason)',
+      }),
       createdAt: Type.String({ format: "date-time" }),
       notificationId: Type.Optional(Type.String()),
     }),
@@ -166,6 +170,7 @@ export function eventJson(row: AlertEventRow) {
     observed: row.observed,
     suppressed: row.suppressed,
     ...(row.transactionSignature !== null ? { transactionSignature: row.transactionSignature } : {}),
+    reason: row.reason,
     createdAt: row.createdAt,
     ...(row.notificationId !== null ? { notificationId: row.notificationId } : {}),
   };

@@ -23,7 +23,7 @@ import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerpri
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
-import { described, errorResponses, parseQueryInteger, withLocation } from "../schemas.ts";
+import { NO_STORE, described, errorResponses, noStore, parseQueryInteger, withLocation } from "../schemas.ts";
 import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
 import {
   AlertIdParams,
@@ -88,7 +88,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       // The first answer's secret is gone; the current one is shown only by the rotation that made it.
       throw new ProblemError("conflict", `Idempotency-Key ${key} created alert ${earlier.row.alertId}, whose secret was rotated since; its answer is not replayed`, { headers: { location } });
     }
-    reply.code(201).header("location", location).header("idempotent-replayed", "true");
+    reply.code(201).header("location", location).header("idempotent-replayed", "true").header("cache-control", NO_STORE);
     return { ...earlier.row, ...(earlier.webhookSecret ? { webhookSecret: earlier.webhookSecret } : {}) };
   };
 
@@ -105,9 +105,11 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           body: CreateAlertBody,
           headers: IdempotencyHeaders,
           response: {
-            201: withLocation(CreatedAlertSchema, "risk alert created (or, replayed under its Idempotency-Key, the one it made)", "the risk alert's URL", {
-              "idempotent-replayed": "true when this answer replays an earlier create under the same Idempotency-Key",
-            }),
+            201: noStore(
+              withLocation(CreatedAlertSchema, "risk alert created (or, replayed under its Idempotency-Key, the one it made)", "the risk alert's URL", {
+                "idempotent-replayed": "true when this answer replays an earlier create under the same Idempotency-Key",
+              }),
+            ),
             ...errorResponses(400, 404, 413, 415),
             ...CreateConflictResponse,
           },
@@ -145,7 +147,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         if (inserted.kind === "capped") throw capReached(inserted.cap, inserted.limit, body.walletId);
         if (inserted.kind === "created") {
           const { row } = inserted;
-          reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`);
+          reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`).header("cache-control", NO_STORE);
           // The only time the secret leaves the service (bar a replay before any rotation): the caller must keep it now.
           return { ...row, ...(webhookSecret ? { webhookSecret } : {}) };
         }
@@ -255,7 +257,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { scope: "alerts:read" },
         schema: {
           tags: TAGS,
-          summary: "What a risk alert fired, newest first, with the notification each firing produced",
+          summary: "What a risk alert fired and why, newest first, with the notification each firing produced",
           params: AlertIdParams,
           querystring: EventsQuery,
           response: { 200: described(EventListSchema, "what the alert fired, newest first, one page"), ...errorResponses(400, 404) },

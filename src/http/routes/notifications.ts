@@ -18,7 +18,7 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { described, errorResponses, idSchema, isoDate, withLocation } from "../schemas.ts";
+import { NO_STORE, described, errorResponses, idSchema, isoDate, noStore, withLocation } from "../schemas.ts";
 import { QUOTA_TIMEOUT_MS, takeTestQuota } from "./test-quota.ts";
 import { withTimeout } from "../../with-timeout.ts";
 
@@ -125,10 +125,10 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["risk alerts"],
           summary: "Replace a webhook alert's signing secret; the old one keeps signing for 24 hours",
           params: AlertIdParams,
-          response: { 200: described(RotatedSecret, "the new signing secret; the previous one still verifies for 24 hours"), ...errorResponses(400, 404, 409, 413, 415) },
+          response: { 200: noStore(described(RotatedSecret, "the new signing secret; the previous one still verifies for 24 hours")), ...errorResponses(400, 404, 409, 413, 415) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         assertNoBody(request.body);
         const { alertId } = request.params;
         const now = deps.now();
@@ -137,6 +137,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const result = await rotateWebhookSecret(deps.sql, request.caller.sub, alertId, webhookSecret, expiresAt, now);
         if (!result) throw notFound(`alert ${alertId}`);
         if (!result.rotated) throw new ProblemError("conflict", `alert ${alertId} is not a webhook alert: it has no secret to rotate`);
+        reply.header("cache-control", NO_STORE);
         return { webhookSecret, previousSecretExpiresAt: expiresAt.toISOString() };
       },
     );

@@ -15,7 +15,7 @@ import { findLabels } from "../../db/queries/risk-labels.ts";
 import { applyLabels, removeLabels } from "../../pipeline/relabel.ts";
 import { INGEST_BODY_LIMIT } from "../app.ts";
 import { invalid, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, described, errorResponses, textSchema } from "../schemas.ts";
+import { AddressSchema, assertAddress, described, errorResponses, textSchema, wholeNumber } from "../schemas.ts";
 
 export const MAX_LABELS = 10_000;
 
@@ -27,7 +27,7 @@ const LabelSchema = Type.Object(
   {
     address: AddressSchema,
     category: Type.Enum(LABEL_CATEGORIES, { description: "what the address is" }),
-    score: Type.Integer({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
+    score: wholeNumber({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
     source: Type.Optional(
       SourceSchema(
         "the list the label comes from, e.g. ofac-sdn; null or absent when none. A label is kept per address and source: another source's label of the same address stays",
