@@ -128,6 +128,31 @@ function saysUnavailable({ code, message }: ChainLink): boolean {
 }
 
 /**
+ * Redis's answers to a write that it takes no writes for now, while it answers everything else:
+ * full at maxmemory (noeviction), a read-only replica, unable to persist, short of replicas.
+ * A PING does not see them (it is no write), so a readiness check that pinged said ready while
+ * every enqueue failed. The word Redis begins its answer with, and what it means for /readyz.
+ */
+const REDIS_WRITE_REFUSALS: Readonly<Record<string, string>> = {
+  OOM: "full at maxmemory",
+  READONLY: "a read-only replica",
+  MISCONF: "unable to persist to disk",
+  NOREPLICAS: "too few replicas in reach",
+};
+
+export type WriteRefusal = { code: string; meaning: string; message: string };
+
+/** Redis's refusal of a write for now (see REDIS_WRITE_REFUSALS), from its own reply; undefined for anything else. */
+export function redisWriteRefusal(error: unknown): WriteRefusal | undefined {
+  for (const { name, message } of errorChain(error)) {
+    if (typeof name !== "string" || !REDIS_CLIENT_ERRORS.has(name) || typeof message !== "string") continue;
+    const code = /^[A-Z]+/.exec(message)?.[0];
+    if (code && code in REDIS_WRITE_REFUSALS) return { code, meaning: REDIS_WRITE_REFUSALS[code]!, message };
+  }
+  return undefined;
+}
+
+/**
  * BullMQ's check of a new Redis connection, which reads the server's version from the INFO answer
  * as text, got an answer that is not text: the connection's answers are out of step with its
  * commands, or REDIS_URL does not lead to a Redis. BullMQ's own words for it ("doc.split is not a

@@ -1,6 +1,6 @@
 // Whether a process can do its work now: PostgreSQL and Redis answer within a bound, accept
 // its settings (PostgreSQL with a connection left for it: a full server's 53300 is a refusal,
-// named with what to do, not "cannot be reached"), PostgreSQL takes writes, and the database's
+// named with what to do, not "cannot be reached"), both take writes, and the database's
 // schema is the one the code was built for. The API's /readyz and the worker's answer the same
 // question the same way (a worker waiting for Redis, or failing every job on a schema behind
 // it, is not ready however well its metrics server answers). A process whose role may not read
@@ -10,17 +10,31 @@
 // Both answer without credentials, so a refusal is named there only by service and kind
 // ("PostgreSQL refused the connection (see the log)"): the server's own words name the role,
 // the database or the Redis user. Those go to the log, once each time the refusal changes.
+//
+// Redis is asked with a write, not a PING: a Redis full at maxmemory (noeviction), read-only or
+// unable to persist answers PING and refuses every enqueue, and /readyz said ready while 27 of
+// 30 ingests were answered 503. The write is one SET of a key under the queue prefix that expires
+// on its own: one round trip, as the PING was, and nothing left behind.
 import type { Config } from "./config.ts";
 import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, migrationsTableRefusal, type SchemaState } from "./db/schema-version.ts";
-import { describeRefusal, errorSummary, misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
-import { errorKind } from "./log-repeats.ts";
+import {
+  describeRefusal,
+  errorSummary,
+  misconfiguredSetting,
+  redisWriteRefusal,
+  type Misconfiguration,
+  type WriteRefusal,
+} from "./dependency-errors.ts";
+import { errorKind, REPEAT_LOG_WINDOW_MS } from "./log-repeats.ts";
 import type { Logger } from "./logger.ts";
 import { redactUrl } from "./redact-url.ts";
 import { trackConnectionError } from "./redis.ts";
 import { TimedOut, withTimeout } from "./with-timeout.ts";
 
 const CHECK_TIMEOUT_MS = 2_000;
+/** How long the Redis probe's key lives: it only has to be written. */
+const PROBE_KEY_TTL_MS = 5_000;
 
 export type Readiness =
   | { ready: true }
@@ -45,31 +59,37 @@ const SCHEMA_VERSION_REFUSED = {
   retryAfter: 30,
 };
 
-export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & { config: Pick<Config, "databaseUrl" | "redisUrl"> };
+export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & { config: Pick<Config, "databaseUrl" | "redisUrl" | "queuePrefix"> };
 
 export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
   const schemaState = createSchemaCheck(deps.sql);
   const redisConnectionError = trackConnectionError(deps.redis);
   const noteRefusal = createRefusalLog(deps.logger, deps.config);
   const noteSchemaRead = createSchemaReadLog(deps.logger);
+  const noteWriteRefusal = createWriteRefusalLog(deps.logger);
+  const noteSilence = createSilenceLog(deps.logger);
+  // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
+  // standby after a failover onto it, or a primary set read-only (default_transaction_read_only).
+  const postgresProbe = oneAtATime(async () => {
+    const [row] = await deps.sql<{ readOnly: boolean }[]>`
+      select pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as "readOnly"`;
+    return row?.readOnly ?? false;
+  });
+  const probeKey = `${deps.config.queuePrefix}:readyz`;
+  const redisProbe = oneAtATime(() => deps.redis.set(probeKey, "1", "PX", PROBE_KEY_TTL_MS));
   return async () => {
-    const [postgres, redis] = await Promise.all([
-      // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
-      // standby after a failover onto it, or a primary set read-only (default_transaction_read_only).
-      withinBound(async () => {
-        const [row] = await deps.sql<{ readOnly: boolean }[]>`
-          select pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as "readOnly"`;
-        return row?.readOnly ?? false;
-      }),
-      withinBound(() => deps.redis.ping()),
-    ]);
-    // Ping fails with ioredis's words when the connection is not ready; why it is not, the
+    const [postgres, redis] = await Promise.all([withinBound(postgresProbe), withinBound(redisProbe)]);
+    noteSilence("PostgreSQL", postgres);
+    noteSilence("Redis", redis);
+    const writeRefusal = redis.ok ? undefined : redisWriteRefusal(redis.error);
+    noteWriteRefusal(redis.ok, writeRefusal);
+    // A command fails with ioredis's words when the connection is not ready; why it is not, the
     // connection's last error says.
-    const redisRefusal = redis.ok ? undefined : refusalOf(redis.error, redisConnectionError());
+    const redisRefusal = redis.ok || writeRefusal ? undefined : refusalOf(redis.error, redisConnectionError());
     const postgresRefusal = postgres.ok ? undefined : refusalOf(postgres.error);
     noteRefusal("PostgreSQL", postgres.ok, postgresRefusal);
     noteRefusal("Redis", redis.ok, redisRefusal);
-    const redisProblem = redis.ok ? undefined : publicProblem(redisRefusal);
+    const redisProblem = redis.ok ? undefined : writeRefusal ? writesRefused(writeRefusal) : publicProblem(redisRefusal);
     const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : publicProblem(postgresRefusal);
     if (postgresProblem || redisProblem) return notReady([["PostgreSQL", postgresProblem], ["Redis", redisProblem]]);
     const read = await withinBound(schemaState);
@@ -99,6 +119,62 @@ function publicProblem(refused: Misconfiguration | undefined): Problem {
 }
 
 type Service = Misconfiguration["service"];
+
+/** Redis answers but takes no writes: named by its meaning (the server's words go to the log); asked again soon, it may pass. */
+const writesRefused = (refusal: WriteRefusal): Problem => ({ reason: `Redis refuses writes: ${refusal.meaning} (see the log)`, retryAfter: 5 });
+
+/**
+ * Logs Redis's refusal of writes in its own words, at warn, once each time its kind changes (not
+ * on every probe), and once that it takes writes again. Nothing to change in the settings: it
+ * clears when memory, the disk or the replicas do (README, Production settings).
+ */
+function createWriteRefusalLog(logger: Logger) {
+  let logged: WriteRefusal | undefined;
+  return (answered: boolean, refusal: WriteRefusal | undefined): void => {
+    if (answered) {
+      if (!logged) return;
+      logged = undefined;
+      logger.info("readiness: Redis takes writes again");
+      return;
+    }
+    if (!refusal || logged?.code === refusal.code) return;
+    logged = refusal;
+    logger.warn(
+      { code: refusal.code, cause: refusal.message },
+      `readiness: Redis refuses writes (${refusal.meaning}): every enqueue fails; /readyz answers 503 until it takes them`,
+    );
+  };
+}
+
+/**
+ * Logs a service that neither answers nor refuses within the bound (a frozen server, a network
+ * partition), which raises no error anywhere: a worker's jobs only wait, and its log said nothing
+ * for as long as it lasted. At warn once a minute while it lasts, and once at info when the
+ * service answers again.
+ */
+function createSilenceLog(logger: Logger, now: () => number = Date.now) {
+  const silence = new Map<Service, { since: number; warnedAt: number }>();
+  return (service: Service, probe: Probe<unknown>): void => {
+    const seen = silence.get(service);
+    if (probe.ok) {
+      if (!seen) return;
+      silence.delete(service);
+      logger.info({ silentForMs: now() - seen.since }, `readiness: ${service} answers again`);
+      return;
+    }
+    // An answer that is an error (refused, reset) is an outage the service's clients report.
+    if (probe.error !== undefined) return;
+    const at = now();
+    if (seen && at - seen.warnedAt < REPEAT_LOG_WINDOW_MS) return;
+    // From the start of the first probe that got no answer.
+    const since = seen?.since ?? at - CHECK_TIMEOUT_MS;
+    silence.set(service, { since, warnedAt: at });
+    logger.warn(
+      { timeoutMs: CHECK_TIMEOUT_MS, silentSince: new Date(since).toISOString() },
+      `readiness: ${service} did not answer within ${CHECK_TIMEOUT_MS} ms (its connections are open but no answer comes); work that needs it waits, and /readyz answers 503 until it answers`,
+    );
+  };
+}
 
 /**
  * Logs what /readyz leaves out: a service's refusal in its own words, with the setting to check
@@ -157,6 +233,43 @@ function createSchemaReadLog(logger: Logger) {
     logged = kind;
     if (refusal) logger.error({ code: kind }, `readiness: ${refusal} /readyz answers 503 until it is granted`);
     else logger.warn({ err: read.error }, `readiness: the schema version could not be read (${errorSummary(read.error)}); /readyz answers 503 until it can`);
+  };
+}
+
+/**
+ * The probe still in flight, if there is one, instead of a new one: a server that does not
+ * answer would otherwise hold one more waiting query for every probe (a load balancer asks
+ * every few seconds), all sent at once when it answers again.
+ */
+function oneAtATime<T>(probe: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= probe().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}
+
+/**
+ * Runs the check every intervalMs, one at a time, for its log lines: a worker's /readyz is asked
+ * only when WORKER_METRICS_PORT is set and something polls it, and a worker whose PostgreSQL
+ * froze logged nothing for as long as it lasted.
+ */
+export function checkReadinessEvery(check: () => Promise<Readiness>, intervalMs: number): { stop: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void check().catch(() => {}).finally(schedule), intervalMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }
 

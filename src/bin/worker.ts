@@ -18,7 +18,7 @@ import { keepReconcileScheduled, upsertReconcileSchedule, type ScheduleKeeper } 
 import { watchActivityCounters, type CountersWatch } from "../pipeline/activity-reseed-watch.ts";
 import { QUEUES } from "../queue/names.ts";
 import { chosenQueues, runWorkers, type RunningWorkers } from "../queue/run-workers.ts";
-import { createReadinessCheck } from "../readiness.ts";
+import { checkReadinessEvery, createReadinessCheck } from "../readiness.ts";
 import { onStopSignal } from "../signals.ts";
 
 const config = loadConfigOrExit({ worker: true });
@@ -28,6 +28,11 @@ const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
 const jobMetrics = createJobMetrics(registry);
 const metrics = [jobMetrics, createEvaluationMetrics(registry, deps.alertRules)];
+// One check for /readyz and for the worker's own probe below, so that each logs a change once.
+const readiness = createReadinessCheck(deps);
+/** How often the worker checks its readiness by itself, for the log (a frozen PostgreSQL is said nowhere else). */
+const SELF_CHECK_MS = 10_000;
+let selfCheck: { stop: () => void } | undefined;
 let running: RunningWorkers | undefined;
 let keeper: ScheduleKeeper | undefined;
 let countersWatch: CountersWatch | undefined;
@@ -38,6 +43,7 @@ let stopping = false;
 onStopSignal(
   async () => {
     stopping = true;
+    selfCheck?.stop();
     keeper?.stop();
     countersWatch?.stop();
     // Active jobs get a bounded time to finish; the rest are taken over by other workers.
@@ -49,7 +55,7 @@ onStopSignal(
 );
 if (config.workerMetricsPort !== undefined) {
   const port = config.workerMetricsPort;
-  metricsServer = await startMetricsServer(registry, port, config.admin, config.host, createReadinessCheck(deps)).catch((error: unknown) => {
+  metricsServer = await startMetricsServer(registry, port, config.admin, config.host, readiness).catch((error: unknown) => {
     stopping = true;
     return exitOnListenFailure(error, {
       logger: deps.logger,
@@ -80,6 +86,7 @@ if (!stopping) {
   // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
   // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
   keeper = keepReconcileScheduled(deps);
+  selfCheck = checkReadinessEvery(readiness, SELF_CHECK_MS);
   // Without Redis the workers wait for it; say so, or the missing "worker started" looks like a hang.
   if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; the worker starts when it is");
   await upsertReconcileSchedule(deps.queues).catch((error: unknown) =>

@@ -13,6 +13,7 @@ import { createWorkerRedis } from "../redis.ts";
 import { logRefusedSetting } from "../refused-setting.ts";
 import { createConnectionFaultExit, exitWhenProducersUnusable } from "./connection-fault.ts";
 import { retryScheduleBackoff } from "./disabled-notices.ts";
+import { createOutageFailureLog } from "./outage-failures.ts";
 import { DELIVERY_CONCURRENCY, makeDeliverProcessor } from "./jobs/deliver.ts";
 import { makeEmailQueueProcessor } from "./jobs/email-queue.ts";
 import { makeEvaluateBatchProcessor } from "./jobs/evaluate-batch.ts";
@@ -114,10 +115,10 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
   exitWhenProducersUnusable(deps.queues, fault);
   // One for all of the process's workers: a Redis outage is one problem, not one per queue.
   const warnWorkerError = createRepeatedWarning(deps.logger, "worker error");
-  // While PostgreSQL or Redis is away every job fails (and is retried): hundreds a minute
-  // under load, each one the same story. Any other failure is logged each time, and so is
-  // every job given up (jobFailure says which is which).
-  const warnJobUnavailable = createRepeatedWarning(deps.logger, "job failed: a backing service is unavailable");
+  // While PostgreSQL or Redis is away every job fails, and runs again: hundreds a minute under
+  // load, summed up once a minute (outage-failures.ts). Any other failure is logged each time,
+  // and so is every job given up for good (jobFailure says which is which).
+  const logOutageFailure = createOutageFailureLog(deps.logger);
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
@@ -160,7 +161,7 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       // jobRuns: BullMQ's runs of the job, which a delivery's attempts are not (its
       // notification's attempt_count; logged as "attempts", it read 1 beside "gave up after 3 attempts").
       const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade, ...notificationOf(job) };
-      if (jobFailure(job, error) === "outage") return warnJobUnavailable(error, fields);
+      if (jobFailure(job, error) === "outage") return logOutageFailure(name, error, fields);
       deps.logger.warn({ ...fields, err: error }, "job failed");
     });
     for (const metrics of options.metrics ?? []) metrics.watch(worker);
@@ -201,17 +202,20 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
 }
 
 /**
- * How a failed run is logged. A job given up (UnrecoverableError: a notification whose schedule
- * ran out or that its receiver refused for good; or BullMQ's attempts spent) is work that will
- * not be done: `job failed` each time, whatever its error says. Otherwise an outage of our
- * PostgreSQL or Redis (the job runs again) is said once a minute per kind: an error of those
- * clients only (isUnavailableError), not a receiver's or provider's words in ours (a
- * disabled-alert notice's "ECONNREFUSED: connect ECONNREFUSED" when the SMTP server is away).
+ * How a failed run is logged. A job given up for good (UnrecoverableError: a notification whose
+ * schedule ran out or that its receiver refused for good) is work that will not be done: `job
+ * failed` each time, whatever its error says. An outage of our PostgreSQL or Redis is said once
+ * a minute per kind (outage-failures.ts): an error of those clients only (isUnavailableError),
+ * not a receiver's or provider's words in ours (a disabled-alert notice's "ECONNREFUSED: connect
+ * ECONNREFUSED" when the SMTP server is away). Such a job runs again even when BullMQ's attempts
+ * are spent (an evaluation job has one): its work is still owed in PostgreSQL, and the
+ * reconciler's next sweep starts it afresh. Any other job whose attempts ran out is given up.
  */
 export function jobFailure(job: Pick<Job, "finishedOn"> | undefined, error: unknown): "given up" | "outage" | "failed" {
+  if (isUnrecoverable(error)) return "given up";
+  if (isUnavailableError(error)) return "outage";
   // BullMQ stamps finishedOn only on a job it gives up (as job-metrics.ts reads it).
-  if (isUnrecoverable(error) || job?.finishedOn !== undefined) return "given up";
-  return isUnavailableError(error) ? "outage" : "failed";
+  return job?.finishedOn !== undefined ? "given up" : "failed";
 }
 
 function isUnrecoverable(error: unknown): boolean {

@@ -1,5 +1,5 @@
 // How the worker's 'failed' handler reads a failed run (run-workers.ts jobFailure): given up,
-// an outage of our PostgreSQL or Redis (logged once a minute), or any other failure. The
+// an outage of our PostgreSQL or Redis (logged once a minute, attempts left or not), or any other failure. The
 // errors are the clients' own, from a port nothing listens on; the channel errors are the
 // words deliver.ts and disabled-notice.ts throw for a receiver or SMTP server that refused.
 import { UnrecoverableError } from "bullmq";
@@ -55,8 +55,13 @@ describe("the kind of a failed job run", () => {
     // Also when the job object is missing from the event, and by name (another copy of bullmq).
     expect(jobFailure(undefined, new UnrecoverableError("ECONNRESET: read ECONNRESET (gave up after 8 attempts)"))).toBe("given up");
     expect(jobFailure(undefined, Object.assign(new Error("ECONNREFUSED: connect ECONNREFUSED"), { name: "UnrecoverableError" }))).toBe("given up");
-    // BullMQ's attempts spent (it stamps finishedOn only then), on a real PostgreSQL outage.
+    // BullMQ's attempts spent (it stamps finishedOn only then) on any other error.
+    expect(jobFailure({ finishedOn: Date.now() }, new Error("ECONNREFUSED: connect ECONNREFUSED"))).toBe("given up");
+  });
+
+  it("takes a job whose attempts ran out on a PostgreSQL outage for an outage: the reconciler starts it afresh", () => {
+    // An evaluation job has one attempt: every batch of an outage was spent, and logged, at once.
     const outage = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED", syscall: "connect" });
-    expect(jobFailure({ finishedOn: Date.now() }, outage)).toBe("given up");
+    expect(jobFailure({ finishedOn: Date.now() }, outage)).toBe("outage");
   });
 });

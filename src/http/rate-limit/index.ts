@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Deps } from "../../deps.ts";
 import { createRepeatedWarning } from "../../log-repeats.ts";
+import { trackConnectionError } from "../../redis.ts";
 import { ProblemError } from "../problem.ts";
 import { startRateLimitSync } from "./redis-sync.ts";
 import { createWindowCounter } from "./window-counter.ts";
@@ -23,10 +24,19 @@ export function createRateLimiter(app: FastifyInstance, deps: Deps): RateLimiter
     onError: createRepeatedWarning(deps.logger, "rate-limit counts could not reach Redis"),
   });
   app.addHook("onClose", async () => sync.stop());
+  // The error handler logs the 503s of failed requests, not a refusal such as this one: without
+  // this, an outage of Redis left the API's log with request lines only. The same words and
+  // pace as the error handler's (once a minute per kind of error).
+  const warnUnavailable = createRepeatedWarning(deps.logger, "dependency unavailable");
+  const connectionError = trackConnectionError(deps.redis);
 
   return (caller, reply) => {
     // Redis down means 503 for every /v1 request (DESIGN.md section 3), cheaply known here.
     if (deps.redis.status !== "ready") {
+      warnUnavailable(connectionError() ?? new Error(`Redis is not connected (${deps.redis.status})`), {
+        requestId: reply.request.id,
+        setting: "REDIS_URL",
+      });
       return new ProblemError("unavailable", "a backing service is unavailable; retry shortly", {
         headers: { "retry-after": "5" },
       });

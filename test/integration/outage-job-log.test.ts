@@ -1,0 +1,84 @@
+// PostgreSQL goes away under an evaluation worker while batches keep arriving (the API reaches
+// PostgreSQL; the worker does not). Each evaluation job has one attempt, so each failed one is
+// spent at once; in an operator's review that was one `job failed` warning, with an unrelated
+// stack, per batch (94 in 150 s). None of it is lost: the reconciler starts each afresh. So the
+// log says it once per kind of error, with the count and queue, and that the work runs again
+// (README, Monitoring) — and the reconciler does evaluate every batch once PostgreSQL is back.
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { storeTransactionBatch } from "../../src/ingest/store.ts";
+import { createLogger } from "../../src/logger.ts";
+import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
+import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
+import { QUEUES } from "../../src/queue/names.ts";
+import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
+import { settled, tx, waitFor } from "../helpers/pipeline.ts";
+import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+
+let t: TestApp;
+let proxy: TcpProxy;
+let deps: Deps;
+let channels: Channels;
+let running: RunningWorkers;
+const logLines: string[] = [];
+let failedRuns = 0;
+
+beforeAll(async () => {
+  t = await startTestApp("outage-job-log");
+  proxy = await startTcpProxy(endpointOf(t.config.databaseUrl, 5432));
+  const config = loadConfig(testEnv({ DATABASE_URL: throughProxy(t.config.databaseUrl, proxy), QUEUE_PREFIX: t.config.queuePrefix }));
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  deps = createDeps(config, { logger: createLogger("info", sink) });
+  channels = createChannels(config, deps.logger);
+  running = runWorkers({ ...deps, channels }, { queues: [QUEUES.transactions] });
+  for (const worker of running.workers) worker.on("failed", () => failedRuns++);
+});
+afterAll(async () => {
+  await running?.close();
+  await channels?.close();
+  await deps?.close();
+  await proxy?.close();
+  await t?.close();
+});
+
+type LogLine = { level: number; msg: string; err?: unknown; stack?: unknown; failedJobsByQueue?: Record<string, number>; cause?: string };
+const linesFrom = (from: number): LogLine[] => logLines.slice(from).map((line) => JSON.parse(line) as LogLine);
+
+describe("evaluation jobs failing while PostgreSQL cannot be reached", () => {
+  it("logs twenty spent evaluation jobs once per kind of error, without a stack, saying they run again; the reconciler evaluates them all", async () => {
+    const from = logLines.length;
+    await proxy.cut();
+    try {
+      for (let i = 0; i < 20; i++) await storeTransactionBatch(t.deps, [tx({ amount: 1, blockTime: 1_718_000_000 + i })]);
+      await waitFor("every evaluation job to fail", async () => failedRuns >= 20, 60_000);
+    } finally {
+      await proxy.restore();
+    }
+    const lines = linesFrom(from);
+    const perJob = lines.filter((line) => line.msg === "job failed");
+    expect(perJob, JSON.stringify(perJob[0])).toEqual([]);
+    const summaries = lines.filter((line) => line.msg.startsWith("job failed: a backing service is unavailable"));
+    expect(summaries.length).toBeGreaterThan(0);
+    // One per kind of error (the refused connections; at most a dropped one besides).
+    expect(summaries.length, JSON.stringify(summaries)).toBeLessThanOrEqual(2);
+    for (const line of summaries) {
+      expect(line.level).toBe(40);
+      expect(line.msg).toContain("re-enqueued by the reconciler");
+      expect(line.failedJobsByQueue).toEqual({ transactions: expect.any(Number) });
+      expect(line.cause).toMatch(/ECONNREFUSED|ECONNRESET|CONNECTION/);
+      expect(JSON.stringify(line)).not.toContain('"stack"');
+    }
+
+    // What the line promises: the reconciler's sweep starts the spent jobs afresh.
+    await runReconcileOnce(t.deps, { graceMs: 0 });
+    await settled(t, 60_000);
+  }, 120_000);
+});
