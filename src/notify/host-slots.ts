@@ -44,6 +44,15 @@
 // while attempts are in flight or jobs are due back; a receiver that answers quickly again after
 // being slow starts a new one.
 //
+// Silence is time with attempts in flight and none of them answered: since the latest attempt
+// ended or, if later, since the oldest one now in flight began. Time with nothing in flight is
+// quiet, not silence. Counted from the latest end alone, a quiet spell read as a receiver that
+// hangs as soon as a burst filled its slots at once (as jobs held by a PostgreSQL stall are
+// released): after 70 s of stall, 240 of 580 webhooks to a receiver answering in 1 ms stepped
+// aside for 100 s and more, the last sent 5 minutes later; after an hour's quiet each job over the
+// cap waited 262 s, and a receiver whose cap had grown past the owner's bound on slow receivers
+// was held to it.
+//
 // A receiver is what one party controls: a registrable domain, or an address (receiverOf).
 
 import { isIP } from "node:net";
@@ -116,8 +125,12 @@ type HostState = Line & {
   ended: boolean;
   /** What one attempt takes: the latest when slow, else an average of the quick ones; 0 before any ended. */
   attemptMs: number;
-  /** When an attempt last ended (or, before any did, when the first began). */
-  lastEndedAt: number;
+  /**
+   * Since when the attempts in flight have gone unanswered: when the latest attempt ended or, if
+   * later, when the oldest one now in flight began. Set as a slot is taken with none in flight:
+   * the start of a busy spell is that oldest one's start unless an attempt has ended since.
+   */
+  silentSince: number;
 };
 
 /** Weight of the newest quick attempt in the average. */
@@ -142,7 +155,7 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
 
   /** Not known to answer quickly: its latest attempt was slow, none has ended yet, or every one in flight has been silent for slowMs. */
   const unproven = (state: HostState, at: number) =>
-    state.slow || !state.ended || (state.inFlight > 0 && at - state.lastEndedAt >= options.slowMs);
+    state.slow || !state.ended || (state.inFlight > 0 && at - state.silentSince >= options.slowMs);
 
   /** The slots held now by the owner's receivers not known to answer quickly. */
   const slowSlotsOf = (owner: OwnerState, at: number) => {
@@ -154,7 +167,7 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
   /** A receiver at its cap: what one attempt takes, and over how many slots. */
   const paceOfHost = (state: HostState, at: number): Pace => {
     // Every slot busy and no attempt back for silentFor: attempts take at least that long.
-    const silentFor = at - state.lastEndedAt;
+    const silentFor = at - state.silentSince;
     const slow = state.slow || silentFor >= options.slowMs;
     return { attemptMs: Math.max(state.attemptMs, silentFor), slow, slots: slow ? state.cap : options.ceiling * QUICK_LINE_HASTE };
   };
@@ -194,12 +207,14 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
         slow: false,
         ended: false,
         attemptMs: 0,
-        lastEndedAt: at,
+        silentSince: at,
         lineEndsAt: at,
         dueBackBy: at,
       };
       if (state.inFlight >= state.cap) return false;
       if (unproven(state, at) && slowSlotsOf(owner, at) >= slowSlotsPerOwner) return false;
+      // The first attempt in flight after a quiet spell: silence starts now, not at the last attempt's end.
+      if (state.inFlight === 0) state.silentSince = at;
       state.inFlight++;
       owner.hosts.set(host, state);
       owner.busy.add(state);
@@ -226,7 +241,7 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
       }
       state.slow = !quick;
       state.ended = true;
-      state.lastEndedAt = at;
+      state.silentSince = at;
       if (state.inFlight === 0) owner.busy.delete(state);
       // Nothing to remember of a receiver back at the floor with nothing in flight or stepping aside,
       // nor of an owner with no receiver left and no job due back from its line.

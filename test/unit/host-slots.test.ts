@@ -134,6 +134,72 @@ describe("createHostSlots, per owner", () => {
   });
 });
 
+describe("createHostSlots after a quiet spell", () => {
+  /** As deliver.ts sets them: 200 slots, a floor of 20, 5 s counts as slow, 40 slots for an owner's slow receivers. */
+  const afterQuiet = (quietMs: number, quickAnswers: number) => {
+    const clock = { now: 1_000_000 };
+    const slots = createHostSlots({
+      floor: 20,
+      ceiling: 200,
+      slowMs: 5_000,
+      slowSlotsPerOwner: 40,
+      stepAsideMs: 1_000,
+      maxStepAsideMs: 5 * 60_000,
+      now: () => clock.now,
+      random: () => 0.999, // the longest least wait: 1.5 s
+    });
+    // A receiver that answered in 300 ms, one attempt at a time: its cap grew past the floor, so it is remembered.
+    for (let i = 0; i < quickAnswers; i++) {
+      expect(slots.tryTake(OWNER, "quick.example")).toBe(true);
+      clock.now += 300;
+      slots.give(OWNER, "quick.example", { durationMs: 300, answered: true });
+    }
+    // Then nothing to send, and then a burst all at once (as jobs held by a PostgreSQL stall are released).
+    clock.now += quietMs;
+    return { slots, clock };
+  };
+  /** A burst of `count` jobs to the receiver at one moment: how many got a slot, and how long each of the others steps aside. */
+  const burst = (slots: ReturnType<typeof createHostSlots>, count: number) => {
+    let taken = 0;
+    const waits: number[] = [];
+    for (let i = 0; i < count; i++) {
+      if (slots.tryTake(OWNER, "quick.example")) taken++;
+      else waits.push(slots.stepAside(OWNER, "quick.example"));
+    }
+    return { taken, waits };
+  };
+
+  for (const [label, quietMs] of [["a minute", 60_000], ["an hour", 3_600_000]] as const) {
+    it(`does not take ${label} with nothing to send for silence: a burst filling every slot of a receiver that answers quickly steps aside for a second or so`, () => {
+      const { slots } = afterQuiet(quietMs, 1);
+      const { taken, waits } = burst(slots, 100);
+      expect(taken).toBe(21);
+      expect(waits).toHaveLength(79);
+      // Counted as silence, the quiet spell sent them away for minutes (up to the 5-minute bound).
+      expect(Math.max(...waits)).toBeLessThanOrEqual(1_500);
+    });
+
+    it(`does not hold a receiver that answers quickly to the owner's bound on slow receivers after ${label} with nothing to send`, () => {
+      const { slots } = afterQuiet(quietMs, 60);
+      expect(slots.capOf(OWNER, "quick.example")).toBe(80);
+      const { taken, waits } = burst(slots, 100);
+      // Counted as silence, the quiet spell made it "not known to answer quickly": 40 taken, and
+      // the other 60 sent to the owner's line for as long as the quiet spell, up to 5 minutes.
+      expect(taken).toBe(80);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(1_500);
+    });
+  }
+
+  it("still counts silence from when the burst's attempts began: every slot busy and nothing back for 10 s", () => {
+    const { slots, clock } = afterQuiet(3_600_000, 60);
+    burst(slots, 80);
+    clock.now += 10_000;
+    expect(slots.stepAside(OWNER, "quick.example")).toBeGreaterThanOrEqual(10_000);
+    // Silent past slowMs, its 80 attempts in flight fill the owner's bound: a new receiver waits.
+    expect(slots.tryTake(OWNER, "new.example")).toBe(false);
+  });
+});
+
 describe("receiverOf", () => {
   it("names a receiver by its registrable domain, whatever the subdomain, port, case or trailing dot", () => {
     expect(receiverOf("https://Hooks.Example.com/a?b=1")).toBe("example.com");
