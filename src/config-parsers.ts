@@ -117,7 +117,8 @@ export function durationBetween(minMs: number, maxMs: number) {
   };
 }
 
-const formatMs = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
+const formatMs = (ms: number): string =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
 
 export function minLength(length: number) {
   return (raw: string): string => {

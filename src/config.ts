@@ -38,6 +38,11 @@ export type Config = Readonly<{
     jwksUrl: string | undefined;
     issuer: string | undefined;
     audience: string | undefined;
+    /**
+     * The oldest a token may be, by its `iat`, in milliseconds (jose's maxTokenAge); undefined:
+     * no cap beyond its own `exp`. Optional, so that a verifier set up by hand (a test) need not name it.
+     */
+    maxTokenAgeMs?: number | undefined;
   }>;
   smtpUrl: string | undefined;
   emailFrom: string;
@@ -97,6 +102,12 @@ export type Config = Readonly<{
    * PostgreSQL that stops answering raises no error, and the request would wait with it.
    */
   requestTimeoutMs: number;
+  /**
+   * How long a client may take to send a whole request (request line, headers and body) before
+   * the connection is closed: a body trickled in a byte at a time would otherwise hold it open
+   * for as long as the client likes.
+   */
+  requestReceiveTimeoutMs: number;
   logLevel: string;
   queuePrefix: string;
 }>;
@@ -145,6 +156,8 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
       jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
       issuer: optional("JWT_ISSUER", (v) => v),
       audience: optional("JWT_AUDIENCE", (v) => v),
+      // Below a minute the 30 s clock tolerance is most of it; a year is no cap anyone needs.
+      maxTokenAgeMs: optional("JWT_MAX_TOKEN_AGE", durationBetween(60_000, 8_760 * 3_600_000)),
     },
     smtpUrl: optional("SMTP_URL", urlWithScheme(["smtp:", "smtps:"])),
     emailFrom: read("EMAIL_FROM", oneMailbox, "wallet-alerts <alerts@localhost>"),
@@ -179,6 +192,9 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000
     // labels over 500 wallets and 150,000 transactions); below a second is a unit typed wrong.
     requestTimeoutMs: read("REQUEST_TIMEOUT", durationBetween(1_000, 300_000), 10_000),
+    // A full 10 MiB ingest body (the largest accepted) at 0.7 Mbit/s, a slow uplink; a client
+    // that sends slower than that has to send smaller batches.
+    requestReceiveTimeoutMs: read("REQUEST_RECEIVE_TIMEOUT", durationBetween(1_000, 1_800_000), 120_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
     queuePrefix: read("QUEUE_PREFIX", (v) => v, DEFAULT_QUEUE_PREFIX),
   };

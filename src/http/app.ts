@@ -10,6 +10,7 @@ import { isApiPath, isApiRoute } from "./api-paths.ts";
 import { authenticate, createTokenVerifier, insufficientScope, type Caller, type Scope } from "./auth.ts";
 import { answerClientError, registerErrorHandling, sendError, sendProblem } from "./error-handler.ts";
 import { trackCompletedRequests } from "./completed-requests.ts";
+import { closeAfterEarlyAnswers, connectionOptions } from "./connection-bounds.ts";
 import { registerJsonBodyParser } from "./json-body.ts";
 import { registerRequestDeadline } from "./request-deadline.ts";
 import { typeStringEnums } from "./openapi-enums.ts";
@@ -67,6 +68,8 @@ export async function buildApp(deps: Deps) {
     // One line per request comes from the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
+    // How long a client may take to send a request, sit idle, keep a connection (connection-bounds.ts).
+    ...connectionOptions(deps.config),
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -101,6 +104,7 @@ export async function buildApp(deps: Deps) {
   app.removeContentTypeParser("text/plain");
   registerJsonBodyParser(app);
   registerErrorHandling(app);
+  closeAfterEarlyAnswers(app);
   // Hot list pages are served from memory for walletListCacheMs; any successful write made
   // through this process clears them, so a caller always reads its own writes: also a write
   // answered 503 at its deadline and carried out afterwards (its retry may be a 409).

@@ -32,6 +32,7 @@ export type TokenVerifier = ((token: string) => Promise<Caller>) & {
 };
 
 const CLOCK_TOLERANCE_SECONDS = 30;
+const ISSUED_IN_THE_FUTURE = `the token's iat claim is more than ${CLOCK_TOLERANCE_SECONDS} s in the future`;
 // Verified tokens are remembered (by their exact text) for a while, so a busy caller does
 // not pay a signature check per request. An entry never outlives the token's own exp
 // (plus the tolerance), nor 5 minutes — so a key withdrawn from the JWKS stops working soon.
@@ -46,10 +47,12 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
     : new TextEncoder().encode(jwt.secret);
   const algorithms = jwt.jwksUrl ? ["RS256", "ES256"] : ["HS256"];
   const verified = createTtlCache<string, Caller>(VERIFIED_TOKEN_CACHE_SIZE, now);
+  const { maxTokenAgeMs } = jwt;
 
   const verify = async (token: string): Promise<Caller> => {
     const known = verified.get(token);
     if (known) return known;
+    const at = now();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, key as Uint8Array, {
@@ -58,12 +61,17 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
         audience: jwt.audience,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ["exp", "sub"],
-        currentDate: new Date(now()),
+        // In seconds; jose then requires iat, and refuses one older than this (plus the tolerance).
+        ...(maxTokenAgeMs === undefined ? {} : { maxTokenAge: maxTokenAgeMs / 1000 }),
+        currentDate: new Date(at),
       }));
     } catch (error) {
       if (error instanceof KeySourceUnavailable) throw keysUnavailable();
-      throw invalidToken(describeJoseError(error));
+      throw invalidToken(describeJoseError(error, maxTokenAgeMs));
     }
+    // jose judges iat only with a maxTokenAge. A token "issued" a year ahead is one minted on a
+    // wrong clock or made to outlive a cap on its age: refused as jose refuses it, beyond the tolerance.
+    if (payload.iat !== undefined && payload.iat > Math.floor(at / 1000) + CLOCK_TOLERANCE_SECONDS) throw invalidToken(ISSUED_IN_THE_FUTURE);
     if (typeof payload.sub !== "string" || payload.sub === "") throw invalidToken("the token has no subject");
     const subjectProblem = subjectIssue(payload.sub);
     if (subjectProblem) throw invalidToken(subjectProblem);
@@ -73,7 +81,9 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
       email: typeof payload.email === "string" ? payload.email : undefined,
       phone: typeof payload.phone_number === "string" ? payload.phone_number : undefined,
     };
-    const expiresAt = Math.min((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000, now() + VERIFIED_TOKEN_MAX_AGE_MS);
+    // Nor, with a cap on a token's age, past the moment the cap refuses it.
+    const agedOutAt = maxTokenAgeMs === undefined ? Infinity : (payload.iat! + CLOCK_TOLERANCE_SECONDS) * 1000 + maxTokenAgeMs;
+    const expiresAt = Math.min((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000, now() + VERIFIED_TOKEN_MAX_AGE_MS, agedOutAt);
     verified.set(token, caller, expiresAt);
     return caller;
   };
@@ -110,8 +120,14 @@ function readScopes(payload: JWTPayload): Set<string> {
   return new Set();
 }
 
-function describeJoseError(error: unknown): string {
+function describeJoseError(error: unknown, maxTokenAgeMs: number | undefined): string {
+  if (error instanceof joseErrors.JWTExpired && error.claim === "iat")
+    return `the token was issued more than ${maxTokenAgeMs! / 1000} s ago, the longest this service accepts; get a new one`;
   if (error instanceof joseErrors.JWTExpired) return "the token has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === "iat") {
+    if (error.reason === "missing") return "the token has no iat claim, which this service needs to cap how old a token may be";
+    if (error.reason === "check_failed") return ISSUED_IN_THE_FUTURE;
+  }
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `the token's ${error.claim} claim is not accepted`;
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return "the token's algorithm is not accepted";
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "the token's signature does not verify";

@@ -1,7 +1,8 @@
 // The OpenAPI document's `webhooks`: every request the service makes to an alert's webhookUrl.
 // There are two: a firing (risk_alert.triggered) and a test sent on request (risk_alert.test),
 // both by the deliver job through channels/webhook.ts. Nothing else goes there: the notice of a
-// disabled alert goes to its owner by email only (queue/jobs/disabled-notice.ts).
+// disabled alert goes to its owner by email, when an address is known, and nowhere else
+// (queue/jobs/disabled-notice.ts). What the answers say is held to README's Notifications section.
 // The bodies come from notify/payload-schema.ts; what each answer leads to is classifyOutcome
 // and marksAlertGone (notify/retry-policy.ts), which the test of this file holds WEBHOOK_ANSWERS to.
 import { DEFAULT_RETRY_SCHEDULE } from "../config.ts";
@@ -19,6 +20,14 @@ type Json = Record<string, unknown>;
 export const WEBHOOK_MEDIA_TYPE = "application/json";
 
 const HOURS = 3_600_000;
+/**
+ * Who hears that an alert was disabled (README, Alert health). A webhook alert has no address of
+ * its own: the email claim of its owner's token is the only one, and a client-credentials token
+ * (a SIEM's, say) usually has none.
+ */
+const OWNER_TOLD =
+  "its owner is told by email only if the token that created the alert, or one that PATCHed it since, carried an email claim; " +
+  "otherwise nobody is told (the service only logs a warning), so watch the alert's status and disabledReason";
 /** One `v1,` and the base64 of an HMAC-SHA256 (32 bytes: 43 characters and one "="). */
 const SIGNATURE = "v1,[A-Za-z0-9+/]{43}=";
 
@@ -55,21 +64,25 @@ export const WEBHOOK_ANSWERS: Readonly<Record<string, { verdict: Verdict; disabl
   const schedule = DEFAULT_RETRY_SCHEDULE.replaceAll(",", ", ");
   const failed = (why: string) =>
     `${why}: the notification fails, with no further attempt, and the alert's failure run starts (or goes on): ` +
-    `an active alert whose notifications keep failing for ${FAILING_DISABLES_AFTER_MS / HOURS} h is disabled, and its owner told by email. Any delivery ends the run`;
+    `an active alert whose notifications keep failing for ${FAILING_DISABLES_AFTER_MS / HOURS} h is disabled, and ${OWNER_TOLD}. Any delivery ends the run`;
   const retried = (what: string) => ({
     verdict: "retry" as const,
     disablesAlert: false,
     retryAfter: true,
     description:
       `${what}: tried again, with the same webhook-id and body, on the retry schedule (RETRY_SCHEDULE, by default ${schedule} after the first attempt, each ±20 %). ` +
-      "Once it runs out, the notification fails as for any other status (default)",
+      `A Retry-After (seconds or an HTTP date) is honoured: the next attempt waits at least that long (clamped to ${RETRY_AFTER_MIN_MS / 1000} s – ${RETRY_AFTER_MAX_MS / HOURS} h), ` +
+      "never less than the schedule's wait, and never as an extra attempt. Once the schedule runs out, the notification fails as for any other status (default)",
   });
   return {
     "2XX": {
       verdict: "delivered",
       disablesAlert: false,
       retryAfter: false,
-      description: `delivered: never sent again. The body is not read for the verdict; its first ${RESPONSE_BODY_LIMIT / 1024} KiB are kept in the attempt log`,
+      description:
+        "delivered: no further attempt is planned. The same notification can still arrive again, under the same webhook-id " +
+        `(an answer that came after the ${DEFAULT_CHANNEL_TIMEOUT_MS / 1000} s timeout; a delivery job that stalled and ran twice), so de-duplicate on webhook-id. ` +
+        `The body is not read for the verdict; its first ${RESPONSE_BODY_LIMIT / 1024} KiB are kept in the attempt log`,
     },
     "408": retried("Request Timeout"),
     "410": {
@@ -77,7 +90,7 @@ export const WEBHOOK_ANSWERS: Readonly<Record<string, { verdict: Verdict; disabl
       disablesAlert: true,
       retryAfter: false,
       description:
-        "Gone: the endpoint is retired. The notification fails, and the alert (if active) is disabled at once, a test's too; its owner is told by email. " +
+        `Gone: the endpoint is retired. The notification fails, and the alert (if active) is disabled at once, a test's too; ${OWNER_TOLD}. ` +
         "It sends nothing until its status is PATCHed back to active",
     },
     "425": retried("Too Early"),
@@ -100,7 +113,7 @@ const RETRY_AFTER_HEADER = {
 const OPERATION_NOTE =
   `Sent with a timeout of ${DEFAULT_CHANNEL_TIMEOUT_MS / 1000} s for the answer's headers and body together; no answer in time, or a network error, is retried as a 5xx is (an address the SSRF guard refuses fails at once). ` +
   "A receiver may get a notification more than once (an answer lost after it was processed): de-duplicate on webhook-id. " +
-  "The notice that an alert was disabled is never sent here: it goes to the owner by email.";
+  "The notice that an alert was disabled is never sent here: it goes by email, and only to an address the owner's token carried.";
 
 function operation(operationId: string, summary: string, description: string, body: Json) {
   return {

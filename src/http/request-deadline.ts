@@ -1,5 +1,6 @@
 // Every request is answered within REQUEST_TIMEOUT of the moment its handler starts (its body
-// received and validated: a slow upload is the client's time, not ours). A PostgreSQL that
+// received and validated: a slow upload is the client's time, not ours, bounded apart by
+// REQUEST_RECEIVE_TIMEOUT, see connection-bounds.ts). A PostgreSQL that
 // stops answering on open connections — a partition, a frozen primary, a long lock wait —
 // raises no error: a statement waits as long as its TCP connection lives, a quarter of an
 // hour or more, and so did the request. Past the deadline the caller gets the 503 that an
