@@ -118,7 +118,9 @@ export function durationBetween(minMs: number, maxMs: number) {
 }
 
 const formatMs = (ms: number): string =>
-  ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
+  ms === 0
+    ? "0s"
+    : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
 
 export function minLength(length: number) {
   return (raw: string): string => {
@@ -189,6 +191,16 @@ export function countryCodes(raw: string): string[] {
     throw new Error(`expected ISO 3166 alpha-2 country codes such as US,CA: ${unknown.join(", ")} ${unknown.length === 1 ? "is not one" : "are not"}${hint}`);
   }
   return codes;
+}
+
+/**
+ * QUEUE_PREFIX: every key of ours starts with it. Blank or with white space, it was taken as
+ * given: keys no one would type into redis-cli, and a prefix of spaces differs from another of
+ * spaces only invisibly, so two deployments could share one without anyone seeing it.
+ */
+export function queuePrefix(raw: string): string {
+  if (raw.trim() === "" || /\s/.test(raw)) throw new Error("expected a key prefix without spaces, such as {wallet-alerts}");
+  return raw;
 }
 
 export function workerQueues(raw: string): string[] | "all" {

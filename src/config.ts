@@ -10,6 +10,7 @@ import {
   commaList,
   countryCodes,
   durationBetween,
+  queuePrefix,
   integerIn,
   listenHost,
   matching,
@@ -174,7 +175,9 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     retryScheduleMs: read("RETRY_SCHEDULE", parseDurationList, parseDurationList(DEFAULT_RETRY_SCHEDULE)),
     workerQueues: read("WORKER_QUEUES", workerQueues, "all" as const),
     evaluationGroupTransactions: read("EVALUATION_GROUP_TRANSACTIONS", integerIn(1, 1_000_000), 10_000),
-    evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", parseDuration, 5_000),
+    // Up to 2 minutes: a worker waiting holds the batches it claimed, and their alerts, that
+    // long behind a hung one; "5h" typed for "5s" held them for hours without a word.
+    evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", durationBetween(0, 120_000), 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", headerValue(16)),
     admin: {
       user: optional("ADMIN_USER", basicAuthUser),
@@ -196,7 +199,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // that sends slower than that has to send smaller batches.
     requestReceiveTimeoutMs: read("REQUEST_RECEIVE_TIMEOUT", durationBetween(1_000, 1_800_000), 120_000),
     logLevel: read("LOG_LEVEL", oneOf(LOG_LEVELS), "info"),
-    queuePrefix: read("QUEUE_PREFIX", (v) => v, DEFAULT_QUEUE_PREFIX),
+    queuePrefix: read("QUEUE_PREFIX", queuePrefix, DEFAULT_QUEUE_PREFIX),
   };
 
   // postgres.js reads a pool size from the URL's query too, but the pool is always given

@@ -119,6 +119,10 @@ describe("loadConfig", () => {
     ["HOST", "api.example.com", "HOST: expected an IP address to listen on"],
     ["HOST", "0.0.0.0:3000", "HOST: expected an IP address to listen on"],
     ["HOST", "[::1]", "HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost (an IPv6 address without its brackets)"],
+    // A wait for a hung worker's batches holds the waiting worker's alerts too: "5h" for "5s".
+    ["EVALUATION_ORDER_WAIT", "5h", "EVALUATION_ORDER_WAIT: expected a duration from 0s to 2m, such as 10s"],
+    ["QUEUE_PREFIX", "   ", "QUEUE_PREFIX: expected a key prefix without spaces, such as {wallet-alerts}"],
+    ["QUEUE_PREFIX", "{wallet alerts}", "QUEUE_PREFIX: expected a key prefix without spaces, such as {wallet-alerts}"],
     // HTTP Basic splits user and password at the first colon: this user could never log in.
     ["ADMIN_USER", "ops:team", "ADMIN_USER: expected a user name without a colon"],
   ])("rejects %s=%s with a message naming it", (name, value, message) => {
