@@ -278,6 +278,21 @@ export const alerts = pgTable(
     previousWebhookSecrets: jsonb("previous_webhook_secrets").$type<PreviousSecret[]>().notNull().default([]),
     /** risk_score_increase: the score the next rise is measured from. */
     baselineScore: smallint("baseline_score"),
+    /**
+     * risk_score_increase: the newest risk_score_history id of its address when the alert was
+     * created or last resumed. The baseline (that score) takes in every change up to it, so
+     * only later changes are the alert's: one still waiting for its evaluation (a backlog, a
+     * change made while the alert was paused) is not judged against a baseline made after it.
+     * 0 for the other conditions, and for alerts older than the column (every change theirs).
+     */
+    baselineChangeId: bigint("baseline_change_id", { mode: "number" }).notNull().default(0),
+    /**
+     * unusual_activity: created, resumed or given a new threshold, and not judged since. Its
+     * first judgment fires if the trailing hour is at or over the limit already (a burst in
+     * progress, which this alert never reported), not only on a crossing; the evaluation that
+     * judges it clears the mark. In the triggers of 0002 (migration 0024): the workers cache it.
+     */
+    activityArmed: boolean("activity_armed").notNull().default(false),
     lastNotifiedAt: timestamp("last_notified_at", { withTimezone: true, mode: "date" }),
     /** Start of the current run of permanent delivery failures (alert health). */
     failingSince: timestamp("failing_since", { withTimezone: true, mode: "date" }),

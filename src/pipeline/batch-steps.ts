@@ -49,10 +49,17 @@ export type StepLookups = {
   states: Map<string, AddressStateRow>;
 };
 
-/** The firings of every step (in step order) and each step's new scores. */
-export function evaluateSteps(steps: readonly BatchStep[], lookups: StepLookups): { txFirings: TxFiring[]; scoreSteps: ScoreStep[] } {
+/**
+ * The firings of every step (in step order), each step's new scores, and the armed
+ * unusual_activity alerts the steps judged (their arming is spent: record-events.ts).
+ */
+export function evaluateSteps(
+  steps: readonly BatchStep[],
+  lookups: StepLookups,
+): { txFirings: TxFiring[]; scoreSteps: ScoreStep[]; armedJudged: Set<string> } {
   const { alertsByAddress, labels, tracked, states } = lookups;
   const txFirings: TxFiring[] = [];
+  const armedJudged = new Set<string>();
   const scoreSteps = steps.map((step, k): ScoreStep => {
     const activity = lookups.activities[k]!;
     // Checked on the scores from before the batch (a counterparty's included)...
@@ -60,6 +67,7 @@ export function evaluateSteps(steps: readonly BatchStep[], lookups: StepLookups)
       sides: step.sides,
       activity,
       counterparty: (address) => counterpartyRisk(address, labels, states),
+      armedJudged,
     });
     const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
     for (const { address, next } of pending) {
@@ -73,5 +81,5 @@ export function evaluateSteps(steps: readonly BatchStep[], lookups: StepLookups)
     }
     return { cause: `batch:${step.batchId}`, pending };
   });
-  return { txFirings, scoreSteps };
+  return { txFirings, scoreSteps, armedJudged };
 }

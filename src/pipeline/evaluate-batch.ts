@@ -138,7 +138,7 @@ async function evaluateOldestRun(
           waitForEarlierEvaluations(deps, heldBefore).then(() => loadAddressStates(sql, [...tracked])),
         ]);
         const states = byAddress(stateRows);
-        const { txFirings, scoreSteps } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });
+        const { txFirings, scoreSteps, armedJudged } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });
 
         // The clock of the writes (events, cooldowns, "evaluated" marks) is read here, after the
         // waits for the runs ahead (up to EVALUATION_ORDER_WAIT each) and on every retry: read
@@ -152,7 +152,8 @@ async function evaluateOldestRun(
         const scoreAlerts = groupByAddress(await loadScoreAlerts(tx, changed));
         // A label change's score change that its risk job has not evaluated yet (late, or lost
         // with Redis) happened before this group's change of the same address: it is evaluated
-        // first, here, since each firing moves the alert's baseline.
+        // first, here, since each firing moves the alert's baseline (by the alerts that existed
+        // and were active when it was made only: judgeScoreChange).
         const earlier = await lockOpenScoreChanges(
           tx,
           changed.filter((address) => scoreAlerts.has(address)),
@@ -162,6 +163,7 @@ async function evaluateOldestRun(
           txFirings,
           changes: [...earlier, ...written.changes],
           scoreAlerts,
+          armedJudged,
           risk: (address) => {
             const state = states.get(address);
             return written.scores.get(address) ?? { score: state?.riskScore ?? 0, factors: state?.riskFactors ?? [] };

@@ -2,10 +2,13 @@
 // The alerts about to fire are locked and re-read, so their status (a paused alert never
 // fires), cooldown and risk baseline are those of the moment of commit, not of the moment
 // the batch was loaded. An event already recorded for (alert, dedupe key) is skipped by
-// the unique index, so a replay never fires twice and never notifies twice.
+// the unique index, so a replay never fires twice and never notifies twice. Under the same
+// locks: a risk_score_increase alert judges only the score changes made after it was created
+// or last resumed (judgeScoreChange), and an armed unusual_activity alert's arming is spent.
 import type { TransactionSql } from "postgres";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import {
+  disarmAlerts,
   insertEvents,
   insertNotifications,
   lockAlerts,
@@ -15,7 +18,7 @@ import {
   type NewEvent,
   type NewNotification,
 } from "../db/queries/pipeline-writes.ts";
-import { evaluateRiskScoreIncrease, isSuppressedByCooldown, type Firing, type ScoreChange } from "../domain/conditions/index.ts";
+import { isSuppressedByCooldown, judgeScoreChange, type Firing, type ScoreAlertState, type ScoreChange } from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import type { DeliveryItem } from "../queue/deliveries.ts";
@@ -31,6 +34,8 @@ export type EventsInput = {
   scoreAlerts: ReadonlyMap<string, readonly ActiveAlertRow[]>;
   /** An address's score and factors as of this evaluation (for payloads that carry none of their own). */
   risk: (address: string) => WalletRisk;
+  /** The armed unusual_activity alerts this evaluation judged: their arming is spent (evaluateSteps). */
+  armedJudged?: ReadonlySet<string>;
 };
 
 type Candidate = {
@@ -47,33 +52,36 @@ export type RecordedEvents = { events: number; deliveries: Array<Required<Delive
 
 export async function recordEvents(tx: TransactionSql, input: EventsInput): Promise<RecordedEvents> {
   const scoreAlertIds = input.changes.flatMap((c) => (input.scoreAlerts.get(c.address) ?? []).map((a) => a.alertId));
-  const alertIds = [...new Set([...input.txFirings.map((f) => f.alert.alertId), ...scoreAlertIds])];
+  const armedJudged = [...(input.armedJudged ?? [])];
+  const alertIds = [...new Set([...input.txFirings.map((f) => f.alert.alertId), ...scoreAlertIds, ...armedJudged])];
   if (alertIds.length === 0) return { events: 0, deliveries: [] };
   const locked = new Map((await lockAlerts(tx, alertIds)).map((row) => [row.id, row]));
   const isActive = (alertId: string) => locked.get(alertId)?.status === "active";
 
   const candidates: Candidate[] = strongestOfEachEvent(input.txFirings)
-    .filter((f) => isActive(f.alert.alertId))
+    // An armed judgment's firing stands only while the alert is still armed: an evaluation
+    // that committed meanwhile judged it first (this one read the mark before that commit).
+    .filter((f) => isActive(f.alert.alertId) && (f.armed !== true || locked.get(f.alert.alertId)!.activityArmed))
     .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction, risk: f.risk }));
+  // Each alert's baseline as the changes move it, oldest change first (DESIGN.md section 4;
+  // the reasons are judgeScoreChange's).
+  const scoreStates = new Map<string, ScoreAlertState>();
   const baselines = new Map<string, number | null>();
   for (const change of input.changes) {
     for (const alert of input.scoreAlerts.get(change.address) ?? []) {
       if (!isActive(alert.alertId)) continue;
-      const baseline = baselines.has(alert.alertId) ? baselines.get(alert.alertId)! : locked.get(alert.alertId)!.baselineScore;
-      const firing = evaluateRiskScoreIncrease({ ...alert, baselineScore: baseline }, change);
-      if (firing) {
-        candidates.push({ alert, firing, baselineAfter: change.score, risk: { score: change.score, factors: change.factors } });
-        baselines.set(alert.alertId, change.score);
-      } else if (baseline === null || change.score < baseline) {
-        // No baseline yet (an alert made before the service knew its address): start here.
-        // A fall lowers it too: a rise is measured from the lowest score since the alert last
-        // fired. Kept where it fired (DESIGN.md section 4 to the letter), a wallet whose exposure
-        // was cleared (90 → 0) and that then paid a sanctioned address again (0 → 90) was never
-        // paged: 90 is no rise above 90.
-        baselines.set(alert.alertId, change.score);
+      const held = locked.get(alert.alertId)!;
+      const state = scoreStates.get(alert.alertId) ?? { baselineScore: held.baselineScore, baselineChangeId: held.baselineChangeId };
+      const judged = judgeScoreChange(alert, state, change);
+      if (judged === null) continue; // made before the alert was created or last resumed
+      if (judged.firing) {
+        candidates.push({ alert, firing: judged.firing, baselineAfter: change.score, risk: { score: change.score, factors: change.factors } });
       }
+      if (judged.firing || judged.baselineScore !== state.baselineScore) baselines.set(alert.alertId, judged.baselineScore);
+      scoreStates.set(alert.alertId, { ...state, baselineScore: judged.baselineScore });
     }
   }
+  await disarmAlerts(tx, armedJudged.filter((alertId) => locked.get(alertId)?.activityArmed === true));
 
   const events = withCooldown(candidates, locked, input.now);
   const inserted = await insertEvents(tx, events.map((e) => e.row), input.now);

@@ -12,9 +12,15 @@
 //   fires only for an alert the first did not fire in the step, on the address's newest
 //   transaction of the step (its signature the dedupe key, so a replay fires nothing new).
 //   In time order it adds nothing, but where a batch spans an hour whose baseline is lower.
+// An armed unusual_activity alert (created, resumed or given a new threshold, not judged since)
+// is judged as above, and, where that fires nothing in the first step that judges it, fires on
+// the first of those judgments that finds the hour at or over its limit: the burst in progress,
+// once (evaluateArmedUnusualActivity). That step spends the arming, for the group's later steps
+// too (armedJudged), so that a group fires what its batches would fire one at a time.
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import {
   counterpartyOf,
+  evaluateArmedUnusualActivity,
   evaluateTransaction,
   evaluateUnusualActivity,
   legTotals,
@@ -34,6 +40,11 @@ export type TxFiring = {
   transaction: Transaction;
   /** The wallet's score once the firing's batch is scored (for the notification), when known. */
   risk?: WalletRisk;
+  /**
+   * Fired by an armed unusual_activity alert's first judgment, not by a crossing: recorded only
+   * if the alert is still armed under its lock (another evaluation may have judged it meanwhile).
+   */
+  armed?: true;
 };
 
 export function groupByAddress(alerts: readonly ActiveAlertRow[]): Map<string, ActiveAlertRow[]> {
@@ -50,6 +61,11 @@ export type FiringLookups = {
   sides: ReadonlyMap<string, AddressSides>;
   activity: ReadonlyMap<string, AddressActivity>;
   counterparty: (address: string) => CounterpartyRisk;
+  /**
+   * The armed unusual_activity alerts judged in the group's earlier steps, and those judged in
+   * this one added: their arming is spent. Absent: every armed alert is judged as armed.
+   */
+  armedJudged?: Set<string>;
 };
 
 /**
@@ -71,6 +87,7 @@ export function evaluateTransactions(
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
     const fired = new Set<string>();
+    const armed = armedJudgments(alerts, lookups.armedJudged);
     for (let k = 0; k < txIndexes.length; k++) {
       const txIndex = txIndexes[k]!;
       const tx = txs[txIndex]!;
@@ -89,21 +106,56 @@ export function evaluateTransactions(
         found.push({ firing, alert, transaction: tx, order: txIndex });
         fired.add(alert.alertId);
       }
+      if (window !== null && armed !== null) judgeArmed(armed, tx, txIndex, window);
     }
     const newest = activity ? newestMinuteWindow(activity) : null;
-    if (newest === null || txIndexes.length === 0) continue;
-    // The first row (leg) of the address's newest transaction: legs share the event (and one
-    // activity count), so any of them stands for it.
-    const newestEvent = eventIndexes[eventIndexes.length - 1]!;
-    const txIndex = txIndexes[eventIndexes.indexOf(newestEvent)]!;
-    for (const alert of alerts) {
-      if (alert.condition !== "unusual_activity" || fired.has(alert.alertId)) continue;
-      const firing = evaluateUnusualActivity(alert, txs[txIndex]!, newest);
-      if (firing) found.push({ firing, alert, transaction: txs[txIndex]!, order: txIndex });
+    if (newest !== null && txIndexes.length > 0) {
+      // The first row (leg) of the address's newest transaction: legs share the event (and one
+      // activity count), so any of them stands for it.
+      const newestEvent = eventIndexes[eventIndexes.length - 1]!;
+      const txIndex = txIndexes[eventIndexes.indexOf(newestEvent)]!;
+      for (const alert of alerts) {
+        if (alert.condition !== "unusual_activity" || fired.has(alert.alertId)) continue;
+        const firing = evaluateUnusualActivity(alert, txs[txIndex]!, newest);
+        if (firing) {
+          found.push({ firing, alert, transaction: txs[txIndex]!, order: txIndex });
+          fired.add(alert.alertId);
+        }
+      }
+      if (armed !== null) judgeArmed(armed, txs[txIndex]!, txIndex, newest);
+    }
+    if (armed === null || !armed.judged) continue;
+    for (const alert of armed.alerts) {
+      lookups.armedJudged?.add(alert.alertId);
+      // A crossing fired already: that is the burst's event.
+      const armedFiring = armed.firings.get(alert.alertId);
+      if (armedFiring && !fired.has(alert.alertId)) found.push(armedFiring);
     }
   }
   found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
   return found.map(({ order: _order, ...rest }) => rest);
+}
+
+/** An address's armed alerts in a step: whether any judgment was made, and each one's first firing. */
+type ArmedJudgments = { alerts: ActiveAlertRow[]; judged: boolean; firings: Map<string, TxFiring & { order: number }> };
+
+/** The address's armed unusual_activity alerts whose arming no earlier step of the group spent; null when none (the usual case). */
+function armedJudgments(alerts: readonly ActiveAlertRow[], spent: ReadonlySet<string> | undefined): ArmedJudgments | null {
+  let armed: ActiveAlertRow[] | undefined;
+  for (const alert of alerts) {
+    if (alert.activityArmed === true && alert.condition === "unusual_activity" && !spent?.has(alert.alertId)) (armed ??= []).push(alert);
+  }
+  return armed ? { alerts: armed, judged: false, firings: new Map() } : null;
+}
+
+/** One judgment of the step (a transaction's own minute, or the newest minute): keeps each armed alert's first firing. */
+function judgeArmed(armed: ArmedJudgments, tx: Transaction, txIndex: number, window: ActivityWindow): void {
+  armed.judged = true;
+  for (const alert of armed.alerts) {
+    if (armed.firings.has(alert.alertId)) continue;
+    const firing = evaluateArmedUnusualActivity(alert, tx, window);
+    if (firing) armed.firings.set(alert.alertId, { firing, alert, transaction: tx, order: txIndex, armed: true });
+  }
 }
 
 /**

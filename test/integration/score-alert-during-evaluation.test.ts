@@ -61,7 +61,7 @@ describe("a risk_score_increase alert created during an evaluation", () => {
     await waitFor("the alert's creation to wait for the score", async () => {
       const [row] = await t.deps.sql<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%insert into alerts%'`;
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%from address_state%for share%'`;
       return row!.n > 0;
     });
     expect(created).toBe(false);

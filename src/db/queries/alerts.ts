@@ -98,9 +98,17 @@ export async function insertAlert(sql: Sql, alert: NewAlert, caps: AlertCaps): P
  * risk_score_increase alert starts from the address's current score (0 before any), read
  * under a share lock: an evaluation writing a new score holds the row until it commits, so
  * the alert starts from the new score, or (created first) is found by that evaluation
- * (loadScoreAlerts) and judges the rise from the score it started from.
+ * (loadScoreAlerts) and judges the rise from the score it started from. With the score it
+ * keeps the address's newest score change (baseline_change_id): the changes up to it are in
+ * that score already and never the alert's, though their evaluation may still be owed.
+ * An unusual_activity alert starts armed (activity_armed): its first judgment fires on a
+ * burst already in progress.
  */
 async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<AlertRow | undefined> {
+  // The lock first, in a statement of its own: a statement that waits for a row lock reads that
+  // row as the writer committed it, but everything else as it was when the statement began, so
+  // the newest score change would be read from before the score it goes with.
+  if (alert.condition === "risk_score_increase") await lockScoreOfWallet(sql, alert);
   const [row] = await sql<AlertRow[]>`
     with wallet as (
       -- Locked: a delete of the wallet still uncommitted is waited for, and its wallet then not
@@ -114,17 +122,37 @@ async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<Ale
     )
     insert into alerts (id, owner, wallet_id, condition, threshold, token, notification_method, webhook_url,
                         recipient, cooldown_seconds, status, webhook_secret, owner_email, baseline_score,
-                        idempotency_key, idempotency_fingerprint, created_at, updated_at)
+                        baseline_change_id, activity_armed, idempotency_key, idempotency_fingerprint, created_at, updated_at)
     select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text,
            ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
            'active', ${alert.webhookSecret}::text, ${alert.ownerEmail}::text,
            case when ${alert.condition} = 'risk_score_increase' then coalesce((select risk_score from score), 0) end,
+           case when ${alert.condition} = 'risk_score_increase' then ${sql.unsafe(NEWEST_SCORE_CHANGE_OF("wallet.address"))} else 0 end,
+           ${alert.condition === "unusual_activity"}::boolean,
            ${alert.idempotency?.key ?? null}::text, ${alert.idempotency?.fingerprint ?? null}::text,
            ${alert.createdAt.toISOString()}::timestamptz, ${alert.createdAt.toISOString()}::timestamptz
     from wallet
     on conflict (owner, idempotency_key) where idempotency_key is not null do nothing
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
+}
+
+/**
+ * The newest risk_score_history id of the address (0 before any): ids are drawn while the
+ * address's score is locked, so for one address they are in the order the changes were made.
+ * Read through risk_score_history_address_idx, the address's changes only.
+ */
+const NEWEST_SCORE_CHANGE_OF = (address: string) =>
+  `coalesce((select max(h.id) from risk_score_history h where h.address = ${address}), 0)`;
+
+/** The share lock on the wallet's score that insertAlertRow takes, in the same order (the wallet, then its score). */
+async function lockScoreOfWallet(sql: TransactionSql, alert: NewAlert): Promise<void> {
+  await sql`
+    with wallet as (
+      select address from tracked_wallets where id = ${alert.walletId} and owner = ${alert.owner}
+      for key share
+    )
+    select 1 from address_state where address = (select address from wallet) for share`;
 }
 
 export type IdempotentAlert = {
@@ -210,6 +238,10 @@ export type AlertChanges = {
  * those: the same order, so neither waits for the other in a circle). Read without the lock,
  * a fall still uncommitted was missed by both sides: the evaluation had found the alert
  * paused, and the resume read the score before the fall.
+ *
+ * The resumed alert also keeps the address's newest score change (baseline_change_id, read by
+ * the update after this lock, as a create does): a change made while it was paused is not its
+ * own, though its evaluation may still be owed (a paused alert watches no change).
  */
 async function scoreOfResumedAlert(tx: TransactionSql, owner: string, alertId: string): Promise<number | null> {
   const [row] = await tx<{ score: number }[]>`
@@ -225,7 +257,9 @@ async function scoreOfResumedAlert(tx: TransactionSql, owner: string, alertId: s
  * the owner's answer to a disabled alert, so it also clears the failure record, disabled_at
  * with it: a notice of that disabling still waiting for its retry is then dropped, also if
  * the alert is disabled again before it runs (queue/jobs/disabled-notice.ts), and is no
- * longer owed (the reconciler does not queue it again).
+ * longer owed (the reconciler does not queue it again). An unusual_activity alert resumed or
+ * given another threshold is armed again (activity_armed): its next judgment fires on a burst
+ * already at or over its limit, which it never reported at that threshold.
  */
 export async function updateAlert(
   sql: Sql,
@@ -247,17 +281,28 @@ export async function updateAlert(
   if (changes.recipient !== undefined) columns.recipient = changes.recipient;
   if (changes.webhookUrl !== undefined) columns.webhook_url = changes.webhookUrl;
   if (changes.ownerEmail !== undefined) columns.owner_email = changes.ownerEmail;
+  const resumes = changes.status === "active";
   const update = async (db: Sql | TransactionSql, score: number | null) => {
-    // LEAST skips a NULL; the status read in SET is the row's before this update.
+    // LEAST skips a NULL; the status and threshold read in SET are the row's before this update.
     const baseline = score === null ? db`` : db`, baseline_score = case when status = 'active' then baseline_score else least(baseline_score, ${score}::smallint) end`;
+    const changeMark = resumes
+      ? db`, baseline_change_id = case when status = 'active' or condition <> 'risk_score_increase' then baseline_change_id
+             else ${db.unsafe(NEWEST_SCORE_CHANGE_OF("(select w.address from tracked_wallets w where w.id = alerts.wallet_id)"))} end`
+      : db``;
+    const resumed = resumes ? db`status <> 'active'` : db`false`;
+    const newThreshold = changes.threshold === undefined ? db`false` : db`threshold is distinct from ${String(changes.threshold)}::numeric`;
+    const arming =
+      resumes || changes.threshold !== undefined
+        ? db`, activity_armed = activity_armed or (condition = 'unusual_activity' and (${resumed} or ${newThreshold}))`
+        : db``;
     const [row] = await db<AlertRow[]>`
-      update alerts set ${db(columns)}${baseline}
+      update alerts set ${db(columns)}${baseline}${changeMark}${arming}
       where id = ${alertId} and owner = ${owner}
       returning ${db.unsafe(COLUMNS)}`;
     return row;
   };
   // Only a resume reads the score first, under its lock: every other change is one statement.
-  if (changes.status !== "active") return update(sql, null);
+  if (!resumes) return update(sql, null);
   return sql.begin(async (tx) => update(tx, await scoreOfResumedAlert(tx, owner, alertId)));
 }
 

@@ -95,12 +95,13 @@ export async function markBatchesEvaluated(tx: Tx, batchIds: readonly string[], 
     where id = any(${batchIds as string[]}::text[])`;
 }
 
-export type LockedScore = { address: string; riskScore: number; riskFactors: RiskFactor[] };
+/** `balance`: of its latest account snapshot (large_outflow's, for a tracking scored on its seeded counters). */
+export type LockedScore = { address: string; riskScore: number; riskFactors: RiskFactor[]; balance: number };
 
 export async function lockAddressScores(tx: Tx, addresses: readonly string[]): Promise<LockedScore[]> {
   if (addresses.length === 0) return [];
   return tx<LockedScore[]>`
-    select address, risk_score as "riskScore", risk_factors as "riskFactors"
+    select address, risk_score as "riskScore", risk_factors as "riskFactors", balance::float8 as balance
     from address_state where address = any(${addresses as string[]}::text[])
     order by address for update`;
 }
@@ -180,6 +181,10 @@ export type LockedAlert = {
   status: string;
   lastNotifiedAt: Date | null;
   baselineScore: number | null;
+  /** risk_score_increase: the score changes up to this id are not the alert's (alerts.baseline_change_id). */
+  baselineChangeId: number;
+  /** unusual_activity: not judged since its create, resume or new threshold (alerts.activity_armed). */
+  activityArmed: boolean;
   cooldownSeconds: number;
 };
 
@@ -188,7 +193,8 @@ export async function lockAlerts(tx: Tx, ids: readonly string[]): Promise<Locked
   if (ids.length === 0) return [];
   const rows = await tx<Array<Omit<LockedAlert, "lastNotifiedAt"> & { lastNotifiedMs: number | null }>>`
     select id, owner, status, (extract(epoch from last_notified_at) * 1000)::float8 as "lastNotifiedMs",
-           baseline_score as "baselineScore", cooldown_seconds as "cooldownSeconds"
+           baseline_score as "baselineScore", baseline_change_id::float8 as "baselineChangeId",
+           activity_armed as "activityArmed", cooldown_seconds as "cooldownSeconds"
     from alerts where id = any(${ids as string[]}::text[])
     order by id for update`;
   return rows.map(({ lastNotifiedMs, ...row }) => ({
@@ -245,6 +251,15 @@ export async function insertNotifications(tx: Tx, rows: readonly NewNotification
     from unnest(${col((r) => r.id)}::text[], ${col((r) => r.alertId)}::text[], ${col((r) => r.eventId)}::text[],
                 ${col((r) => r.channel)}::text[], ${col((r) => r.destination)}::text[], ${col((r) => r.payload)}::text[])
          as u(id, alert_id, event_id, channel, destination, payload)`;
+}
+
+/**
+ * Clears the arming of unusual_activity alerts that an evaluation judged (locked by lockAlerts
+ * first). Moves alert_rules_version forward (migration 0024), so the workers reload the mark.
+ */
+export async function disarmAlerts(tx: Tx, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx`update alerts set activity_armed = false where id = any(${ids as string[]}::text[]) and activity_armed`;
 }
 
 export type AlertFired = { id: string; lastNotifiedAt: Date | null; baselineScore: number | null };

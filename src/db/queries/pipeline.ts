@@ -48,6 +48,11 @@ export async function loadBatchTransactions(sql: Sql, batchIds: readonly string[
 
 /** An active alert on one of the addresses: its rule, and what its notification needs. */
 export type ActiveAlertRow = AlertRule & {
+  /**
+   * unusual_activity: created, resumed or given a new threshold, and not judged since
+   * (alerts.activity_armed; absent: false). Re-checked under the alert's lock (record-events.ts).
+   */
+  activityArmed?: boolean;
   alias: string | null;
   channel: NotificationMethod;
   webhookUrl: string | null;
@@ -62,7 +67,7 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
 
 /** What an evaluation knows of an active alert (`a` the alert, `w` its tracked wallet). */
 const ACTIVE_ALERT_COLUMNS = `a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-  a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore",
+  a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore", a.activity_armed as "activityArmed",
   a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient`;
 
 /**
@@ -71,7 +76,9 @@ const ACTIVE_ALERT_COLUMNS = `a.id as "alertId", a.wallet_id as "walletId", w.ad
  * meanwhile is among them. (Its creation reads the score under a share lock, insertAlert:
  * it either committed before these locks, from the score before, and is found here, or waits
  * for this commit and starts from the new score.) Loaded before, such an alert missed the
- * rise and then fired on the next rise of any size.
+ * rise and then fired on the next rise of any size. Every active alert of the addresses: which
+ * of the changes evaluated are an alert's own (made after its creation or last resume) is
+ * decided under its lock (record-events.ts, judgeScoreChange).
  */
 export async function loadScoreAlerts(tx: TransactionSql, addresses: readonly string[]): Promise<ActiveAlertRow[]> {
   if (addresses.length === 0) return [];

@@ -16,8 +16,8 @@ export type {
 } from "./types.ts";
 export { evaluateLargeTransfer, legTotals, matchesToken, movementOf, type LegTotal } from "./large-transfer.ts";
 export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
-export { BASELINE_HOURS, baselinePerHour, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
-export { evaluateRiskScoreIncrease } from "./risk-score-increase.ts";
+export { BASELINE_HOURS, baselinePerHour, evaluateArmedUnusualActivity, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
+export { evaluateRiskScoreIncrease, judgeScoreChange, type ScoreAlertState, type ScoreJudgment } from "./risk-score-increase.ts";
 export { isSuppressedByCooldown } from "./cooldown.ts";
 
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {

@@ -15,6 +15,11 @@
 //   the trailing hour there) that crosses the limit at its own minute fires only if that hour
 //   was still below the limit: otherwise the burst it joins has fired already, and the hour
 //   never fell below the limit since. One later than that hour is judged at its own minute alone.
+// - An alert created, resumed or given a new threshold is armed until its first judgment: that
+//   judgment fires when the hour is at or over the limit, crossed or not
+//   (evaluateArmedUnusualActivity), once for the burst in progress, which this alert never
+//   reported; after it, only crossings fire. Edge-triggered alone, an alert lowered from 10 to 5
+//   in an hour of 8 transactions, or created during that hour, stayed silent through the burst.
 // - `observed` is the multiple of the baseline reached (countAfter / baseline), in the
 //   threshold's unit, cut down to the threshold's decimals (at least 2): never below the
 //   threshold it crossed, never above the multiple reached (observedMultiple).
@@ -97,11 +102,32 @@ export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window
     reachesMultiple(countAfter, rule.threshold, previous7DaysCount);
   if (!crossed) return null;
   // A late transaction crossing at its own minute, while the wallet's newest trailing hour is
-  // over the limit already: the burst has fired (or was under way when the alert was made),
-  // and the count at the newest minute never fell below the limit. Judged only at its own
-  // minute, it fired a second time for the same burst.
+  // over the limit already: the burst has fired (a burst under way when the alert was made or
+  // re-armed is its armed judgment's: evaluateArmedUnusualActivity), and the count at the newest
+  // minute never fell below the limit. Judged only at its own minute, it fired a second time for
+  // the same burst.
   const newest = window.newestBefore;
   if (newest && reachesMultiple(newest.count, rule.threshold, newest.previous7DaysCount)) return null;
+  return activityFiring(rule, tx, window);
+}
+
+/**
+ * The first judgment of an armed alert (created, resumed or given a new threshold, and not
+ * judged since): fires when the trailing hour reaches the limit, whatever it held before this
+ * transaction and whatever the newest minute's hour held, since no burst of that hour was
+ * reported to this alert. The pipeline asks it where evaluateUnusualActivity fired nothing, in
+ * the first batch that judges the alert only (src/pipeline/transaction-firings.ts).
+ */
+export function evaluateArmedUnusualActivity(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing | null {
+  if (rule.condition !== "unusual_activity") return null;
+  if (tx.from !== rule.address && tx.to !== rule.address) return null;
+  if (!(rule.threshold > 0)) return null;
+  if (!reachesMultiple(window.countAfter, rule.threshold, window.previous7DaysCount)) return null;
+  return activityFiring(rule, tx, window);
+}
+
+function activityFiring(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing {
+  const { countAfter, previous7DaysCount } = window;
   const multiple = observedMultiple(countAfter, rule.threshold, previous7DaysCount);
   return {
     alertId: rule.alertId,
