@@ -224,8 +224,14 @@ for i = 1, #input do
       end
       local current = max(H, ch or H)
       -- The step's counterparties, each once, in chain order: one it received from before it
-      -- sent to it (in an earlier event) goes with the received ones, so it is not new.
-      local sentList, receivedList, dealt = {}, {}, {}
+      -- sent to it (in an earlier event) goes with the remembered ones, so it is not new. Those
+      -- sent to go by the minute of the event that first sent to them: a new one counts there,
+      -- as its transaction does. One sent to before the last hour at the step's newest minute
+      -- is only remembered: no window from that minute on reaches back to it (the newest minute
+      -- only moves forward). Counted at the step's newest minute instead, a backfill of 12 sends
+      -- to fresh addresses an hour apart made a burst in one batch and none one by one.
+      local recentFrom = floor(max(last or lastT, lastT) / 60) - 59
+      local sentAt, remembered, dealt = {}, {}, {} -- sentAt: minute -> counterparties
       for _, b in ipairs(adds) do
         local t, out = item[b], item[b + 2]
         local failed = item[b + 1] % SENT -- 1: it sent it and it failed
@@ -250,21 +256,34 @@ for i = 1, #input do
           end
         end
         -- Sent first: within one transaction, one both sent to and received from is sent to.
-        if item[b + 3] ~= '' then collect(sentList, dealt, item[b + 3]) end
-        if item[b + 4] ~= '' then collect(receivedList, dealt, item[b + 4]) end
+        if item[b + 3] ~= '' then
+          if m >= recentFrom then
+            local list = sentAt[m]
+            if list == nil then
+              list = {}
+              sentAt[m] = list
+            end
+            collect(list, dealt, item[b + 3])
+          else
+            collect(remembered, dealt, item[b + 3])
+          end
+        end
+        if item[b + 4] ~= '' then collect(remembered, dealt, item[b + 4]) end
       end
-      -- Counterparties sent to and never dealt with before; they count in the newest minute of
-      -- the batch. The received ones are only remembered (a second SADD, when there are both):
-      -- the lists do not overlap, so their order does not matter.
-      if #sentList > 0 then
-        local added = sadd(cpKey, sentList)
-        if added > 0 then
-          local m = floor(lastT / 60)
-          mn[m] = (mn[m] or 0) + added
+      -- Counterparties sent to and never dealt with before: one SADD per minute they were sent
+      -- to in (mostly one: a live batch spans seconds), its additions that minute's new ones.
+      -- The rest are only remembered (one more SADD). The lists do not overlap, so their order
+      -- does not matter.
+      local any = #remembered > 0
+      for m, list in pairs(sentAt) do
+        if #list > 0 then
+          any = true
+          local added = sadd(cpKey, list)
+          if added > 0 then mn[m] = (mn[m] or 0) + added end
         end
       end
-      if #receivedList > 0 then sadd(cpKey, receivedList) end
-      if #sentList > 0 or #receivedList > 0 then flags = expireOnce(cpKey, flags, CP_TTL, CP_KEY_TTL) end
+      if #remembered > 0 then sadd(cpKey, remembered) end
+      if any then flags = expireOnce(cpKey, flags, CP_TTL, CP_KEY_TTL) end
       -- Dormancy: the longest silence before one of the batch's sends, kept for a day: before
       -- its first one, or between two of them (a backfill can span the silence). Only the
       -- address's own sends (failed ones too) end a silence: anyone can send a cold wallet dust,

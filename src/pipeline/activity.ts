@@ -24,9 +24,9 @@
 //                                   and are read as the newest send until the address sends.
 // A batch reads every hot state of a chunk with one MGET and writes each back with one SET;
 // the hour hash is touched when an hour finishes (and for late transactions), the set once
-// per batch when the address has counterparties (twice when it both sent and received: once
-// for those it sent to, whose additions are the new ones, once for the rest). The cached sums
-// are recomputed from the hour hash once an hour per address.
+// per batch when the address has counterparties (more when it sent: once per minute of the
+// last hour it sent in, whose additions are that minute's new ones, once for the rest). The
+// cached sums are recomputed from the hour hash once an hour per address.
 //
 // One Lua script per evaluation (in chunks of about 2,000 addresses) adds the events and reads
 // the results atomically. An evaluation may cover several ingest batches: they are steps of the

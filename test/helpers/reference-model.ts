@@ -74,6 +74,12 @@ export type ModelAlert = {
   baseline: number;
   /** Unix seconds of the last notification sent. */
   lastNotifiedAt: number | null;
+  /**
+   * unusual_activity: created, resumed or given another threshold, and not judged since. README:
+   * its first judgment "fires if the hour is at or over the limit already", once for the burst in
+   * progress; after it, only crossings fire.
+   */
+  armed: boolean;
 };
 
 /** An alert event; `key` is the transaction signature, or `score <address> <previous>-><score>` for a score change. */
@@ -97,7 +103,7 @@ type AddressState = {
   counted: Counted[];
   /** README: "the other side of every one of its transactions, either way, failed ones included". */
   remembered: Set<string>;
-  /** Per batch: the new counterparties and the minute they count in. */
+  /** Per transaction: the new counterparties and the minute they count in. */
   newCounterparties: Array<{ minute: number; count: number }>;
   wokeAt: number | null;
 };
@@ -109,6 +115,8 @@ const chainOrder = (a: ModelTx, b: ModelTx) =>
 export function createReferenceModel() {
   const labels = new Map<string, { category: Category; score: number }>();
   const history: ModelTx[] = [];
+  /** The stored batches in the order they were counted: what a tracking replays. */
+  const storedBatches: Array<{ batch: number; ordered: ModelTx[] }> = [];
   const stored = new Set<string>();
   const addresses = new Map<string, AddressState>();
   const alerts = new Map<string, ModelAlert>();
@@ -172,8 +180,97 @@ export function createReferenceModel() {
     }
   }
 
+  /**
+   * Counts a batch (`ordered`, in chain order) for the addresses `counts` picks: for the tracked
+   * ones as it is evaluated, and for an address becoming tracked as its stored batches are
+   * replayed (README: "Redis counters that the tracking seeds from that history").
+   */
+  function countBatch(ordered: readonly ModelTx[], batch: number, counts: (address: string) => boolean) {
+    // Count every side `counts` picks in chain order, one event per transaction however many of its
+    // legs the address is on (a self-transfer once): SOL sent summed, each counterparty counted.
+    const touched: string[] = [];
+    const eventOf = new Map<string, Counted>();
+    /** Per address, its newest minute before the batch: what the minute buckets still held then. */
+    const newestMinuteBefore = new Map<string, number>();
+    for (const tx of ordered) {
+      for (const address of new Set([tx.from, tx.to])) {
+        if (!counts(address)) continue;
+        const s = state(address);
+        if (!touched.includes(address)) {
+          touched.push(address);
+          if (s.counted.length > 0) newestMinuteBefore.set(address, Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60));
+        }
+        const sent = tx.from === address && tx.to !== address;
+        const sol = mintOf(tx) === WRAPPED_SOL;
+        const solOut = sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0;
+        // README: a failed transaction counts as failed only for its sender.
+        const failed = tx.status === "failed" && tx.from === address;
+        const other = otherSide(address, tx);
+        // README: a new counterparty is "an address it sent to (the `to` of a leg whose `from` it
+        // is; a failed send counts)"; "within one transaction, an address both sent to and
+        // received from counts as sent to".
+        const sentTo = other !== null && tx.from === address ? other : null;
+        // README: only the wallet's own sends (failed ones too) end a silence (dormant_reactivation).
+        const sentByIt = tx.from === address;
+        const known = eventOf.get(`${tx.signature} ${address}`);
+        if (known) {
+          known.sent ||= sentByIt;
+          known.failed ||= failed;
+          known.solOut += solOut;
+          if (other !== null && !known.counterparties.includes(other)) known.counterparties.push(other);
+          if (sentTo !== null && !known.sentTo.includes(sentTo)) known.sentTo.push(sentTo);
+          continue;
+        }
+        const event: Counted = { t: tx.blockTime, sent: sentByIt, failed, solOut, counterparties: other === null ? [] : [other], sentTo: sentTo === null ? [] : [sentTo], batch };
+        s.counted.push(event);
+        eventOf.set(`${tx.signature} ${address}`, event);
+      }
+    }
+    // New counterparties: sent to and not in the remembered set; each counts in the minute of the transaction that sent to it.
+    const newestHour = new Map<string, number>();
+    for (const address of touched) {
+      const s = state(address);
+      const mine = s.counted.filter((c) => c.batch === batch);
+      // dormant_reactivation: a send after ≥ 90 days without a send (not the first send counted).
+      // README: "only the wallet's own sends (failed ones too) end a silence"; a transfer it received
+      // neither wakes it nor breaks its silence.
+      for (const c of mine) {
+        if (!c.sent) continue;
+        const sends = s.counted.slice(0, s.counted.indexOf(c)).filter((x) => x.sent);
+        const last = sends.length > 0 ? Math.max(...sends.map((x) => x.t)) : null;
+        if (last !== null && c.t - last >= 90 * DAY) s.wokeAt = c.t;
+      }
+      // README: one "more than an hour late ... counts only against what is still kept (hour
+      // buckets 171 hours back)" from the newest hour H, [H-170, H]: an hour more than 169 hours
+      // behind the newest is not counted into them at all.
+      const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
+      newestHour.set(address, H);
+      for (const c of mine) c.inHours = Math.floor(c.t / HOUR) >= H - 169;
+      // README: the set "holds the other side of every one of its transactions, either way,
+      // failed ones included"; "a transfer it received is only remembered, never counted";
+      // "within a batch, chain order decides" (`mine` is in chain order); "Each new one counts at
+      // the minute of the transaction that sent to it".
+      for (const c of mine) {
+        let fresh = 0;
+        for (const other of c.sentTo) {
+          if (!s.remembered.has(other)) fresh++;
+          s.remembered.add(other);
+        }
+        for (const other of c.counterparties) s.remembered.add(other);
+        if (fresh > 0) s.newCounterparties.push({ minute: Math.floor(c.t / 60), count: fresh });
+      }
+    }
+    return { touched, eventOf, newestMinuteBefore, newestHour };
+  }
+
   return {
-    /** POST /v1/wallets succeeded. README: the first caller's tracking scores the address from the labels of its stored history. */
+    /**
+     * POST /v1/wallets succeeded. README: the first caller's tracking scores the address from the
+     * labels of its stored history, and "its transactions of the batches evaluated in the last 8
+     * days, replayed through the counting in the order they were counted" seed its counters (the
+     * tests' batches are all of the last 8 days, and far fewer than the 20,000 replayed at most),
+     * and its behavioural factors are "those its seeded counters give".
+     */
     track(address: string) {
       const s = state(address);
       s.trackers++;
@@ -182,7 +279,8 @@ export function createReferenceModel() {
       s.remembered = new Set();
       s.newCounterparties = [];
       s.wokeAt = null;
-      setScore(address, labelExposure(address), null);
+      for (const { batch, ordered } of storedBatches) countBatch(ordered, batch, (other) => other === address);
+      setScore(address, new Set([...labelExposure(address), ...behaviouralFactors(s)]), null);
     },
     /** DELETE /v1/wallets/{id} (its alerts go with it: deleteAlert each). The last caller's leaves the address unscored and uncounted. */
     untrack(address: string) {
@@ -191,9 +289,10 @@ export function createReferenceModel() {
     setBalance(address: string, balance: number) {
       state(address).balance = balance;
     },
-    /** POST /v1/risk/alerts: a risk_score_increase alert starts from the address's score (0 before any). */
-    createAlert(alert: Omit<ModelAlert, "status" | "baseline" | "lastNotifiedAt">) {
-      alerts.set(alert.id, { ...alert, status: "active", baseline: addresses.get(alert.address)?.score ?? 0, lastNotifiedAt: null });
+    /** POST /v1/risk/alerts: a risk_score_increase alert starts from the address's score (0 before any); an unusual_activity one armed. */
+    createAlert(alert: Omit<ModelAlert, "status" | "baseline" | "lastNotifiedAt" | "armed">) {
+      const baseline = addresses.get(alert.address)?.score ?? 0;
+      alerts.set(alert.id, { ...alert, status: "active", baseline, lastNotifiedAt: null, armed: alert.condition === "unusual_activity" });
     },
     /** PATCH /v1/risk/alerts/{id}. README: a resumed risk_score_increase alert's baseline takes the score if it fell meanwhile. */
     patchAlert(id: string, patch: Partial<Pick<ModelAlert, "status" | "threshold" | "cooldownSeconds">>) {
@@ -201,6 +300,10 @@ export function createReferenceModel() {
       if (patch.status === "active" && alert.status !== "active" && alert.condition === "risk_score_increase") {
         alert.baseline = Math.min(alert.baseline, addresses.get(alert.address)?.score ?? 0);
       }
+      // README: an unusual_activity alert resumed or given another threshold is armed again.
+      const resumed = patch.status === "active" && alert.status !== "active";
+      const newThreshold = patch.threshold !== undefined && patch.threshold !== alert.threshold;
+      if (alert.condition === "unusual_activity" && (resumed || newThreshold)) alert.armed = true;
       Object.assign(alert, patch);
     },
     deleteAlert(id: string) {
@@ -241,80 +344,9 @@ export function createReferenceModel() {
       // Risk as it was before the batch (README: "the counterparty's score is the one it had before the batch").
       const scoreBefore = new Map([...addresses].filter(([, s]) => s.trackers > 0).map(([a, s]) => [a, s.score]));
       history.push(...ordered);
+      storedBatches.push({ batch, ordered });
 
-      // Count every tracked side in chain order, one event per transaction however many of its
-      // legs the address is on (a self-transfer once): SOL sent summed, each counterparty counted.
-      const touched: string[] = [];
-      const eventOf = new Map<string, Counted>();
-      /** Per address, its newest minute before the batch: what the minute buckets still held then. */
-      const newestMinuteBefore = new Map<string, number>();
-      for (const tx of ordered) {
-        for (const address of new Set([tx.from, tx.to])) {
-          if (!isTracked(address)) continue;
-          const s = state(address);
-          if (!touched.includes(address)) {
-            touched.push(address);
-            if (s.counted.length > 0) newestMinuteBefore.set(address, Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60));
-          }
-          const sent = tx.from === address && tx.to !== address;
-          const sol = mintOf(tx) === WRAPPED_SOL;
-          const solOut = sent && tx.status === "success" && sol && ["transfer", "nft", "other"].includes(tx.type) ? tx.amount : 0;
-          // README: a failed transaction counts as failed only for its sender.
-          const failed = tx.status === "failed" && tx.from === address;
-          const other = otherSide(address, tx);
-          // README: a new counterparty is "an address it sent to (the `to` of a leg whose `from` it
-          // is; a failed send counts)"; "within one transaction, an address both sent to and
-          // received from counts as sent to".
-          const sentTo = other !== null && tx.from === address ? other : null;
-          // README: only the wallet's own sends (failed ones too) end a silence (dormant_reactivation).
-          const sentByIt = tx.from === address;
-          const known = eventOf.get(`${tx.signature} ${address}`);
-          if (known) {
-            known.sent ||= sentByIt;
-            known.failed ||= failed;
-            known.solOut += solOut;
-            if (other !== null && !known.counterparties.includes(other)) known.counterparties.push(other);
-            if (sentTo !== null && !known.sentTo.includes(sentTo)) known.sentTo.push(sentTo);
-            continue;
-          }
-          const event: Counted = { t: tx.blockTime, sent: sentByIt, failed, solOut, counterparties: other === null ? [] : [other], sentTo: sentTo === null ? [] : [sentTo], batch };
-          s.counted.push(event);
-          eventOf.set(`${tx.signature} ${address}`, event);
-        }
-      }
-      // New counterparties: sent to and not in the remembered set; they count in the batch's newest minute of the address.
-      const newestHour = new Map<string, number>();
-      for (const address of touched) {
-        const s = state(address);
-        const mine = s.counted.filter((c) => c.batch === batch);
-        // dormant_reactivation: a send after ≥ 90 days without a send (not the first send counted).
-        // README: "only the wallet's own sends (failed ones too) end a silence"; a transfer it received
-        // neither wakes it nor breaks its silence.
-        for (const c of mine) {
-          if (!c.sent) continue;
-          const sends = s.counted.slice(0, s.counted.indexOf(c)).filter((x) => x.sent);
-          const last = sends.length > 0 ? Math.max(...sends.map((x) => x.t)) : null;
-          if (last !== null && c.t - last >= 90 * DAY) s.wokeAt = c.t;
-        }
-        // README: one "more than an hour late ... counts only against what is still kept (hour
-        // buckets 171 hours back)" from the newest hour H, [H-170, H]: an hour more than 169 hours
-        // behind the newest is not counted into them at all.
-        const H = Math.floor(Math.max(...s.counted.map((c) => c.t)) / HOUR);
-        newestHour.set(address, H);
-        for (const c of mine) c.inHours = Math.floor(c.t / HOUR) >= H - 169;
-        // README: the set "holds the other side of every one of its transactions, either way,
-        // failed ones included"; "a transfer it received is only remembered, never counted";
-        // "within a batch, chain order decides" (`mine` is in chain order).
-        let fresh = 0;
-        for (const c of mine) {
-          for (const other of c.sentTo) {
-            if (!s.remembered.has(other)) fresh++;
-            s.remembered.add(other);
-          }
-          for (const other of c.counterparties) s.remembered.add(other);
-        }
-        if (fresh > 0) s.newCounterparties.push({ minute: Math.floor(Math.max(...mine.map((c) => c.t)) / 60), count: fresh });
-      }
+      const { touched, eventOf, newestMinuteBefore, newestHour } = countBatch(ordered, batch, isTracked);
 
       // The transaction conditions, in chain order. README: an alert fires at most once per
       // transaction; of several legs that reach its threshold, the one with the highest observed
@@ -353,6 +385,9 @@ export function createReferenceModel() {
       /** unusual_activity's comparison, in whole numbers: count × 168 against threshold × max(168, 7-day count), the threshold in billionths. */
       const reachesLimit = (alert: ModelAlert, count: number, previous7Days: number) =>
         BigInt(count) * 168n * 1_000_000_000n >= BigInt(Math.round(alert.threshold * 1e9)) * BigInt(Math.max(168, previous7Days));
+      // README: an armed alert's first judgment (its first batch) fires, where no crossing does,
+      // on the first of the batch's judgments that finds the hour at or over the limit.
+      const armedFirst = new Map<string, { alert: ModelAlert; tx: ModelTx; observed: number }>();
       for (const tx of ordered) {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
@@ -399,6 +434,9 @@ export function createReferenceModel() {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
             // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
             const reaches = (count: number) => reachesLimit(alert, count, previous7Days);
+            if (alert.armed && alert.threshold > 0 && reaches(after) && !armedFirst.has(alert.id)) {
+              armedFirst.set(alert.id, { alert, tx, observed: multipleReached(alert, after, previous7Days) });
+            }
             if (late && reachesLimit(alert, newestCountBefore, newestPrevious7Days)) continue;
             if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
               fire(alert, "unusual_activity", tx, multipleReached(alert, after, previous7Days));
@@ -425,7 +463,18 @@ export function createReferenceModel() {
         for (const alert of alertsOf) {
           if (!reachesLimit(alert, countBefore, previous7Days) && reachesLimit(alert, countAfter, previous7Days)) {
             fire(alert, "unusual_activity", newest, multipleReached(alert, countAfter, previous7Days));
+          } else if (alert.armed && reachesLimit(alert, countAfter, previous7Days) && !armedFirst.has(alert.id)) {
+            armedFirst.set(alert.id, { alert, tx: newest, observed: multipleReached(alert, countAfter, previous7Days) });
           }
+        }
+      }
+      // The armed alerts judged in this batch: the burst in progress fires once, unless a
+      // crossing fired already; either way their arming is spent.
+      for (const address of touched) {
+        for (const alert of activeAlerts(address, "unusual_activity").filter((a) => a.armed)) {
+          const first = armedFirst.get(alert.id);
+          if (first && !firedAlerts.has(alert.id)) fire(alert, "unusual_activity", first.tx, first.observed);
+          alert.armed = false;
         }
       }
 

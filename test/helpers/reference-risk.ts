@@ -62,7 +62,7 @@ export type Counted = {
 /** What the behavioural factors are counted from. */
 export type CountedActivity = {
   counted: readonly Counted[];
-  /** Per batch: the new counterparties (addresses it sent to and had not dealt with) and the minute they count in. */
+  /** Per transaction: the new counterparties (addresses it sent to and had not dealt with) and the minute they count in. */
   newCounterparties: ReadonlyArray<{ minute: number; count: number }>;
   /** When the address last sent after ≥ 90 days without sending. */
   wokeAt: number | null;

@@ -33,6 +33,8 @@ const dustFrom = (from: string, to: string, blockTime: number) => tx({ from, to,
 const payment = (from: string, to: string, blockTime: number, status: Transaction["status"] = "success") =>
   tx({ from, to, amount: 2, token: "SOL", blockTime, status });
 const fresh = (count: number) => Array.from({ length: count }, randomAddress);
+/** A small send (0.01 SOL): no outflow factor, whatever the count. */
+const send = (from: string, to: string, blockTime: number) => tx({ from, to, amount: 0.01, token: "SOL", blockTime });
 
 describe("new_counterparty_burst", () => {
   it("leaves the score 0 and fires nothing for ten dust transfers from fresh addresses within ten minutes", async () => {
@@ -109,6 +111,32 @@ describe("new_counterparty_burst", () => {
 
     await watch.ingest(fresh(5).map((to, k) => payment(wallet.address, to, now - 600 + k)));
     expect(await burst()).toBe(true);
+  });
+
+  it("finds no burst in twelve sends to fresh addresses an hour apart, in one request as one by one", async () => {
+    // A backfill of a wallet's history: in one request, all twelve counted at its newest
+    // transaction's minute made a burst (score 15, a risk_score_increase page); one by one, none.
+    const [together, oneByOne] = [await watch.watchedWallet(), await watch.watchedWallet()];
+    const history = (wallet: { address: string }) => fresh(12).map((to, k) => send(wallet.address, to, now - 600 - (11 - k) * 3600));
+    await watch.ingest(history(together));
+    for (const one of history(oneByOne)) await watch.ingest([one]);
+
+    for (const wallet of [together, oneByOne]) {
+      expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+      expect(await eventsOf(t, wallet.alertId)).toEqual([]);
+    }
+  });
+
+  it("finds no burst in a week's backfill of two sends an hour in one request, its last hour still counting toward one", async () => {
+    const wallet = await watch.watchedWallet();
+    // 336 fresh payees, the newest a minute ago: the last hour holds two of them.
+    await watch.ingest(fresh(7 * 24 * 2).map((to, k) => send(wallet.address, to, now - 60 - k * 1800)));
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    expect(await eventsOf(t, wallet.alertId)).toEqual([]);
+
+    // Eight more fresh payees within that hour: ten new in it.
+    await watch.ingest(fresh(8).map((to, k) => send(wallet.address, to, now - 600 + k)));
+    expect(await watch.riskOf(wallet.walletId)).toEqual({ riskScore: 15, riskFactors: ["new_counterparty_burst"] });
   });
 
   it("remembers a fortnightly payroll's payees after the other counters expired: paying them again is no burst", async () => {

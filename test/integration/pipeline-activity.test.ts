@@ -35,14 +35,14 @@ function recount(batches: readonly Event[][]) {
   const H = hour(last);
   const inHours = (e: Event, from: number, to: number) => hour(e.blockTime) >= from && hour(e.blockTime) <= to;
   // A counterparty sent to that was never dealt with before, either way (in an earlier batch, or
-  // earlier in its own), is new; it counts at the newest transaction of its batch.
+  // earlier in its own), is new; it counts at the minute of the transaction that first sent to
+  // it, however its batch is cut.
   const remembered = new Set<string>();
   const newAt: number[] = [];
   for (const batch of batches) {
-    const newest = Math.max(...batch.map((e) => e.blockTime));
     for (const e of batch) {
       for (const counterparty of e.sentTo) {
-        if (!remembered.has(counterparty.slice(0, 12))) newAt.push(newest);
+        if (!remembered.has(counterparty.slice(0, 12))) newAt.push(e.blockTime);
         remembered.add(counterparty.slice(0, 12));
       }
       for (const counterparty of e.receivedFrom) remembered.add(counterparty.slice(0, 12));
@@ -404,6 +404,59 @@ describe("new counterparties (new_counterparty_burst)", () => {
     expect(await newOf(address, batch)).toBe(1);
     // Neither is new again: the hour's count stays at the one.
     expect(await newOf(address, [at(t0 + 3, { sentTo: [paidBack, paidFirst] })])).toBe(1);
+  });
+
+  it("counts each new counterparty at its own transaction's minute: twelve sends an hour apart in one batch are one in the last hour", async () => {
+    // A backfill: the same history batch by batch showed one new counterparty in the hour, and
+    // in one batch all twelve (counted at its newest minute), a burst.
+    const [together, oneByOne] = [randomAddress(), randomAddress()];
+    const sends = Array.from({ length: 12 }, (_, k) => at(t0 + k * 3600, { sentTo: [randomAddress()] }));
+    expect(await newOf(together, sends)).toBe(1);
+    const batchByBatch = [];
+    for (const send of sends) batchByBatch.push(await newOf(oneByOne, [send]));
+    expect(batchByBatch).toEqual(Array.from({ length: 12 }, () => 1));
+    expect(recount([sends]).newCounterpartiesLastHour).toBe(1);
+  });
+
+  it("answers a week's backfill in one batch as batch by batch and as the recount", async () => {
+    // Two sends an hour to fresh addresses for seven days (the reviewer's backfill scored 15).
+    const [together, oneByOne] = [randomAddress(), randomAddress()];
+    const sends = Array.from({ length: 7 * 24 * 2 }, (_, k) => at(t0 + k * 1800, { sentTo: [randomAddress()] }));
+    const whole = (await run([{ address: together, needWindows: true, events: sends }])).get(together)!;
+    let last;
+    for (const send of sends) last = (await run([{ address: oneByOne, needWindows: true, events: [send] }])).get(oneByOne)!;
+    expect(whole.newCounterpartiesLastHour).toBe(2);
+    expect(last!.newCounterpartiesLastHour).toBe(2);
+    expect(whole).toMatchObject(recount([sends]));
+  });
+
+  it("keeps each new counterparty's own minute for later batches: the hour's window moves past the early ones", async () => {
+    const address = randomAddress();
+    // Ten fresh payees five minutes apart (minutes 0–45): all ten in the hour.
+    expect(await newOf(address, Array.from({ length: 10 }, (_, k) => at(t0 + k * 300, { sentTo: [randomAddress()] })))).toBe(10);
+    // At minute 70 the hour starts at minute 11: the payees of minutes 0, 5 and 10 are out of it.
+    expect(await newOf(address, [at(t0 + 70 * 60, { receivedFrom: [randomAddress()] })])).toBe(7);
+  });
+
+  it("counts a late new counterparty at its own minute: inside the newest hour it counts, before it not", async () => {
+    const address = randomAddress();
+    // The newest minute is 200; a late batch sends to one fresh address at minute 100 and one at 185.
+    expect(await newOf(address, [at(t0 + 200 * 60, { sentTo: [randomAddress()] })])).toBe(1);
+    const late = [at(t0 + 100 * 60, { sentTo: [randomAddress()] }), at(t0 + 185 * 60, { sentTo: [randomAddress()] })];
+    expect(await newOf(address, late)).toBe(2);
+    // The one at minute 100 is remembered all the same: sending to it again is not new.
+    expect(await newOf(address, [at(t0 + 201 * 60, { sentTo: late[0]!.sentTo })])).toBe(2);
+  });
+
+  it("reads the new counterparties of a state the previous version wrote (counted at its batch's newest minute)", async () => {
+    // A deploy must not reset live counters: the (minute, count, new) triples keep their meaning.
+    const address = randomAddress();
+    const last = t0 + 125;
+    const M = minute(last);
+    // sm s sn last gt gs ch c7 c23 f23 o23 cH fH oH flags ls, then (minute, count, new) triples.
+    const written = [M, 3, 9, last, -1, -1, hour(last), 0, 0, 0, 0, 3, 0, 0, 7, last, M - 2, 1, 0, M - 1, 1, 0, M, 1, 9];
+    await redis.set(`${prefix}:activity:${address}`, pack(written), "EX", 600);
+    expect(await newOf(address, [at(last + 30, { sentTo: [randomAddress()] })])).toBe(10);
   });
 
   it("answers a re-run of a batch with what it counted, though it sends to an address received from since", async () => {
