@@ -16,14 +16,16 @@
 // The replay goes under batch ids of this seeding's own (`seed:<walletId>:<call>`, one per
 // script call): the script's "counted" markers and stored answers are per batch id, and the live
 // workers' (of batches they may be evaluating right now, for other addresses) must not be
-// touched. Its markers are deleted afterwards. The answers are thrown away: nothing fires.
+// touched. Its markers are deleted afterwards. Nothing fires from the answers; the last one is
+// the address's activity as its counters now hold it (at its newest transaction counted, as the
+// evaluation of its last batch answered), which the tracking scores its behaviour on.
 //
 // The tracking transaction holds ingest's lock meanwhile (ingests wait), so what is replayed is
 // capped at the address's newest SEED_REPLAY_CAP rows (see the README's Risk score).
 import type { Redis } from "ioredis";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
-import { applyActivityInOrder, forgetCountedBatches, type AddressEvents } from "./activity.ts";
+import { applyActivityInOrder, forgetCountedBatches, type AddressActivity, type AddressEvents } from "./activity.ts";
 import { loadOlderHistory, writeOlderHistory, type OlderHistory, type SeededHistory } from "./activity-reseed-history.ts";
 import { replayGroups, replaySteps, reseedWindows } from "./activity-reseed-plan.ts";
 import { loadAddressReplayRows } from "./activity-seed-queries.ts";
@@ -42,6 +44,7 @@ const ROWS_PER_CALL = 5_000;
 
 /** What seeding an address writes: read from SQL, before Redis is touched. */
 export type AddressSeed = {
+  address: string;
   older: OlderHistory;
   /** The replay's script calls, in counting order: each one's steps (a batch each), under a batch id of the call's own. */
   calls: Array<{ batchId: string; steps: AddressEvents[][] }>;
@@ -53,7 +56,13 @@ export type AddressSeed = {
   now: Date;
 };
 
-export type SeedSummary = SeededHistory & { batches: number; transactions: number; capped: boolean };
+export type SeedSummary = SeededHistory & {
+  batches: number;
+  transactions: number;
+  capped: boolean;
+  /** What the counting answered for the address at the replay's last step; null when nothing was replayed (no activity in the replayed days). */
+  activity: AddressActivity | null;
+};
 
 /**
  * Reads what seeding the address writes: its history evaluated before `now` (in this
@@ -84,18 +93,25 @@ export async function loadAddressSeed(sql: Sql | TransactionSql, address: string
     const renamed = (input: AddressEvents): AddressEvents => ({ ...input, events: input.events.map((event) => ({ ...event, batchId })) });
     calls.push({ batchId, steps: own.map((inputs) => inputs.map(renamed)) });
   }
-  return { older, calls, batches: batches.length, transactions: txs.length, capped, now };
+  return { address, older, calls, batches: batches.length, transactions: txs.length, capped, now };
 }
 
-/** Writes the seed into the address's keys (deleted beforehand), then deletes the replay's markers. */
+/**
+ * Writes the seed into the address's keys (deleted beforehand), then deletes the replay's
+ * markers. Throws when any of it fails (the keys then hold part of it).
+ */
 export async function writeAddressSeed(redis: Redis, prefix: string, seed: AddressSeed): Promise<SeedSummary> {
   const history = await writeOlderHistory(redis, prefix, seed.older, seed.now);
+  let activity: AddressActivity | null = null;
   try {
-    for (const call of seed.calls) await applyActivityInOrder(redis, prefix, call.steps);
+    for (const call of seed.calls) {
+      const answers = await applyActivityInOrder(redis, prefix, call.steps);
+      activity = answers.at(-1)?.get(seed.address) ?? activity;
+    }
   } finally {
     await forgetCountedBatches(redis, prefix, seed.calls.map((call) => call.batchId));
   }
-  return { ...history, batches: seed.batches, transactions: seed.transactions, capped: seed.capped };
+  return { ...history, batches: seed.batches, transactions: seed.transactions, capped: seed.capped, activity };
 }
 
 /** The replay's k-th call's batch id: its "counted" markers and answers are the seeding's own, never the workers'. */

@@ -28,7 +28,7 @@
 // evaluation, which reads the committed labels, whichever side of done_through it sorts.
 import type { TransactionSql } from "postgres";
 import type { Deps } from "../deps.ts";
-import { lockAddressScores, insertScoreHistory, writeScores, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
+import { lockAddressScores, insertScoreHistory, writeScores, type LockedScore, type NewHistory, type NewScore } from "../db/queries/pipeline-writes.ts";
 import {
   claimLabelRescore,
   deleteLabels,
@@ -44,8 +44,9 @@ import {
 import { riskScore } from "../domain/risk/index.ts";
 import { RISK_FACTORS, type RiskFactor } from "../domain/types.ts";
 import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
+import type { AddressActivity } from "./activity.ts";
 import { retryTransaction } from "./retry.ts";
-import { isLabelFactor, labelFactorsOf, sameFactors } from "./scoring.ts";
+import { behaviouralFactors, isLabelFactor, labelFactorsOf, sameFactors } from "./scoring.ts";
 
 /**
  * Addresses rescored per transaction (a chunk of a rescore): what an evaluation of one of them may
@@ -215,10 +216,12 @@ export async function rescoreRelabelled(
 
 export type RescoreOptions = {
   /**
-   * The behavioural factors: as stored (they follow the address's own transactions), or none
-   * (an address becoming tracked: what was stored then is stale, see track-wallet.ts).
+   * The behavioural factors: as stored (they follow the address's own transactions); from the
+   * activity counters (an address becoming tracked, scored on the counters its tracking seeded:
+   * what was stored then is stale, see track-wallet.ts; an address missing from the map has
+   * none); or none (one becoming tracked whose counters could not be seeded).
    */
-  behaviour: "stored" | "cleared";
+  behaviour: "stored" | { counted: ReadonlyMap<string, AddressActivity> } | "cleared";
   /** risk_score_history's cause. */
   cause: string;
   /** Set when no alert can be owed an evaluation of the changes; null leaves them to a risk job. */
@@ -244,8 +247,8 @@ export async function rescoreExposure(
   const writes: NewScore[] = [];
   const history: NewHistory[] = [];
   for (const address of addresses) {
-    const current = stored.get(address) ?? { riskScore: 0, riskFactors: [] as RiskFactor[] };
-    const behavioural = options.behaviour === "stored" ? current.riskFactors.filter((f) => !isLabelFactor(f)) : [];
+    const current = stored.get(address) ?? { address, riskScore: 0, riskFactors: [], balance: 0 };
+    const behavioural = behaviourOf(options.behaviour, current);
     const present = new Set([...behavioural, ...(exposure.get(address) ?? [])]);
     const factors = RISK_FACTORS.filter((factor) => present.has(factor));
     const score = riskScore(factors);
@@ -256,4 +259,11 @@ export async function rescoreExposure(
   await writeScores(tx, writes);
   const ids = await insertScoreHistory(tx, history, options.evaluatedAt);
   return { rescored: writes.length, ids };
+}
+
+function behaviourOf(behaviour: RescoreOptions["behaviour"], current: LockedScore): RiskFactor[] {
+  if (behaviour === "stored") return current.riskFactors.filter((factor) => !isLabelFactor(factor));
+  if (behaviour === "cleared") return [];
+  const activity = behaviour.counted.get(current.address);
+  return activity ? behaviouralFactors(activity, current.balance) : [];
 }

@@ -74,6 +74,13 @@ export function scoreFromActivity(
   return { score: riskScore(factors), factors };
 }
 
+/**
+ * The behavioural factors the counters give, as an evaluation computes them (the windows end at
+ * the newest transaction counted): an address becoming tracked is scored on its seeded counters.
+ */
+export const behaviouralFactors = (activity: AddressActivity, balanceSol: number): RiskFactor[] =>
+  scoreFromActivity([], [], activity, balanceSol).factors;
+
 export const sameFactors = (a: readonly RiskFactor[], b: readonly RiskFactor[]): boolean =>
   a.length === b.length && a.every((factor) => b.includes(factor));
 

@@ -3,19 +3,23 @@
 // MAX_WALLETS_PER_CALLER allows (refused then, before the global locks: a refusal waits for
 // no label import). Then, under two locks that others hold shared (label changes:
 // risk-labels.ts; ingests: address-counters.ts): the wallet row, the address's counters from
-// its stored transactions and — when no other caller tracks it already — its risk score from
-// the label exposure of its whole stored history, and its activity counters seeded from that
-// history (activity-seed.ts). The service keeps no activity counters and no score for an
-// untracked address (scoring.ts): counters left in Redis from an earlier period of tracking are
-// deleted, since they miss what it did meanwhile (its first transaction would otherwise look
-// like a reactivation after dormancy), and rebuilt from the stored history, so that a busy
-// wallet is not judged on the floor baseline of 1/hour, nor its old payees as new. Its
-// behavioural factors in the score start with its next transaction.
+// its stored transactions and — when no other caller tracks it already — its activity counters
+// seeded from its stored history (activity-seed.ts), and its risk score from the label exposure
+// of that whole history and the behaviour the seeded counters give. The service keeps no
+// activity counters and no score for an untracked address (scoring.ts): counters left in Redis
+// from an earlier period of tracking are deleted, since they miss what it did meanwhile (its
+// first transaction would otherwise look like a reactivation after dormancy), and rebuilt from
+// the stored history, so that a busy wallet is not judged on the floor baseline of 1/hour, nor
+// its old payees as new. Its behavioural factors are what those counters give as they stand (as
+// an evaluation of its last batch gave them), not none: an address that another caller tracks
+// shows the factors its last batch gave, and a first caller who always saw none could tell the
+// two apart (which addresses other desks watch). Only when Redis fails while seeding is it
+// scored with none (its counters start from nothing too).
 import type { Deps } from "../deps.ts";
 import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
 import { lockLabelExposure } from "../db/queries/risk-labels.ts";
 import { claimWalletSlot, insertWallet } from "../db/queries/wallets.ts";
-import { forgetAddressActivity } from "./activity.ts";
+import { forgetAddressActivity, type AddressActivity } from "./activity.ts";
 import { loadAddressSeed, writeAddressSeed, type AddressSeed } from "./activity-seed.ts";
 import { rescoreExposure } from "./relabel.ts";
 
@@ -45,36 +49,43 @@ export async function trackWallet(
     await recountAddressActivity(tx, wallet.address);
     if (inserted.trackedBefore) return { kind: "tracked" };
     const now = deps.now();
-    // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
-    await rescoreExposure(tx, [wallet.address], { behaviour: "cleared", cause: TRACKING_CAUSE, evaluatedAt: now });
     // Before the commit: an evaluation that counts the address starts after it and finds the seeded keys.
-    await seedCounters(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
+    const seeded = await seedCounters(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
+    // Scored on its counters as they stand; on none when they could not be seeded (they start from nothing).
+    const behaviour = seeded.kind === "unseeded" ? "cleared" : { counted: new Map(seeded.activity ? [[wallet.address, seeded.activity]] : []) };
+    // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
+    await rescoreExposure(tx, [wallet.address], { behaviour, cause: TRACKING_CAUSE, evaluatedAt: now });
     return { kind: "tracked" };
   });
 }
 
+/** Seeded: the activity its counters now hold (null: none in the replayed days). Unseeded: Redis failed. */
+type SeedOutcome = { kind: "seeded"; activity: AddressActivity | null } | { kind: "unseeded" };
+
 /**
  * Deletes the address's counters and writes the seed. Redis failing is no reason to refuse the
  * tracking: the wallet then starts on the floor baseline, as it did before seeding existed (its
- * counters deleted again, as far as Redis lets: a seeding cut short is partial).
+ * counters deleted again, as far as Redis lets: a seeding cut short is partial), with no
+ * behavioural factors (whatever the counting answered before the failure, the keys do not hold it).
  */
 async function seedCounters(
   deps: Pick<Deps, "redis" | "logger"> & { config: Pick<Deps["config"], "queuePrefix"> },
   address: string,
   seed: AddressSeed,
-): Promise<void> {
+): Promise<SeedOutcome> {
   const { redis, logger } = deps;
   const prefix = deps.config.queuePrefix;
   try {
     await forgetAddressActivity(redis, prefix, address);
   } catch (error) {
     logger.warn({ err: error, address }, "tracking: could not delete stale activity counters");
-    return;
+    return { kind: "unseeded" };
   }
   try {
-    await writeAddressSeed(redis, prefix, seed);
+    return { kind: "seeded", activity: (await writeAddressSeed(redis, prefix, seed)).activity };
   } catch (error) {
     logger.warn({ err: error, address }, "tracking: could not seed the activity counters from the stored history");
     await forgetAddressActivity(redis, prefix, address).catch(() => {});
+    return { kind: "unseeded" };
   }
 }

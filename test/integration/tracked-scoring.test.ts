@@ -1,7 +1,8 @@
 // The service counts and scores tracked addresses only (src/pipeline/scoring.ts): an untracked
 // counterparty gets no activity counters and no score, and a score stored for it (left from an
 // earlier tracking) is not its risk as a counterparty. An address that becomes tracked is
-// scored from the labels of its stored history, and counters left from an earlier tracking
+// scored from the labels of its stored history and the counters seeded from it (the same
+// score whether another caller tracks it or not), and counters left from an earlier tracking
 // are rebuilt from that history; a label change rescores tracked addresses only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RiskFactor } from "../../src/domain/types.ts";
@@ -17,12 +18,13 @@ let t: TestApp;
 let workers: RunningWorkers;
 let alice: string;
 let bob: string;
+let carol: string;
 const now = Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   t = await startTestApp("tracked-scoring");
   workers = startWorkers(t);
-  [alice, bob] = await Promise.all([t.token("alice"), t.token("bob")]);
+  [alice, bob, carol] = await Promise.all([t.token("alice"), t.token("bob"), t.token("carol")]);
 });
 afterAll(async () => {
   await workers.close();
@@ -148,7 +150,24 @@ describe("when an address becomes tracked", () => {
     expect((await historyOf(wallet.address)).map((h) => h.cause)).toEqual([expect.stringMatching(/^batch:/)]);
   });
 
-  it("starts afresh when it is tracked again: behavioural factors go, and counters from the earlier tracking are rebuilt from the stored history", async () => {
+  it("shows its first caller the behavioural factors of its stored history, as a caller of an address tracked already sees them: the score tells nobody whether another caller tracks it", async () => {
+    // The security review's case: X tracked by Alice, Y by nobody, the same 30 transfers
+    // received by each within a minute (high_velocity: ≥ 20 in the hour, ≥ 10 × the floor baseline of 1).
+    const x = await track(t, alice);
+    const y = randomAddress();
+    const wave = (to: string) => Array.from({ length: 30 }, (_, i) => tx({ from: randomAddress(), to, amount: 0.001, blockTime: now + 100 + i }));
+    await ingestTransactions(t, alice, [...wave(x.address), ...wave(y)]);
+    await settled(t);
+
+    const bobs = await track(t, bob, x.address);
+    const carols = await track(t, carol, y);
+    expect(await riskOf(bob, bobs.walletId)).toEqual({ riskScore: 15, riskFactors: ["high_velocity"] });
+    expect(await riskOf(carol, carols.walletId)).toEqual({ riskScore: 15, riskFactors: ["high_velocity"] });
+    // Recorded as any first tracking's change: no alert existed on the address.
+    expect(await historyOf(y)).toEqual([{ score: 15, cause: "tracking", evaluated: true }]);
+  });
+
+  it("starts afresh when it is tracked again: counters from the earlier tracking are rebuilt from the stored history, and its behavioural factors are theirs", async () => {
     const wallet = await track(t, alice);
     await ingestTransactions(t, alice, failingSends(wallet.address, now));
     await settled(t);

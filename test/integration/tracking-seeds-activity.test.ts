@@ -70,6 +70,10 @@ function busyWeek(wallet: string): Transaction[] {
 const burst = (wallet: string): Transaction[] =>
   Array.from({ length: 5 }, (_, i) => tx({ from: wallet, to: randomAddress(), amount: 0.1, blockTime: H0 * HOUR + i * 60 }));
 
+/** 30 transfers received within a minute: high_velocity once counted (≥ 20 in the hour, ≥ 10 × the floor baseline of 1). */
+const wave = (wallet: string): Transaction[] =>
+  Array.from({ length: 30 }, (_, i) => tx({ from: randomAddress(), to: wallet, amount: 0.001, blockTime: H0 * HOUR + i }));
+
 /** The address's batches, moved to `days` ago (ingested and evaluated then). */
 async function ingestedDaysAgo(address: string, days: number): Promise<void> {
   await t.deps.sql`
@@ -138,9 +142,9 @@ describe("an address that becomes tracked", () => {
     expect(await countersOf(t, first.address)).toEqual(before);
   });
 
-  it("is tracked all the same when Redis fails while its counters are seeded, and its counters are deleted again", async () => {
+  it("is tracked all the same when Redis fails while its counters are seeded, with no behavioural factors, and its counters are deleted again", async () => {
     const address = randomAddress();
-    await evaluated(() => ingestTransactions(t, alice, [tx({ from: address, to: randomAddress(), blockTime: H0 * HOUR })]));
+    await evaluated(() => ingestTransactions(t, alice, wave(address)));
     // A Redis that deletes keys but refuses the counting script (as one that is full does).
     const scripted = await startScriptedRedis((command) => {
       if (command[0] === "INFO") return bulkInfo("# Server\r\nredis_version:7.2.0\r\nloading:0\r\n");
@@ -166,6 +170,8 @@ describe("an address that becomes tracked", () => {
       expect(outcome).toEqual({ kind: "tracked" });
       const shown = await t.app.inject({ url: `/v1/wallets/${id}`, headers: bearer(alice) });
       expect(shown.statusCode).toBe(200);
+      // Its counters start from nothing: so does its behaviour (seeded, the wave gave high_velocity).
+      expect(shown.json()).toMatchObject({ riskScore: 0, riskFactors: [] });
       expect(warnings.join("")).toContain("tracking: could not seed the activity counters from the stored history");
       // The keys deleted, the script refused, the keys deleted again (a seeding cut short is partial).
       const commands = scripted.commands().map(([name]) => name);
@@ -173,6 +179,27 @@ describe("an address that becomes tracked", () => {
     } finally {
       failing.disconnect();
       await scripted.close();
+    }
+  });
+
+  it("takes no behavioural factors from a seeding that failed after its counting answered: the counters it was scored on are deleted", async () => {
+    const address = randomAddress();
+    await evaluated(() => ingestTransactions(t, alice, wave(address)));
+    // A Redis that counts, then fails as the seeding deletes its markers (the connection lost at that moment).
+    const failing = createCommandRedis(t.config.redisUrl);
+    const unlink = failing.unlink.bind(failing) as (...keys: string[]) => Promise<number>;
+    (failing as unknown as { unlink: (...keys: string[]) => Promise<number> }).unlink = (...keys) =>
+      keys.some((key) => key.startsWith(`${prefix}:activity-batch:seed:`)) ? Promise.reject(new Error("Connection is closed.")) : unlink(...keys);
+    try {
+      expect(await whenReady(failing, 5_000)).toBe(true);
+      const id = newId("wal");
+      const outcome = await trackWallet({ ...t.deps, redis: failing, logger: createLogger("silent") }, { id, owner: "alice", address, alias: null, tags: [] });
+      expect(outcome).toEqual({ kind: "tracked" });
+      const shown = await t.app.inject({ url: `/v1/wallets/${id}`, headers: bearer(alice) });
+      expect(shown.json()).toMatchObject({ riskScore: 0, riskFactors: [] });
+      expect((await countersOf(t, address)).hotState).toBeNull();
+    } finally {
+      failing.disconnect();
     }
   });
 });
