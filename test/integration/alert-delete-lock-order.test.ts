@@ -16,8 +16,8 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { archivedAlerts } from "../helpers/alert-archive.ts";
 import { alertRow, attemptsOf, seedAlert, seedNotification, type SeededAlert } from "../helpers/delivery.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
+import { installNotificationUpdatePause, waitForLockWaits } from "../helpers/paused-notification-updates.ts";
 import { bearer } from "../helpers/seed.ts";
-import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
 let alice: string;
@@ -31,19 +31,7 @@ beforeAll(async () => {
   t = await startTestApp("alert-delete-lock-order");
   alice = await t.token("alice");
   holder = postgres(t.config.databaseUrl, { max: 1, onnotice: () => {} });
-  // An update of a notification listed here waits, inside its statement, for PAUSE: the
-  // statement has taken every lock it takes before it writes the notification, and holds them.
-  await t.deps.sql.unsafe(`
-    create table paused_notification_updates (notification_id text primary key);
-    create function pause_notification_update() returns trigger language plpgsql as $$
-    begin
-      if exists (select 1 from paused_notification_updates where notification_id = new.id) then
-        perform pg_advisory_xact_lock_shared(${PAUSE});
-      end if;
-      return new;
-    end $$;
-    create trigger pause_notification_update before update on notifications
-      for each row execute function pause_notification_update();`);
+  await installNotificationUpdatePause(t.deps.sql, PAUSE);
 });
 afterAll(async () => {
   await holder?.end();
@@ -75,15 +63,6 @@ const delivered = (notificationId: string, alertId: string): AttemptRecord => ({
   nextAttemptAt: null,
 });
 
-/** Until `count` statements of this test's database wait on a lock. */
-async function waitForLockWaits(count: number, what: string): Promise<void> {
-  await waitFor(what, async () => {
-    const [row] = await t.deps.sql<{ waiting: number }[]>`
-      select count(*)::int as waiting from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`;
-    return row!.waiting >= count;
-  });
-}
 
 /**
  * A stalled job's second run recording an attempt of the notification (recordAttempts takes
@@ -102,9 +81,9 @@ async function deleteFirstThen<T>(url: string, doomed: AlertWithNotification, wh
   const release = await recordingElsewhere(doomed.notificationId);
   try {
     const deleting = t.app.inject({ method: "DELETE", url, headers: bearer(alice) });
-    await waitForLockWaits(1, `the DELETE of ${url} to lock what it deletes and wait for the notification`);
+    await waitForLockWaits(t.deps.sql, 1, `the DELETE of ${url} to lock what it deletes and wait for the notification`);
     const following = next();
-    await waitForLockWaits(2, `${what} to wait too`);
+    await waitForLockWaits(t.deps.sql, 2, `${what} to wait too`);
     await release();
     return await Promise.all([deleting, following]);
   } finally {
@@ -148,9 +127,9 @@ describe("a DELETE of an alert while a delivery that ends its run of failures is
     const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock(${PAUSE})`);
     try {
       const recording = recordBoth(doomed, other);
-      await waitForLockWaits(1, "the record to pause on writing the notification");
+      await waitForLockWaits(t.deps.sql, 1, "the record to pause on writing the notification");
       const deleting = t.app.inject({ method: "DELETE", url: `/v1/risk/alerts/${doomed.alert.alertId}`, headers: bearer(alice) });
-      await waitForLockWaits(2, "the DELETE to wait on the record");
+      await waitForLockWaits(t.deps.sql, 2, "the DELETE to wait on the record");
       await release();
 
       const [recorded, deleted] = await Promise.all([recording, deleting]);

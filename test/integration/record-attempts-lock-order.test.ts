@@ -13,7 +13,7 @@ import { recordAttempts, type AttemptRecord } from "../../src/db/queries/deliver
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { attemptsOf, seedAlert, seedNotification } from "../helpers/delivery.ts";
 import { holdTransaction } from "../helpers/held-transaction.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { installNotificationUpdatePause, waitForLockWaits } from "../helpers/paused-notification-updates.ts";
 
 let t: TestApp;
 /** A second connection of the test's own, for the lock that pauses the first batch. */
@@ -36,19 +36,7 @@ beforeAll(async () => {
     onnotice: () => {},
     connection: { enable_seqscan: "off", enable_hashjoin: "off", enable_mergejoin: "off" },
   });
-  // An update of a notification listed here waits, inside its statement, for PAUSE, holding
-  // every row lock the statement has taken so far.
-  await t.deps.sql.unsafe(`
-    create table paused_notification_updates (notification_id text primary key);
-    create function pause_notification_update() returns trigger language plpgsql as $$
-    begin
-      if exists (select 1 from paused_notification_updates where notification_id = new.id) then
-        perform pg_advisory_xact_lock_shared(${PAUSE});
-      end if;
-      return new;
-    end $$;
-    create trigger pause_notification_update before update on notifications
-      for each row execute function pause_notification_update();`);
+  await installNotificationUpdatePause(t.deps.sql, PAUSE);
 });
 afterAll(async () => {
   await holder?.end();
@@ -71,14 +59,6 @@ const attempt = (notificationId: string, alertId: string, status: "delivered" | 
   nextAttemptAt: status === "delivered" ? null : new Date(Date.now() + 60_000),
 });
 
-async function waitForLockWaits(count: number, what: string): Promise<void> {
-  await waitFor(what, async () => {
-    const [row] = await t.deps.sql<{ waiting: number }[]>`
-      select count(*)::int as waiting from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`;
-    return row!.waiting >= count;
-  });
-}
 
 describe("two batches recording the same notifications in opposite orders", () => {
   it("both complete: the second waits for the first instead of closing a deadlock, and each records its attempts", async () => {
@@ -94,9 +74,9 @@ describe("two batches recording the same notifications in opposite orders", () =
     const release = await holdTransaction(holder, (tx) => tx`select pg_advisory_xact_lock(${PAUSE})`);
     try {
       const first = recordAttempts(recorder, [attempt(low, alert.alertId, "retrying"), attempt(high, alert.alertId, "retrying")]);
-      await waitForLockWaits(1, "the first batch to pause on writing its first notification");
+      await waitForLockWaits(t.deps.sql, 1, "the first batch to pause on writing its first notification");
       const second = recordAttempts(recorder, [attempt(high, alert.alertId, "delivered"), attempt(low, alert.alertId, "delivered")]);
-      await waitForLockWaits(2, "the second batch to wait");
+      await waitForLockWaits(t.deps.sql, 2, "the second batch to wait");
       await t.deps.sql`delete from paused_notification_updates`;
       await release();
       const [firstMoved, secondMoved] = await Promise.all([first, second]);
