@@ -57,7 +57,7 @@ describe("health and framework errors", () => {
     expect(unauthorized.headers["content-type"]).toMatch(/^application\/problem\+json/);
   });
 
-  it("documents the headers the README promises: Location on a 201, a test's 202 and a create's 409, Idempotent-Replayed on a replayed create, Retry-After on a 429 and a 503", async () => {
+  it("documents the headers the README promises: Location on a 201, a test's 202 and a create's 409, Idempotent-Replayed on a replayed create, Cache-Control on an alert's create, Retry-After on a 429 and a 503", async () => {
     type Operation = { responses: Record<string, { headers?: Record<string, unknown> }> };
     const { paths } = (await t.app.inject({ url: "/v1/openapi.json" })).json() as { paths: Record<string, Record<string, Operation>> };
     const operations = Object.values(paths).flatMap((byMethod) => Object.values(byMethod));
@@ -65,7 +65,8 @@ describe("health and framework errors", () => {
     const shared = new Set(["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]);
     const namesOf = (headers: Record<string, unknown> | undefined) => Object.keys(headers ?? {}).filter((name) => !shared.has(name));
     const headersOf = (status: string) => operations.flatMap(({ responses }) => (responses[status] ? [namesOf(responses[status].headers)] : []));
-    expect(headersOf("201")).toEqual([["location"], ["location", "idempotent-replayed"]]); // POST /wallets, POST /risk/alerts
+    // POST /wallets; POST /risk/alerts, whose answer carries the webhook secret (no-store).
+    expect(headersOf("201")).toEqual([["location"], ["location", "idempotent-replayed", "cache-control"]]);
     for (const path of ["/v1/wallets", "/v1/risk/alerts"]) {
       expect(namesOf(paths[path]!.post!.responses["409"]!.headers), path).toEqual(["location"]);
     }
