@@ -4,26 +4,21 @@
 // webhook given up on a receiver that refuses connections says ECONNREFUSED too, but it is the
 // receiver's, not our PostgreSQL's or Redis's: it was logged as `job failed: a backing service is
 // unavailable`, once a minute, and the other given-up notifications' ids went to debug.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { createLogger } from "../../src/logger.ts";
-import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
 import { QUEUES } from "../../src/queue/names.ts";
-import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
-import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
 import { freePort } from "../helpers/ports.ts";
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import type { TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startWorkersBehindProxy, type WorkersBehindProxy } from "../helpers/workers-behind-proxy.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
+let workers: WorkersBehindProxy;
 let proxy: TcpProxy;
-let deps: Deps;
-let channels: Channels;
 let running: RunningWorkers;
-const logLines: string[] = [];
+let logLines: string[] = [];
 /** Every failed run the worker reported, by job id. */
 const failedRuns = new Map<string, number>();
 
@@ -31,28 +26,14 @@ beforeAll(async () => {
   // One attempt, then one retry 50 ms later: the schedule runs out at the second attempt.
   t = await startTestApp("given-up-job-log", { RETRY_SCHEDULE: "50ms" });
   // The worker reaches PostgreSQL through a proxy that the second test cuts.
-  proxy = await startTcpProxy(endpointOf(t.config.databaseUrl, 5432));
-  const config = loadConfig(
-    testEnv({ DATABASE_URL: throughProxy(t.config.databaseUrl, proxy), QUEUE_PREFIX: t.config.queuePrefix, RETRY_SCHEDULE: "50ms" }),
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(config, { logger: createLogger("info", sink) });
-  channels = createChannels(config, deps.logger);
-  running = runWorkers({ ...deps, channels }, { queues: [QUEUES.deliverWebhook] });
+  workers = await startWorkersBehindProxy(t, [QUEUES.deliverWebhook], { RETRY_SCHEDULE: "50ms" });
+  ({ proxy, running, logLines } = workers);
   for (const worker of running.workers) {
     worker.on("failed", (job) => job?.id && failedRuns.set(job.id, (failedRuns.get(job.id) ?? 0) + 1));
   }
 });
 afterAll(async () => {
-  await running?.close();
-  await channels?.close();
-  await deps?.close();
-  await proxy?.close();
+  await workers?.close();
   await t?.close();
 });
 

@@ -1,49 +1,30 @@
 // PostgreSQL goes away under a worker with deliveries queued: every job fails and is retried,
 // and the log an operator reads says so once per kind of error, not once per job (README,
 // Monitoring).
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
-import { createLogger } from "../../src/logger.ts";
-import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
 import { QUEUES } from "../../src/queue/names.ts";
-import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
-import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { waitFor } from "../helpers/pipeline.ts";
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import type { TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startWorkersBehindProxy, type WorkersBehindProxy } from "../helpers/workers-behind-proxy.ts";
 
 let t: TestApp;
+let workers: WorkersBehindProxy;
 let proxy: TcpProxy;
-let deps: Deps;
-let channels: Channels;
 let running: RunningWorkers;
-const logLines: string[] = [];
+let logLines: string[] = [];
 let failures = 0;
 
 beforeAll(async () => {
   t = await startTestApp("job-failure-log");
-  proxy = await startTcpProxy(endpointOf(t.config.databaseUrl, 5432));
-  const config = loadConfig(
-    testEnv({ DATABASE_URL: throughProxy(t.config.databaseUrl, proxy), QUEUE_PREFIX: t.config.queuePrefix }),
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(config, { logger: createLogger("info", sink) });
-  channels = createChannels(config, deps.logger);
-  running = runWorkers({ ...deps, channels }, { queues: [QUEUES.deliverWebhook] });
+  workers = await startWorkersBehindProxy(t, [QUEUES.deliverWebhook]);
+  ({ proxy, running, logLines } = workers);
   for (const worker of running.workers) worker.on("failed", () => failures++);
 });
 afterAll(async () => {
-  await running?.close();
-  await channels?.close();
-  await deps?.close();
-  await proxy?.close();
+  await workers?.close();
   await t?.close();
 });
 

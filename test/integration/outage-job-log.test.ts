@@ -4,48 +4,31 @@
 // stack, per batch (94 in 150 s). None of it is lost: the reconciler starts each afresh. So the
 // log says it once per kind of error, with the count and queue, and that the work runs again
 // (README, Monitoring) — and the reconciler does evaluate every batch once PostgreSQL is back.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
-import { createLogger } from "../../src/logger.ts";
 import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
-import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
 import { QUEUES } from "../../src/queue/names.ts";
-import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
-import { startTestApp, testEnv, type TestApp } from "../helpers/app.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { settled, tx, waitFor } from "../helpers/pipeline.ts";
-import { endpointOf, startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
+import type { TcpProxy } from "../helpers/tcp-proxy.ts";
+import { startWorkersBehindProxy, type WorkersBehindProxy } from "../helpers/workers-behind-proxy.ts";
 
 let t: TestApp;
+let workers: WorkersBehindProxy;
 let proxy: TcpProxy;
-let deps: Deps;
-let channels: Channels;
 let running: RunningWorkers;
-const logLines: string[] = [];
+let logLines: string[] = [];
 let failedRuns = 0;
 
 beforeAll(async () => {
   t = await startTestApp("outage-job-log");
-  proxy = await startTcpProxy(endpointOf(t.config.databaseUrl, 5432));
-  const config = loadConfig(testEnv({ DATABASE_URL: throughProxy(t.config.databaseUrl, proxy), QUEUE_PREFIX: t.config.queuePrefix }));
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  deps = createDeps(config, { logger: createLogger("info", sink) });
-  channels = createChannels(config, deps.logger);
-  running = runWorkers({ ...deps, channels }, { queues: [QUEUES.transactions] });
+  workers = await startWorkersBehindProxy(t, [QUEUES.transactions]);
+  ({ proxy, running, logLines } = workers);
   for (const worker of running.workers) worker.on("failed", () => failedRuns++);
 });
 afterAll(async () => {
-  await running?.close();
-  await channels?.close();
-  await deps?.close();
-  await proxy?.close();
+  await workers?.close();
   await t?.close();
 });
 
