@@ -11,10 +11,10 @@ import { loadTrackedAddresses } from "../../src/pipeline/activity-reseed-queries
 import { countersCompleteKey } from "../../src/pipeline/activity-reseed-watch.ts";
 import { loadBatchTransactions } from "../../src/db/queries/pipeline.ts";
 import type { Transaction } from "../../src/domain/types.ts";
-import { countersOf } from "../helpers/activity-history.ts";
+import { burstOfFive, busyWeek as busyWeekOf, countersOf, evaluatedBy, ingestInChainOrder } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, startWorkers, track, tx } from "../helpers/pipeline.ts";
 import { ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -35,39 +35,14 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Evaluates what is ingested with real workers, then stops them (the reseed runs without them). */
-async function evaluated(ingest: () => Promise<void>): Promise<void> {
-  const workers = startWorkers(t);
-  try {
-    await ingest();
-    await settled(t);
-  } finally {
-    await workers.close();
-  }
-}
+const evaluated = (ingest: () => Promise<unknown>) => evaluatedBy(t, ingest);
 
-/** Ingests the transactions in chain order, in batches of `size`. */
-async function ingestInBatches(txs: Transaction[], size: number): Promise<void> {
-  const ordered = [...txs].sort((a, b) => a.blockTime - b.blockTime);
-  for (let i = 0; i < ordered.length; i += size) await ingestTransactions(t, token, ordered.slice(i, i + size));
-}
+const ingestInBatches = (txs: Transaction[], size: number) => ingestInChainOrder(t, token, txs, size);
 
-/**
- * A busy wallet's week: in each hour before the burst's (the 168 of its baseline, [H0-169,
- * H0-2], by default), a send to one of three payees and a receipt from a funder: 2 an hour.
- */
-function busyWeek(wallet: string, hours = 168): Transaction[] {
-  const payees = [randomAddress(), randomAddress(), randomAddress()];
-  const funder = randomAddress();
-  return Array.from({ length: hours }, (_, k) => H0 - 2 - k).flatMap((hour) => [
-    tx({ from: wallet, to: payees[hour % 3]!, amount: 0.25, blockTime: hour * HOUR + 600 }),
-    tx({ from: funder, to: wallet, amount: 1, blockTime: hour * HOUR + 2_400 }),
-  ]);
-}
+const busyWeek = (wallet: string, hours = 168) => busyWeekOf(wallet, H0, hours);
 
-/** Five sends in the first five minutes of the burst's hour: over 4 × a floor baseline of 1, under 4 × 2. */
-const burst = (wallet: string): Transaction[] =>
-  Array.from({ length: 5 }, (_, i) => tx({ from: wallet, to: randomAddress(), amount: 0.1, blockTime: H0 * HOUR + i * 60 }));
+/** Five sends in the first five minutes of the burst's hour. */
+const burst = (wallet: string) => burstOfFive(wallet, H0);
 
 /** A wallet with an unusual_activity alert at 4× its baseline. */
 async function walletWithAlert() {

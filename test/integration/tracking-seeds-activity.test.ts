@@ -12,10 +12,10 @@ import { activityKeys, counterpartyKey } from "../../src/pipeline/activity.ts";
 import { reseedActivity } from "../../src/pipeline/activity-reseed.ts";
 import { trackWallet } from "../../src/pipeline/track-wallet.ts";
 import { createCommandRedis, whenReady } from "../../src/redis.ts";
-import { countersOf } from "../helpers/activity-history.ts";
+import { burstOfFive, busyWeek as busyWeekOf, countersOf, evaluatedBy, ingestInChainOrder } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
+import { createAlert, eventsOf, track, tx } from "../helpers/pipeline.ts";
 import { riskWatch } from "../helpers/risk-watch.ts";
 import { bulkInfo, plainAnswer, startScriptedRedis } from "../helpers/scripted-redis.ts";
 import { bearer, ingestTransactions } from "../helpers/seed.ts";
@@ -39,36 +39,14 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Evaluates what is ingested with real workers, then stops them (the reseed runs without them). */
-async function evaluated(ingest: () => Promise<unknown>): Promise<void> {
-  const workers = startWorkers(t);
-  try {
-    await ingest();
-    await settled(t);
-  } finally {
-    await workers.close();
-  }
-}
+const evaluated = (ingest: () => Promise<unknown>) => evaluatedBy(t, ingest);
 
-/** Ingests the transactions in chain order, in batches of `size`. */
-async function ingestInBatches(txs: Transaction[], size: number): Promise<void> {
-  const ordered = [...txs].sort((a, b) => a.blockTime - b.blockTime);
-  for (let i = 0; i < ordered.length; i += size) await ingestTransactions(t, alice, ordered.slice(i, i + size));
-}
+const ingestInBatches = (txs: Transaction[], size: number) => ingestInChainOrder(t, alice, txs, size);
 
-/** A busy wallet's week: in each of the 168 hours of its baseline ([H0-169, H0-2]), a send to one of three payees and a receipt: 2 an hour. */
-function busyWeek(wallet: string): Transaction[] {
-  const payees = [randomAddress(), randomAddress(), randomAddress()];
-  const funder = randomAddress();
-  return Array.from({ length: 168 }, (_, k) => H0 - 2 - k).flatMap((hour) => [
-    tx({ from: wallet, to: payees[hour % 3]!, amount: 0.25, blockTime: hour * HOUR + 600 }),
-    tx({ from: funder, to: wallet, amount: 1, blockTime: hour * HOUR + 2_400 }),
-  ]);
-}
+const busyWeek = (wallet: string) => busyWeekOf(wallet, H0);
 
-/** Five sends in the first five minutes of the burst's hour: over 4 × a floor baseline of 1, under 4 × 2. */
-const burst = (wallet: string): Transaction[] =>
-  Array.from({ length: 5 }, (_, i) => tx({ from: wallet, to: randomAddress(), amount: 0.1, blockTime: H0 * HOUR + i * 60 }));
+/** Five sends in the first five minutes of the burst's hour. */
+const burst = (wallet: string) => burstOfFive(wallet, H0);
 
 /** 30 transfers received within a minute: high_velocity once counted (≥ 20 in the hour, ≥ 10 × the floor baseline of 1). */
 const wave = (wallet: string): Transaction[] =>
