@@ -86,6 +86,14 @@ export function startWorkers(t: TestApp, queues: QueueName[] = ["transactions", 
   return runWorkers({ ...t.deps, channels: createChannels(t.config, t.deps.logger) }, { queues });
 }
 
+/** Until every ingest batch is evaluated (score changes may still wait: their workers may be stopped on purpose). */
+export async function batchesEvaluated(t: TestApp): Promise<void> {
+  await waitFor(
+    "every batch to be evaluated",
+    async () => (await t.deps.sql`select 1 from ingest_batches where evaluated_at is null`).length === 0,
+    20_000,
+  );
+}
 
 /** Resolves once every stored batch is evaluated and no score change is left unevaluated. */
 export async function settled(t: TestApp, timeoutMs = 20_000): Promise<void> {

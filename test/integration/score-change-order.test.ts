@@ -8,7 +8,7 @@ import { evaluateScoreChanges } from "../../src/pipeline/evaluate-risk.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { batchesEvaluated, createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
 import { ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -26,13 +26,6 @@ afterAll(async () => {
   await t.close();
 });
 
-async function batchesEvaluated(): Promise<void> {
-  await waitFor(
-    "every batch to be evaluated",
-    async () => (await t.deps.sql`select 1 from ingest_batches where evaluated_at is null`).length === 0,
-    20_000,
-  );
-}
 
 async function historyOf(address: string) {
   return t.deps.sql<{ id: number; previous: number; score: number; cause: string; evaluated: boolean }[]>`
@@ -45,7 +38,7 @@ async function walletThatDealtWith(counterparties: string[]) {
   const wallet = await track(t, token);
   const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 10 });
   await ingestTransactions(t, token, counterparties.map((to, i) => tx({ from: wallet.address, to, amount: 1, blockTime: now + i })));
-  await batchesEvaluated();
+  await batchesEvaluated(t);
   return { ...wallet, alertId };
 }
 
@@ -59,7 +52,7 @@ describe("the order score changes are evaluated in", () => {
     expect((await putLabels(t, token, [{ address: mixer, category: "mixer", score: 90 }])).statusCode).toBe(200);
     // Then a batch takes it 60 → 96 (a sanctioned counterparty).
     await ingestTransactions(t, token, [tx({ from: wallet.address, to: sanctioned, amount: 1, blockTime: now + 10 })]);
-    await batchesEvaluated();
+    await batchesEvaluated(t);
 
     const [labelChange, batchChange] = await historyOf(wallet.address);
     expect(labelChange).toMatchObject({ previous: 0, score: 60, cause: "labels", evaluated: true });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx, waitFor } from "../helpers/pipeline.ts";
+import { batchesEvaluated, createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
 import { bearer, ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
@@ -27,13 +27,6 @@ afterAll(async () => {
   await t.close();
 });
 
-async function batchesEvaluated(): Promise<void> {
-  await waitFor(
-    "every batch to be evaluated",
-    async () => (await t.deps.sql`select 1 from ingest_batches where evaluated_at is null`).length === 0,
-    20_000,
-  );
-}
 
 /** Runs the `risk` jobs waiting so far (and any the test's steps enqueue) until nothing is owed. */
 async function riskJobsRun(): Promise<void> {
@@ -63,7 +56,7 @@ const riskScoreOf = async (walletId: string): Promise<number> =>
 async function walletThatPaid(counterparty: string) {
   const wallet = await track(t, token);
   await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: clock++ })]);
-  await batchesEvaluated();
+  await batchesEvaluated(t);
   return wallet;
 }
 
@@ -109,7 +102,7 @@ describe("a risk_score_increase alert and the score changes made before it", () 
     // it evaluates them first, in order, then its own change.
     expect((await putLabels(t, token, [{ address: sanctioned, category: "sanctioned", score: 100 }])).statusCode).toBe(200);
     await ingestTransactions(t, token, [tx({ from: wallet.address, to: sanctioned, amount: 1, blockTime: clock++ })]);
-    await batchesEvaluated();
+    await batchesEvaluated(t);
 
     const history = await historyOf(wallet.address);
     expect(history).toMatchObject([
@@ -129,7 +122,7 @@ describe("a risk_score_increase alert and the score changes made before it", () 
       tx({ from: wallet.address, to: sanctioned, amount: 1, blockTime: clock++ }),
       tx({ from: wallet.address, to: mixer, amount: 1, blockTime: clock++ }),
     ]);
-    await batchesEvaluated();
+    await batchesEvaluated(t);
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 10 });
 
     expect((await patchAlert(alertId, { status: "paused" })).statusCode).toBe(200);
