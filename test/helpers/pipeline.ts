@@ -8,7 +8,7 @@ import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
 import type { QueueName } from "../../src/queue/names.ts";
 import { testEnv, type TestApp } from "./app.ts";
-import { bearer, makeTransaction } from "./seed.ts";
+import { bearer, ingestTransactions, makeTransaction } from "./seed.ts";
 import { newId } from "../../src/ids.ts";
 import { randomAddress } from "./chain.ts";
 import { waitFor } from "./wait.ts";
@@ -93,6 +93,17 @@ export async function batchesEvaluated(t: TestApp): Promise<void> {
     async () => (await t.deps.sql`select 1 from ingest_batches where evaluated_at is null`).length === 0,
     20_000,
   );
+}
+
+/**
+ * One batch of sends from `wallet`, one at each of these minutes after `start` (Unix seconds),
+ * to fresh addresses, evaluated before it returns; their signatures.
+ */
+export async function sendsAtMinutes(t: TestApp, token: string, wallet: string, start: number, minutes: number[]): Promise<string[]> {
+  const txs = minutes.map((minute) => tx({ from: wallet, to: randomAddress(), amount: 1, blockTime: start + minute * 60 }));
+  await ingestTransactions(t, token, txs);
+  await settled(t);
+  return txs.map((item) => item.signature);
 }
 
 /** Resolves once every stored batch is evaluated and no score change is left unevaluated. */

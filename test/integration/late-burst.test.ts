@@ -5,9 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
-import { ingestTransactions } from "../helpers/seed.ts";
+import { createAlert, eventsOf, sendsAtMinutes, startWorkers, track } from "../helpers/pipeline.ts";
 
 let t: TestApp;
 let workers: RunningWorkers;
@@ -26,12 +24,7 @@ afterAll(async () => {
 });
 
 /** One batch of sends from `wallet`, one at each of these minutes after START, evaluated before the next. */
-async function sendsAt(wallet: string, minutes: number[]): Promise<string[]> {
-  const txs = minutes.map((minute) => tx({ from: wallet, to: randomAddress(), amount: 1, blockTime: START + minute * 60 }));
-  await ingestTransactions(t, token, txs);
-  await settled(t);
-  return txs.map((item) => item.signature);
-}
+const sendsAt = (wallet: string, minutes: number[]) => sendsAtMinutes(t, token, wallet, START, minutes);
 
 /** A quiet wallet (baseline floor 1 an hour) with unusual_activity at 5×: the fifth transaction in an hour fires. */
 async function quietWalletWithAlert() {

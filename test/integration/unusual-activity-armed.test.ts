@@ -7,9 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { randomAddress } from "../helpers/chain.ts";
-import { createAlert, eventsOf, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
-import { bearer, ingestTransactions } from "../helpers/seed.ts";
+import { createAlert, eventsOf, sendsAtMinutes, startWorkers, track } from "../helpers/pipeline.ts";
+import { bearer } from "../helpers/seed.ts";
 
 let t: TestApp;
 let workers: RunningWorkers;
@@ -28,12 +27,7 @@ afterAll(async () => {
 });
 
 /** One batch of sends from `wallet`, one at each of these minutes after START, evaluated before the next. */
-async function sendsAt(wallet: string, minutes: number[]): Promise<string[]> {
-  const txs = minutes.map((minute) => tx({ from: wallet, to: randomAddress(), amount: 1, blockTime: START + minute * 60 }));
-  await ingestTransactions(t, token, txs);
-  await settled(t);
-  return txs.map((item) => item.signature);
-}
+const sendsAt = (wallet: string, minutes: number[]) => sendsAtMinutes(t, token, wallet, START, minutes);
 
 async function patchAlert(alertId: string, payload: Record<string, unknown>): Promise<void> {
   const res = await t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alertId}`, headers: bearer(token), payload });
