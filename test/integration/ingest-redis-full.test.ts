@@ -5,8 +5,7 @@
 // request) — and the stored rows are picked up by the reconciler once Redis takes writes again.
 // A Helius delivery's refused items are kept all the same: Helius may give up retrying.
 // Against a real redis-server of the test's own, filled until it refuses.
-import { spawn, type ChildProcess } from "node:child_process";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintToken } from "../../src/http/mint-token.ts";
 import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
@@ -14,31 +13,21 @@ import { QUEUES } from "../../src/queue/names.ts";
 import { randomAddress, randomSignature } from "../helpers/chain.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
 import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
-import { freePort } from "../helpers/ports.ts";
+import { startOwnRedis, type OwnRedis } from "../helpers/redis-server.ts";
 import { bearer, expectProblem, makeTransaction } from "../helpers/seed.ts";
-import { waitFor } from "../helpers/wait.ts";
 
 const SECRET = "ingest-redis-full-auth-header-0123";
 const FILL = "{ingest-redis-full-fill}:";
 
-let server: ChildProcess;
-let exited: Promise<void>;
+let redis: OwnRedis;
 let admin: Redis;
 let logged: LoggedApp;
 let token: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  server = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"],
-    { stdio: "ignore" },
-  );
-  exited = new Promise((resolve) => server.once("exit", () => resolve()));
-  admin = new Redis(port, "127.0.0.1", { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
-  admin.on("error", () => {});
-  await waitFor("the test's redis-server to answer", async () => admin.status === "ready", 10_000);
-  logged = await startLoggedApp("ingest-redis-full", { REDIS_URL: `redis://127.0.0.1:${port}`, HELIUS_AUTH_HEADER: SECRET }, "warn");
+  redis = await startOwnRedis({ args: ["--maxmemory-policy", "noeviction"] });
+  ({ admin } = redis);
+  logged = await startLoggedApp("ingest-redis-full", { REDIS_URL: redis.url(), HELIUS_AUTH_HEADER: SECRET }, "warn");
   await logged.app.ready();
   token = await mintToken(TEST_JWT_SECRET, { sub: "ingestor", scope: "ingest:write", ttlSeconds: 3600 }, logged.deps.config.jwt);
 }, 30_000);
@@ -46,9 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.config("SET", "maxmemory", "0").catch(() => {});
   await logged?.close();
-  admin?.disconnect();
-  server?.kill("SIGTERM");
-  await exited;
+  await redis?.stop();
 });
 
 /** Sets a limit a little above what Redis holds now, then writes until Redis refuses. */

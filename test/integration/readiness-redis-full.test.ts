@@ -3,41 +3,28 @@
 // ingests 503. In an operator's review /readyz said ready meanwhile (27 of 30 ingests answered
 // 503), and a load balancer kept the process in rotation. Readiness asks Redis with a write.
 // Against a real redis-server of the test's own, filled past its maxmemory.
-import { spawn, type ChildProcess } from "node:child_process";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLoggedApp, type LoggedApp } from "../helpers/logged-app.ts";
-import { freePort } from "../helpers/ports.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { startOwnRedis, type OwnRedis } from "../helpers/redis-server.ts";
 
 const FILL = "{readiness-redis-full-fill}:";
 
-let server: ChildProcess;
-let exited: Promise<void>;
+let redis: OwnRedis;
 let admin: Redis;
 let logged: LoggedApp;
 
 beforeAll(async () => {
-  const port = await freePort();
-  server = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"],
-    { stdio: "ignore" },
-  );
-  exited = new Promise((resolve) => server.once("exit", () => resolve()));
-  admin = new Redis(port, "127.0.0.1", { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
-  admin.on("error", () => {});
-  await waitFor("the test's redis-server to answer", async () => admin.status === "ready", 10_000);
-  logged = await startLoggedApp("readiness-redis-full", { REDIS_URL: `redis://127.0.0.1:${port}` }, "info");
+  redis = await startOwnRedis({ args: ["--maxmemory-policy", "noeviction"] });
+  ({ admin } = redis);
+  logged = await startLoggedApp("readiness-redis-full", { REDIS_URL: redis.url() }, "info");
   await logged.app.ready();
 }, 30_000);
 
 afterAll(async () => {
   await admin?.config("SET", "maxmemory", "0").catch(() => {});
   await logged?.close();
-  admin?.disconnect();
-  server?.kill("SIGTERM");
-  await exited;
+  await redis?.stop();
 });
 
 /**
