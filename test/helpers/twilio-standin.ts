@@ -26,6 +26,11 @@ export const TEST_TWILIO = {
   from: "+15005550006",
 } as const;
 
+/** The TWILIO_* settings of a deployment whose Twilio is at `baseUrl` (the stand-in, or a proxy in front of it). */
+export function twilioSettings(baseUrl: string, from: string = TEST_TWILIO.from): Record<string, string> {
+  return { TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid, TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken, TWILIO_FROM: from, TWILIO_BASE_URL: baseUrl };
+}
+
 /**
  * An error as Twilio answers it: HTTP status, Twilio error code, message; and any headers it
  * sends with it (a 429 or 503's `retry-after`).

@@ -22,7 +22,7 @@ import {
   waitForNotification,
   type DeliveryWorkers,
 } from "../helpers/delivery.ts";
-import { TEST_TWILIO, startTwilioStandin, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { TEST_TWILIO, startTwilioStandin, twilioSettings, type TwilioStandin } from "../helpers/twilio-standin.ts";
 
 let t: TestApp;
 let standin: TwilioStandin;
@@ -31,10 +31,7 @@ let workers: DeliveryWorkers;
 beforeAll(async () => {
   standin = await startTwilioStandin();
   t = await startTestApp("sms-delivery", {
-    TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-    TWILIO_FROM: TEST_TWILIO.from,
-    TWILIO_BASE_URL: standin.baseUrl,
+    ...twilioSettings(standin.baseUrl),
     RETRY_SCHEDULE: "100ms",
   });
   workers = startDeliveryWorkers(t, { smsTimeoutMs: 5_000 });
@@ -221,10 +218,7 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
 
   beforeAll(async () => {
     senderApp = await startTestApp("sms-sender", {
-      TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-      TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-      TWILIO_FROM: from,
-      TWILIO_BASE_URL: standin.baseUrl,
+      ...twilioSettings(standin.baseUrl, from),
       RETRY_SCHEDULE: "300ms,300ms,300ms",
     });
     senderWorkers = startDeliveryWorkers(senderApp, { smsTimeoutMs: 5_000 });
@@ -281,10 +275,7 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
 
   beforeAll(async () => {
     reachApp = await startTestApp("sms-reach", {
-      TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-      TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-      TWILIO_FROM: TEST_TWILIO.from,
-      TWILIO_BASE_URL: standin.baseUrl,
+      ...twilioSettings(standin.baseUrl),
       RETRY_SCHEDULE: "300ms,300ms,300ms",
     });
     reachWorkers = startDeliveryWorkers(reachApp, { smsTimeoutMs: 5_000 });

@@ -17,7 +17,7 @@ import {
   waitForNotification,
   type DeliveryWorkers,
 } from "../helpers/delivery.ts";
-import { TEST_TWILIO, startTwilioStandin, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { startTwilioStandin, twilioSettings, type TwilioStandin } from "../helpers/twilio-standin.ts";
 
 let standin: TwilioStandin;
 let t: TestApp;
@@ -28,10 +28,7 @@ let walletId: string;
 beforeAll(async () => {
   standin = await startTwilioStandin();
   t = await startTestApp("sms-number-rules", {
-    TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-    TWILIO_FROM: TEST_TWILIO.from,
-    TWILIO_BASE_URL: standin.baseUrl,
+    ...twilioSettings(standin.baseUrl),
     SMS_ALLOWED_COUNTRIES: "US,CA",
     RETRY_SCHEDULE: "300ms,300ms,300ms",
   });

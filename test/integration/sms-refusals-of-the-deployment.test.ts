@@ -21,7 +21,7 @@ import {
   type DeliveryWorkers,
 } from "../helpers/delivery.ts";
 import { startTwilioProxy, type TwilioProxy } from "../helpers/twilio-proxy.ts";
-import { TEST_TWILIO, startTwilioStandin, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { TEST_TWILIO, startTwilioStandin, twilioSettings, type TwilioStandin } from "../helpers/twilio-standin.ts";
 
 let standin: TwilioStandin;
 let proxy: TwilioProxy;
@@ -34,11 +34,8 @@ beforeAll(async () => {
   standin = await startTwilioStandin();
   proxy = await startTwilioProxy(standin.baseUrl);
   t = await startTestApp("sms-refusals-of-the-deployment", {
-    TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-    TWILIO_FROM: TEST_TWILIO.from,
     // The operator's proxy in front of Twilio.
-    TWILIO_BASE_URL: proxy.baseUrl,
+    ...twilioSettings(proxy.baseUrl),
     RETRY_SCHEDULE: "300ms,300ms,300ms",
   });
   // The worker's log, at warn and above, as an operator reads it.

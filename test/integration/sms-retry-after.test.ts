@@ -7,7 +7,7 @@ import { describeTwilioError } from "../../src/notify/channels/sms.ts";
 import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { attemptsOf, samplePayload, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
-import { TEST_TWILIO, startTwilioStandin, type TwilioErrorAnswer, type TwilioStandin } from "../helpers/twilio-standin.ts";
+import { startTwilioStandin, twilioSettings, type TwilioErrorAnswer, type TwilioStandin } from "../helpers/twilio-standin.ts";
 
 let t: TestApp;
 let standin: TwilioStandin;
@@ -17,10 +17,7 @@ const refusedTo = new Set<string>();
 beforeAll(async () => {
   standin = await startTwilioStandin();
   t = await startTestApp("sms-retry-after", {
-    TWILIO_ACCOUNT_SID: TEST_TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TEST_TWILIO.authToken,
-    TWILIO_FROM: TEST_TWILIO.from,
-    TWILIO_BASE_URL: standin.baseUrl,
+    ...twilioSettings(standin.baseUrl),
     RETRY_SCHEDULE: "300ms,300ms,300ms",
   });
   workers = startDeliveryWorkers(t, { smsTimeoutMs: 5_000 });
