@@ -107,6 +107,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
  */
 export const MAX_LISTED_ERRORS = 50;
 
+/** What a query parameter, or a JSON key in one object (json-body.ts), given twice is told. */
+export const GIVEN_TWICE = "is given more than once; give it once";
+
 /** A path longer than this (an unknown field's name is the caller's text) is shown cut. */
 const MAX_SHOWN_PATH = 200;
 
@@ -208,7 +211,7 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
   const range = issue.keyword === "pattern" ? queryIntegerRange(issue.parentSchema) : undefined;
   if (base === "querystring" && Array.isArray(issue.data)) {
     // Every query value is a string; the parser makes a list of a parameter given twice.
-    message = "is given more than once; give it once";
+    message = GIVEN_TWICE;
   } else if (issue.keyword === "additionalProperties") {
     path = `${path}.${String(issue.params?.additionalProperty)}`;
     message = "is not a known field";

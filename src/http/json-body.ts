@@ -9,7 +9,7 @@
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
-import { shortened } from "./error-handler.ts";
+import { GIVEN_TWICE, shortened } from "./error-handler.ts";
 import { ProblemError, invalid } from "./problem.ts";
 import { repeatedKeyPath } from "./repeated-keys.ts";
 
@@ -40,7 +40,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // Not on a route called by a tool rather than a client of ours (the Helius webhook, which
     // answers for each item and would lose the whole delivery to a 400): read as JSON.parse reads it.
     const repeated = request.routeOptions.config?.public ? undefined : repeatedKeyPath(text, parsed.value);
-    if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), REPEATED_KEY), undefined);
+    if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), GIVEN_TWICE), undefined);
     done(null, parsed.value);
   });
   app.addContentTypeParser("*", refuseUnlessEmpty);
@@ -87,9 +87,6 @@ function isJson(text: string): boolean {
     return false;
   }
 }
-
-/** As a query parameter given twice is told (error-handler.ts). */
-const REPEATED_KEY = "is given more than once; give it once";
 
 const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");
 const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";
