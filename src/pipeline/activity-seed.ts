@@ -21,7 +21,8 @@
 // evaluation of its last batch answered), which the tracking scores its behaviour on.
 //
 // The tracking transaction holds ingest's lock meanwhile (ingests wait), so what is replayed is
-// capped at the address's newest SEED_REPLAY_CAP rows (see the README's Risk score).
+// capped at the address's newest SEED_REPLAY_CAP rows (see the README's Risk score), and the
+// writing is given up at a bound (track-wallet.ts: a Redis that stops answering).
 import type { Redis } from "ioredis";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
@@ -98,13 +99,16 @@ export async function loadAddressSeed(sql: Sql | TransactionSql, address: string
 
 /**
  * Writes the seed into the address's keys (deleted beforehand), then deletes the replay's
- * markers. Throws when any of it fails (the keys then hold part of it).
+ * markers. Throws when any of it fails (the keys then hold part of it), and once `stopped`:
+ * a seeding given up sends no more of it (only the deletion of its own markers).
  */
-export async function writeAddressSeed(redis: Redis, prefix: string, seed: AddressSeed): Promise<SeedSummary> {
+export async function writeAddressSeed(redis: Redis, prefix: string, seed: AddressSeed, stopped?: AbortSignal): Promise<SeedSummary> {
+  stopped?.throwIfAborted();
   const history = await writeOlderHistory(redis, prefix, seed.older, seed.now);
   let activity: AddressActivity | null = null;
   try {
     for (const call of seed.calls) {
+      stopped?.throwIfAborted();
       const answers = await applyActivityInOrder(redis, prefix, call.steps);
       activity = answers.at(-1)?.get(seed.address) ?? activity;
     }

@@ -14,11 +14,13 @@
 // an evaluation of its last batch gave them), not none: an address that another caller tracks
 // shows the factors its last batch gave, and a first caller who always saw none could tell the
 // two apart (which addresses other desks watch). Only when Redis fails while seeding is it
-// scored with none (its counters start from nothing too).
+// scored with none (its counters start from nothing too). A Redis that does not answer the
+// seeding within its bound (seedingTimeoutMs) rolls the tracking back instead: see seedWithin.
 import type { Deps } from "../deps.ts";
 import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
 import { lockLabelExposure } from "../db/queries/risk-labels.ts";
 import { claimWalletSlot, insertWallet } from "../db/queries/wallets.ts";
+import { TimedOut, withTimeout } from "../with-timeout.ts";
 import { forgetAddressActivity, type AddressActivity } from "./activity.ts";
 import { loadAddressSeed, writeAddressSeed, type AddressSeed } from "./activity-seed.ts";
 import { rescoreExposure } from "./relabel.ts";
@@ -32,12 +34,33 @@ export type TrackOutcome =
   /** The caller tracks the address already; nothing was written. */
   | { kind: "already-tracked" }
   /** The caller tracks `limit` wallets already (MAX_WALLETS_PER_CALLER); nothing was written. */
-  | { kind: "capped"; limit: number };
+  | { kind: "capped"; limit: number }
+  /** Redis did not answer the seeding within seedingTimeoutMs; rolled back, nothing was written. */
+  | { kind: "unavailable"; reason: string };
 
-export async function trackWallet(
-  deps: Pick<Deps, "sql" | "redis" | "logger" | "now"> & { config: Pick<Deps["config"], "queuePrefix" | "maxWalletsPerCaller"> },
-  wallet: NewWallet,
-): Promise<TrackOutcome> {
+type TrackDeps = Pick<Deps, "sql" | "redis" | "logger" | "now"> & {
+  config: Pick<Deps["config"], "queuePrefix" | "maxWalletsPerCaller" | "requestTimeoutMs">;
+};
+
+/**
+ * How long the seeding's Redis work may take: half of REQUEST_TIMEOUT (5 s by default; a
+ * seeding of the 20,000 rows replayed at most takes about 1.3 s). It runs holding ingest's lock,
+ * so an ingest waiting behind it keeps the other half of its own deadline, and the tracking
+ * answers its own 503 (nothing stored) before the deadline's (which cannot say so).
+ */
+export const seedingTimeoutMs = (config: Pick<Deps["config"], "requestTimeoutMs">): number => config.requestTimeoutMs / 2;
+
+export async function trackWallet(deps: TrackDeps, wallet: NewWallet): Promise<TrackOutcome> {
+  try {
+    return await trackInTransaction(deps, wallet);
+  } catch (error) {
+    if (!(error instanceof TimedOut)) throw error;
+    deps.logger.warn({ err: error, address: wallet.address }, "tracking: Redis did not answer the seeding of the activity counters in time; rolled back");
+    return { kind: "unavailable", reason: `the activity counters could not be seeded: ${error.message}` };
+  }
+}
+
+function trackInTransaction(deps: TrackDeps, wallet: NewWallet): Promise<TrackOutcome> {
   return deps.sql.begin(async (tx): Promise<TrackOutcome> => {
     const slot = await claimWalletSlot(tx, wallet.owner, wallet.address, deps.config.maxWalletsPerCaller);
     if (slot.kind !== "free") return slot;
@@ -50,7 +73,7 @@ export async function trackWallet(
     if (inserted.trackedBefore) return { kind: "tracked" };
     const now = deps.now();
     // Before the commit: an evaluation that counts the address starts after it and finds the seeded keys.
-    const seeded = await seedCounters(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
+    const seeded = await seedWithin(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
     // Scored on its counters as they stand; on none when they could not be seeded (they start from nothing).
     const behaviour = seeded.kind === "unseeded" ? "cleared" : { counted: new Map(seeded.activity ? [[wallet.address, seeded.activity]] : []) };
     // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
@@ -63,27 +86,45 @@ export async function trackWallet(
 type SeedOutcome = { kind: "seeded"; activity: AddressActivity | null } | { kind: "unseeded" };
 
 /**
+ * seedCounters, given up with TimedOut at seedingTimeoutMs: the tracking then rolls back and
+ * lets ingest's lock go. A Redis that stops answering raises no error, and unbounded the
+ * seeding waited for ever, holding back every ingest of every API process. Not tracked
+ * unseeded, as after a Redis error: the commands sent may still land whenever Redis answers
+ * again, among the counting of the address's next batches, and a late delete or replay would
+ * corrupt the counters of a tracked address; an untracked one's keys are read by nobody, and
+ * its next tracking deletes them first. The seeding stops at its next step (the abort): a
+ * seeding that went on once Redis answered would delete and rewrite keys under a later one.
+ */
+async function seedWithin(deps: TrackDeps, address: string, seed: AddressSeed): Promise<SeedOutcome> {
+  const stop = new AbortController();
+  try {
+    return await withTimeout(() => seedCounters(deps, address, seed, stop.signal), seedingTimeoutMs(deps.config), "Redis");
+  } catch (error) {
+    stop.abort();
+    throw error;
+  }
+}
+
+/**
  * Deletes the address's counters and writes the seed. Redis failing is no reason to refuse the
  * tracking: the wallet then starts on the floor baseline, as it did before seeding existed (its
  * counters deleted again, as far as Redis lets: a seeding cut short is partial), with no
  * behavioural factors (whatever the counting answered before the failure, the keys do not hold it).
+ * Once `stopped` (given up: the tracking rolled back), it sends nothing more for the address.
  */
-async function seedCounters(
-  deps: Pick<Deps, "redis" | "logger"> & { config: Pick<Deps["config"], "queuePrefix"> },
-  address: string,
-  seed: AddressSeed,
-): Promise<SeedOutcome> {
+async function seedCounters(deps: TrackDeps, address: string, seed: AddressSeed, stopped: AbortSignal): Promise<SeedOutcome> {
   const { redis, logger } = deps;
   const prefix = deps.config.queuePrefix;
   try {
     await forgetAddressActivity(redis, prefix, address);
   } catch (error) {
-    logger.warn({ err: error, address }, "tracking: could not delete stale activity counters");
+    if (!stopped.aborted) logger.warn({ err: error, address }, "tracking: could not delete stale activity counters");
     return { kind: "unseeded" };
   }
   try {
-    return { kind: "seeded", activity: (await writeAddressSeed(redis, prefix, seed)).activity };
+    return { kind: "seeded", activity: (await writeAddressSeed(redis, prefix, seed, stopped)).activity };
   } catch (error) {
+    if (stopped.aborted) return { kind: "unseeded" };
     logger.warn({ err: error, address }, "tracking: could not seed the activity counters from the stored history");
     await forgetAddressActivity(redis, prefix, address).catch(() => {});
     return { kind: "unseeded" };

@@ -233,6 +233,9 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const owner = request.caller.sub;
         const outcome = await trackWallet(deps, { id, owner, address, alias, tags: walletTags });
         if (outcome.kind === "capped") throw capReached(outcome.limit);
+        if (outcome.kind === "unavailable") {
+          throw new ProblemError("unavailable", `${outcome.reason}; nothing was stored, retry shortly`, { headers: { "retry-after": "5" } });
+        }
         if (outcome.kind === "already-tracked") {
           // A client retrying a create whose answer it lost needs the id it already has: its
           // own wallet, so naming it tells nothing to anyone else.
