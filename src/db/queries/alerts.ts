@@ -140,7 +140,11 @@ async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<Ale
 /**
  * The newest risk_score_history id of the address (0 before any): ids are drawn while the
  * address's score is locked, so for one address they are in the order the changes were made.
- * Read through risk_score_history_address_idx, the address's changes only.
+ * created_at is not: it is the writing transaction's start, and a transaction that began first
+ * may write last (test/integration/alert-baseline-change.test.ts), so the address's
+ * (address, created_at) index cannot find it. Postgres reads every change of the address, or
+ * walks the primary key back through every change made since the address's newest; an index
+ * on (address, id) would read a few pages.
  */
 const NEWEST_SCORE_CHANGE_OF = (address: string) =>
   `coalesce((select max(h.id) from risk_score_history h where h.address = ${address}), 0)`;
