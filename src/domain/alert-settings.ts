@@ -1,6 +1,8 @@
 // What an alert's settings may be (DESIGN.md section 4). The threshold means something
 // different per condition, so its range does too. Pure.
+import { isAddress } from "./base58.ts";
 import { decimalPlaces } from "./decimal.ts";
+import { WELL_KNOWN_TOKENS, isWellKnownSymbol } from "./tokens.ts";
 import { DEFAULT_THRESHOLDS, type Condition } from "./types.ts";
 
 /** A week: longer silences are better expressed by pausing the alert. */
@@ -54,3 +56,30 @@ export function effectiveThreshold(condition: Condition, given: number | undefin
 }
 
 const THRESHOLD_DECIMALS = 9;
+
+export type TokenFilterResult = { ok: true; token: string } | { ok: false; message: string };
+
+const WELL_KNOWN_SYMBOLS = WELL_KNOWN_TOKENS.map((t) => t.symbol).join(", ");
+
+/**
+ * The large_transfer token filter to store: trimmed, and only a name that can match. A
+ * well-known symbol stands for its mint (WSOL for SOL); any other token must be named by its
+ * mint. Its symbol is whatever its creator chose, so any token may claim it (the fake-token
+ * scam), and Helius names such a token by its mint alone: a filter "POPCAT" would never fire
+ * on a Helius transaction, and where it did match (native ingest) it would match every token
+ * calling itself POPCAT. Filters stored before this rule keep matching as they did.
+ */
+export function tokenFilter(given: string): TokenFilterResult {
+  const token = given.trim();
+  if (token === "") {
+    return { ok: false, message: "must name the token (a well-known symbol or a mint address), not only spaces" };
+  }
+  if (isWellKnownSymbol(token) || isAddress(token)) return { ok: true, token };
+  return {
+    ok: false,
+    message:
+      `is neither a well-known symbol (${WELL_KNOWN_SYMBOLS}, in any letter case; WSOL is SOL) nor a mint address: ` +
+      "any other token's symbol is whatever its creator chose, claimed by any token alike, and Helius names such a token by its mint only, " +
+      "so give the token's mint address instead",
+  };
+}

@@ -5,7 +5,7 @@
 // mints, so a filter "usdc" is the USDC mint, and a transaction that says USDC with no mint
 // (native ingest that gave none) is taken at its word. Any other symbol can only be compared
 // as a symbol, in any letter case. Wrapped SOL is SOL in the same units, moved through a token
-// account: SOL, however it is spelt, is the wrapped-SOL mint here.
+// account: SOL, however it is spelt (WSOL too), is the wrapped-SOL mint here.
 import { isAddress } from "./base58.ts";
 import { shortAddress } from "./reason.ts";
 import type { Transaction } from "./types.ts";
@@ -27,10 +27,18 @@ export const WELL_KNOWN_TOKENS = [
   { symbol: "JTO", mint: "jtojtomepa8beP8AuQc6eXt5FriJwfFMwQx2v2f9mCL" },
 ] as const;
 
+/** Other names of well-known mints: wrapped SOL is SOL, and many wallets and explorers call it WSOL. */
+const SYMBOL_ALIASES = [{ symbol: "WSOL", mint: WRAPPED_SOL_MINT }] as const;
+
 /** A token known by its mint (exact: base58 is case-sensitive), or only by a symbol (lower-cased). */
 export type TokenIdentity = { mint: string } | { symbol: string };
 
-const MINT_BY_SYMBOL: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.symbol.toLowerCase(), t.mint]));
+const MINT_BY_SYMBOL: ReadonlyMap<string, string> = new Map(
+  [...WELL_KNOWN_TOKENS, ...SYMBOL_ALIASES].map((t) => [t.symbol.toLowerCase(), t.mint]),
+);
+
+/** Whether a name is a well-known symbol (or one of its aliases), in any letter case. */
+export const isWellKnownSymbol = (name: string): boolean => MINT_BY_SYMBOL.has(name.toLowerCase());
 
 /** The token a name stands for: a mint as itself, a well-known symbol as its mint, any other symbol as a symbol. */
 export function tokenNamed(name: string): TokenIdentity {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { effectiveThreshold } from "../../src/domain/alert-settings.ts";
+import { effectiveThreshold, tokenFilter } from "../../src/domain/alert-settings.ts";
 import { decimalPlaces } from "../../src/domain/decimal.ts";
 
 describe("effectiveThreshold", () => {
@@ -78,4 +78,32 @@ describe("decimalPlaces", () => {
   ])("counts %d as %d decimal places", (value, places) => {
     expect(decimalPlaces(value)).toBe(places);
   });
+});
+
+// A filter that can never match made a large_transfer alert that never fires, answered 201.
+describe("tokenFilter", () => {
+  it.each([
+    ["SOL", "SOL"],
+    ["SOL ", "SOL"],
+    ["\tusdc\n", "usdc"],
+    ["WSOL", "WSOL"],
+    ["wSOL", "wSOL"],
+    ["JitoSOL", "JitoSOL"],
+    [" 7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr", "7GCihgDB8fe6KNjn2MYtkzZcRjQy3t9GHdC8uHYmW2hr"],
+  ])("keeps %j as %j", (given, token) => {
+    expect(tokenFilter(given)).toEqual({ ok: true, token });
+  });
+
+  it.each(["", "   ", "\t\n"])("refuses %j: it names no token", (given) => {
+    expect(tokenFilter(given)).toEqual({ ok: false, message: "must name the token (a well-known symbol or a mint address), not only spaces" });
+  });
+
+  it.each(["POPCAT", "S O L", "SOL2", "2222222222222222222222222222222"])(
+    "refuses %j, neither a well-known symbol nor a mint, and asks for the mint",
+    (given) => {
+      const result = tokenFilter(given);
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.message).toMatch(/^is neither a well-known symbol \(SOL, USDC, USDT, .*JTO, in any letter case; WSOL is SOL\) nor a mint address: .*give the token's mint address instead$/);
+    },
+  );
 });

@@ -35,6 +35,9 @@ describe("movesToken", () => {
     { filter: "FOO", token: UNLISTED_MINT, mint: UNLISTED_MINT, moves: false, case: "another symbol, a token shown by its mint" },
     { filter: UNLISTED_MINT, token: "FOO", mint: null, moves: false, case: "a mint, a transaction naming only a symbol it cannot be checked against" },
     { filter: UNLISTED_MINT, token: UNLISTED_MINT, mint: null, moves: true, case: "a mint, native ingest naming it as the token" },
+    { filter: "WSOL", token: "SOL", mint: WRAPPED_SOL_MINT, moves: true, case: "WSOL, wrapped SOL from Helius" },
+    { filter: "wSOL", token: "SOL", mint: null, moves: true, case: "wSOL, native SOL" },
+    { filter: "SOL", token: "WSOL", mint: null, moves: true, case: "SOL, native ingest naming wrapped SOL WSOL with no mint" },
   ])("$case → $moves", ({ filter, token, mint, moves }) => {
     expect(movesToken(tokenNamed(filter), { token, mint })).toBe(moves);
   });

@@ -4,7 +4,7 @@
 // are in its own round before (a body that fails the schema never reaches these rules).
 // Besides, what the schema cannot see: a threshold literal JSON.parse rounded (assertExactThreshold).
 import type { AlertChanges, AlertRow } from "../../db/queries/alerts.ts";
-import { effectiveThreshold } from "../../domain/alert-settings.ts";
+import { effectiveThreshold, tokenFilter } from "../../domain/alert-settings.ts";
 import { resolveRecipient, type ClaimedContacts } from "../../domain/recipients.ts";
 import type { SmsNumberRules } from "../../domain/sms-number.ts";
 import type { Condition, NotificationMethod } from "../../domain/types.ts";
@@ -52,8 +52,13 @@ export async function checkNewAlert(
   const checked = effectiveThreshold(body.condition, body.threshold);
   if (checked.ok) threshold = checked.threshold;
   else fail("threshold", checked.message);
+  let token: string | null = null;
   if (body.token !== undefined && body.condition !== "large_transfer") {
     fail("token", "is only used by large_transfer alerts");
+  } else if (body.token !== undefined) {
+    const filter = tokenFilter(body.token);
+    if (filter.ok) token = filter.token;
+    else fail("token", filter.message);
   }
 
   let recipient: string | null = null;
@@ -77,7 +82,7 @@ export async function checkNewAlert(
     webhookUrl: body.webhookUrl ?? null,
     recipient,
     cooldownSeconds: body.cooldownSeconds ?? 0,
-    token: body.token ?? null,
+    token,
   };
 }
 

@@ -4,6 +4,7 @@
 import { Type } from "@fastify/type-provider-typebox";
 import type { AlertEventRow } from "../../db/queries/events.ts";
 import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
+import { WELL_KNOWN_TOKENS } from "../../domain/tokens.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
 import { idSchema, problemResponses, queryInteger, textSchema, wholeNumber } from "../schemas.ts";
@@ -74,7 +75,9 @@ export const CreateAlertBody = Type.Object(
       textSchema({
         minLength: 1,
         maxLength: MAX_TOKEN_FILTER_LENGTH,
-        description: "large_transfer only: fire only for this token (symbol or mint)",
+        description:
+          `large_transfer only: fire only for this token: a well-known symbol (${WELL_KNOWN_TOKENS.map((t) => t.symbol).join(", ")}; ` +
+          "any letter case; WSOL is SOL) or a mint address; any other token by its mint (its symbol is whatever its creator chose). Trimmed",
       }),
     ),
   },

@@ -30,7 +30,7 @@ const LabelSchema = Type.Object(
     score: wholeNumber({ minimum: 0, maximum: 100, description: "how risky the address is, 0–100" }),
     source: Type.Optional(
       SourceSchema(
-        "the list the label comes from, e.g. ofac-sdn; null or absent when none. A label is kept per address and source: another source's label of the same address stays",
+        "the list the label comes from, e.g. ofac-sdn, trimmed (only spaces is a 400); null or absent when none. A label is kept per address and source: another source's label of the same address stays",
       ),
     ),
   },
@@ -50,7 +50,7 @@ const RemoveBodySchema = Type.Object(
     addresses: Type.Array(AddressSchema, { minItems: 1, maxItems: MAX_LABELS, description: "the addresses whose labels to remove" }),
     source: Type.Optional(
       SourceSchema(
-        "remove only this list's labels of the addresses (null: the labels loaded without a source); absent: every list's label of them",
+        "remove only this list's labels of the addresses, trimmed as on PUT (null: the labels loaded without a source); absent: every list's label of them",
       ),
     ),
   },
@@ -80,6 +80,18 @@ const StoredLabelSchema = Type.Object({
     description: "every list's label of the address, the effective one (the top-level fields) first, then by the same order",
   }),
 });
+
+/**
+ * A source as stored: trimmed, so "ofac " and "ofac" are one list (two labels of one address
+ * otherwise, and a removal by "ofac" left the other standing); null for none. Only spaces names
+ * no list: refused, as native ingest refuses a token of spaces.
+ */
+function labelSource(given: string | null | undefined, path: string): string | null {
+  if (given === undefined || given === null) return null;
+  const source = given.trim();
+  if (source === "") throw invalid(path, "must name the list the label comes from, not only spaces (null or absent for none)");
+  return source;
+}
 
 /** Each address valid, and each (address, key) named once in the request; `pathOf` names the place of the i-th in a refusal. */
 function assertUnique(addresses: readonly string[], keyOf: (i: number) => string, pathOf: (i: number) => string, message: string): void {
@@ -115,7 +127,7 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const labels = request.body.labels.map((label) => ({ ...label, source: label.source ?? null }));
+        const labels = request.body.labels.map((label, i) => ({ ...label, source: labelSource(label.source, `body.labels.${i}.source`) }));
         assertUnique(
           labels.map((label) => label.address),
           (i) => JSON.stringify([labels[i]!.address, labels[i]!.source]),
@@ -146,7 +158,9 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const { addresses, source } = request.body;
+        const { addresses } = request.body;
+        // Absent: every list's labels; null: those loaded without one.
+        const source = request.body.source === undefined ? undefined : labelSource(request.body.source, "body.source");
         assertUnique(addresses, (i) => addresses[i]!, (i) => `body.addresses.${i}`, "appears more than once in the request");
         const result = await removeLabels(deps, addresses, source);
         request.log.info(
