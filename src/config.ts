@@ -268,7 +268,7 @@ function jwtSecret(raw: string): string {
 }
 
 /** The settings that say how tokens are signed and checked. */
-const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE"] as const;
+const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_MAX_TOKEN_AGE"] as const;
 
 /**
  * For the commands that mint tokens (token, simulate, the demo), which need the signing

@@ -63,6 +63,32 @@ describe("npm run token", () => {
     expect(exp! - iat!).toBe(1);
   });
 
+  it("refuses a --ttl longer than JWT_MAX_TOKEN_AGE (the API would refuse the token past it), naming both; without --ttl the token lasts the cap", async () => {
+    const env = { JWT_SECRET: TEST_JWT_SECRET, JWT_MAX_TOKEN_AGE: "90m" };
+    const refused = await tokenCommand(["--sub", "alice", "--ttl", "2h"], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr.trim()).toBe('--ttl: "2h" is longer than JWT_MAX_TOKEN_AGE (90m), after which the API refuses the token whatever its exp; ask for at most 90m');
+
+    for (const [args, ttlSeconds] of [[["--ttl", "90m"], 5_400], [[], 5_400]] as const) {
+      const minted = await tokenCommand(["--sub", "alice", ...args], env);
+      expect(minted.code, minted.stderr).toBe(0);
+      const token = lastLine(minted.stdout);
+      const { iat, exp } = decodeJwt(token);
+      expect(exp! - iat!).toBe(ttlSeconds);
+      const verify = createTokenVerifier({ secret: TEST_JWT_SECRET, jwksUrl: undefined, issuer: undefined, audience: undefined, maxTokenAgeMs: 90 * 60_000 });
+      expect((await verify(token)).sub).toBe("alice");
+    }
+
+    // Unset, no cap: any TTL, and 12 hours without one.
+    const long = await tokenCommand(["--sub", "alice", "--ttl", "9000h"]);
+    expect(long.code).toBe(0);
+    const { iat, exp } = decodeJwt(lastLine(long.stdout));
+    expect(exp! - iat!).toBe(9000 * 3600);
+    const usual = decodeJwt(lastLine((await tokenCommand(["--sub", "alice"])).stdout));
+    expect(usual.exp! - usual.iat!).toBe(12 * 3600);
+  });
+
   it("refuses a phone number not in E.164 and an email that is not an address, naming each flag", async () => {
     const { code, stdout, stderr } = await tokenCommand(["--sub", "alice", "--phone", "notaphone", "--email", "nope"]);
     expect(code).toBe(1);
