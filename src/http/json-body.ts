@@ -38,7 +38,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(parsed.value) : undefined;
     if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
     // Not on a route called by a tool rather than a client of ours (the Helius webhook, which
-    // answers for each item and would lose the whole delivery to a 400): read as JSON.parse reads it.
+    // answers for each item and would lose the whole delivery to a 400): it refuses the items
+    // that give a key twice itself (routes/helius-repeated-keys.ts).
     const repeated = request.routeOptions.config?.public ? undefined : repeatedKeyPath(text, parsed.value);
     if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), GIVEN_TWICE), undefined);
     done(null, parsed.value);

@@ -39,6 +39,25 @@ export function keysInText(text: string): number {
   return count;
 }
 
+/**
+ * keysInText of a body's bytes, for a route that holds the bytes and not the text (the Helius
+ * webhook, which reads its literals from them: decoding them again cost more than the count).
+ * Counted from the colons, half as many as the quotes in Helius's items (every string value has
+ * two quotes, and no colon): every colon that follows a quote (after any whitespace). Every key's
+ * own colon is one; a colon inside a string adds one at most, never one less. Neither byte is
+ * ever part of a longer UTF-8 character.
+ */
+export function keysInBytes(bytes: Buffer): number {
+  let count = 0;
+  for (let at = bytes.indexOf(COLON); at >= 0; at = bytes.indexOf(COLON, at + 1)) {
+    let before = at - 1;
+    let c = bytes[before];
+    while (c !== undefined && isWhitespace(c)) c = bytes[--before];
+    if (c === QUOTE) count += 1;
+  }
+  return count;
+}
+
 /** The keys of every object in `value`, nested ones included. A walk with its own stack: JSON nested 100,000 deep is valid. */
 export function keysInValue(value: unknown): number {
   let count = 0;
@@ -65,6 +84,20 @@ type Frame = { array: boolean; index: number; expectingKey: boolean; keys: Set<s
  * is. Keys and array indices from the root: ["transactions", 3, "amount"].
  */
 export function firstRepeatedKey(text: string): (string | number)[] | undefined {
+  let first: (string | number)[] | undefined;
+  eachRepeatedKey(text, (path) => {
+    first = path;
+    return false;
+  });
+  return first;
+}
+
+/**
+ * Calls `found` with the path of every key given again within one object of `text` (as
+ * firstRepeatedKey), in the text's order, until it returns false: a key given three times is
+ * found twice.
+ */
+export function eachRepeatedKey(text: string, found: (path: (string | number)[]) => boolean | void): void {
   const stack: Frame[] = [];
   for (let i = 0; i < text.length; ) {
     const c = text.charCodeAt(i);
@@ -85,7 +118,9 @@ export function firstRepeatedKey(text: string): (string | number)[] | undefined 
       if (top !== undefined && !top.array && top.expectingKey) {
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (top.keys.has(key)) return [...stack.slice(0, -1).map((frame) => (frame.array ? frame.index : frame.key)), key];
+        if (top.keys.has(key)) {
+          if (found([...stack.slice(0, -1).map((frame) => (frame.array ? frame.index : frame.key)), key]) === false) return;
+        }
         top.keys.add(key);
         top.key = key;
         top.expectingKey = false;
@@ -96,11 +131,10 @@ export function firstRepeatedKey(text: string): (string | number)[] | undefined 
       i += 1;
     }
   }
-  return undefined;
 }
 
 /** The index of the quote closing the string whose opening quote is at `start`. */
-function stringEnd(text: string, start: number): number {
+export function stringEnd(text: string, start: number): number {
   for (let at = text.indexOf('"', start + 1); ; at = text.indexOf('"', at + 1)) {
     if (at < 0) return text.length;
     let backslashes = 0;

@@ -11,8 +11,11 @@ import type { InexactHeliusNumber } from "./exact-token-amounts.ts";
 import { heliusItemAddressIssues, heliusItemAmountIssues, type AddressVerdicts, type FieldIssue } from "./helius-issues.ts";
 import type { HeliusTransaction } from "./helius.ts";
 
-/** The schema's issues with one item, their paths under `at` (`body.3.fee`); none when it passes. */
-export type ItemSchemaCheck = (item: unknown, at: string) => FieldIssue[];
+/**
+ * What is wrong with the shape of one item, the `index`-th, at `at` (`body.3.fee`): the schema's
+ * issues, or a key it reads given twice; none when it passes.
+ */
+export type ItemSchemaCheck = (item: unknown, at: string, index: number) => FieldIssue[];
 
 export type RefusedItem = {
   /** The item's position in the delivery, from 0. */
@@ -25,6 +28,11 @@ export type RefusedItem = {
    * written as the string of its literal (see keptWithLiterals).
    */
   item: unknown;
+  /**
+   * The item's text as sent, when its value lost part of it (a key given twice, of which JSON.parse
+   * kept the last: helius-repeated-keys.ts); kept instead of `item`. Set by the HTTP layer.
+   */
+  sent?: string;
 };
 
 /**
@@ -89,7 +97,7 @@ export function triageHeliusItems(
       unread += 1;
       return refuseUnread();
     }
-    const schemaErrors = checkSchema(item, at);
+    const schemaErrors = checkSchema(item, at, index);
     if (schemaErrors.length > 0) return refuse(schemaErrors);
     // Of the right shape: its lists are arrays (or null) of at most MAX_TRANSFERS_PER_ITEM each.
     const own = movementsOf(item as HeliusTransaction);

@@ -16,7 +16,7 @@ export async function keepRefusedHeliusItems(sql: Sql, refused: readonly Refused
   // JSON.stringify writes a NUL as \u0000: text Postgres takes, and json (not jsonb) keeps.
   const rows = onePerItem(
     refused.map((r) => {
-      const item = keptItemText(r.item, r.signature);
+      const item = keptItemText(r.item, r.signature, r.sent);
       return { signature: r.signature, errors: JSON.stringify(r.errors), item, sha256: createHash("sha256").update(item).digest("hex") };
     }),
   )
@@ -56,12 +56,13 @@ function onePerItem<T extends { sha256: string }>(rows: readonly T[]): T[] {
 export const MAX_KEPT_DEPTH = 1_000;
 
 /**
- * The item's JSON text; for an item nested deeper than MAX_KEPT_DEPTH, which cannot be
- * written out, a note saying so in its place (with its signature, when readable), so that the
- * rest of the delivery is still answered 202 and the refusal is still on record.
+ * The item's JSON text (`sent`, its text as received, when given); for an item nested deeper than
+ * MAX_KEPT_DEPTH, which cannot be written out, a note saying so in its place (with its signature,
+ * when readable), so that the rest of the delivery is still answered 202 and the refusal is still
+ * on record.
  */
-export function keptItemText(item: unknown, signature: string | null): string {
-  if (!nestsDeeperThan(item, MAX_KEPT_DEPTH)) return JSON.stringify(item);
+export function keptItemText(item: unknown, signature: string | null, sent?: string): string {
+  if (!nestsDeeperThan(item, MAX_KEPT_DEPTH)) return sent ?? JSON.stringify(item);
   return JSON.stringify({ notKept: `the item nests deeper than ${MAX_KEPT_DEPTH} levels`, signature });
 }
 

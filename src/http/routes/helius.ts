@@ -6,9 +6,9 @@
 // answer three times and then drops the delivery for good, so one item we cannot read must not
 // cost the others. The valid items are stored; the refused ones are kept whole in
 // helius_rejected_items, listed in the 202's `rejected` and logged, for an operator to fix and
-// post again. Only what is not a delivery at all (not an array of 1–1000 objects, over 10 MiB,
-// without the secret, a `__proto__` or `constructor.prototype` key anywhere in it: json-body.ts)
-// is refused whole. A delivery stores at most MAX_MOVEMENTS_PER_DELIVERY movements: the items
+// post again; one that gives a key twice is kept as sent (helius-repeated-keys.ts). Only what
+// is not a delivery at all (not an array of 1–1000 objects, over 10 MiB, without the secret, a
+// `__proto__` or `constructor.prototype` key anywhere in it: json-body.ts) is refused whole. A delivery stores at most MAX_MOVEMENTS_PER_DELIVERY movements: the items
 // past them are refused unread, and kept, like the others refused (helius-triage.ts says why).
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
@@ -23,6 +23,7 @@ import { validationErrors } from "../error-handler.ts";
 import { ProblemError } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
 import { described, problemResponses } from "../schemas.ts";
+import { repeatedHeliusKeys } from "./helius-repeated-keys.ts";
 import { AcceptedSchema, DeliverySchema, HeliusItemSchema } from "./helius-schemas.ts";
 
 /** Equal-length digests, so neither the content nor the length of the secret leaks by timing. */
@@ -70,7 +71,8 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             "Authenticated by the webhook's auth header (`Authorization` equal to HELIUS_AUTH_HEADER), not by a JWT. " +
             "Each item is checked on its own: the valid ones are stored, the others listed in `rejected` and kept " +
             "for an operator, and the delivery is answered 202 all the same (a 4xx would make Helius drop all of it). " +
-            "Unknown fields inside the items are ignored; the fields read are typed strictly. A delivery stores at most " +
+            "Unknown fields inside the items are ignored; the fields read are typed strictly, and one given twice in an " +
+            "item refuses that item. A delivery stores at most " +
             `${MAX_MOVEMENTS_PER_DELIVERY} movements (native transfers, token transfers, compressed-NFT events; an item ` +
             "with none counts 1): the items past them are refused unread, listed in `rejected` and kept, to be posted " +
             "again in smaller deliveries. A body that is not an array of 1–1000 objects, or that holds a `__proto__` or " +
@@ -85,14 +87,23 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const items = request.body;
+        const body = rawBody(request);
         // The app's own ajv (its options, its messages), compiled once per route.
         const checkItem = request.compileValidationSchema(HeliusItemSchema, "body");
-        const { valid, refused, unread } = triageHeliusItems(
+        const repeats = repeatedHeliusKeys(body, items);
+        const { valid, refused: triaged, unread } = triageHeliusItems(
           items,
-          (item, at) => (checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at)),
+          (item, at, index) => {
+            // Its value holds only the last of a key given twice: nothing else of it is judged.
+            const repeated = repeats.get(index)?.errors ?? [];
+            if (repeated.length > 0) return repeated;
+            return checkItem(item) ? [] : validationErrors(withoutSummaries(checkItem.errors ?? []), at);
+          },
           deps.now(),
-          inexactHeliusNumbers(rawBody(request)),
+          inexactHeliusNumbers(body),
         );
+        // An item that gives a key twice, refused for it or not, is kept as sent: both values.
+        const refused = triaged.map((r) => (repeats.has(r.index) ? { ...r, sent: repeats.get(r.index)!.text } : r));
         // The refused items are kept first: should storing the valid ones fail after their rows
         // were written (Redis refusing the evaluation job: 503, the reconciler enqueues it later),
         // Helius may give up retrying, and the refused items must be on record all the same.
