@@ -87,12 +87,14 @@ export function triageHeliusItems(
   items.forEach((item, index) => {
     const at = `body.${index}`;
     const inexact = inexactByItem.get(index);
-    const refuse = (errors: FieldIssue[], literals = inexact) =>
-      refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: literals ? keptWithLiterals(item, literals) : item });
-    // Unread, it is kept with its lamports as read: posted again it is then stored as it would
-    // have been here (lamports are taken rounded, see heliusItemAmountIssues), not refused for
-    // a lamport written as a string. Its token amounts keep their digits, as in every kept item.
-    const refuseUnread = () => refuse([{ path: at, message: pastMovementsMessage(maxMovements) }], inexact && tokenAmountsOnly(inexact));
+    // Kept with its lamports as read, whatever the refusal: posted again once mended, it is then
+    // stored as it would have been here (lamports are taken rounded, see heliusItemAmountIssues;
+    // no refusal is about a lamport's digits), not refused for a lamport written as a string, an
+    // error its first refusal never named. Its token amounts keep their digits: those decide.
+    const tokenLiterals = inexact && tokenAmountsOnly(inexact);
+    const refuse = (errors: FieldIssue[]) =>
+      refused.push({ index, signature: readableSignature(item), errors: capped(errors, at), item: tokenLiterals ? keptWithLiterals(item, tokenLiterals) : item });
+    const refuseUnread = () => refuse([{ path: at, message: pastMovementsMessage(maxMovements) }]);
     if (unread > 0) {
       unread += 1;
       return refuseUnread();

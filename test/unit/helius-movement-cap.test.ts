@@ -102,4 +102,17 @@ describe("the movements one Helius delivery stores", () => {
     const kept = refused[0]!.item as HeliusTransaction;
     expect([kept.nativeTransfers![0]!.amount, kept.fee, kept.tokenTransfers![0]!.tokenAmount]).toEqual([10000000000000000, 10000000000000000, "9.99999999999999999"]);
   });
+
+  it("keeps an item refused for another reason (its timestamp) with its lamports as read too, so that posted again once mended it is stored, not refused for a lamport string", () => {
+    const read = { ...item(1), fee: 10000000000000000, timestamp: NOW.getTime() / 1000 + 3_600 };
+    read.nativeTransfers![0]!.amount = 9007199254740992;
+    const literals = [
+      { item: 0, field: "nativeTransfers.0.amount", literal: "9007199254740993" },
+      { item: 0, field: "fee", literal: "10000000000000001" },
+    ];
+    const { refused } = triageHeliusItems([read], noSchemaIssues, NOW, literals);
+    expect(refused.map(({ errors }) => errors.map((error) => error.path))).toEqual([["body.0.timestamp"]]);
+    const kept = refused[0]!.item as HeliusTransaction;
+    expect([kept.nativeTransfers![0]!.amount, kept.fee]).toEqual([9007199254740992, 10000000000000000]);
+  });
 });
