@@ -147,6 +147,35 @@ export function headerValue(length: number) {
   };
 }
 
+/**
+ * A secret or name read from a secrets file, which usually ends in a newline (`kubectl create
+ * secret --from-file`, `echo … >`): no browser, scraper or token minter sends it, so a value kept
+ * with it refused every login and every token with a bare 401. The ends are trimmed, as for
+ * HELIUS_AUTH_HEADER, before `parse` checks the rest; nothing but white space is refused.
+ */
+export function trimmedEnds<T>(parse: (raw: string) => T) {
+  return (raw: string): T => {
+    const value = raw.trim();
+    if (value === "") throw new Error("expected a value, not only white space (unset it instead)");
+    return parse(value);
+  };
+}
+
+/**
+ * A port to listen on (WORKER_METRICS_PORT). Kubernetes injects `<SERVICE>_PORT=tcp://<ip>:<port>`
+ * into every pod of a namespace that has a Service of that name (service links): a Service named
+ * `worker-metrics` sets WORKER_METRICS_PORT to such a URL, which no one meant as this setting.
+ */
+export function listenPort(raw: string): number {
+  if (/^(tcp|udp|sctp):\/\//.test(raw)) {
+    throw new Error(
+      `${raw} looks like a Kubernetes service link (injected for a Service named worker-metrics), not a port: ` +
+        "set enableServiceLinks: false in the pod spec or name the Service otherwise, and give the port as a number such as 9464",
+    );
+  }
+  return integerIn(0, 65535)(raw);
+}
+
 export function matching(pattern: RegExp, description: string) {
   return (raw: string): string => {
     if (!pattern.test(raw)) throw new Error(`expected ${description}`);

@@ -15,11 +15,13 @@ import {
   listenHost,
   matching,
   headerValue,
+  listenPort,
   minLength,
   oneMailbox,
   oneOf,
   redisUrl,
   statusCallbackUrl,
+  trimmedEnds,
   urlWithScheme,
   workerQueues,
 } from "./config-parsers.ts";
@@ -78,8 +80,16 @@ export type Config = Readonly<{
   evaluationOrderWaitMs: number;
   heliusAuthHeader: string | undefined;
   admin: Readonly<{ user: string | undefined; password: string | undefined }>;
-  /** Where a worker process serves its own /metrics (job durations); off when unset. */
+  /**
+   * Where a worker process serves its probes (/healthz, /readyz) and, with the admin credentials,
+   * its own /metrics (job durations); off when unset. Read for a worker only (undefined for the API).
+   */
   workerMetricsPort: number | undefined;
+  /**
+   * How long the API, on SIGTERM, goes on serving with /readyz answering 503 before it stops
+   * accepting connections: the time a load balancer takes to stop sending it requests.
+   */
+  shutdownDelayMs: number;
   rateLimitPerMinute: number;
   /** risk_alert.test notifications a caller may send per clock hour (0: none). */
   testNotificationsPerHour: number;
@@ -124,7 +134,7 @@ export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
 /** A Redis Cluster hash tag: BullMQ's scripts need a queue's keys in one slot. */
 const DEFAULT_QUEUE_PREFIX = "{wallet-alerts}";
 
-/** worker: checks what only a worker process uses (its /metrics port) as well. */
+/** worker: reads what only a worker process uses (its probe and metrics port) as well. */
 export function loadConfig(env: Env = process.env, options: { worker?: boolean } = {}): Config {
   const problems: string[] = [];
   const read = <T>(name: string, parse: (raw: string) => T, fallback?: T): T => {
@@ -153,7 +163,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     port: read("PORT", integerIn(0, 65535), 3000),
     host: read("HOST", listenHost, "0.0.0.0"),
     jwt: {
-      secret: optional("JWT_SECRET", jwtSecret),
+      secret: optional("JWT_SECRET", trimmedEnds(jwtSecret)),
       jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
       issuer: optional("JWT_ISSUER", (v) => v),
       audience: optional("JWT_AUDIENCE", (v) => v),
@@ -180,12 +190,16 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", durationBetween(0, 120_000), 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", headerValue(16)),
     admin: {
-      user: optional("ADMIN_USER", basicAuthUser),
+      user: optional("ADMIN_USER", trimmedEnds(basicAuthUser)),
       // Bull Board can retry and delete jobs, and nothing slows down guesses of a Basic password:
       // long enough that guessing is hopeless (16 characters; 8 were accepted until 2026-11-27).
-      password: optional("ADMIN_PASSWORD", minLength(16)),
+      password: optional("ADMIN_PASSWORD", trimmedEnds(minLength(16))),
     },
-    workerMetricsPort: optional("WORKER_METRICS_PORT", integerIn(0, 65535)),
+    // Only the worker serves that port: an API sharing the worker's settings (one env file, one
+    // ConfigMap, a Kubernetes service link) was refused for a setting it never reads.
+    workerMetricsPort: options.worker ? optional("WORKER_METRICS_PORT", listenPort) : undefined,
+    // Up to a minute: endpoints are taken out within seconds; more only slows every rollout.
+    shutdownDelayMs: read("SHUTDOWN_DELAY", durationBetween(0, 60_000), 0),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
@@ -228,10 +242,6 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // one given and refused has its own problem above already.
   if (config.admin.password && !env.ADMIN_USER)
     problems.push("ADMIN_USER is required with ADMIN_PASSWORD: /metrics and /admin/queues are served only with both (unset both to turn them off)");
-  // Only the worker serves that port: an API sharing the worker's settings (one env file, one
-  // ConfigMap) was refused with it, and went down for a setting it never reads.
-  if (options.worker && config.workerMetricsPort !== undefined && !config.admin.user)
-    problems.push("WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD: /metrics is served behind them");
   const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
   if (twilioSet > 0 && twilioSet < 3)
     problems.push("TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together: set all three or none");

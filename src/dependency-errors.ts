@@ -68,6 +68,15 @@ const REMEDIES: Readonly<Record<string, string>> = {
 /** Redis's refusals of REDIS_URL's credentials (NOAUTH, WRONGPASS) or of its user's rights (NOPERM). */
 const REDIS_REFUSAL = /\b(NOAUTH|WRONGPASS|NOPERM)\b/;
 
+/**
+ * A Redis Cluster node sending a command on to the node that holds its key's slot (MOVED, or ASK
+ * while slots move): REDIS_URL leads to a cluster, which this service does not support (its
+ * client is a standalone one, which never follows a redirect), so no wait mends it: a setting.
+ */
+const REDIS_CLUSTER_REDIRECT = /\b(MOVED|ASK) \d+ \S+:\d+/;
+const CLUSTER_NOT_SUPPORTED =
+  "REDIS_URL leads to a node of a Redis Cluster, which this service does not support: point it at a standalone Redis (a primary, or an endpoint that follows its failover)";
+
 /** SQLSTATEs of a PostgreSQL that is there but cannot take this work now. */
 const UNAVAILABLE_SQLSTATES = new Set([
   "57P01", // admin shutdown
@@ -81,7 +90,7 @@ export type Misconfiguration = {
   service: "PostgreSQL" | "Redis";
   /** The server's own words (never the password: servers do not repeat it). */
   message: string;
-  /** The SQLSTATE, or Redis's error word (NOAUTH, WRONGPASS, NOPERM). */
+  /** The SQLSTATE, or Redis's error word (NOAUTH, WRONGPASS, NOPERM; MOVED or ASK from a cluster node). */
   code: string;
 };
 
@@ -124,7 +133,7 @@ function fromStoreClient({ code, name, message }: ChainLink): boolean {
 function saysUnavailable({ code, message }: ChainLink): boolean {
   if (typeof code === "string" && UNAVAILABLE_SQLSTATES.has(code)) return true;
   const text = `${String(code ?? "")} ${String(message ?? "")}`;
-  return UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text)) || REDIS_REFUSAL.test(text);
+  return UNAVAILABLE_PATTERNS.some((pattern) => pattern.test(text)) || REDIS_REFUSAL.test(text) || REDIS_CLUSTER_REDIRECT.test(text);
 }
 
 /**
@@ -174,17 +183,27 @@ export function misconfiguredSetting(error: unknown): Misconfiguration | undefin
     const refusal = REDIS_REFUSAL.exec(text);
     // From the error word on: ioredis prefixes some ("Ready check failed: NOAUTH …").
     if (refusal) return { setting: "REDIS_URL", service: "Redis", message: text.slice(refusal.index), code: refusal[1]! };
+    const redirect = REDIS_CLUSTER_REDIRECT.exec(text);
+    if (redirect) return { setting: "REDIS_URL", service: "Redis", message: `${redirect[0]} (${CLUSTER_NOT_SUPPORTED})`, code: redirect[1]! };
   }
   return undefined;
 }
 
 /** What the server refused, in a sentence (and what to do, where its words do not say): for the logs (/readyz names only the service: readiness.ts). */
 export function describeRefusal(found: Misconfiguration): string {
-  const what = found.code === "NOPERM" ? "a command" : "the connection";
+  const what = refusedWhat(found);
   const code = found.service === "PostgreSQL" ? ` (${found.code})` : "";
   const remedy = found.service === "PostgreSQL" ? REMEDIES[found.code] : undefined;
   return `${found.service} refused ${what}: ${found.message}${code}${remedy ? `; ${remedy}` : ""}`;
 }
+
+/** What the server refused: a command (a right the user lacks, a key a cluster node sends elsewhere) or the connection. */
+export function refusedWhat(found: Misconfiguration): string {
+  return ["NOPERM", "MOVED", "ASK"].includes(found.code) ? "a command" : "the connection";
+}
+
+/** Whether the refusal is a Redis Cluster node's redirect (REDIS_URL leads to a cluster). */
+export const isClusterRedirect = (found: Misconfiguration): boolean => found.code === "MOVED" || found.code === "ASK";
 
 /** An error in a few words for an operator: its message and code (a connect error's message may be empty). */
 export function errorSummary(error: unknown): string {

@@ -6,8 +6,9 @@
 // one warning, and an API answered every request with an error. A server that cannot be
 // reached is another matter (it may be starting): the process goes on and waits for it.
 import type { Redis } from "ioredis";
+import type { Config } from "./config.ts";
 import type { Sql } from "./db/client.ts";
-import { misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
+import { isClusterRedirect, misconfiguredSetting, type Misconfiguration } from "./dependency-errors.ts";
 import { databaseRefusalOf, refusedDatabase } from "./redis.ts";
 import { withTimeout } from "./with-timeout.ts";
 
@@ -28,9 +29,13 @@ export type Preflight =
 type Outcome = Reachability | Misconfiguration;
 
 /** Both checks at once; a refusal answers at once, without waiting for the other server. */
-export async function preflight(deps: { sql: Sql; redis: Redis }, timeoutMs = PREFLIGHT_TIMEOUT_MS): Promise<Preflight> {
+export async function preflight(
+  deps: { sql: Sql; redis: Redis; config: Pick<Config, "queuePrefix"> },
+  timeoutMs = PREFLIGHT_TIMEOUT_MS,
+): Promise<Preflight> {
   let redisError: unknown;
-  const checks = [checkPostgres(deps.sql, timeoutMs), checkRedis(deps.redis, timeoutMs, (error) => (redisError = error))] as const;
+  const probeKey = `${deps.config.queuePrefix}:preflight`;
+  const checks = [checkPostgres(deps.sql, timeoutMs), checkRedis(deps.redis, probeKey, timeoutMs, (error) => (redisError = error))] as const;
   const firstRefusal = new Promise<Preflight>((resolve) => {
     for (const check of checks) void check.then((outcome) => typeof outcome === "object" && resolve({ refused: outcome }));
   });
@@ -50,13 +55,13 @@ function checkPostgres(sql: Sql, timeoutMs: number): Promise<Outcome> {
 }
 
 /**
- * Waits for the connection to be ready and PINGs it. Redis refuses a password in the
+ * Waits for the connection to be ready, PINGs it and reads a key of ours (clusterRedirect). Redis refuses a password in the
  * connection's handshake, so the refusal arrives as the connection's 'error' event (again on
  * every reconnect), never as a command's answer; so does its refusal of REDIS_URL's database
  * number, after which the connection would go ready on database 0 (src/redis.ts ends it instead).
  * Any other error is told to `onOtherError`: the reason Redis is not reachable.
  */
-function checkRedis(redis: Redis, timeoutMs: number, onOtherError: (error: unknown) => void): Promise<Outcome> {
+function checkRedis(redis: Redis, probeKey: string, timeoutMs: number, onOtherError: (error: unknown) => void): Promise<Outcome> {
   // Refused (and ended) before this check began listening.
   const refusedEarlier = databaseRefusalOf(redis);
   if (refusedEarlier) return Promise.resolve(refusedEarlier);
@@ -73,8 +78,12 @@ function checkRedis(redis: Redis, timeoutMs: number, onOtherError: (error: unkno
       else onOtherError(error);
     };
     const onReady = () => {
-      redis.ping().then(
-        () => finish("up"),
+      // Both written at once, right behind each other: a command queued later would wait on
+      // whatever else was sent meanwhile on this shared connection (BullMQ's own set-up).
+      const pinged = redis.ping();
+      const redirected = clusterRedirect(redis, probeKey);
+      pinged.then(
+        () => redirected.then((redirect) => finish(redirect ?? "up")),
         (error: unknown) => {
           const refused = misconfiguredSetting(error);
           if (!refused) onOtherError(error);
@@ -87,4 +96,20 @@ function checkRedis(redis: Redis, timeoutMs: number, onOtherError: (error: unkno
     if (redis.status === "ready") onReady();
     else redis.once("ready", onReady);
   });
+}
+
+/**
+ * A node of a Redis Cluster answers PING as any Redis does; only a command on a key shows it, with
+ * MOVED (or ASK) when another node holds the key's slot: the standalone client we use cannot follow
+ * that, and every job would fail alike (README: Redis Cluster is not supported). Any other answer
+ * to this read is left to the readiness check.
+ */
+function clusterRedirect(redis: Redis, key: string): Promise<Misconfiguration | undefined> {
+  return redis.exists(key).then(
+    () => undefined,
+    (error: unknown) => {
+      const refused = misconfiguredSetting(error);
+      return refused && isClusterRedirect(refused) ? refused : undefined;
+    },
+  );
 }

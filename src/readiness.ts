@@ -23,6 +23,7 @@ import {
   errorSummary,
   misconfiguredSetting,
   redisWriteRefusal,
+  refusedWhat,
   type Misconfiguration,
   type WriteRefusal,
 } from "./dependency-errors.ts";
@@ -113,7 +114,7 @@ function refusalOf(...errors: unknown[]): Misconfiguration | undefined {
 /** What /readyz may say of a service that did not answer: the service and the kind of refusal, never the server's words. */
 function publicProblem(refused: Misconfiguration | undefined): Problem {
   if (!refused) return "unreachable";
-  const what = refused.code === "NOPERM" ? "a command" : "the connection";
+  const what = refusedWhat(refused);
   // A setting is not fixed in seconds: ask again later than for an outage.
   return { reason: `${refused.service} refused ${what} (see the log)`, retryAfter: 30 };
 }

@@ -16,10 +16,14 @@ const deps = createDeps(config);
 // signal it has no handler for: the stop would wait for the grace period's SIGKILL).
 let app: AppInstance | undefined;
 let stopping = false;
+let shuttingDown = false;
 onStopSignal(
-  async () => {
+  async (signal) => {
     stopping = true;
-    if (app) await closeApp(app);
+    if (app) {
+      await waitForLoadBalancers(signal);
+      await closeApp(app);
+    }
     await deps.close();
   },
   (message) => deps.logger.info(message),
@@ -41,7 +45,7 @@ if (!stopping) {
     stopping: () => stopping,
   });
   exitWhenProducersUnusable(deps.queues, fault);
-  app = await buildApp(deps);
+  app = await buildApp(deps, { shuttingDown: () => shuttingDown });
   await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
     stopping = true;
     return exitOnListenFailure(error, {
@@ -59,6 +63,24 @@ if (!stopping) {
 }
 // Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
 void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
+
+/**
+ * SHUTDOWN_DELAY: Kubernetes takes a terminating pod out of its Service's endpoints (and an
+ * ingress out of its upstreams) asynchronously, seconds after SIGTERM; a process that stopped
+ * accepting at once refused the connections still sent to it, and every rollout cost clients
+ * 502s and resets. So it goes on serving for the delay, with /readyz answering 503 (for load
+ * balancers that go by it), and only then drains. SIGINT is a person at a terminal (Ctrl-C),
+ * whom no load balancer stands in front of: it does not wait.
+ */
+async function waitForLoadBalancers(signal: string): Promise<void> {
+  if (signal !== "SIGTERM" || config.shutdownDelayMs === 0) return;
+  shuttingDown = true;
+  deps.logger.info(
+    { shutdownDelayMs: config.shutdownDelayMs },
+    `still serving for ${config.shutdownDelayMs} ms (SHUTDOWN_DELAY), /readyz answering 503, before the drain`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+}
 
 async function closeApp(server: AppInstance): Promise<void> {
   // close() stops accepting and waits for in-flight requests. A keep-alive connection whose

@@ -67,6 +67,8 @@ const env = {
   ADMIN_PASSWORD: adminPassword.value,
   QUEUE_PREFIX: settings.queuePrefix,
   LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+  // The demo stops its API with SIGTERM, and no load balancer stands in front of it: no wait.
+  SHUTDOWN_DELAY: "0s",
   // The demo's webhook sink listens on loopback, which the SSRF guard refuses unless opened.
   WEBHOOK_ALLOW_HTTP: "true",
   WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",

@@ -1,20 +1,23 @@
 // npm run migrate: applies drizzle/ to DATABASE_URL; exits non-zero when anything fails, with
-// one line saying why. A PostgreSQL that refuses DATABASE_URL, cannot be reached or does not
+// one fatal line saying why. Its lines are pino JSON, as the other services' (role "migrate"):
+// a migration Job's failure reaches the same log pipeline and alerts as a crashing API's. A PostgreSQL that refuses DATABASE_URL, cannot be reached or does not
 // answer within 5 s ends it before anything is applied (src/db/migrate.ts). Runs at once take
 // turns (an advisory lock): the later ones wait, find nothing left to apply and exit 0.
 import { loadDatabaseUrl } from "../config.ts";
 import { MigrationConnectError, runMigrations } from "../db/migrate.ts";
-import { orExit } from "./config-or-exit.ts";
+import { createLogger } from "../logger.ts";
+import { exitWithFatalLine, orExitLogged } from "./config-or-exit.ts";
 
-const databaseUrl = orExit(() => loadDatabaseUrl());
+const databaseUrl = orExitLogged(() => loadDatabaseUrl());
+// At info whatever LOG_LEVEL says: this command reads DATABASE_URL only, and says little.
+const logger = createLogger("info");
 try {
   await runMigrations(databaseUrl, undefined, undefined, {
-    onWait: () => console.log("another migration of this database is under way; waiting for it to finish"),
+    onWait: () => logger.info("another migration of this database is under way; waiting for it to finish"),
   });
-  console.log("migrations applied");
+  logger.info("migrations applied");
 } catch (error) {
-  console.error(`migration failed: ${failure(error as Error)}`);
-  process.exit(1);
+  exitWithFatalLine(`migration failed: ${failure(error as Error)}`);
 }
 
 function failure(error: Error): string {

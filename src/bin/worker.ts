@@ -100,7 +100,8 @@ function queuesOrExit() {
   try {
     return chosenQueues(config.workerQueues);
   } catch (error) {
-    console.error((error as Error).message);
+    // A fatal log line, as a refused setting's: a plain one was missed by JSON log pipelines.
+    deps.logger.fatal({ setting: "WORKER_QUEUES" }, (error as Error).message);
     process.exit(1);
   }
 }

@@ -61,7 +61,17 @@ const NO_QUERY = Type.Object({}, { additionalProperties: false });
 // ajv-formats is CommonJS; its typing does not match Fastify's plugin slot.
 const formatsPlugin = addFormats as never;
 
-export async function buildApp(deps: Deps) {
+export type AppOptions = {
+  /**
+   * True once the process was told to stop and waits SHUTDOWN_DELAY before it drains
+   * (src/bin/api.ts): /readyz answers 503, and every answer closes its connection, so that a
+   * client or proxy on a kept-alive connection opens its next one to a process that stays.
+   */
+  shuttingDown?: () => boolean;
+};
+
+export async function buildApp(deps: Deps, options: AppOptions = {}) {
+  const shuttingDown = options.shuttingDown ?? (() => false);
   const verify = createTokenVerifier(deps.config.jwt);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -125,6 +135,7 @@ export async function buildApp(deps: Deps) {
   const rateLimit = createRateLimiter(app, deps);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    if (shuttingDown()) reply.header("connection", "close");
     // By the route matched, not the URL as spelled (see api-paths.ts); no route: by the path.
     const route = request.routeOptions.url;
     if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done(refusal(request));
@@ -206,7 +217,7 @@ export async function buildApp(deps: Deps) {
   app.addHook("onRoute", createOperationDocumenter());
 
   await app.register(adminPlugin(deps, completed));
-  await app.register(healthRoutes(deps));
+  await app.register(healthRoutes(deps, shuttingDown));
   await app.register(v1Routes(deps, readCache), { prefix: "/v1" });
   app.get("/v1/openapi.json", { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 

@@ -1,13 +1,15 @@
-// A tiny /metrics server for processes that have no HTTP app of their own (the worker),
-// behind the same admin credentials as the API's /metrics, and with the same /readyz as the
-// API (no credentials: for orchestrators' health checks).
+// A tiny server for processes that have no HTTP app of their own (the worker): the same probes
+// as the API's, without credentials (for orchestrators: /healthz answers while the event loop
+// runs, /readyz while PostgreSQL and Redis serve the process), and /metrics behind the same admin
+// credentials as the API's. Without ADMIN_USER /metrics answers 404, as the API's does: a port
+// opened for the probes alone needs no credentials, and no operator surface is left open.
 import { randomUUID } from "node:crypto";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { PROBLEM_CONTENT_TYPE, problemBody } from "../http/problem.ts";
 import type { Readiness } from "../readiness.ts";
-import { BASIC_CHALLENGE, createBasicAuthCheck, type AdminCredentials } from "./basic-auth.ts";
+import { adminEnabled, BASIC_CHALLENGE, createBasicAuthCheck, type AdminCredentials } from "./basic-auth.ts";
 
 export type MetricsServer = { port: number; close: () => Promise<void> };
 
@@ -22,11 +24,15 @@ export async function startMetricsServer(
   const server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     const reading = request.method === "GET" || request.method === "HEAD";
+    if (path === "/healthz" && reading) {
+      response.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify({ status: "ok" }));
+      return;
+    }
     if (path === "/readyz" && reading && readiness) {
       void answerReadiness(readiness, response);
       return;
     }
-    if (path !== "/metrics" || !reading) {
+    if (path !== "/metrics" || !reading || !adminEnabled(admin)) {
       response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found\n");
       return;
     }

@@ -152,7 +152,7 @@ describe("docker-compose.yml", () => {
     expect(api.port).toBe(3000);
     expect(api.admin.user).toBeTruthy();
     expect(api.smtpUrl).toBe("smtp://mailpit:1025");
-    const worker = loadConfig(service("worker").environment);
+    const worker = loadConfig(service("worker").environment, { worker: true });
     expect(worker.workerMetricsPort).toBe(9464);
     expect(worker.databaseUrl).toBe(api.databaseUrl);
     expect(worker.redisUrl).toBe(api.redisUrl);
@@ -194,6 +194,12 @@ describe("Dockerfile", () => {
     const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1];
     expect(user).toBeDefined();
     expect(["root", "0"]).not.toContain(user);
+  });
+
+  it("runs as a numeric user and group, other than root's: with runAsNonRoot the kubelet refuses a user given by name", () => {
+    const user = [...dockerfile.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1];
+    expect(user).toMatch(/^\d+:\d+$/);
+    expect(user!.split(":").map(Number).every((id) => id > 0)).toBe(true);
   });
 
   it("installs every package that src/ imports: the image omits devDependencies", () => {

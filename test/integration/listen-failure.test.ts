@@ -89,8 +89,11 @@ describe("a listen that fails", () => {
   it("has the API refuse a HOST that is not an address before it starts, in one line", async () => {
     const api = spawnApi(t, { PORT: String(await freePort()), HOST: "not-a-host" });
     expect(await exitWithin(api, EXIT_BOUND_MS), api.output()).toEqual({ code: 1, signal: null });
-    expect(api.output()).toBe(
-      "invalid configuration: HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost\n",
-    );
+    expect(fatal(logLines(api))).toEqual([
+      expect.objectContaining({
+        msg: "invalid configuration: HOST: expected an IP address to listen on, such as 0.0.0.0 (every IPv4 interface), :: (every interface) or 127.0.0.1, or localhost",
+      }),
+    ]);
+    expect(logLines(api)).toHaveLength(1);
   }, EXIT_BOUND_MS + 10_000);
 });

@@ -1,5 +1,5 @@
 // npm run migrate as an operator runs it: exit 0 with "migrations applied", or exit 1 with one
-// line saying why, within a bound, whatever the PostgreSQL at DATABASE_URL does. A server that
+// fatal line saying why (pino JSON on stdout, as every line of the services), within a bound, whatever the PostgreSQL at DATABASE_URL does. A server that
 // takes the connection and hangs up before it is ready (what a host that drops packets looked
 // like from here: something on the way accepted and closed) kept postgres.js reconnecting
 // forever with the migration's first statement queued: the command never ended and said nothing.
@@ -59,6 +59,20 @@ async function fakePostgres(onConnection: (socket: Socket) => void): Promise<{ p
   return { port: (server.address() as AddressInfo).port, connections: () => connections };
 }
 
+/** The command's lines as (level, role, msg): JSON, every one of them, and nothing on stderr. */
+function lines(outcome: Outcome): Array<{ level: number; role: string; msg: string }> {
+  expect(outcome.stderr).toBe("");
+  return outcome.stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const { level, role, msg } = JSON.parse(line) as { level: number; role: string; msg: string };
+      return { level, role, msg };
+    });
+}
+
+const fatal = (msg: string) => ({ level: 60, role: "migrate", msg });
+
 const urlOn = (port: number) => `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/wallet_alerts`;
 const shownUrl = (port: number) => `postgres://postgres:***@127.0.0.1:${port}/wallet_alerts`;
 
@@ -67,17 +81,16 @@ describe("npm run migrate against a PostgreSQL that does not answer", () => {
     // Reads the start-up message and closes: postgres.js connects again at once, every time.
     const peer = await fakePostgres((socket) => socket.once("data", () => socket.end()));
     const outcome = await migrate(urlOn(peer.port));
-    expect(outcome.exit, outcome.stderr).toEqual({ code: 1, signal: null });
-    expect(outcome.stderr).toBe(`migration failed: PostgreSQL at ${shownUrl(peer.port)} did not answer within 5 s\n`);
-    expect(outcome.stdout).toBe("");
+    expect(outcome.exit, outcome.stdout).toEqual({ code: 1, signal: null });
+    expect(lines(outcome)).toEqual([fatal(`migration failed: PostgreSQL at ${shownUrl(peer.port)} did not answer within 5 s`)]);
     expect(peer.connections()).toBeGreaterThan(1);
   }, EXIT_BOUND_MS + 10_000);
 
   it("exits 1 with the same line when the server takes the connection and never answers (a hung one)", async () => {
     const peer = await fakePostgres(() => {});
     const outcome = await migrate(urlOn(peer.port));
-    expect(outcome.exit, outcome.stderr).toEqual({ code: 1, signal: null });
-    expect(outcome.stderr).toBe(`migration failed: PostgreSQL at ${shownUrl(peer.port)} did not answer within 5 s\n`);
+    expect(outcome.exit, outcome.stdout).toEqual({ code: 1, signal: null });
+    expect(lines(outcome)).toEqual([fatal(`migration failed: PostgreSQL at ${shownUrl(peer.port)} did not answer within 5 s`)]);
     expect(outcome.stderr + outcome.stdout).not.toContain(PASSWORD);
   }, EXIT_BOUND_MS + 10_000);
 });
@@ -86,8 +99,8 @@ describe("npm run migrate against a PostgreSQL that answers", () => {
   it("exits 1 at once, saying it cannot be reached, when the port refuses connections", async () => {
     const port = await freePort();
     const outcome = await migrate(urlOn(port));
-    expect(outcome.exit, outcome.stderr).toEqual({ code: 1, signal: null });
-    expect(outcome.stderr).toBe(`migration failed: PostgreSQL at ${shownUrl(port)} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port})\n`);
+    expect(outcome.exit, outcome.stdout).toEqual({ code: 1, signal: null });
+    expect(lines(outcome)).toEqual([fatal(`migration failed: PostgreSQL at ${shownUrl(port)} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port})`)]);
   }, EXIT_BOUND_MS + 10_000);
 
   it("applies every migration to an empty database and exits 0", async () => {
@@ -95,8 +108,7 @@ describe("npm run migrate against a PostgreSQL that answers", () => {
     try {
       const outcome = await migrate(database.url);
       expect(outcome.exit, outcome.stderr).toEqual({ code: 0, signal: null });
-      expect(outcome.stdout).toBe("migrations applied\n");
-      expect(outcome.stderr).toBe("");
+      expect(lines(outcome)).toEqual([{ level: 30, role: "migrate", msg: "migrations applied" }]);
     } finally {
       await database.drop();
     }

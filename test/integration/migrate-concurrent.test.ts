@@ -33,6 +33,16 @@ function migrate(databaseUrl: string) {
   return { child, done: exited(child).then((exit) => ({ exit, stdout, stderr })) };
 }
 
+/** Each of the command's lines (pino JSON, every one of them), by level and message. */
+const messages = (stdout: string) =>
+  stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const { level, msg } = JSON.parse(line) as { level: number; msg: string };
+      return { level, msg };
+    });
+
 describe("two npm run migrate at once on a fresh database", () => {
   it("both exit 0: the second waits for the first and finds nothing left to apply", { timeout: BOUND_MS + 30_000 }, async () => {
     const database = await createTestDatabase("migrate-concurrent", { empty: true });
@@ -65,10 +75,11 @@ describe("two npm run migrate at once on a fresh database", () => {
       for (const outcome of outcomes) {
         expect(outcome.exit, outcome.stderr).toEqual({ code: 0, signal: null });
         expect(outcome.stderr).toBe("");
-        expect(outcome.stdout).toMatch(/migrations applied\n$/);
+        expect(messages(outcome.stdout).at(-1)).toEqual({ level: 30, msg: "migrations applied" });
       }
       // One of them was told that it waits for the other.
-      expect(outcomes.filter((o) => o.stdout.includes("another migration of this database is under way; waiting for it to finish"))).toHaveLength(1);
+      const waited = { level: 30, msg: "another migration of this database is under way; waiting for it to finish" };
+      expect(outcomes.filter((o) => messages(o.stdout).some((line) => line.msg === waited.msg && line.level === waited.level))).toHaveLength(1);
       const journal = JSON.parse(readFileSync(new URL("../../drizzle/meta/_journal.json", import.meta.url), "utf8")) as { entries: unknown[] };
       const [applied] = await sql<{ count: number }[]>`select count(*)::int as count from drizzle.__drizzle_migrations`;
       expect(applied!.count).toBe(journal.entries.length);

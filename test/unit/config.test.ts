@@ -152,12 +152,6 @@ describe("loadConfig", () => {
     );
   });
 
-  it("refuses WORKER_METRICS_PORT without admin credentials for a worker only: an API sharing its settings never serves that port", () => {
-    const message = "WORKER_METRICS_PORT needs ADMIN_USER and ADMIN_PASSWORD";
-    expect(() => loadConfig({ ...REQUIRED, WORKER_METRICS_PORT: "9464" }, { worker: true })).toThrow(message);
-    expect(loadConfig({ ...REQUIRED, WORKER_METRICS_PORT: "9464" }).workerMetricsPort).toBe(9464);
-  });
-
   it("refuses JWT_JWKS_URL without JWT_ISSUER and JWT_AUDIENCE: a provider's keys sign other applications' tokens too", () => {
     const jwks = { JWT_SECRET: "", JWT_JWKS_URL: "https://auth.example.com/.well-known/jwks.json" };
     const message = "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE";
