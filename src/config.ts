@@ -93,6 +93,8 @@ export type Config = Readonly<{
   rateLimitPerMinute: number;
   /** risk_alert.test notifications a caller may send per clock hour (0: none). */
   testNotificationsPerHour: number;
+  /** Failed notifications a caller may send again (POST …/redeliver) per clock hour (0: none). */
+  redeliveriesPerHour: number;
   /**
    * The most alerts (of any status: a paused one can be resumed) one caller may have on one
    * wallet, and in all: each active alert is a notification per matching event and a rule held
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     shutdownDelayMs: read("SHUTDOWN_DELAY", durationBetween(0, 60_000), 0),
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
+    redeliveriesPerHour: read("REDELIVERIES_PER_HOUR", integerIn(0, 1_000_000), 1_000),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
     maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     maxWalletsPerCaller: read("MAX_WALLETS_PER_CALLER", integerIn(1, 1_000_000), 10_000),

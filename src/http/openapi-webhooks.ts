@@ -63,7 +63,7 @@ const REQUEST_HEADERS: Array<{ name: string; description: string; schema: Json }
 export const WEBHOOK_ANSWERS: Readonly<Record<string, { verdict: Verdict; disablesAlert: boolean; retryAfter: boolean; description: string }>> = (() => {
   const schedule = DEFAULT_RETRY_SCHEDULE.replaceAll(",", ", ");
   const failed = (why: string) =>
-    `${why}: the notification fails, with no further attempt, and the alert's failure run starts (or goes on): ` +
+    `${why}: the notification fails, with no further attempt unless its owner redelivers it (then it comes again under the same webhook-id), and the alert's failure run starts (or goes on): ` +
     `an active alert whose notifications keep failing for ${FAILING_DISABLES_AFTER_MS / HOURS} h is disabled, and ${OWNER_TOLD}. Any delivery ends the run`;
   const retried = (what: string) => ({
     verdict: "retry" as const,

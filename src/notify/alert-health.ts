@@ -6,6 +6,11 @@
 //   failure now, with nothing counted in the 24 h before it, is no run of 24 h);
 // - a permanent failure that continues a run begun 24 h ago or more disables the alert;
 // - a 410 Gone from a webhook receiver disables it at once;
+// - a redelivery (its owner reopening failed notifications: http/routes/redeliver.ts) clears
+//   failing_since, as a PATCH of status does: the reopened notifications are open again, so each
+//   counts once more when it fails, at that moment, and its earlier failure no longer dates or
+//   continues a run (nor is it a failed row the run's gap rule reads). Kept, a run dated by the
+//   very failure redelivered counted that notification twice toward the 24 h;
 // - only an active alert's failures count: a paused alert (say, for its receiver's
 //   maintenance) is never disabled and its failures start no run, as a pause and a resume
 //   each clear failing_since anyway (any PATCH of status does); a disabled one stays as it is;

@@ -34,6 +34,16 @@ export type DeliveryItem = {
   owner?: string;
 };
 
+export type EnqueueOptions = {
+  /**
+   * The moment whose minute the notifications count in, in their owners' bursts: each one's
+   * creation (its id's time) unless given. A redelivery counts when it is asked for: an outage's
+   * failed notifications span many minutes, each minute's count long gone, and ranked by them a
+   * thousand resent at once would all keep their place in line, ahead of other callers' first ones.
+   */
+  burstAtMs?: number;
+};
+
 /** A burst's count outlives its minute a little: a count read as its minute ends is still there. */
 const BURST_COUNT_TTL_MS = 2 * BURST_WINDOW_MS;
 
@@ -42,7 +52,7 @@ const BURST_COUNT_TTL_MS = 2 * BURST_WINDOW_MS;
  * rarely comes in one evaluation (a market event's transactions arrive over seconds, and are
  * evaluated as they come). Without it (tests), notifications are ranked within this enqueue alone.
  */
-export async function enqueueDeliveries(queues: Queues, items: readonly DeliveryItem[], redis?: Redis): Promise<void> {
+export async function enqueueDeliveries(queues: Queues, items: readonly DeliveryItem[], redis?: Redis, options: EnqueueOptions = {}): Promise<void> {
   if (items.length === 0) return;
   const byQueue = new Map<QueueName, DeliveryItem[]>();
   for (const item of items) {
@@ -51,11 +61,11 @@ export async function enqueueDeliveries(queues: Queues, items: readonly Delivery
     queued.push(item);
     byQueue.set(queue, queued);
   }
-  await Promise.all([...byQueue].map(([queue, queued]) => addDeliveries(queues[queue], queued, redis)));
+  await Promise.all([...byQueue].map(([queue, queued]) => addDeliveries(queues[queue], queued, redis, options)));
 }
 
-async function addDeliveries(queue: Queue, items: readonly DeliveryItem[], redis: Redis | undefined): Promise<void> {
-  const bursts = items.map((item) => burstOf(item.owner, idTime(item.notificationId)));
+async function addDeliveries(queue: Queue, items: readonly DeliveryItem[], redis: Redis | undefined, options: EnqueueOptions): Promise<void> {
+  const bursts = items.map((item) => burstOf(item.owner, options.burstAtMs ?? idTime(item.notificationId)));
   const earlier = redis ? await countInBursts(redis, queue, countBursts(bursts)) : new Map<string, number>();
   const priorities = burstPriorities(bursts, earlier);
   await queue.addBulk(

@@ -44,6 +44,12 @@ export function sampleRequest(key: string, ids: { walletId?: string; alertId?: s
     "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${alertId}/test` },
     "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${alertId}/rotate-secret` },
     "GET /v1/notifications/{notificationId}": { method: "GET", url: "/v1/notifications/ntf_0000000000000000" },
+    "POST /v1/notifications/{notificationId}/redeliver": { method: "POST", url: "/v1/notifications/ntf_0000000000000000/redeliver" },
+    "POST /v1/risk/alerts/{alertId}/notifications/redeliver": {
+      method: "POST",
+      url: `/v1/risk/alerts/${alertId}/notifications/redeliver`,
+      payload: { since: "2026-01-01T00:00:00Z" },
+    },
     "POST /v1/ingest/transactions": { method: "POST", url: "/v1/ingest/transactions", payload: { transactions: [makeTransaction()] } },
     "POST /v1/ingest/accounts": {
       method: "POST",

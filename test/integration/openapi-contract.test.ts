@@ -24,6 +24,8 @@ const TESTS_PER_HOUR = 4;
 /** The alert journey's wallet holds exactly this many alerts, so its next create meets the cap. */
 const ALERTS_PER_WALLET = 14;
 const RATE_LIMIT_HEADERS = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
+/** The 202s that queue one notification and name it in Location: a test, a redelivery. */
+const SINGLE_NOTIFICATION_202S = ["POST /v1/risk/alerts/{alertId}/test", "POST /v1/notifications/{notificationId}/redeliver"];
 const now = Math.floor(Date.now() / 1000);
 
 let t: TestApp;
@@ -92,10 +94,10 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect([...contract.operations].sort()).toEqual(registered);
   });
 
-  it("marks as required the headers the service always sends: Location on a 201 and a test's 202, Retry-After on a 429 and a 503, WWW-Authenticate on a 401, X-Request-Id on every answer, RateLimit-* on every success of an operation that takes a token", () => {
+  it("marks as required the headers the service always sends: Location on a 201 and on the 202 of a test or a redelivery, Retry-After on a 429 and a 503, WWW-Authenticate on a 401, X-Request-Id on every answer, RateLimit-* on every success of an operation that takes a token", () => {
     const alwaysSent = (key: string, status: string): string[] => [
       "x-request-id",
-      ...(status === "201" || (status === "202" && key === "POST /v1/risk/alerts/{alertId}/test") ? ["location"] : []),
+      ...(status === "201" || (status === "202" && SINGLE_NOTIFICATION_202S.includes(key)) ? ["location"] : []),
       ...(status === "429" || status === "503" ? ["retry-after"] : []),
       ...(status === "401" ? ["www-authenticate"] : []),
       ...(status.startsWith("2") && !contract.isPublic(key) ? RATE_LIMIT_HEADERS : []),
@@ -377,6 +379,28 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     });
     await expectStatus(404, { method: "GET", url: `/v1/notifications/${tested.notificationId}`, token: bob });
     await expectStatus(404, { method: "GET", url: "/v1/notifications/ntf_unknown", token: alice });
+    // Redelivery: a test its receiver refuses for good (400) fails, and is sent again; one that
+    // has not failed is a 409, and so is any of a disabled alert's.
+    const refusing = alerts.get("suspicious_counterparty webhook")!;
+    receiver.route("/suspicious_counterparty").respond({ status: 400, body: "misconfigured" });
+    const refused = await expectStatus<{ notificationId: string }>(202, { method: "POST", url: one(refusing, "/test"), token: alice });
+    const redeliver = (id: string, token = alice) => ({ method: "POST" as const, url: `/v1/notifications/${id}/redeliver`, token });
+    await waitFor("the refused test to fail", async () => (await expectStatus<{ status: string }>(200, { method: "GET", url: `/v1/notifications/${refused.notificationId}`, token: alice })).status === "failed");
+    await expectStatus(404, redeliver(refused.notificationId, bob));
+    await expectStatus(202, redeliver(refused.notificationId));
+    await expectStatus(409, redeliver(refused.notificationId));
+    const inWindow = (alert: Alert, payload: unknown = { since: new Date(Date.now() - 3_600_000).toISOString() }, token = alice) => ({
+      method: "POST" as const,
+      url: one(alert, "/notifications/redeliver"),
+      token,
+      payload,
+    });
+    await expectStatus(202, inWindow(refusing));
+    await expectStatus(400, inWindow(refusing, { since: "an hour ago" }));
+    await expectStatus(404, inWindow(refusing, undefined, bob));
+    await t.deps.sql`update alerts set status = 'disabled', disabled_reason = 'the webhook endpoint answered 410 Gone' where id = ${refusing.alertId}`;
+    await expectStatus(409, inWindow(refusing));
+    await expectStatus(200, { method: "PATCH", url: one(refusing), token: alice, payload: { status: "active" } });
     // The hourly test quota: a 429 once it is spent (or one hour later, if the hour turns meanwhile).
     let quota = 0;
     for (let i = 0; i < 2 * TESTS_PER_HOUR + 2 && quota !== 429; i += 1) {

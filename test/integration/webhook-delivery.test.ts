@@ -296,7 +296,7 @@ describe("webhook delivery", () => {
     });
 
     expect(job.state).toBe("failed");
-    expect(job.current?.failedReason).toBe(`notification ${id} had already failed; nothing was sent (a failed notification is not sent again)`);
+    expect(job.current?.failedReason).toBe(`notification ${id} had already failed; nothing was sent (its owner sends it again with POST /v1/notifications/${id}/redeliver)`);
     expect(route.requests).toHaveLength(1);
     expect((await attemptsOf(t, id)).length).toBe(1);
     expect((await waitForNotification(t, id, () => true)).status).toBe("failed");

@@ -15,6 +15,7 @@ describe("loadConfig", () => {
       host: "0.0.0.0",
       rateLimitPerMinute: 600,
       testNotificationsPerHour: 20,
+      redeliveriesPerHour: 1_000,
       maxAlertsPerWallet: 50,
       maxAlertsPerCaller: 10_000,
       maxWalletsPerCaller: 10_000,

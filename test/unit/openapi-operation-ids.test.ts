@@ -20,6 +20,7 @@ describe("operationIdOf", () => {
     ["POST", "/v1/risk/alerts/:alertId/test", "testRiskAlert"],
     ["POST", "/v1/risk/alerts/:alertId/rotate-secret", "rotateRiskAlertSecret"],
     ["GET", "/v1/notifications/:notificationId", "getNotification"],
+    ["POST", "/v1/notifications/:notificationId/redeliver", "redeliverNotification"],
     ["POST", "/v1/ingest/transactions", "ingestTransactions"],
     ["POST", "/v1/ingest/accounts", "ingestAccounts"],
     ["POST", "/v1/ingest/helius", "ingestHelius"],

@@ -6,6 +6,7 @@ import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { notificationRoutes } from "./notifications.ts";
+import { redeliverRoutes } from "./redeliver.ts";
 import { riskLabelRoutes } from "./risk-labels.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { twilioStatusCallbackRoutes } from "./twilio-status-callback.ts";
@@ -18,6 +19,7 @@ export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTy
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));
     await app.register(notificationRoutes(deps));
+    await app.register(redeliverRoutes(deps));
     await app.register(heliusRoutes(deps));
     await app.register(riskLabelRoutes(deps));
     await app.register(twilioStatusCallbackRoutes(deps));

@@ -116,9 +116,10 @@ export function makeDeliverProcessor(
     // reconciler sweep that read the row still open): nothing is owed, a quiet no-op.
     if (!row || row.status === "delivered") return;
     if (row.status === "failed") {
-      // Nothing resends a failed notification, and this run does not either. It ends failed,
-      // not completed: a completed job (and outcome="completed" in the job-duration histogram)
-      // reads as "sent". Operators re-running failed jobs met this (Bull Board's Retry, which
+      // A failed notification is sent again only once its owner reopens it (POST …/redeliver
+      // makes it pending in Postgres first, then queues a job of its own); a run that finds it
+      // failed does not send it. It ends failed, not completed: a completed job (and
+      // outcome="completed" in the job-duration histogram) reads as "sent". Operators re-running failed jobs met this (Bull Board's Retry, which
       // admin.ts now refuses on the delivery queues; a script's job.retry(); a job duplicated
       // under another id). The other runs that meet a failed row are rare and were failures
       // already, so this adds no noise: BullMQ's retry of a run whose failing record committed
@@ -127,7 +128,7 @@ export function makeDeliverProcessor(
       // its run failed it (it replaces that failed job with this one). Unrecoverable: BullMQ's
       // attempts would only say it again. No attempt is made or counted toward the alert.
       throw new UnrecoverableError(
-        `notification ${row.notificationId} had already failed; nothing was sent (a failed notification is not sent again)`,
+        `notification ${row.notificationId} had already failed; nothing was sent (its owner sends it again with POST /v1/notifications/${row.notificationId}/redeliver)`,
       );
     }
 
