@@ -14,6 +14,7 @@ import { createApiClient } from "../sim/client.ts";
 import { createSnapshots } from "../sim/population.ts";
 import { defaultBatchSize, runFeed } from "../sim/run.ts";
 import { prepareSimulation } from "../sim/setup.ts";
+import { fixedToken, mintedTokens, renewEveryMs, type TokenSource } from "../sim/tokens.ts";
 import { createTrafficGenerator } from "../sim/traffic.ts";
 
 const SCOPES = "wallets:write ingest:write risk:write";
@@ -52,17 +53,22 @@ function readOptions() {
   };
 }
 
-async function resolveToken(given: string | undefined, sub: string): Promise<string> {
-  if (given) return given;
+/** A token the simulator mints lasts a week, unless the API's JWT_MAX_TOKEN_AGE refuses it sooner: it is minted again before either. */
+const MINTED_TTL_SECONDS = 7 * 24 * 3600;
+
+function resolveTokens(given: string | undefined, sub: string): TokenSource {
+  if (given) return fixedToken(given);
   const jwt = loadJwtConfig();
-  if (!jwt.secret) throw new Error("give --token <jwt>, or set JWT_SECRET to mint one");
-  return mintToken(jwt.secret, { sub, scope: SCOPES, ttlSeconds: 7 * 24 * 3600 }, jwt);
+  const { secret } = jwt;
+  if (!secret) throw new Error("give --token <jwt>, or set JWT_SECRET to mint one");
+  const mint = () => mintToken(secret, { sub, scope: SCOPES, ttlSeconds: MINTED_TTL_SECONDS }, jwt);
+  return mintedTokens(mint, renewEveryMs(MINTED_TTL_SECONDS * 1000, jwt.maxTokenAgeMs));
 }
 
 async function main(signal: AbortSignal): Promise<void> {
   const options = readOptions();
-  const token = await resolveToken(options.token, options.sub);
-  const client = createApiClient({ baseUrl: options.url, token });
+  const tokens = resolveTokens(options.token, options.sub);
+  const client = createApiClient({ baseUrl: options.url, token: tokens.current });
   try {
     const generator = createTrafficGenerator({
       seed: options.seed,
@@ -87,6 +93,7 @@ async function main(signal: AbortSignal): Promise<void> {
       durationMs: options.durationMs,
       signal,
       report,
+      tokens,
     });
     console.log(
       `done: sent=${stats.sent} accepted=${stats.accepted} duplicates=${stats.duplicates} errors=${stats.errors} behind=${stats.behind}`,

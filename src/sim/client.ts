@@ -27,7 +27,8 @@ export type ApiClient = {
 export type ApiClientOptions = {
   /** The API's base address, e.g. http://127.0.0.1:3000 (a path prefix is kept). */
   baseUrl: string;
-  token: string;
+  /** The bearer token, or where to get the one for each request (a long run renews its token). */
+  token: string | (() => Promise<string>);
   maxAttempts?: number;
   connections?: number;
   sleep?: (ms: number) => Promise<void>;
@@ -50,6 +51,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const pool = new Pool(url.origin, { connections: options.connections ?? 8 });
   const maxAttempts = options.maxAttempts ?? 8;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { token } = options;
+  const bearer = typeof token === "string" ? () => Promise.resolve(token) : token;
 
   async function call<T>(method: "POST" | "PUT", path: string, body: unknown, ok: readonly number[]): Promise<{ status: number; json: T }> {
     const payload = JSON.stringify(body);
@@ -61,7 +64,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         const res = await pool.request({
           method,
           path: `${prefix}${path}`,
-          headers: { authorization: `Bearer ${options.token}`, "content-type": "application/json" },
+          headers: { authorization: `Bearer ${await bearer()}`, "content-type": "application/json" },
           body: payload,
         });
         status = res.statusCode;

@@ -115,6 +115,33 @@ describe("npm run simulate", () => {
   });
 });
 
+describe("npm run simulate for longer than the API lets a token live", () => {
+  let capped: TestApp;
+  let cappedUrl: string;
+  beforeAll(async () => {
+    capped = await startTestApp("simulate-token-age", { JWT_MAX_TOKEN_AGE: "1m" });
+    await capped.app.listen({ port: 0, host: "127.0.0.1" });
+    cappedUrl = `http://127.0.0.1:${(capped.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await capped?.close();
+  });
+
+  it("mints its token again and keeps posting past JWT_MAX_TOKEN_AGE", async () => {
+    const args = ["--url", cappedUrl, "--rate", "5", "--wallets", "5", "--seed", String(SEED), "--duration", "100s"];
+    const run = await simulate(args, undefined, { JWT_MAX_TOKEN_AGE: "1m" });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    // The API refuses a token issued more than 60 s (and its 30 s clock tolerance) ago: what
+    // was accepted after 90 s went with a token minted since.
+    expect(run.stdout).toMatch(/\[\s+(9[2-9]|1\d\d)s\] sent=\d+ accepted=[1-9]/);
+    const { sent, accepted, errors } = summary(run.stdout);
+    expect(errors).toBe(0);
+    expect(accepted).toBe(sent);
+    expect(sent).toBe(500);
+  }, 180_000);
+});
+
 describe("the simulator's API client", () => {
   /** A loopback server answering each request with the next of `answers`. */
   async function scripted(answers: { status: number; headers?: Record<string, string>; body?: unknown }[]) {
