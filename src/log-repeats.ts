@@ -28,10 +28,26 @@ export function createRepeatGate(windowMs: number, now: () => number = Date.now)
   };
 }
 
-/** What makes two errors "the same" for the gate: the system error code, else the message. */
+/**
+ * BullMQ's answers about one job's state, with the job's id taken out. After a Redis outage
+ * longer than a job's lock, every job that was active says "Missing lock for job ntf_….
+ * moveToFinished" (then "… moveToDelayed"): one kind, not one per job. The work is not lost:
+ * the job runs again once BullMQ finds it stalled, or the reconciler owes it.
+ */
+const JOB_STATE_ERRORS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^Missing lock for job .+\. (\w+)$/s, "missing lock: $1"],
+  [/^Lock mismatch for job .+\. Cmd (\w+) from (\w+)$/s, "lock mismatch: $1 from $2"],
+  [/^Missing key for job .+\. (\w+)$/s, "missing key: $1"],
+  [/^Job .+ is not in the (\w+) state\. (\w+)$/s, "not in the $1 state: $2"],
+];
+
+/** What makes two errors "the same" for the gate: the system error code, else the message (a job's id taken out). */
 export function errorKind(error: unknown): string {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return typeof code === "string" ? code : String(message);
+  if (typeof code === "string") return code;
+  const text = String(message);
+  for (const [pattern, kind] of JOB_STATE_ERRORS) if (pattern.test(text)) return text.replace(pattern, kind);
+  return text;
 }
 
 /**

@@ -122,6 +122,14 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
   const workers = names.map((name) => {
     const connection = createWorkerRedis(deps.config.redisUrl);
     connections.push(connection);
+    // BullMQ reports the connection's errors as the worker's until the worker has closed, and
+    // takes its listener off then. The connection lives on until the last worker has closed
+    // (close() below), reconnecting: with no listener, ioredis prints each failed attempt to
+    // stderr ("[ioredis] Unhandled error event", several a second, not JSON). Ours stays, and
+    // speaks only when no one else listens.
+    connection.on("error", (error) => {
+      if (connection.listenerCount("error") === 1) warnWorkerError(error, { queue: name });
+    });
     const processor = processorFor(deps, name, stopping.signal);
     const counted: Processor = async (...args) => {
       active.set(name, active.get(name)! + 1);

@@ -31,4 +31,16 @@ describe("errorKind", () => {
     expect(errorKind(new Error("Connection is closed."))).toBe("Connection is closed.");
     expect(errorKind(undefined)).toBe("undefined");
   });
+
+  it("takes the job's id out of BullMQ's answers about a job's lock or state, so one kind covers every job", () => {
+    const bullmq = (message: string, code: number) => Object.assign(new Error(message), { code });
+    expect(errorKind(bullmq("Missing lock for job ntf_01m8g3ct3hn5177911e71gq8j6. moveToFinished", -2))).toBe("missing lock: moveToFinished");
+    expect(errorKind(bullmq("Missing lock for job ntf_01m8g3ct4435dxkkdee4z056tn. moveToFinished", -2))).toBe("missing lock: moveToFinished");
+    expect(errorKind(bullmq("Missing lock for job bat_1. moveToDelayed", -2))).toBe("missing lock: moveToDelayed");
+    expect(errorKind(bullmq("Lock mismatch for job ntf_2. Cmd moveToFinished from active", -6))).toBe("lock mismatch: moveToFinished from active");
+    expect(errorKind(bullmq("Missing key for job ntf_3. moveToFinished", -1))).toBe("missing key: moveToFinished");
+    expect(errorKind(bullmq("Job ntf_4 is not in the active state. moveToDelayed", -3))).toBe("not in the active state: moveToDelayed");
+    // Anything else keeps its message.
+    expect(errorKind(new Error("Missing lock for the queue"))).toBe("Missing lock for the queue");
+  });
 });
