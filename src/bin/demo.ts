@@ -34,8 +34,8 @@ import {
 } from "../demo/scenario.ts";
 import { startWebhookSink, type WebhookSink } from "../demo/webhook-sink.ts";
 import { startBackgroundFeed } from "../demo/feed.ts";
-import { renewingToken } from "../demo/token-source.ts";
 import { redactUrl } from "../redact-url.ts";
+import { mintedTokens, renewEveryMs } from "../sim/tokens.ts";
 
 const DEMO_CALLER = "demo";
 const DEMO_EMAIL = "risk-desk@example.com";
@@ -130,7 +130,8 @@ async function main(): Promise<void> {
   // The token carries the issuer and audience the API checks when they are set (the API child
   // inherits them, and in compose the API shares the demo's environment).
   const jwt = loadJwtConfig({ ...process.env, ...env });
-  const tokens = renewingToken(
+  // Renewed before the API would refuse it: past its ttl, or past JWT_MAX_TOKEN_AGE when set.
+  const minted = mintedTokens(
     () =>
       mintToken(
         env.JWT_SECRET,
@@ -143,8 +144,9 @@ async function main(): Promise<void> {
         },
         jwt,
       ),
-    TOKEN_TTL_SECONDS,
+    renewEveryMs(TOKEN_TTL_SECONDS * 1000, jwt.maxTokenAgeMs),
   );
+  const tokens = minted.current;
   const token = await tokens();
   const api = createApiClient(apiUrl, tokens);
   if (!attachTo) await ensureOwnApi(api);

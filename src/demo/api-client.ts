@@ -1,6 +1,8 @@
 // The demo talks to the API over HTTP like any client, with a token it minted (and mints again
-// before it expires: see token-source.ts).
-import type { TokenSource } from "./token-source.ts";
+// before the API would refuse it: see src/sim/tokens.ts).
+
+/** The token to send with the next request. */
+export type TokenSource = () => Promise<string>;
 
 export type ApiCall = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
 
