@@ -62,6 +62,11 @@ export const addressState = pgTable("address_state", {
   riskScore: smallint("risk_score").notNull().default(0),
   riskFactors: text("risk_factors").array().notNull().default(sql`'{}'::text[]`),
   updatedAt: updatedAt(),
+  /**
+   * When the latest account snapshot (balance, token accounts, NFTs) was stored; null before
+   * any. Set by replaceAccountSnapshots only: updated_at moves with every score write too.
+   */
+  snapshotAt: timestamp("snapshot_at", { withTimezone: true, mode: "date" }),
 });
 
 /**
@@ -246,7 +251,10 @@ export const riskScoreHistory = pgTable(
     evaluatedAt: timestamp("evaluated_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [
-    index("risk_score_history_address_idx").on(t.address, t.createdAt),
+    // An address's newest change (max(id)), which a risk_score_increase alert takes as its
+    // baseline when created or resumed (alerts.ts, NEWEST_SCORE_CHANGE_OF). By id, not
+    // created_at: ids follow the order of one address's changes, start times do not.
+    index("risk_score_history_address_id_idx").on(t.address, t.id),
     // The changes not evaluated yet, by address: an evaluation locks those of the addresses it
     // scores (lockOpenScoreChanges), and reads only them. With the open changes keyed by id
     // alone, Postgres planned on few open ones read every open change to find them, and a

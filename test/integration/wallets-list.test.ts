@@ -72,7 +72,7 @@ describe("GET /v1/wallets", () => {
     expect(Object.keys(body).sort()).toEqual(["limit", "page", "total", "wallets"]);
     const [first, second] = body.wallets;
     expect(Object.keys(first).sort()).toEqual(
-      ["walletId", "address", "alias", "balance", "tokenAccounts", "nftCount", "riskScore", "lastActivity"].sort(),
+      ["walletId", "address", "alias", "balance", "tokenAccounts", "nftCount", "riskScore", "lastActivity", "balanceAsOf"].sort(),
     );
     expect(first).toEqual({
       walletId: w[0]!.walletId,
@@ -83,6 +83,7 @@ describe("GET /v1/wallets", () => {
       nftCount: 0,
       riskScore: 50,
       lastActivity: new Date(1_700_001_000_000).toISOString(),
+      balanceAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(second.lastActivity).toBeNull();
   });

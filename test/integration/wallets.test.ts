@@ -41,6 +41,7 @@ const DETAIL_FIELDS = [
   "tags",
   "trackedAt",
   "lastActivity",
+  "balanceAsOf",
 ].sort();
 
 describe("POST /v1/wallets", () => {
@@ -63,6 +64,7 @@ describe("POST /v1/wallets", () => {
       label: null,
       tags: ["cold", "ops_1"],
       lastActivity: null,
+      balanceAsOf: null,
     });
     expect(new Date(body.trackedAt).toISOString()).toBe(body.trackedAt);
   });
@@ -181,6 +183,7 @@ describe("GET /v1/wallets/{walletId}", () => {
       tags: ["hot"],
       trackedAt: wallet.trackedAt,
       lastActivity: "2024-05-31T16:08:37.000Z",
+      balanceAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
   });
 

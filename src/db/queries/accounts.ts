@@ -9,6 +9,10 @@ import type { Sql } from "../client.ts";
  * Replaces the snapshot of every given address in one transaction. `accounts` must be
  * ordered by address with no address twice: address_state rows are locked first and in
  * that order, so concurrent snapshots of the same addresses queue instead of deadlocking.
+ *
+ * snapshot_at (the wallets' balanceAsOf) is the clock when the row is written, under its lock,
+ * not now() (the transaction's start): of two snapshots of an address, the one stored last,
+ * whose figures are shown, has the later time even when its transaction began first.
  */
 export async function replaceAccountSnapshots(sql: Sql, accounts: readonly AccountSnapshot[]): Promise<void> {
   const addresses = accounts.map((account) => account.address);
@@ -17,15 +21,16 @@ export async function replaceAccountSnapshots(sql: Sql, accounts: readonly Accou
 
   await sql.begin(async (tx) => {
     await tx`
-      insert into address_state (address, balance, token_account_count, nft_count)
-      select * from unnest(
+      insert into address_state (address, balance, token_account_count, nft_count, snapshot_at)
+      select s.*, clock_timestamp() from unnest(
         ${addresses}::text[], ${accounts.map((a) => String(a.balance))}::text[]::numeric[],
-        ${accounts.map((a) => a.tokenAccounts.length)}::int[], ${accounts.map((a) => a.nfts.length)}::int[])
+        ${accounts.map((a) => a.tokenAccounts.length)}::int[], ${accounts.map((a) => a.nfts.length)}::int[]) as s
       on conflict (address) do update set
         balance = excluded.balance,
         token_account_count = excluded.token_account_count,
         nft_count = excluded.nft_count,
-        updated_at = now()`;
+        updated_at = now(),
+        snapshot_at = clock_timestamp()`;
     await tx`delete from token_accounts where address = any(${addresses}::text[])`;
     await tx`delete from nfts where address = any(${addresses}::text[])`;
     if (tokens.length > 0) {

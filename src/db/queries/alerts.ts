@@ -141,10 +141,10 @@ async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<Ale
  * The newest risk_score_history id of the address (0 before any): ids are drawn while the
  * address's score is locked, so for one address they are in the order the changes were made.
  * created_at is not: it is the writing transaction's start, and a transaction that began first
- * may write last (test/integration/alert-baseline-change.test.ts), so the address's
- * (address, created_at) index cannot find it. Postgres reads every change of the address, or
- * walks the primary key back through every change made since the address's newest; an index
- * on (address, id) would read a few pages.
+ * may write last (test/integration/alert-baseline-change.test.ts), so an index on (address,
+ * created_at) cannot find it. risk_score_history_address_id_idx (address, id) answers it from
+ * its last entry for the address: 3–4 pages, where the primary key walked back through every
+ * later change, the whole table for an address that never changed (0.5 s at 1,100,000).
  */
 const NEWEST_SCORE_CHANGE_OF = (address: string) =>
   `coalesce((select max(h.id) from risk_score_history h where h.address = ${address}), 0)`;

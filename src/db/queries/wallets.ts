@@ -22,6 +22,8 @@ export type WalletSummaryRow = {
   riskScore: number;
   /** Unix seconds of the newest transaction, null before any. */
   lastActivity: number | null;
+  /** Unix ms when the address's latest account snapshot was stored, null before any. */
+  balanceAsOf: number | null;
 };
 
 export type TokenAccountRow = { mint: string; symbol: string; balance: number; usdValue: number };
@@ -42,6 +44,8 @@ export type WalletDetailRow = {
   /** Unix seconds with a fraction: drizzle makes this client return timestamps as text. */
   trackedAt: number;
   lastActivity: number | null;
+  /** Unix ms when the address's latest account snapshot was stored, null before any. */
+  balanceAsOf: number | null;
 };
 
 const SORT_COLUMNS: Record<WalletSortKey, string> = {
@@ -50,6 +54,12 @@ const SORT_COLUMNS: Record<WalletSortKey, string> = {
   lastActivity: "act.last_activity",
   trackedAt: "w.tracked_at",
 };
+
+/**
+ * Whole milliseconds, floored in numeric (extract's type): seconds with a fraction as float8
+ * may land a hair under the millisecond, and the ISO time would then read one early.
+ */
+const BALANCE_AS_OF = `floor(extract(epoch from s.snapshot_at) * 1000)::float8 as "balanceAsOf"`;
 
 export async function listWallets(
   sql: Sql,
@@ -65,6 +75,7 @@ export async function listWallets(
            coalesce(s.nft_count, 0) as "nftCount",
            coalesce(s.risk_score, 0)::int as "riskScore",
            act.last_activity::float8 as "lastActivity",
+           ${sql.unsafe(BALANCE_AS_OF)},
            count(*) over ()::int as total
     from tracked_wallets w
     left join address_state s on s.address = w.address
@@ -98,7 +109,8 @@ export async function getWallet(sql: Sql, owner: string, walletId: string): Prom
             from risk_labels l where l.address = w.address) as labels,
            w.tags,
            extract(epoch from w.tracked_at)::float8 as "trackedAt",
-           act.last_activity::float8 as "lastActivity"
+           act.last_activity::float8 as "lastActivity",
+           ${sql.unsafe(BALANCE_AS_OF)}
     from tracked_wallets w
     left join address_state s on s.address = w.address
     left join address_activity act on act.address = w.address

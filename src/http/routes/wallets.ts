@@ -87,6 +87,13 @@ const LastActivity = nullable<string>({
   format: "date-time",
   description: "blockTime of the newest transaction, ISO 8601 UTC; null before any",
 });
+const BalanceAsOf = nullable<string>({
+  type: "string",
+  format: "date-time",
+  description:
+    "extension: when the service stored the account snapshot (POST /v1/ingest/accounts) that balance, tokenAccounts and nfts come from, ISO 8601 UTC; " +
+    "null when none has been stored, and those then read 0 and empty for want of one, not because the wallet is empty",
+});
 
 const WalletSummarySchema = Type.Object({
   walletId: Type.String({ description: "wal_…" }),
@@ -97,6 +104,7 @@ const WalletSummarySchema = Type.Object({
   nftCount: Type.Integer(),
   riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
   lastActivity: LastActivity,
+  balanceAsOf: BalanceAsOf,
 });
 
 const WalletDetailSchema = Type.Object({
@@ -141,6 +149,7 @@ const WalletDetailSchema = Type.Object({
   tags: Type.Array(Type.String()),
   trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
   lastActivity: LastActivity,
+  balanceAsOf: BalanceAsOf,
 });
 
 const ListResponseSchema = Type.Object({
@@ -153,11 +162,13 @@ const ListResponseSchema = Type.Object({
 type WalletPage = Static<typeof ListResponseSchema>;
 
 const unixToIso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+const msToIso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 const toDetail = (row: WalletDetailRow) => ({
   ...row,
   trackedAt: new Date(row.trackedAt * 1000).toISOString(),
   lastActivity: unixToIso(row.lastActivity),
+  balanceAsOf: msToIso(row.balanceAsOf),
 });
 
 export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
@@ -184,7 +195,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}`;
         const body = await readCache.load(key, async () => {
           const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
-          const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity) }));
+          const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity), balanceAsOf: msToIso(row.balanceAsOf) }));
           const result: WalletPage = { wallets, total, page, limit };
           return (reply as FastifyReply).serializeInput(result, "200", "application/json") as string;
         });
