@@ -60,6 +60,7 @@ const THRESHOLD_DECIMALS = 9;
 export type TokenFilterResult = { ok: true; token: string } | { ok: false; message: string };
 
 const WELL_KNOWN_SYMBOLS = WELL_KNOWN_TOKENS.map((t) => t.symbol).join(", ");
+const WELL_KNOWN_MINT_BY_LOWER_CASE: ReadonlyMap<string, string> = new Map(WELL_KNOWN_TOKENS.map((t) => [t.mint.toLowerCase(), t.mint]));
 
 /**
  * The large_transfer token filter to store: trimmed, and only a name that can match. A
@@ -73,6 +74,12 @@ export function tokenFilter(given: string): TokenFilterResult {
   const token = given.trim();
   if (token === "") {
     return { ok: false, message: "must name the token (a well-known symbol or a mint address), not only spaces" };
+  }
+  const miscased = WELL_KNOWN_MINT_BY_LOWER_CASE.get(token.toLowerCase());
+  if (miscased !== undefined && miscased !== token) {
+    // Base58 is case-sensitive: re-cased (as forms and spreadsheets do), a mint is another
+    // mint, often still a valid address, and the filter would never fire.
+    return { ok: false, message: `is a well-known mint in other letter case, which is another mint; mints are case-sensitive: did you mean ${miscased}?` };
   }
   if (isWellKnownSymbol(token) || isAddress(token)) return { ok: true, token };
   return {

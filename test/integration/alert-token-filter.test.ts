@@ -98,6 +98,15 @@ describe("POST /v1/risk/alerts: the large_transfer token filter", () => {
       expect(await alertCount()).toBe(before);
     },
   );
+
+  it("refuses the USDC mint in lower case (another mint, which USDC never matches) with a 400 naming the mint meant, and stores nothing", async () => {
+    const before = await alertCount();
+    expect(fieldErrors(await create(MINTS.USDC.toLowerCase()))).toEqual([
+      `body.token is a well-known mint in other letter case, which is another mint; mints are case-sensitive: did you mean ${MINTS.USDC}?`,
+    ]);
+    expect(await alertCount()).toBe(before);
+    expect((await create(MINTS.USDC)).statusCode).toBe(201);
+  });
 });
 
 describe("a large_transfer alert with a filter that used to be stored as given", () => {

@@ -106,4 +106,19 @@ describe("tokenFilter", () => {
       expect(!result.ok && result.message).toMatch(/^is neither a well-known symbol \(SOL, USDC, USDT, .*JTO, in any letter case; WSOL is SOL\) nor a mint address: .*give the token's mint address instead$/);
     },
   );
+
+  it.each([
+    ["epjfwdd5aufqssqem2qn1xzybapc8g4weggkzwytdt1v", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"],
+    [" SO11111111111111111111111111111111111111112 ", "So11111111111111111111111111111111111111112"],
+    ["JUPYIWRYJFSKUPIHA7HKER8VUTAEFOSYBKEDZNSDVCN", "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN"],
+  ])("refuses %j, a well-known mint in other letter case (another mint, never matched), naming the mint meant", (given, mint) => {
+    expect(tokenFilter(given)).toEqual({
+      ok: false,
+      message: `is a well-known mint in other letter case, which is another mint; mints are case-sensitive: did you mean ${mint}?`,
+    });
+  });
+
+  it("keeps a well-known mint written exactly", () => {
+    expect(tokenFilter("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")).toEqual({ ok: true, token: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" });
+  });
 });
