@@ -7,6 +7,7 @@ import { insertNotification } from "../../src/db/queries/notifications.ts";
 import { mintToken } from "../../src/http/mint-token.ts";
 import { newId } from "../../src/ids.ts";
 import { DELIVERY_QUEUE } from "../../src/queue/names.ts";
+import { insertEvent } from "../helpers/alert-fixtures.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
@@ -82,6 +83,7 @@ async function notificationWhen(id: string, done: (body: NotificationBody) => bo
     return done(body) ? body : undefined;
   });
 }
+const alertRowStatus = async (alertId: string) => (await t.deps.sql<{ status: string }[]>`select status from alerts where id = ${alertId}`)[0]?.status;
 const settled = (id: string) => notificationWhen(id, (body) => body.status === "delivered" || body.status === "failed");
 
 /** A test notification of the alert that its receiver refuses for good (400), failed. */
@@ -98,10 +100,15 @@ async function failedTest(alert: Alert, route?: Route): Promise<string> {
 const failedJob = (id: string) =>
   waitFor(`the job of ${id} to be marked failed`, async () => (await t.deps.queues[DELIVERY_QUEUE.webhook].getJobState(id)) === "failed");
 
-/** A notification of the alert written as failed, made at `createdAt` (as an outage leaves them). */
-async function seedFailed(alert: Alert, channel: "webhook" | "email", destination: string, createdAt: Date): Promise<string> {
+/**
+ * A notification of the alert written as failed, made at `createdAt` (as an outage leaves them):
+ * of an event the alert fired, or (`test`) a test notification, which has none.
+ */
+async function seedFailed(alert: Alert, channel: "webhook" | "email", destination: string, createdAt: Date, kind: "event" | "test" = "event"): Promise<string> {
   const id = newId("ntf", createdAt.getTime());
-  await insertNotification(t.deps.sql, { id, alertId: alert.alertId, eventId: null, channel, destination, payload: samplePayload(alert), createdAt });
+  const eventId = kind === "test" ? null : (await insertEvent(t, alert.alertId, { createdAt })).eventId;
+  const payload = samplePayload(alert, kind === "test" ? "risk_alert.test" : "risk_alert.triggered");
+  await insertNotification(t.deps.sql, { id, alertId: alert.alertId, eventId, channel, destination, payload, createdAt });
   await t.deps.sql`update notifications set status = 'failed', attempt_count = 2, updated_at = ${createdAt.toISOString()}::timestamptz where id = ${id}`;
   return id;
 }
@@ -194,7 +201,7 @@ describe("POST /v1/notifications/{id}/redeliver", () => {
 
   it("refuses a disabled alert's notification with 409 saying to re-enable it first, and sends it once the alert is re-enabled", async () => {
     const { alert, route } = await webhookAlert();
-    const id = await failedTest(alert, route);
+    const id = await seedFailed(alert, "webhook", route.url, new Date());
     await t.deps.sql`update alerts set status = 'disabled', disabled_reason = 'the webhook endpoint answered 410 Gone' where id = ${alert.alertId}`;
     const problem = expectProblem(await redeliver(id), 409, "conflict");
     expect(problem.detail).toContain("re-enable it first (PATCH /v1/risk/alerts/");
@@ -203,6 +210,16 @@ describe("POST /v1/notifications/{id}/redeliver", () => {
     expect((await t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alert.alertId}`, headers: bearer(alice), payload: { status: "active" } })).statusCode).toBe(200);
     expect((await redeliver(id)).statusCode).toBe(202);
     expect((await settled(id)).status).toBe("delivered");
+  });
+
+  it("sends a disabled alert's failed test notification, as a test is sent while its alert is disabled", async () => {
+    const { alert, route } = await webhookAlert();
+    const id = await failedTest(alert, route);
+    await t.deps.sql`update alerts set status = 'disabled', disabled_reason = 'the webhook endpoint answered 410 Gone' where id = ${alert.alertId}`;
+    expect((await redeliver(id)).statusCode).toBe(202);
+    expect((await settled(id)).status).toBe("delivered");
+    expect(route.requests.map((request) => request.headers["webhook-id"])).toEqual([id, id]);
+    expect((await alertRowStatus(alert.alertId))).toBe("disabled");
   });
 
   it("sends a paused alert's failed notification, as a paused alert still sends what it owed", async () => {
@@ -256,13 +273,40 @@ describe("POST /v1/risk/alerts/{id}/notifications/redeliver", () => {
     });
   });
 
+  it("leaves the alert's failed test notifications alone: a test is resent only when asked for by its id", async () => {
+    const { alert, route } = await webhookAlert();
+    const since = new Date(Date.now() - HOUR_MS);
+    const test = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 1_000), "test");
+    const fired = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 2_000));
+
+    const res = await redeliverWindow(alert.alertId, { since: since.toISOString() });
+    expect(res.json()).toEqual({ redelivered: 1, notificationIds: [fired], more: false });
+    expect((await settled(fired)).status).toBe("delivered");
+    expect((await get(test)).json<NotificationBody>().status).toBe("failed");
+    expect(route.requests.map((request) => request.headers["webhook-id"])).toEqual([fired]);
+  });
+
+  it("answers an empty window, not a 400, for a window wholly before 1970 (until later than since)", async () => {
+    const { alert } = await webhookAlert();
+    const res = await redeliverWindow(alert.alertId, { since: "0001-01-01T00:00:00Z", until: "0001-01-02T00:00:00Z" });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toEqual({ redelivered: 0, notificationIds: [], more: false });
+    expect(errorPaths(expectProblem(await redeliverWindow(alert.alertId, { since: "0001-01-02T00:00:00Z", until: "0001-01-01T00:00:00Z" }), 400, "validation_failed"))).toEqual([
+      "body.until",
+    ]);
+  });
+
   it("reopens at most 1,000 a request and says that more are left", async () => {
     const { alert, route } = await webhookAlert();
     const since = new Date(Date.now() - HOUR_MS);
     const ids = Array.from({ length: 1_001 }, (_, i) => newId("ntf", since.getTime() + i));
     await t.deps.sql`
-      insert into notifications (id, alert_id, channel, destination, payload, status, attempt_count, created_at, updated_at)
-      select id, ${alert.alertId}, 'webhook', ${route.url}, ${JSON.stringify(samplePayload(alert))}::jsonb, 'failed', 2,
+      insert into alert_events (id, alert_id, dedupe_key, condition, observed, reason, created_at)
+      select 'evt_of_' || id, ${alert.alertId}, id, 'large_transfer', 25000, 'a large transfer', ${since.toISOString()}::timestamptz
+      from unnest(${ids}::text[]) as given(id)`;
+    await t.deps.sql`
+      insert into notifications (id, alert_id, event_id, channel, destination, payload, status, attempt_count, created_at, updated_at)
+      select id, ${alert.alertId}, 'evt_of_' || id, 'webhook', ${route.url}, ${JSON.stringify(samplePayload(alert))}::jsonb, 'failed', 2,
              ${since.toISOString()}::timestamptz + (ord || ' ms')::interval, ${since.toISOString()}::timestamptz
       from unnest(${ids}::text[]) with ordinality as given(id, ord)`;
 
@@ -291,37 +335,70 @@ describe("POST /v1/risk/alerts/{id}/notifications/redeliver", () => {
   });
 });
 
+/** An email alert of the caller with `count` failed notifications of events it fired. */
+async function failedNotifications(app: TestApp, token: string, count: number): Promise<{ alertId: string; ids: string[] }> {
+  const wallet = await trackWallet(app, token);
+  const created = await app.app.inject({
+    method: "POST",
+    url: "/v1/risk/alerts",
+    headers: bearer(token),
+    payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "email", recipient: "desk@example.com" },
+  });
+  const alert = { alertId: created.json<{ alertId: string }>().alertId, walletId: wallet.walletId, address: wallet.address };
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = newId("ntf");
+    const { eventId } = await insertEvent(app, alert.alertId, { createdAt: new Date() });
+    await insertNotification(app.deps.sql, { id, alertId: alert.alertId, eventId, channel: "email", destination: "desk@example.com", payload: samplePayload(alert), createdAt: new Date() });
+    await app.deps.sql`update notifications set status = 'failed' where id = ${id}`;
+    ids.push(id);
+  }
+  return { alertId: alert.alertId, ids };
+}
+
+/** Makes an update of a notification listed in `refused_notification_updates` fail, as a statement error would. */
+async function installNotificationUpdateRefusal(app: TestApp): Promise<void> {
+  await app.deps.sql.unsafe(`
+    create table refused_notification_updates (notification_id text primary key);
+    create function refuse_notification_update() returns trigger language plpgsql as $$
+    begin
+      if exists (select 1 from refused_notification_updates where notification_id = new.id) then
+        raise exception 'notification update refused by the test';
+      end if;
+      return new;
+    end $$;
+    create trigger refuse_notification_update before update on notifications
+      for each row execute function refuse_notification_update();`);
+}
+
 describe("the hourly quota of redeliveries", () => {
   let q: TestApp;
   beforeAll(async () => {
     q = await startTestApp("redelivery-quota", { REDELIVERIES_PER_HOUR: "2" }, { now: clockClearOfBoundary(HOUR_MS) });
+    await installNotificationUpdateRefusal(q);
   });
   afterAll(async () => {
     await q?.close();
   });
 
-  async function failedNotifications(token: string, count: number): Promise<{ alertId: string; ids: string[] }> {
-    const wallet = await trackWallet(q, token);
-    const created = await q.app.inject({
-      method: "POST",
-      url: "/v1/risk/alerts",
-      headers: bearer(token),
-      payload: { walletId: wallet.walletId, condition: "unusual_activity", notificationMethod: "email", recipient: "desk@example.com" },
-    });
-    const alert = { alertId: created.json<{ alertId: string }>().alertId, walletId: wallet.walletId, address: wallet.address };
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const id = newId("ntf");
-      await insertNotification(q.deps.sql, { id, alertId: alert.alertId, eventId: null, channel: "email", destination: "desk@example.com", payload: samplePayload(alert), createdAt: new Date() });
-      await q.deps.sql`update notifications set status = 'failed' where id = ${id}`;
-      ids.push(id);
-    }
-    return { alertId: alert.alertId, ids };
-  }
+  it("gives back what a request was granted when its transaction then fails: nothing was reopened", async () => {
+    const frank = await q.token("frank");
+    const { alertId, ids } = await failedNotifications(q, frank, 2);
+    await q.deps.sql`insert into refused_notification_updates (notification_id) values (${ids[0]!})`;
+    const since = new Date(Date.now() - HOUR_MS).toISOString();
+    const single = await q.app.inject({ method: "POST", url: `/v1/notifications/${ids[0]}/redeliver`, headers: bearer(frank) });
+    expect(single.statusCode, single.body).toBe(500);
+    const bulk = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(frank), payload: { since } });
+    expect(bulk.statusCode, bulk.body).toBe(500);
+
+    await q.deps.sql`delete from refused_notification_updates`;
+    const again = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(frank), payload: { since } });
+    expect(again.json()).toEqual({ redelivered: 2, notificationIds: ids, more: false });
+  });
 
   it("reopens only what the caller's hour has left, says more are left, then answers 429 with Retry-After, and leaves other callers alone", async () => {
     const carol = await q.token("carol");
-    const { alertId, ids } = await failedNotifications(carol, 3);
+    const { alertId, ids } = await failedNotifications(q, carol, 3);
     const since = new Date(Date.now() - HOUR_MS).toISOString();
     const bulk = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(carol), payload: { since } });
     expect(bulk.json()).toEqual({ redelivered: 2, notificationIds: ids.slice(0, 2), more: true });
@@ -335,8 +412,28 @@ describe("the hourly quota of redeliveries", () => {
     expect(row!.status).toBe("failed");
 
     const dave = await q.token("dave");
-    const daves = await failedNotifications(dave, 1);
+    const daves = await failedNotifications(q, dave, 1);
     expect((await q.app.inject({ method: "POST", url: `/v1/notifications/${daves.ids[0]}/redeliver`, headers: bearer(dave) })).statusCode).toBe(202);
+  });
+});
+
+describe("redelivery turned off (REDELIVERIES_PER_HOUR=0)", () => {
+  let off: TestApp;
+  beforeAll(async () => {
+    off = await startTestApp("redelivery-off", { REDELIVERIES_PER_HOUR: "0" });
+  });
+  afterAll(async () => {
+    await off?.close();
+  });
+
+  it("answers 403 on both routes before looking at the request: an empty window, a notification that has not failed", async () => {
+    const gina = await off.token("gina");
+    const { alertId, ids } = await failedNotifications(off, gina, 1);
+    await off.deps.sql`update notifications set status = 'delivered' where id = ${ids[0]!}`;
+    const bulk = await off.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(gina), payload: { since: new Date(Date.now() - HOUR_MS).toISOString() } });
+    expect(expectProblem(bulk, 403, "forbidden").detail).toBe("redelivery is turned off here (REDELIVERIES_PER_HOUR=0)");
+    const single = await off.app.inject({ method: "POST", url: `/v1/notifications/${ids[0]}/redeliver`, headers: bearer(gina) });
+    expect(expectProblem(single, 403, "forbidden").detail).toBe("redelivery is turned off here (REDELIVERIES_PER_HOUR=0)");
   });
 });
 

@@ -7,7 +7,8 @@ import type { TransactionSql } from "postgres";
 import type { AlertStatus, NotificationMethod, NotificationStatus } from "../../domain/types.ts";
 
 export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus };
-export type RedeliveryTarget = RedeliveryAlert & { notificationId: string; status: NotificationStatus; channel: NotificationMethod };
+/** isTest: a `risk_alert.test` notification (no event), which is sent even while its alert is disabled. */
+export type RedeliveryTarget = RedeliveryAlert & { notificationId: string; status: NotificationStatus; channel: NotificationMethod; isTest: boolean };
 export type Reopened = { notificationId: string; channel: NotificationMethod };
 
 /**
@@ -18,7 +19,7 @@ export type Reopened = { notificationId: string; channel: NotificationMethod };
  */
 export async function findRedeliveryTarget(sql: TransactionSql, owner: string, notificationId: string): Promise<RedeliveryTarget | undefined> {
   const [row] = await sql<RedeliveryTarget[]>`
-    select n.id as "notificationId", n.status, n.channel, a.id as "alertId", a.status as "alertStatus"
+    select n.id as "notificationId", n.status, n.channel, n.event_id is null as "isTest", a.id as "alertId", a.status as "alertStatus"
     from notifications n join alerts a on a.id = n.alert_id
     where n.id = ${notificationId} and a.owner = ${owner}
     for key share of a`;
@@ -34,11 +35,15 @@ export async function findRedeliveryAlert(sql: TransactionSql, owner: string, al
   return row;
 }
 
-/** The alert's failed notifications made in [since, until), oldest first, at most `limit`. */
+/**
+ * The alert's failed notifications made in [since, until), oldest first, at most `limit`. Not its
+ * tests (no event): pings its owner sent while setting up the receiver, which an outage's
+ * redelivery would send again with an old risk score; a test is resent only when asked for by id.
+ */
 export async function failedInWindow(sql: TransactionSql, alertId: string, since: Date, until: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
     select id from notifications
-    where alert_id = ${alertId} and status = 'failed'
+    where alert_id = ${alertId} and status = 'failed' and event_id is not null
       and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz
     order by id limit ${limit}`;
   return rows.map((row) => row.id);

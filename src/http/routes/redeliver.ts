@@ -23,7 +23,7 @@ import { withTimeout } from "../../with-timeout.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
 import { described, errorResponses, idSchema, withLocation } from "../schemas.ts";
-import { redeliveryQuota } from "./redelivery-quota.ts";
+import { redeliveryOff, redeliveryQuota, type RedeliveryQuota } from "./redelivery-quota.ts";
 import { QUOTA_TIMEOUT_MS } from "./test-quota.ts";
 
 /** The most notifications one bulk request reopens; `more` says when its window holds others. */
@@ -73,24 +73,27 @@ export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        assertRedeliveryOn(deps);
         assertNoBody(request.body);
         const { notificationId } = request.params;
         const owner = request.caller.sub;
         const now = deps.now();
         const quota = redeliveryQuota(deps.redis, deps.config.queuePrefix, owner, deps.config.redeliveriesPerHour, now);
-        const { reopened, alertId } = await deps.sql.begin(async (tx) => {
-          const target = await findRedeliveryTarget(tx, owner, notificationId);
-          if (!target) throw notFound(`notification ${notificationId}`);
-          if (target.status !== "failed") throw notFailed(notificationId, target.status);
-          assertRedeliverable(target);
-          await quota.take(1);
-          await restartFailureRun(tx, target.alertId, now);
-          const [row] = await reopenFailed(tx, [notificationId], now);
-          if (row) return { reopened: row, alertId: target.alertId };
-          // Another request reopened it first (this one waited for its row lock, then found it pending).
-          await quota.giveBack(1);
-          const [current] = await tx<{ status: NotificationStatus }[]>`select status from notifications where id = ${notificationId}`;
-          throw notFailed(notificationId, current?.status ?? "pending");
+        const { reopened, alertId } = await givingBackOnRollback(quota, request.log, async (taken) => {
+          return deps.sql.begin(async (tx) => {
+            const target = await findRedeliveryTarget(tx, owner, notificationId);
+            if (!target) throw notFound(`notification ${notificationId}`);
+            if (target.status !== "failed") throw notFailed(notificationId, target.status);
+            if (!target.isTest) assertRedeliverable(target);
+            await taken.take(1);
+            await restartFailureRun(tx, target.alertId, now);
+            const [row] = await reopenFailed(tx, [notificationId], now);
+            if (row) return { reopened: row, alertId: target.alertId };
+            // Another request reopened it first (this one waited for its row lock, then found it pending).
+            await taken.giveBack(1);
+            const [current] = await tx<{ status: NotificationStatus }[]>`select status from notifications where id = ${notificationId}`;
+            throw notFailed(notificationId, current?.status ?? "pending");
+          });
         });
         await enqueue(deps, request.log, [reopened], owner, now);
         request.log.info({ notificationId, alertId, owner }, "notification redelivered at its owner's request");
@@ -116,25 +119,26 @@ export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
+        assertRedeliveryOn(deps);
         const { alertId } = request.params;
         const owner = request.caller.sub;
         const now = deps.now();
-        const since = windowEdge("body.since", request.body.since);
-        const until = request.body.until === undefined ? now : windowEdge("body.until", request.body.until);
-        if (until.getTime() <= since.getTime()) throw invalid("body.until", "must be later than since");
+        const { since, until } = redeliveryWindow(request.body, now);
         const quota = redeliveryQuota(deps.redis, deps.config.queuePrefix, owner, deps.config.redeliveriesPerHour, now);
-        const outcome = await deps.sql.begin(async (tx) => {
-          const alert = await findRedeliveryAlert(tx, owner, alertId);
-          if (!alert) throw notFound(`alert ${alertId}`);
-          assertRedeliverable(alert);
-          // One more than the cap: whether the window holds more than this request reopens.
-          const failed = await failedInWindow(tx, alertId, since, until, MAX_REDELIVERED_PER_REQUEST + 1);
-          const wanted = Math.min(failed.length, MAX_REDELIVERED_PER_REQUEST);
-          if (wanted === 0) return { reopened: [], more: false, unused: 0 };
-          const granted = await quota.take(wanted);
-          await restartFailureRun(tx, alertId, now);
-          const reopened = await reopenFailed(tx, failed.slice(0, granted), now);
-          return { reopened, more: failed.length > granted, unused: granted - reopened.length };
+        const outcome = await givingBackOnRollback(quota, request.log, async (taken) => {
+          return deps.sql.begin(async (tx) => {
+            const alert = await findRedeliveryAlert(tx, owner, alertId);
+            if (!alert) throw notFound(`alert ${alertId}`);
+            assertRedeliverable(alert);
+            // One more than the cap: whether the window holds more than this request reopens.
+            const failed = await failedInWindow(tx, alertId, since, until, MAX_REDELIVERED_PER_REQUEST + 1);
+            const wanted = Math.min(failed.length, MAX_REDELIVERED_PER_REQUEST);
+            if (wanted === 0) return { reopened: [], more: false, unused: 0 };
+            const granted = await taken.take(wanted);
+            await restartFailureRun(tx, alertId, now);
+            const reopened = await reopenFailed(tx, failed.slice(0, granted), now);
+            return { reopened, more: failed.length > granted, unused: granted - reopened.length };
+          });
         });
         // Committed: a Redis that fails now costs the caller some quota, not the redelivery.
         await quota.giveBack(outcome.unused).catch((error: unknown) => request.log.debug({ err: error }, "redelivery quota: could not give back the unused part"));
@@ -165,10 +169,49 @@ async function enqueue(deps: Deps, log: FastifyBaseLogger, reopened: readonly Re
   );
 }
 
+/** REDELIVERIES_PER_HOUR=0: a 403 before anything else, so that "turned off" never reads as "nothing to do". */
+function assertRedeliveryOn(deps: Deps): void {
+  if (deps.config.redeliveriesPerHour === 0) throw redeliveryOff();
+}
+
+/**
+ * Runs the transaction that takes quota. Should it fail after a grant (a statement error,
+ * PostgreSQL gone), nothing was reopened: the grant is given back, else the caller lost units of
+ * the hour to our failure. `taken.giveBack` is for what the transaction itself hands back.
+ */
+async function givingBackOnRollback<T>(
+  quota: RedeliveryQuota,
+  log: FastifyBaseLogger,
+  transaction: (taken: Pick<RedeliveryQuota, "take" | "giveBack">) => Promise<T>,
+): Promise<T> {
+  let held = 0;
+  const taken = {
+    take: async (wanted: number) => {
+      const granted = await quota.take(wanted);
+      held += granted;
+      return granted;
+    },
+    giveBack: async (unused: number) => {
+      held -= unused;
+      await quota.giveBack(unused);
+    },
+  };
+  try {
+    return await transaction(taken);
+  } catch (error) {
+    if (held > 0) {
+      await quota.giveBack(held).catch((giveBackError: unknown) => log.debug({ err: giveBackError }, "redelivery quota: could not give back a rolled-back grant"));
+    }
+    throw error;
+  }
+}
+
 /**
  * A disabled alert's notifications are failed unsent when they come due (queue/jobs/deliver.ts):
- * reopened, they would fail again at once, saying nothing new. A paused alert's are sent, as the
- * notifications it still owed when it was paused are.
+ * reopened, they would fail again at once, saying nothing new. Its test notifications are sent
+ * (so that its owner can check the endpoint before re-enabling it), and so are redelivered: the
+ * single route skips this for a test. A paused alert's are sent, as the notifications it still
+ * owed when it was paused are.
  */
 function assertRedeliverable(alert: RedeliveryAlert): void {
   if (alert.alertStatus !== "disabled") return;
@@ -189,9 +232,20 @@ function notFailed(notificationId: string, status: NotificationStatus): ProblemE
   return new ProblemError("conflict", `notification ${notificationId} is ${status}, and only a failed notification can be redelivered${hint}`);
 }
 
-/** A window's edge as a Date; one before 1970 is 1970 (no notification is older, and PostgreSQL has no year 0). */
-function windowEdge(path: string, text: string): Date {
+/**
+ * The window of a bulk request. Its edges are compared as given, then those before 1970 are 1970
+ * (no notification is older, and PostgreSQL has no year 0): clamped first, a window wholly before
+ * 1970 read as empty and was refused as "until must be later than since", which it is.
+ */
+function redeliveryWindow(body: { since: string; until?: string }, now: Date): { since: Date; until: Date } {
+  const since = parsedEdge("body.since", body.since);
+  const until = body.until === undefined ? now.getTime() : parsedEdge("body.until", body.until);
+  if (until <= since) throw invalid("body.until", "must be later than since");
+  return { since: new Date(Math.max(0, since)), until: new Date(Math.max(0, until)) };
+}
+
+function parsedEdge(path: string, text: string): number {
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) throw invalid(path, `must be an ISO 8601 date-time such as ${DATE_TIME_EXAMPLE}`);
-  return new Date(Math.max(0, ms));
+  return ms;
 }

@@ -22,6 +22,8 @@ export type RedeliveryQuota = {
   giveBack: (unused: number) => Promise<void>;
 };
 
+export const redeliveryOff = (): ProblemError => new ProblemError("forbidden", "redelivery is turned off here (REDELIVERIES_PER_HOUR=0)");
+
 export function redeliveryQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): RedeliveryQuota {
   const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
   const key = `${prefix}:redelivery-quota:${hour}:${caller}`;
@@ -40,7 +42,7 @@ export function redeliveryQuota(redis: Redis, prefix: string, caller: string, pe
   return {
     giveBack,
     take: async (wanted) => {
-      if (perHour === 0) throw new ProblemError("forbidden", "redelivery is turned off here (REDELIVERIES_PER_HOUR=0)");
+      if (perHour === 0) throw redeliveryOff();
       // Counted first, then what is over the hour given back: two requests at once may each be
       // granted less than was left, never more.
       const results = await bounded(() => redis.multi().incrby(key, wanted).expire(key, HOUR_SECONDS).exec());
