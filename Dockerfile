@@ -10,6 +10,8 @@
 FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci's postinstall applies them (patch-package): see README's Development section.
+COPY patches ./patches
 # The lock file is written by npm 11 (as in development); the npm 10 that node:22 ships
 # reads its optional platform packages differently and refuses it. Pinned: a build is repeatable.
 RUN npm install -g npm@11.19.1 --no-audit --no-fund \
