@@ -1,6 +1,6 @@
 // Builds the HTTP app and never listens (src/bin/api.ts does), so tests use app.inject().
 import { randomUUID } from "node:crypto";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { Type, type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -18,6 +18,7 @@ import { declareResponseHeaders } from "./openapi-headers.ts";
 import { webhooksDocument } from "./openapi-webhooks.ts";
 import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
+import { lazyRequestLogger } from "./lazy-request-logger.ts";
 import { createReadCache } from "./read-cache.ts";
 import { createOperationDocumenter } from "./openapi-operations.ts";
 import { createServerRefusals } from "./server-refusals.ts";
@@ -80,6 +81,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
     bodyLimit: BODY_LIMIT,
     // How long a client may take to send a request, sit idle, keep a connection (connection-bounds.ts).
     ...connectionOptions(deps.config),
+    // A request's own logger is made only if something logs through it (lazy-request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
@@ -133,28 +136,36 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
   // token is a 401 whatever else is wrong with it; unknown /v1 routes are covered too. It is
   // a callback hook, and a known token is checked without waiting: this runs on every request.
   const rateLimit = createRateLimiter(app, deps);
+  const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, scope: string | undefined, done: (error?: Error) => void) => {
+    request.caller = caller;
+    if (scope && !caller.scopes.has(scope) && !caller.scopes.has("admin")) return done(insufficientScope(scope));
+    done(refusal(request) ?? rateLimit(caller.sub, reply));
+  };
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     if (shuttingDown()) reply.header("connection", "close");
     // By the route matched, not the URL as spelled (see api-paths.ts); no route: by the path.
-    const route = request.routeOptions.url;
+    const { url: route, config } = request.routeOptions;
     if (!(route === undefined ? isApiPath(request.url) : isApiRoute(route))) return done(refusal(request));
-    const config = request.routeOptions.config;
     if (config?.public) return done(refusal(request));
-    const admit = (caller: Caller) => {
-      request.caller = caller;
-      const scope = config?.scope;
-      if (scope && !caller.scopes.has(scope) && !caller.scopes.has("admin")) return done(insufficientScope(scope));
-      done(refusal(request) ?? rateLimit(caller.sub, reply));
-    };
-    authenticate(verify, request.headers.authorization, admit, (failure) => done(failure as Error));
+    // Callbacks passed as they are, not held in a named const: tsx keeps function names, and
+    // names one by redefining its `name`, about a microsecond for each request.
+    authenticate(
+      verify,
+      request.headers.authorization,
+      (caller) => admit(request, reply, caller, config?.scope, done),
+      (failure) => done(failure as Error),
+    );
   });
 
   completed.observe((request, reply, ms) => {
     if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
     if (deps.logger.isLevelEnabled("info")) {
-      request.log.info(
+      // Through the service's logger, with the request id a request's logger would bind: the
+      // line every request writes does not make one (lazy-request-logger.ts).
+      deps.logger.info(
         {
+          reqId: request.id,
           method: request.method,
           url: request.url.split("?")[0],
           route: request.routeOptions.url,

@@ -1,12 +1,13 @@
 // Every request is answered within REQUEST_TIMEOUT of the moment its handler starts (its body
 // received and validated: a slow upload is the client's time, not ours, bounded apart by
-// REQUEST_RECEIVE_TIMEOUT, see connection-bounds.ts). A PostgreSQL that
-// stops answering on open connections — a partition, a frozen primary, a long lock wait —
-// raises no error: a statement waits as long as its TCP connection lives, a quarter of an
-// hour or more, and so did the request. Past the deadline the caller gets the 503 that an
-// unreachable dependency gets. The handler cannot be stopped mid-statement and runs on to its
-// end: what it answers or throws then has nobody to go to, and is dropped (at debug) instead
-// of each late request logging Fastify's "Reply was already sent" or "Promise errored".
+// REQUEST_RECEIVE_TIMEOUT, see connection-bounds.ts), give or take a quarter second
+// (sweepIntervalMs). A PostgreSQL that stops answering on open connections — a partition, a
+// frozen primary, a long lock wait — raises no error: a statement waits as long as its TCP
+// connection lives, a quarter of an hour or more, and so did the request. Past the deadline the
+// caller gets the 503 that an unreachable dependency gets. The handler cannot be stopped
+// mid-statement and runs on to its end: what it answers or throws then has nobody to go to, and
+// is dropped (at debug) instead of each late request logging Fastify's "Reply was already sent"
+// or "Promise errored".
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import type { Logger } from "../logger.ts";
@@ -45,19 +46,39 @@ export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number
     reply.send = () => reply;
   };
 
-  app.addHook("preHandler", (request, reply, done) => {
-    // A route whose retry would repeat its write rather than find it done opts out (deadline: false).
-    if (request.routeOptions.config.deadline === false) return done();
-    const timer = setTimeout(() => answerAtDeadline(request, reply), deadlineMs);
-    // 'close' comes once the answer is out or the connection is gone, whichever is first.
-    reply.raw.once("close", () => clearTimeout(timer));
+  // Requests whose handler runs, by when their deadline passes. All have the same deadline, so
+  // the order they were added in is the order they fall due: a sweep stops at the first one not
+  // due yet. One unref'd interval sweeps them all, instead of a timer and a 'close' listener
+  // for each request, which every request paid for and nearly none used.
+  const running = new Map<FastifyRequest, { reply: FastifyReply; due: number }>();
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const [request, { reply, due }] of running) {
+      if (due > now) break;
+      running.delete(request);
+      answerAtDeadline(request, reply);
+    }
+  }, sweepIntervalMs(deadlineMs));
+  sweep.unref();
+  app.addHook("onClose", (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
+  // An answered request leaves at once. One whose client left before its answer (Fastify runs
+  // no onResponse for it) stays until its deadline: the sweep drops it, finding the connection gone.
+  app.addHook("onResponse", (request, _reply, done) => {
+    running.delete(request);
     done();
   });
 
-  // A handler that throws after its 503: Fastify would log it at error, once per request.
+  // The deadline runs from the moment the handler starts; a handler that throws after its 503
+  // would be logged by Fastify at error, once per request.
   app.addHook("onRoute", (route) => {
     const handler = route.handler;
+    // A route whose retry would repeat its write rather than find it done opts out (deadline: false).
+    const timed = (route.config as { deadline?: boolean } | undefined)?.deadline !== false;
     route.handler = function (this: FastifyInstance, request, reply) {
+      if (timed) running.set(request, { reply, due: performance.now() + deadlineMs });
       const result = handler.call(this, request, reply) as unknown;
       if (!isThenable(result)) return result;
       return result.then(
@@ -74,6 +95,11 @@ export function registerRequestDeadline(app: FastifyInstance, deadlineMs: number
       );
     } as RouteHandlerMethod;
   });
+}
+
+/** A deadline is met to within a quarter of itself, and a quarter second at most. */
+function sweepIntervalMs(deadlineMs: number): number {
+  return Math.max(1, Math.min(250, Math.floor(deadlineMs / 4)));
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
