@@ -8,8 +8,12 @@
 // REDIS_URL, and refuses a database that holds other callers' wallets or alerts.
 //
 // With DEMO_API_URL set it attaches to an API and worker that already run (docker compose
-// does this): no migration, no child processes; the sink listens on DEMO_SINK_LISTEN
-// (host:port) and is announced to the API as DEMO_SINK_URL.
+// does this): no migration, no child processes, and no refusal of the service's customers'
+// data; the sink listens on DEMO_SINK_LISTEN (host:port) and is announced to the API as
+// DEMO_SINK_URL.
+//
+// Either way, each start deletes the wallets (and their alerts) that an earlier start seeded,
+// tagged DEMO_TAG, and nothing else: not the wallets made with the token it prints.
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { createDb } from "../db/client.ts";
@@ -20,6 +24,7 @@ import { createApiClient, type ApiCall } from "../demo/api-client.ts";
 import { watchDeliveries } from "../demo/delivery-log.ts";
 import { bannerLines } from "../demo/banner.ts";
 import { foreignDatabaseRefusal, otherCallersData } from "../demo/database-guard.ts";
+import { DEMO_TAG, removeEarlierRun } from "../demo/earlier-run.ts";
 import { ChildExited, killChild, lastWords, listenProbe, startChild, stopChild, waitForReady, type Child } from "../demo/processes.ts";
 import { demoSettings } from "../demo/settings.ts";
 import { orExit } from "./config-or-exit.ts";
@@ -94,15 +99,17 @@ async function main(): Promise<void> {
   if (!attachTo) await ensureDatabase(env.DATABASE_URL);
   const { sql } = createDb(env.DATABASE_URL, { max: 2 });
   stops.push(() => void sql.end({ timeout: 2 }));
-  const refusal = foreignDatabaseRefusal(await otherCallersData(sql, DEMO_CALLER), {
-    shownUrl: redactUrl(env.DATABASE_URL),
-    setting: settings.databaseSetting,
-    caller: DEMO_CALLER,
-  });
-  if (refusal) throw new Error(refusal);
-  if (!attachTo) await runMigrations(env.DATABASE_URL);
-  // A fresh demo caller each run; chain data from earlier runs stays (it is history).
-  await sql`delete from tracked_wallets where owner = ${DEMO_CALLER}`;
+  // Only where the demo migrates and starts a worker itself: attached, the database is the
+  // service's, and its customers' data is expected there (see database-guard.ts).
+  if (!attachTo) {
+    const refusal = foreignDatabaseRefusal(await otherCallersData(sql, DEMO_CALLER), {
+      shownUrl: redactUrl(env.DATABASE_URL),
+      setting: settings.databaseSetting,
+      caller: DEMO_CALLER,
+    });
+    if (refusal) throw new Error(refusal);
+    await runMigrations(env.DATABASE_URL);
+  }
 
   sink = await startWebhookSink((delivery) => {
     const mark = delivery.verified ? "signature verified" : "SIGNATURE NOT VERIFIED";
@@ -150,11 +157,14 @@ async function main(): Promise<void> {
   const token = await tokens();
   const api = createApiClient(apiUrl, tokens);
   if (!attachTo) await ensureOwnApi(api);
+  // A fresh set of demo wallets each start; chain data from earlier starts stays (it is history).
+  const removed = await removeEarlierRun(sql, api, DEMO_CALLER);
+  if (removed > 0) say(`deleted the ${removed} wallets an earlier start seeded (tagged ${DEMO_TAG}), with their alerts`);
   const cast = createCast();
   const walletIds = await seed(api, cast, sink);
 
   printBanner(token, walletIds.size);
-  stops.push(watchDeliveries(sql, say));
+  stops.push(watchDeliveries(sql, DEMO_CALLER, say));
 
   let slot = 300_000_000 + Math.floor(Date.now() / 400);
   for (const batch of scriptedBatches(cast, Math.floor(Date.now() / 1000), slot)) {
@@ -205,13 +215,25 @@ const describe = (type: string, count: number) =>
 async function ensurePortFree(): Promise<void> {
   const failure = await listenProbe(listenHost, settings.port);
   if (!failure) return;
-  const next = settings.port < 65535 ? settings.port + 1 : 3001;
-  if (failure.code === "EADDRINUSE")
+  if (failure.code === "EADDRINUSE") {
+    // A port that was free when asked, not merely the next number: that one was often taken too.
+    const free = await freePortAfter(settings.port);
     throw new Error(
       `port ${settings.port} is in use: another program listens there (an earlier demo, docker compose's API, a development server). ` +
-        `Stop it, or give the demo another port with DEMO_PORT, e.g. DEMO_PORT=${next} npm run demo`,
+        (free === undefined
+          ? "Stop it, or give the demo a free port with DEMO_PORT"
+          : `Stop it, or give the demo another port with DEMO_PORT, e.g. DEMO_PORT=${free} npm run demo (free when checked)`),
     );
+  }
   throw new Error(`cannot listen on port ${settings.port} (DEMO_PORT) at ${listenHost}: ${failure.message}`);
+}
+
+/** The first of the next few ports that the API could listen on now, or undefined. */
+async function freePortAfter(port: number): Promise<number | undefined> {
+  for (let candidate = port + 1; candidate <= Math.min(port + 20, 65535); candidate += 1) {
+    if (!(await listenProbe(listenHost, candidate))) return candidate;
+  }
+  return undefined;
 }
 
 /**

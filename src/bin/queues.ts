@@ -11,7 +11,7 @@ import { formatQueueTable, readQueueStatus, type QueueStatus } from "../metrics/
 import { PREFLIGHT_TIMEOUT_MS } from "../preflight.ts";
 import { closeQueues, createQueues } from "../queue/producers.ts";
 import { redactUrl } from "../redact-url.ts";
-import { createCommandRedis, trackConnectionError } from "../redis.ts";
+import { createCommandRedis, databaseRefusalOf, trackConnectionError } from "../redis.ts";
 import { TimedOut, withTimeout } from "../with-timeout.ts";
 
 /**
@@ -64,6 +64,9 @@ function connected(connection: Redis): Promise<boolean> {
 }
 
 function whyNotConnected(error: unknown): string {
+  // Redis answered, and refused the database number: the network is fine, REDIS_URL is not.
+  const database = databaseRefusalOf(redis);
+  if (database) return `Redis at ${where} refused REDIS_URL's database: ${database.message} — check the database number in REDIS_URL`;
   const refused = misconfiguredSetting(error);
   if (refused) return `${describeRefusal(refused)} — check REDIS_URL (${where})`;
   return `Redis at ${where} cannot be reached${error ? ` (${errorSummary(error)})` : ""}`;

@@ -1,9 +1,10 @@
-// npm run simulate -- --rate 500 --wallets 1000 [--url http://127.0.0.1:3000] [--token <jwt> | JWT_SECRET set]
+// npm run simulate -- --rate 500 --wallets 1000 [--url http://127.0.0.1:$PORT] [--token <jwt> | JWT_SECRET set]
 //                     [--sub simulator] [--duration 60s] [--seed 1] [--batch 250]
 // The synthetic Solana feed on its own, against a running API through its public endpoints:
 // tracks the wallets, labels the flagged counterparties, posts starting snapshots, then
 // posts transactions at --rate per second, one line per second, until --duration has passed
-// or Ctrl-C (a second Ctrl-C exits at once).
+// or Ctrl-C (a second Ctrl-C exits at once). Without --url it posts to the API that this
+// shell's PORT and HOST would start (src/sim/default-url.ts).
 import { randomInt } from "node:crypto";
 import { parseArgs } from "node:util";
 import { loadJwtConfig } from "../config.ts";
@@ -11,6 +12,7 @@ import { parseDuration } from "../duration.ts";
 import { mintToken } from "../http/mint-token.ts";
 import { onStopSignal } from "../signals.ts";
 import { createApiClient } from "../sim/client.ts";
+import { defaultApiUrl } from "../sim/default-url.ts";
 import { createSnapshots } from "../sim/population.ts";
 import { defaultBatchSize, runFeed } from "../sim/run.ts";
 import { prepareSimulation } from "../sim/setup.ts";
@@ -30,7 +32,7 @@ function wholeNumber(name: string, raw: string | undefined, min: number, max: nu
 function readOptions() {
   const { values } = parseArgs({
     options: {
-      url: { type: "string", default: "http://127.0.0.1:3000" },
+      url: { type: "string" },
       token: { type: "string" },
       sub: { type: "string", default: "simulator" },
       rate: { type: "string", default: "100" },
@@ -42,7 +44,7 @@ function readOptions() {
   });
   const rate = wholeNumber("rate", values.rate, 1, 1_000_000)!;
   return {
-    url: values.url,
+    url: values.url ?? defaultApiUrl(process.env),
     token: values.token,
     sub: values.sub,
     rate,

@@ -1,11 +1,13 @@
 // Prints every email and SMS notification as it is delivered (webhooks are printed by the
-// sink that received them), by watching the notifications table — the source of truth.
+// sink that received them), by watching the notifications table — the source of truth. Only
+// the demo caller's: attached to a service (docker compose), the table holds every customer's,
+// whose addresses and phone numbers are not the feed's to print.
 import type { Sql } from "../db/client.ts";
 import { oneLine } from "../notify/render.ts";
 
 type Row = { id: string; channel: string; destination: string; status: string; reason: string | null; condition: string | null };
 
-export function watchDeliveries(sql: Sql, print: (line: string) => void, intervalMs = 500): () => void {
+export function watchDeliveries(sql: Sql, caller: string, print: (line: string) => void, intervalMs = 500): () => void {
   const printed = new Set<string>();
   let since = new Date(Date.now() - 1000);
   let running = false;
@@ -17,12 +19,12 @@ export function watchDeliveries(sql: Sql, print: (line: string) => void, interva
       const checkFrom = new Date(since.getTime() - 5000).toISOString();
       since = new Date();
       const rows = await sql<Row[]>`
-        select id, channel, destination, status,
-               payload->'data'->>'reason' as reason, payload->'data'->>'condition' as condition
-        from notifications
-        where updated_at >= ${checkFrom} and status in ('delivered', 'failed')
-          and (channel <> 'webhook' or status = 'failed')
-        order by updated_at`;
+        select n.id, n.channel, n.destination, n.status,
+               n.payload->'data'->>'reason' as reason, n.payload->'data'->>'condition' as condition
+        from notifications n join alerts a on a.id = n.alert_id
+        where n.updated_at >= ${checkFrom} and n.status in ('delivered', 'failed')
+          and (n.channel <> 'webhook' or n.status = 'failed') and a.owner = ${caller}
+        order by n.updated_at`;
       for (const row of rows) {
         if (printed.has(row.id)) continue;
         printed.add(row.id);

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { base58Encode } from "../domain/base58.ts";
 import type { Condition, NotificationMethod, Transaction } from "../domain/types.ts";
+import { DEMO_TAG } from "./earlier-run.ts";
 
 export const MINTS = {
   USDC: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
@@ -25,13 +26,14 @@ export type DemoCast = {
 const newAddress = () => base58Encode(randomBytes(32));
 export const newSignature = () => base58Encode(randomBytes(64));
 
+/** Each wallet also carries DEMO_TAG: what the demo deletes on its next start, and nothing else. */
 export function createCast(): DemoCast {
   return {
     wallets: [
-      { key: "treasury", alias: "Treasury", address: newAddress(), tags: ["treasury", "multisig"] },
-      { key: "hot", alias: "Hot wallet", address: newAddress(), tags: ["ops"] },
-      { key: "maker", alias: "Market maker", address: newAddress(), tags: ["trading", "bot"] },
-      { key: "cold", alias: "Cold storage", address: newAddress(), tags: ["reserve"] },
+      { key: "treasury", alias: "Treasury", address: newAddress(), tags: ["treasury", "multisig", DEMO_TAG] },
+      { key: "hot", alias: "Hot wallet", address: newAddress(), tags: ["ops", DEMO_TAG] },
+      { key: "maker", alias: "Market maker", address: newAddress(), tags: ["trading", "bot", DEMO_TAG] },
+      { key: "cold", alias: "Cold storage", address: newAddress(), tags: ["reserve", DEMO_TAG] },
     ],
     sanctioned: newAddress(),
     mixer: newAddress(),

@@ -128,6 +128,9 @@ function describeJoseError(error: unknown, maxTokenAgeMs: number | undefined): s
     if (error.reason === "missing") return "the token has no iat claim, which this service needs to cap how old a token may be";
     if (error.reason === "check_failed") return ISSUED_IN_THE_FUTURE;
   }
+  // Absent rather than wrong: "not accepted" sent a caller looking for a bad value that was never there.
+  if (error instanceof joseErrors.JWTClaimValidationFailed && error.reason === "missing")
+    return `the token has no ${error.claim} claim, which this service requires`;
   if (error instanceof joseErrors.JWTClaimValidationFailed) return `the token's ${error.claim} claim is not accepted`;
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return "the token's algorithm is not accepted";
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "the token's signature does not verify";

@@ -69,9 +69,25 @@ export function sendProblem(
   detail: string,
   options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
 ): FastifyReply {
-  const body = problemBody(code, detail, String(reply.request.id), options.errors);
+  const errors = options.errors ?? (code === "validation_failed" ? wholePartError(detail) : undefined);
+  const body = problemBody(code, detail, String(reply.request.id), errors);
   for (const [name, value] of Object.entries(options.headers ?? {})) reply.header(name, value);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+/**
+ * The one `errors` entry of a 400 about a whole part of the request rather than a field in it
+ * (README: `errors[].path` names each offending place): the body (not JSON, empty, not UTF-8),
+ * the URL (bad percent-encoding) or the path parameters (one too long). Read from the detail,
+ * as the router's refusals (app.ts's ROUTER_ERRORS) reach sendProblem with nothing else; a
+ * detail of another kind gets none.
+ */
+function wholePartError(detail: string): FieldError[] | undefined {
+  const part = /^the (body|URL) (.+)$/.exec(detail);
+  if (part) return [{ path: part[1] === "URL" ? "url" : "body", message: part[2]! }];
+  const param = /^a path parameter (is longer than .+)$/.exec(detail);
+  if (param) return [{ path: "params", message: `has a value that ${param[1]}` }];
+  return undefined;
 }
 
 /**

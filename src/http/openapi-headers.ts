@@ -5,6 +5,7 @@
 // that depend on the route and the status (Location, Retry-After, WWW-Authenticate) are
 // declared by the routes' response schemas (schemas.ts).
 import { WINDOW_MS } from "./rate-limit/window-counter.ts";
+import { declareSecuritySchemes, takesBearer } from "./openapi-security.ts";
 
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
 type Reference = { $ref: string };
@@ -63,15 +64,17 @@ function sometimes(name: keyof typeof RESPONSE_HEADERS): HeaderObject {
 
 /**
  * @fastify/swagger's transformObject: adds the headers to every response of every operation.
- * An operation without a bearer token (`security: []`, the Helius webhook) is not rate-limited,
- * as app.ts skips the limiter for its public routes.
+ * An operation without a bearer token (the Helius webhook, with its own scheme) is not
+ * rate-limited, as app.ts skips the limiter for its public routes. Also declares the security
+ * schemes beyond the bearer (openapi-security.ts): this is the one transform of the whole
+ * document outside app.ts.
  */
 export function declareResponseHeaders<T extends { paths?: unknown }>(document: T): T {
-  const doc = document as Document;
+  const doc = declareSecuritySchemes(document as Document);
   doc.components = { ...doc.components, headers: { ...doc.components?.headers, ...RESPONSE_HEADERS } };
   for (const operations of Object.values(doc.paths ?? {})) {
     for (const operation of Object.values(operations)) {
-      const limited = operation.security?.length !== 0;
+      const limited = takesBearer(operation.security);
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers: Record<string, unknown> = { ...response.headers, "x-request-id": reference("x-request-id") };
         const counted = limited ? countedBy(status) : "never";

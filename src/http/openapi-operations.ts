@@ -9,7 +9,7 @@
 // - security: the scope the operation needs, as the role of the bearer scheme that OpenAPI
 //   3.1 allows for schemes other than OAuth, which is what generated clients and renderers
 //   read: `[{ bearer: ["wallets:read"] }, { bearer: ["admin"] }]` (either: admin grants every
-//   scope). A route that sets its own security (the Helius webhook's `[]`) keeps it.
+//   scope). A route that sets its own security (the Helius webhook's shared secret) keeps it.
 import type { RouteOptions } from "fastify";
 import { isApiRoute } from "./api-paths.ts";
 

@@ -50,7 +50,7 @@ export type Contract = {
   check: (method: string, url: string, answer: Answer) => string[];
   /** The statuses the operation documents. */
   statusesOf: (key: string) => string[];
-  /** An operation that needs no bearer token (its security is []). */
+  /** An operation that needs no bearer token (its security is [], or names schemes other than the bearer). */
   isPublic: (key: string) => boolean;
   /** The headers a response declares, references into components.headers resolved, by lower-case name. */
   headersOf: (key: string, status: string) => Record<string, Header>;
@@ -130,7 +130,10 @@ export function createContract(document: OpenApiDocument): Contract {
   return {
     operations: routes.map((route) => route.key),
     statusesOf: (key) => Object.keys(routes.find((route) => route.key === key)?.operation.responses ?? {}),
-    isPublic: (key) => routes.find((route) => route.key === key)?.operation.security?.length === 0,
+    isPublic: (key) => {
+      const security = routes.find((route) => route.key === key)?.operation.security;
+      return security !== undefined && !security.some((requirement) => typeof requirement === "object" && requirement !== null && "bearer" in requirement);
+    },
     headersOf: (key, status) => declaredHeaders(routes.find((route) => route.key === key)?.operation.responses[status]),
     parametersOf: (key) => routes.find((route) => route.key === key)?.operation.parameters ?? [],
     seen,

@@ -49,15 +49,28 @@ describe("the demo's check of its database", () => {
     expect(foreignDatabaseRefusal({ wallets: false, alerts: false }, { shownUrl: "x", setting: "DEMO_DATABASE_URL", caller: "demo" })).toBeUndefined();
   });
 
+  it("words its way out without a host, which would be wrong in a container, and not as the database it refused", () => {
+    const where = (shownUrl: string) => ({ shownUrl, setting: "DEMO_DATABASE_URL", caller: "demo" });
+    const found = { wallets: true, alerts: false };
+    const onDefault = foreignDatabaseRefusal(found, where("postgres://postgres:***@postgres:5432/wallet_alerts_demo"))!;
+    expect(onDefault).toMatch(/e\.g\. the same URL with the database wallet_alerts_demo_2 in place of wallet_alerts_demo$/);
+    expect(onDefault).not.toContain("127.0.0.1");
+    expect(foreignDatabaseRefusal(found, where("postgres://app@db.internal/wallet_alerts"))).toMatch(
+      /e\.g\. the same URL with the database wallet_alerts_demo in place of wallet_alerts$/,
+    );
+  });
+
   it("has npm run demo refuse the service's database with one line naming DEMO_DATABASE_URL, and leave it as it was", { timeout: EXIT_BOUND_MS + 30_000 }, async () => {
     const before = await rowsOf(t.deps.sql);
     const port = String(await freePort());
     const { exit, stdout, stderr } = await runDemoToExit({ databaseUrl: t.config.databaseUrl, port, queuePrefix: prefix }, EXIT_BOUND_MS);
     expect(exit, stdout + stderr).toEqual({ code: 1, signal: null });
+    const name = new URL(t.config.databaseUrl).pathname.slice(1);
     expect(stderr).toBe(
       `demo failed: the database at ${t.config.databaseUrl} holds wallets and alerts of callers other than "demo": it is not the demo's ` +
-        "(the demo migrates it, replaces its caller's data, and its worker delivers whatever the database owes). " +
-        "Give the demo a database of its own with DEMO_DATABASE_URL, e.g. DEMO_DATABASE_URL=postgres://postgres@127.0.0.1:5432/wallet_alerts_demo\n",
+        "(the demo migrates it and starts a worker that delivers whatever the database owes). " +
+        "Give the demo a database of its own: set DEMO_DATABASE_URL to one that no service uses (the demo creates it when it does not exist), " +
+        `e.g. the same URL with the database wallet_alerts_demo in place of ${name}\n`,
     );
     expect(stdout).not.toMatch(/started (api|worker)/);
     expect(await rowsOf(t.deps.sql)).toEqual(before);

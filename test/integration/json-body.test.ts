@@ -29,6 +29,7 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     const latin1 = Buffer.concat([Buffer.from(`{"address":"${randomAddress()}","alias":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
     const body = problem(await trackWallet(latin1), 400, "validation_failed");
     expect(body.detail).toMatch(/not valid UTF-8/);
+    expect(body.errors).toEqual([{ path: "body", message: "is not valid UTF-8; send JSON as UTF-8" }]);
     expect(await storedAliases()).not.toContain("caf\ufffd");
   });
 
@@ -81,8 +82,13 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
       expect(refused.detail).toContain("__proto__ or constructor.prototype key, which is refused for safety");
       expect(refused.errors).toEqual([{ path: "body", message: expect.stringContaining("refused for safety") }]);
     }
-    expect(problem(await trackWallet("{"), 400, "validation_failed").detail).toBe("the body is not valid JSON");
-    expect(problem(await trackWallet(""), 400, "validation_failed").detail).toBe("the body is empty; send a JSON document");
+    const notJson = problem(await trackWallet("{"), 400, "validation_failed");
+    expect(notJson.detail).toBe("the body is not valid JSON");
+    // The place, as every other 400 names it (README: errors[].path names each offending place).
+    expect(notJson.errors).toEqual([{ path: "body", message: "is not valid JSON" }]);
+    const empty = problem(await trackWallet(""), 400, "validation_failed");
+    expect(empty.detail).toBe("the body is empty; send a JSON document");
+    expect(empty.errors).toEqual([{ path: "body", message: "is empty; send a JSON document" }]);
   });
 });
 

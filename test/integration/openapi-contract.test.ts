@@ -124,6 +124,13 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     expect(contract.isPublic("POST /v1/ingest/helius")).toBe(true);
   });
 
+  it("declares the Helius webhook's shared secret as its security, an API key in Authorization, which it answers 401 without", async () => {
+    const schemes = (document as { components?: { securitySchemes?: Record<string, unknown> } }).components?.securitySchemes;
+    expect(schemes?.heliusAuthHeader).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" });
+    expect(document.paths["/v1/ingest/helius"]?.post?.security).toEqual([{ heliusAuthHeader: [] }]);
+    await expectStatus(401, { method: "POST", url: "/v1/ingest/helius", payload: helius() });
+  });
+
   it("names its shared schema Problem, so a generated client's error type is called that and not def-0", () => {
     expect(Object.keys(document.components?.schemas ?? {})).toEqual(["Problem"]);
     const refs = JSON.stringify(document.paths).match(/"\$ref":"[^"]+"/g) ?? [];

@@ -98,7 +98,9 @@ describe("a REDIS_URL whose database Redis refuses", { timeout: EXIT_BOUND_MS + 
   it("has npm run queues exit 1 saying Redis refused the database, instead of counting database 0's jobs", async () => {
     const child = start("src/bin/queues.ts", { REDIS_URL: refusedUrl });
     expect(await exitWithin(child, EXIT_BOUND_MS), child.output()).toEqual({ code: 1, signal: null });
-    expect(child.output()).toContain(`Redis refused REDIS_URL's database: ERR DB index is out of range (REDIS_URL asks for database ${databases}`);
+    expect(child.output()).toContain(`Redis at ${refusedUrl} refused REDIS_URL's database: ERR DB index is out of range (REDIS_URL asks for database ${databases}`);
+    // Refused, not unreachable: the wording sent an operator to the network first.
+    expect(child.output()).not.toContain("cannot be reached");
     expect(child.output()).not.toContain("waiting");
   });
 });

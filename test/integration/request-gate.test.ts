@@ -55,9 +55,9 @@ function raw(method: string, path: string, options: { body?: unknown; authorizat
   });
 }
 
-function expectProblem(res: RawResponse, status: number, code: string): { detail: string; requestId: string } {
+function expectProblem(res: RawResponse, status: number, code: string): { detail: string; requestId: string; errors?: unknown[] } {
   expect({ status: res.status, type: res.headers["content-type"] }).toEqual({ status, type: "application/problem+json; charset=utf-8" });
-  const body = JSON.parse(res.body) as { status: number; code: string; detail: string; requestId: string };
+  const body = JSON.parse(res.body) as { status: number; code: string; detail: string; requestId: string; errors?: unknown[] };
   expect(body).toMatchObject({ status, code });
   expect(body.requestId).toBeTruthy();
   return body;
@@ -114,8 +114,10 @@ describe("a 401 comes before the router's own complaints about the URL", () => {
   it("answers the same URLs with a valid token with 400 and what the router found wrong", async () => {
     const bad = expectProblem(await raw("GET", "/v1/wallets/%zz", { authorization: `Bearer ${token}` }), 400, "validation_failed");
     expect(bad.detail).toContain("percent-encoding");
+    expect(bad.errors).toEqual([{ path: "url", message: "is malformed (bad percent-encoding)" }]);
     const long = expectProblem(await raw("GET", `/v1/wallets/${"w".repeat(300)}`, { authorization: `Bearer ${token}` }), 400, "validation_failed");
     expect(long.detail).toBe("a path parameter is longer than 200 characters");
+    expect(long.errors).toEqual([{ path: "params", message: "has a value that is longer than 200 characters" }]);
   });
 
   it("answers the router's refusal with 401 for a token that does not verify", async () => {

@@ -102,6 +102,18 @@ describe("npm run simulate", () => {
     expect(summary(run.stdout).errors).toBe(0);
   });
 
+  it("posts, without --url, to the API that the same shell's PORT and HOST start", async () => {
+    const port = new URL(url).port;
+    const run = await simulate(["--rate", "200", "--wallets", String(WALLETS), "--seed", String(SEED), "--duration", "1s"], undefined, {
+      PORT: port,
+      HOST: "127.0.0.1",
+    });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`against http://127.0.0.1:${port} `);
+    expect(summary(run.stdout).errors).toBe(0);
+  });
+
   it("exits 1 with a message when no token can be had", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/bin/simulate.ts", "--url", url], {
       cwd: ROOT,

@@ -77,6 +77,7 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             "with none counts 1): the items past them are refused unread, listed in `rejected` and kept, to be posted " +
             "again in smaller deliveries. A body that is not an array of 1–1000 objects, or that holds a `__proto__` or " +
             "`constructor.prototype` key anywhere, is a 400.",
+          // Not the bearer: the document names the webhook's own scheme (openapi-security.ts).
           security: [],
           body: DeliverySchema,
           response: {
