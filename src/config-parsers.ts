@@ -53,6 +53,31 @@ export function badPercentEncoding(url: URL): string | undefined {
   return undefined;
 }
 
+/** What stands for a transaction's signature in EXPLORER_TX_URL. */
+export const SIGNATURE_PLACEHOLDER = "{signature}";
+
+/**
+ * EXPLORER_TX_URL: an https (or http) URL with `{signature}` where a transaction's signature
+ * goes, and no other braces (`{sig}`, `{tx}` would be sent as typed, a link to nothing). Checked
+ * with a signature put in, as the email will have it; no user or password (it is in every email).
+ */
+export function explorerTxUrl(raw: string): string {
+  const example = "such as https://solscan.io/tx/{signature}";
+  if (!raw.includes(SIGNATURE_PLACEHOLDER)) throw new Error(`expected a URL with ${SIGNATURE_PLACEHOLDER} where the transaction's signature goes, ${example}`);
+  if (/[{}]/.test(raw.replaceAll(SIGNATURE_PLACEHOLDER, ""))) throw new Error(`expected no placeholder but ${SIGNATURE_PLACEHOLDER}, ${example}`);
+  let url: URL;
+  try {
+    url = new URL(raw.replaceAll(SIGNATURE_PLACEHOLDER, "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv"));
+  } catch {
+    throw new Error(`expected a URL, ${example}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`expected an https or http URL, ${example}`);
+  if (url.username || url.password) throw new Error("expected a URL without a user or password: it is in every alert email");
+  const badEscape = badPercentEncoding(url);
+  if (badEscape) throw new Error(badEscape);
+  return raw;
+}
+
 /**
  * REDIS_URL: a redis: or rediss: URL whose path, if any, is a database number (ioredis reads
  * `/<n>`, or `?db=<n>` without one, and sends SELECT <n>). Anything else became `SELECT NaN`,

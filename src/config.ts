@@ -5,6 +5,7 @@ import { parseDuration, parseDurationList } from "./duration.ts";
 import {
   basicAuthUser,
   boolean,
+  explorerTxUrl,
   cidr,
   isLoopbackHost,
   commaList,
@@ -49,6 +50,8 @@ export type Config = Readonly<{
   }>;
   smtpUrl: string | undefined;
   emailFrom: string;
+  /** A transaction's page on a block explorer, `{signature}` standing for its signature, linked from each alert email; undefined: no link. */
+  explorerTxUrl: string | undefined;
   twilio: Readonly<{
     accountSid: string | undefined;
     authToken: string | undefined;
@@ -133,6 +136,7 @@ type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
+export const DEFAULT_EXPLORER_TX_URL = "https://solscan.io/tx/{signature}";
 /** A Redis Cluster hash tag: BullMQ's scripts need a queue's keys in one slot. */
 const DEFAULT_QUEUE_PREFIX = "{wallet-alerts}";
 
@@ -174,6 +178,8 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     },
     smtpUrl: optional("SMTP_URL", urlWithScheme(["smtp:", "smtps:"])),
     emailFrom: read("EMAIL_FROM", oneMailbox, "wallet-alerts <alerts@localhost>"),
+    // Set empty, no link (unset: the default): a desk may not want its alerts to point at a third party.
+    explorerTxUrl: env.EXPLORER_TX_URL === "" ? undefined : read("EXPLORER_TX_URL", explorerTxUrl, DEFAULT_EXPLORER_TX_URL),
     twilio: {
       accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),

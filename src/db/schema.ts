@@ -422,6 +422,33 @@ export const deliveryAttempts = pgTable(
 );
 
 /**
+ * The cooldown digests (pipeline/cooldown-digest.ts): one per alert and cooldown window that held
+ * back an event, made with the window's first suppressed event. Its notification (no event, a
+ * risk_alert.suppressed payload) is due at the window's end. A table of its own rather than
+ * columns of notifications: the key is what keeps replays and concurrent evaluations to one
+ * digest, and notifications keep the columns the archive (deleted_notifications) mirrors.
+ * The window is the notification that started the cooldown (window_start, its time) and the
+ * end the alert's cooldown gave it when the digest was made.
+ */
+export const cooldownDigests = pgTable(
+  "cooldown_digests",
+  {
+    alertId: text("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    windowStart: timestamp("window_start", { withTimezone: true, mode: "date" }).notNull(),
+    windowEnd: timestamp("window_end", { withTimezone: true, mode: "date" }).notNull(),
+    notificationId: text("notification_id")
+      .notNull()
+      .references(() => notifications.id, { onDelete: "cascade" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.alertId, t.windowStart, t.windowEnd] }),
+    uniqueIndex("cooldown_digests_notification_key").on(t.notificationId),
+  ],
+);
+
+/**
  * A Twilio status callback that came before the attempt carrying its message's sid was recorded
  * (queries/carrier-status.ts): kept until that record claims it, or for an hour. One row per
  * sid, holding what the callbacks so far add up to by the rules a notification's carrier status

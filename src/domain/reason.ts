@@ -1,8 +1,9 @@
 // The one-line human sentences that explain why an alert fired. They travel in every
 // notification (webhook `reason`, email subject and body, SMS), so each stays short (about
 // 120 characters at most, leaving room in a 160-character SMS) and factual: amounts exact,
-// with thousands separators (formatAmount), addresses and mints shortened to `7xKX…9fQa`.
-// Amounts of 17 significant digits on both sides keep a large_transfer sentence near 105
+// with thousands separators (formatAmount), mints shortened to `7xKX…9fQa`, counterparties
+// to `7xKXtg…9fQaBc`.
+// Amounts of 17 significant digits on both sides keep a large_transfer sentence near 109
 // characters; only amounts near the ingest maximum (1e28) pass 120, and the SMS then drops
 // whole words (render-sms.ts), never part of a number.
 import { plainDecimal } from "./decimal.ts";
@@ -12,15 +13,23 @@ import type { LabelCategory, RiskFactor, TransactionType } from "./types.ts";
 const SHORTEN_ABOVE = 12;
 
 /**
- * `7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU` → `7xKX…gAsU`; short strings unchanged.
- * Counted in characters (code points), not UTF-16 units: a token symbol of emoji cut by
- * units left half a surrogate pair, a broken character in the email and the webhook.
+ * `7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU` → `7xKX…gAsU` (`kept` characters each side);
+ * short strings unchanged. Counted in characters (code points), not UTF-16 units: a token
+ * symbol of emoji cut by units left half a surrogate pair, a broken character in the email and
+ * the webhook.
  */
-export function shortAddress(text: string): string {
+export function shortAddress(text: string, kept = 4): string {
   const characters = [...text];
-  if (characters.length <= SHORTEN_ABOVE) return text;
-  return `${characters.slice(0, 4).join("")}…${characters.slice(-4).join("")}`;
+  if (characters.length <= Math.max(SHORTEN_ABOVE, 2 * kept + 1)) return text;
+  return `${characters.slice(0, kept).join("")}…${characters.slice(-kept).join("")}`;
 }
+
+/**
+ * Characters a counterparty keeps each side: address poisoning grinds an address with the same
+ * first and last 4 characters as one the victim pays, and shown 4…4 the lookalike read exactly
+ * as the desk's own counterparty. Matching 6 each side takes about 16 million times the work.
+ */
+const COUNTERPARTY_KEPT = 6;
 
 /**
  * An amount of money, exactly: 9999.996 → "9,999.996", 25000 → "25,000", 0.999999 → "0.999999",
@@ -85,22 +94,22 @@ export type MovementFacts = {
   legs?: { count: number; otherCounterparties: number };
 };
 
-/** "Sent 25,000 USDC to 7xKX…9fQa", "Tried to receive 5 SOL from …", "… in a swap", "… and 2 others in 3 transfers". */
+/** "Sent 25,000 USDC to 7xKXtg…9fQaBc", "Tried to receive 5 SOL from …", "… in a swap", "… and 2 others in 3 transfers". */
 function movement(facts: MovementFacts): string {
   const { direction, failed, amount, token, counterparty, type, legs } = facts;
   const verb = direction === "sent" ? (failed ? "Tried to send" : "Sent") : failed ? "Tried to receive" : "Received";
   const preposition = direction === "sent" ? "to" : "from";
   const others = legs && legs.otherCounterparties > 0 ? ` and ${legs.otherCounterparties} other${legs.otherCounterparties === 1 ? "" : "s"}` : "";
   const transfers = legs && legs.count > 1 ? ` in ${legs.count} transfers` : "";
-  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty)}${others}${transfers}${KIND[type]}`;
+  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty, COUNTERPARTY_KEPT)}${others}${transfers}${KIND[type]}`;
 }
 
-/** "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
+/** "Sent 25,000 USDC to 7xKXtg…9fQaBc (threshold 10,000)." */
 export function largeTransferReason(facts: MovementFacts, threshold: number): string {
   return `${movement(facts)} (threshold ${formatAmount(threshold)}).`;
 }
 
-/** "Sent 5 SOL to 7xKX…9fQa (sanctioned, risk 95, threshold 75)." */
+/** "Sent 5 SOL to 7xKXtg…9fQaBc (sanctioned, risk 95, threshold 75)." */
 export function suspiciousCounterpartyReason(
   facts: MovementFacts,
   risk: number,
@@ -111,17 +120,51 @@ export function suspiciousCounterpartyReason(
   return `${movement(facts)} (${label}risk ${formatAmount(risk)}, threshold ${formatAmount(threshold)}).`;
 }
 
+/** A burst judged more than this after its newest transaction is named by its time: it was not "the last hour" (a backfill, a backlog). */
+const LIVE_WITHIN_SECONDS = 5 * 60;
+
+export type ActivityFacts = {
+  /** Transactions in the trailing hour, the newest included. */
+  count: number;
+  /** The wallet's mean per hour over the baseline period, as measured (0: no earlier activity). */
+  usualPerHour: number;
+  /** What the multiple is of: usualPerHour, or the floor when that is higher. */
+  baseline: number;
+  /** Block time of the hour's newest transaction (Unix seconds): the hour ends at its minute. */
+  hourTo: number;
+  /** When the burst was judged (Unix seconds); unknown: taken as at once. */
+  evaluatedAt?: number;
+};
+
 /**
- * "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)." `multiple` is the
- * firing's `observed`, so the sentence and the payload agree.
+ * "12 transactions in the last hour, 6× the usual 2 per hour (threshold 5×)."; judged late,
+ * "… in the hour to 05:54 UTC, …" (with the date when it is not the judgment's day); on a
+ * wallet quieter than the floor, "… 5× the floor of 1 per hour (threshold 5×).", and with no
+ * earlier activity at all "… (no earlier activity, threshold 5×).": the floor is no measured
+ * usual rate. `multiple` is the firing's `observed`, so the sentence and the payload agree.
  */
-export function unusualActivityReason(count: number, baseline: number, multiple: number, threshold: number): string {
+export function unusualActivityReason(facts: ActivityFacts, multiple: number, threshold: number): string {
+  const { count, usualPerHour, baseline } = facts;
   const noun = count === 1 ? "transaction" : "transactions";
+  const floored = baseline > usualPerHour;
+  const rate = `${floored ? "the floor of" : "the usual"} ${formatRounded(baseline)} per hour`;
+  const why = floored && usualPerHour === 0 ? "no earlier activity, " : "";
   return (
-    `${formatAmount(count)} ${noun} in the last hour, ${formatRounded(multiple)}× the usual ` +
-    `${formatRounded(baseline)} per hour (threshold ${formatRounded(threshold)}×).`
+    `${formatAmount(count)} ${noun} ${whichHour(facts.hourTo, facts.evaluatedAt)}, ${formatRounded(multiple)}× ${rate} ` +
+    `(${why}threshold ${formatRounded(threshold)}×).`
   );
 }
+
+/** "in the last hour", or, judged late, "in the hour to 05:54 UTC" / "in the hour to 2026-11-26 05:54 UTC". */
+function whichHour(hourTo: number, evaluatedAt: number | undefined): string {
+  const end = new Date(hourTo * 1000);
+  if (evaluatedAt === undefined || !(evaluatedAt - hourTo > LIVE_WITHIN_SECONDS) || Number.isNaN(end.getTime())) return "in the last hour";
+  const day = (date: Date) => `${date.getUTCFullYear()}-${two(date.getUTCMonth() + 1)}-${two(date.getUTCDate())}`;
+  const sameDay = day(end) === day(new Date(evaluatedAt * 1000));
+  return `in the hour to ${sameDay ? "" : `${day(end)} `}${two(end.getUTCHours())}:${two(end.getUTCMinutes())} UTC`;
+}
+
+const two = (n: number) => String(n).padStart(2, "0");
 
 /** How many factors a score-increase sentence names before "+N more". */
 const FACTORS_NAMED = 2;

@@ -90,7 +90,8 @@ export type Transaction = {
 
 /** The body every channel renders (DESIGN.md section 6). */
 export type NotificationPayload = {
-  type: "risk_alert.triggered" | "risk_alert.test";
+  /** risk_alert.suppressed: a cooldown digest (`suppressed` says what the cooldown held back). */
+  type: "risk_alert.triggered" | "risk_alert.test" | "risk_alert.suppressed";
   timestamp: string;
   data: {
     alertId: string;
@@ -99,10 +100,47 @@ export type NotificationPayload = {
     alias: string | null;
     condition: Condition;
     threshold: number;
+    /** A test's: the alert's token filter (large_transfer), the threshold's unit; none when the alert has none. */
+    token?: string;
     observed: number | null;
     riskScore: number;
     riskFactors: string[];
     transaction?: Transaction;
+    /** A transaction firing's: the wallet's side of `transaction`; none for a self-transfer. */
+    direction?: "sent" | "received";
+    /** A transaction firing's: the other side of `transaction`, as the evaluation saw it; none for a self-transfer. */
+    counterparty?: PayloadCounterparty;
+    /** unusual_activity's: the transactions in the trailing hour, and the hourly baseline they were held to. */
+    activity?: { count: number; baselinePerHour: number };
+    /** risk_score_increase's: the baseline the score rose from. */
+    previousScore?: number;
     reason: string;
+    /** A cooldown digest's (risk_alert.suppressed): what the cooldown held back; absent until its first attempt builds it. */
+    suppressed?: SuppressedSummary;
   };
+};
+
+/**
+ * What one cooldown window held back (pipeline/cooldown-digest.ts): the suppressed events of the
+ * alert from the notification that started the cooldown to the window's end.
+ */
+export type SuppressedSummary = {
+  count: number;
+  /** When the cooldown started (the notification sent) and when it ended, ISO 8601 UTC. */
+  windowStart: string;
+  windowEnd: string;
+  /** The first and the last suppressed event's time. */
+  firstAt: string;
+  lastAt: string;
+  /** The strongest suppressed event: the highest observed value (risk_score_increase: the highest score reached), the first among equals. */
+  strongest: { eventId: string; observed: number; reason: string; transactionSignature: string | null; createdAt: string };
+  /** The events' ids, oldest first, at most SUPPRESSED_EVENT_IDS_SHOWN (count says how many there were). */
+  eventIds: string[];
+};
+
+/** A transaction's other side in a notification: its risk (null: unknown) and every label of it. */
+export type PayloadCounterparty = {
+  address: string;
+  risk: number | null;
+  labels: Array<{ category: LabelCategory; score: number; source: string }>;
 };

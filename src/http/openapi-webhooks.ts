@@ -1,6 +1,6 @@
 // The OpenAPI document's `webhooks`: every request the service makes to an alert's webhookUrl.
-// There are two: a firing (risk_alert.triggered) and a test sent on request (risk_alert.test),
-// both by the deliver job through channels/webhook.ts. Nothing else goes there: the notice of a
+// There are three: a firing (risk_alert.triggered), a test sent on request (risk_alert.test) and
+// a cooldown's digest (risk_alert.suppressed), all by the deliver job through channels/webhook.ts. Nothing else goes there: the notice of a
 // disabled alert goes to its owner by email, when an address is known, and nowhere else
 // (queue/jobs/disabled-notice.ts). What the answers say is held to README's Notifications section.
 // The bodies come from notify/payload-schema.ts; what each answer leads to is classifyOutcome
@@ -10,6 +10,7 @@ import { MAX_PREVIOUS_SECRETS } from "../db/queries/notifications.ts";
 import { FAILING_DISABLES_AFTER_MS } from "../notify/alert-health.ts";
 import { DEFAULT_CHANNEL_TIMEOUT_MS } from "../notify/channels/index.ts";
 import { RESPONSE_BODY_LIMIT, USER_AGENT } from "../notify/channels/webhook.ts";
+import { SuppressedPayloadSchema } from "../notify/digest-payload-schema.ts";
 import { TestPayloadSchema, TriggeredPayloadSchema } from "../notify/payload-schema.ts";
 import { RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS, type Verdict } from "../notify/retry-policy.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../notify/sign.ts";
@@ -145,7 +146,9 @@ export function webhooksDocument(): Record<string, Json> {
       "An alert fired: POSTed to its webhookUrl",
       "One firing of an alert that a cooldown did not suppress. `transaction` is there when a transaction fired it " +
         "(large_transfer, suspicious_counterparty, unusual_activity), with the fields of an entry of GET /v1/transactions; " +
-        "a risk_score_increase carries no `transaction` key at all.",
+        "a risk_score_increase carries no `transaction` key at all. What `reason` says is also in optional fields, each where it applies: " +
+        "`direction` and `counterparty` (its risk and every label, with each label's source) for a firing with a transaction, " +
+        "`activity` for unusual_activity, `previousScore` for risk_score_increase; a notification made before they were added has none.",
       copy(TriggeredPayloadSchema),
     ),
     "risk_alert.test": operation(
@@ -153,6 +156,16 @@ export function webhooksDocument(): Record<string, Json> {
       "A test notification (POST /v1/risk/alerts/{alertId}/test): POSTed to the alert's webhookUrl",
       "Sent on request, also for a disabled alert (to check a mended endpoint before re-enabling it); its answer is judged like any other: a 410 disables the alert.",
       copy(TestPayloadSchema),
+    ),
+    "risk_alert.suppressed": operation(
+      "riskAlertSuppressed",
+      "A cooldown ended that held firings back: POSTed to the alert's webhookUrl",
+      "Within an alert's cooldownSeconds after a notification, further firings are recorded as suppressed events and not sent. " +
+        "Once that cooldown ends, one digest says what it held back: how many, when, the strongest of them (its reason, observed value and transaction) " +
+        "and their event ids (at most 100). It is sent once per cooldown that held one back, never for one that held none, and only while the alert is active " +
+        "(a paused or disabled alert's digest fails unsent). It starts no cooldown, has no event (GET /v1/notifications/{notificationId} shows eventId null), " +
+        "and carries no `transaction` key: suppressed.strongest.transactionSignature names it. Built at its first attempt, it is the same body on every retry.",
+      copy(SuppressedPayloadSchema),
     ),
   };
 }

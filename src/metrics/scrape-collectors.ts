@@ -90,17 +90,21 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
 
   // How late deliveries are, which the counts cannot say: a backlog of 50 is nothing at
   // 1,000 a second and an outage at none. Pending only (never attempted yet): a retrying
-  // notification to a receiver that is down is old by the retry schedule's design.
+  // notification to a receiver that is down is old by the retry schedule's design. Due only,
+  // and old from when it fell due: a cooldown digest (cooldown-digest.ts) is pending from its
+  // window's first held-back event to the cooldown's end on purpose, and counted from its
+  // creation it tripped the alert on this gauge with every cooldown longer than a minute.
   new Gauge({
     name: `${METRIC_PREFIX}notification_oldest_pending_seconds`,
-    help: "Seconds since the oldest notification not yet attempted was created, by channel (0 when none waits; no sample when PostgreSQL could not be read).",
+    help: "Seconds since the oldest notification due and not yet attempted fell due (its creation, or its next_attempt_at if later: a cooldown digest's cooldown end), by channel (0 when none waits; no sample when PostgreSQL could not be read).",
     labelNames: ["channel"],
     registers: [registry],
     async collect() {
       await attempt(this, "PostgreSQL (oldest pending notification)", async () => {
+        // greatest() passes over a null next_attempt_at: due since its creation.
         const rows = await deps.sql<{ channel: string; age: number }[]>`
-          select channel, extract(epoch from now() - min(created_at))::float8 as age from notifications
-          where status in ('pending') group by channel`;
+          select channel, extract(epoch from now() - min(greatest(created_at, next_attempt_at)))::float8 as age from notifications
+          where status in ('pending') and (next_attempt_at is null or next_attempt_at <= now()) group by channel`;
         for (const channel of NOTIFICATION_METHODS) this.set({ channel }, 0);
         for (const row of rows) this.set({ channel: row.channel }, Math.max(0, row.age));
       });

@@ -21,6 +21,7 @@ import { Type, type Static } from "typebox";
 import { ADDRESS_PATTERN } from "../domain/base58.ts";
 import {
   CONDITIONS,
+  LABEL_CATEGORIES,
   RISK_FACTORS,
   TRANSACTION_STATUSES,
   TRANSACTION_TYPES,
@@ -75,6 +76,55 @@ const reason = Type.String({
     "one sentence for a person; it names a token by its well-known symbol, else by its mint shortened, else by a plain symbol given with no mint (never by a symbol a token gave itself): transaction.token and transaction.mint carry them as ingested",
 });
 
+/**
+ * What the reason says, as fields (pipeline/notification.ts factsOf). Optional, each where its
+ * condition gives it: added within v1 on 2026-11-28, so a notification made before then, redelivered,
+ * has none of them.
+ */
+const facts = {
+  direction: Type.Optional(
+    stringEnum(["sent", "received"], "a transaction firing's: the wallet's side of transaction; no key for a self-transfer"),
+  ),
+  counterparty: Type.Optional(
+    Type.Object(
+      {
+        address: Type.String({ description: "the other side of transaction" }),
+        risk: Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()], {
+          description:
+            "the higher of its label score and its own risk score (when some caller tracks it), before the transaction's batch was scored, as suspicious_counterparty judges it; null when neither is known",
+        }),
+        labels: Type.Array(
+          Type.Object(
+            {
+              category: stringEnum(LABEL_CATEGORIES),
+              score: Type.Number({ minimum: 0, maximum: 100 }),
+              source: Type.String({ description: "the list that labelled it, as PUT /v1/risk/labels gave it (\"OFAC SDN\")" }),
+            },
+            { additionalProperties: false },
+          ),
+          { description: "every label of the address, every source's, the highest score first; empty when it has none" },
+        ),
+      },
+      {
+        additionalProperties: false,
+        description: "a transaction firing's: the other side of transaction as the evaluation saw it; no key for a self-transfer",
+      },
+    ),
+  ),
+  activity: Type.Optional(
+    Type.Object(
+      {
+        count: Type.Integer({ minimum: 0, description: "the wallet's transactions in the trailing 60 minutes, this one included" }),
+        baselinePerHour: Type.Number({ minimum: 1, description: "its usual transactions per hour (the 7 days before, at least 1)" }),
+      },
+      { additionalProperties: false, description: "unusual_activity's: observed is count ÷ baselinePerHour, cut down" },
+    ),
+  ),
+  previousScore: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 100, description: "risk_score_increase's: the baseline the score rose from (observed is the rise)" }),
+  ),
+};
+
 /** The conditions a transaction fires: every one but risk_score_increase, which a score change fires. */
 const TRANSACTION_CONDITIONS = CONDITIONS.filter((condition) => condition !== "risk_score_increase");
 
@@ -87,6 +137,7 @@ const TriggeredDataSchema = Type.Object(
     }),
     ...risk,
     transaction: Type.Optional(TransactionSchema),
+    ...facts,
     reason,
   },
   {
@@ -103,6 +154,12 @@ const TriggeredDataSchema = Type.Object(
 const TestDataSchema = Type.Object(
   {
     ...wallet,
+    token: Type.Optional(
+      Type.String({
+        description:
+          "a large_transfer alert's token filter as its owner gave it (a symbol or a mint): the threshold's unit; no key when the alert has none (any token). Added within v1 (2026-12)",
+      }),
+    ),
     observed: Type.Null({ description: "always null: nothing was observed" }),
     ...risk,
     reason,
@@ -175,9 +232,14 @@ export type PayloadSchemaChecks = [
   Assert<WebhookPayload extends NotificationPayload ? true : false>,
   // And they name every field it has: a firing all of them; a test all but the transaction.
   Assert<Same<keyof Triggered, keyof NotificationPayload>>,
-  Assert<Same<keyof Triggered["data"], keyof Data>>,
-  Assert<Same<keyof Test["data"], Exclude<keyof Data, "transaction">>>,
+  // A test alone carries its alert's token filter (a firing's unit is its transaction's token).
+  Assert<Same<keyof Triggered["data"], Exclude<keyof Data, "suppressed" | "token">>>,
+  Assert<Same<keyof Test["data"], Exclude<keyof Data, "transaction" | "suppressed" | keyof typeof facts>>>,
   Assert<Same<keyof NonNullable<Triggered["data"]["transaction"]>, Exclude<keyof Transaction, "leg">>>,
-  Assert<Same<WebhookPayload["type"], NotificationPayload["type"]>>,
+  // A cooldown digest's body has a schema of its own (digest-payload-schema.ts).
+  Assert<Same<WebhookPayload["type"], Exclude<NotificationPayload["type"], "risk_alert.suppressed">>>,
   Assert<Same<Triggered["data"]["condition"], Data["condition"]>>,
 ];
+
+/** What a cooldown digest's body schema shares with these (digest-payload-schema.ts). */
+export { wallet as walletFields, risk as riskFields, reason as reasonField, timestamp as timestampField, published as publishedSchema };

@@ -4,6 +4,7 @@
 import { shortAddress } from "../domain/reason.ts";
 import type { NotificationPayload } from "../domain/types.ts";
 import { CONDITION_NAMES, isTest, oneLine, reasonOf, walletName } from "./render.ts";
+import { renderDigestSms } from "./render-digest.ts";
 
 /** GSM 03.38 basic character set: one septet each. */
 const GSM7_BASIC =
@@ -69,6 +70,7 @@ const UCS2: Encoding = { limit: UCS2_SEGMENT_UNITS, length: (text) => text.lengt
  * is when this attempt sends it: a notification sent late says how late (lateNote).
  */
 export function renderSms(payload: NotificationPayload, attemptAt?: Date): string {
+  if (payload.type === "risk_alert.suppressed") return renderDigestSms(payload);
   const { data } = payload;
   const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(happenedAt(payload), attemptAt)}`;
   const address = shortAddress(data.address);

@@ -2,8 +2,9 @@
 // NotificationPayload the webhook carries, and the pieces the SMS shares (render-sms.ts).
 // Pure: no I/O, no clock.
 import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
-import { isSol, tokenShown } from "../domain/tokens.ts";
-import type { Condition, NotificationPayload } from "../domain/types.ts";
+import { isSol, tokenNamed, tokenShown, wellKnownSymbol } from "../domain/tokens.ts";
+import type { Condition, NotificationMethod, NotificationPayload } from "../domain/types.ts";
+import { renderDigestEmail } from "./render-digest.ts";
 
 export type RenderedEmail = { subject: string; text: string; html: string };
 
@@ -38,10 +39,46 @@ export function walletName(data: Pick<NotificationPayload["data"], "alias" | "ad
   return alias ? alias : shortAddress(data.address);
 }
 
-/** `[Risk alert] large_transfer on Treasury` (tests: `[Risk alert test] …`). */
+/** The longest subject, in characters: RFC 5322's line length, about what a phone's inbox list shows. */
+const SUBJECT_MAX = 78;
+/** An alias longer than this is cut in a subject that is too long: the reason is the news, the alias only names the wallet. */
+const SUBJECT_NAME_MAX = 24;
+
+/**
+ * `[Risk alert] Treasury: Sent 25,000 USDC to GmNGab…cdvxPM`: the wallet and the reason's first
+ * clause, at most SUBJECT_MAX characters (a long alias cut first, then the clause at a word,
+ * never inside an amount). Every firing of an alert had one subject, which clients threaded
+ * into one conversation and a crowded inbox told apart by nothing. A test's names its condition:
+ * `[Risk alert test] large_transfer on Treasury`.
+ */
 export function emailSubject(payload: NotificationPayload): string {
-  const tag = isTest(payload) ? "[Risk alert test]" : "[Risk alert]";
-  return headerText(`${tag} ${payload.data.condition} on ${walletName(payload.data)}`);
+  const name = walletName(payload.data);
+  if (isTest(payload)) return headerText(`[Risk alert test] ${payload.data.condition} on ${name}`);
+  const clause = firstClause(reasonOf(payload));
+  const whole = `[Risk alert] ${name}: ${clause}`;
+  if ([...whole].length <= SUBJECT_MAX) return headerText(whole);
+  const shortName = [...name].length > SUBJECT_NAME_MAX ? `${[...name].slice(0, SUBJECT_NAME_MAX - 1).join("").trimEnd()}…` : name;
+  return headerText(cutAtWord(`[Risk alert] ${shortName}: ${clause}`, SUBJECT_MAX));
+}
+
+/**
+ * A reason up to its first parenthesis (the threshold's, or a label's): "Sent 25,000 USDC to
+ * GmNGab…cdvxPM", "Risk score rose 36 points, from 60 to 96". A token the reason names
+ * "(unlisted)" (tokens.ts UNLISTED_TOKEN) is part of the clause.
+ */
+function firstClause(reason: string): string {
+  const open = reason.search(/ \((?!unlisted\))/);
+  return (open > 0 ? reason.slice(0, open) : reason).replace(/\.$/, "");
+}
+
+/** `text` in at most `max` characters, cut before a word rather than inside it ("25,000" never reads "25,"), ended with "…". */
+function cutAtWord(text: string, max: number): string {
+  const characters = [...text];
+  if (characters.length <= max) return text;
+  let kept = characters.slice(0, max - 1).join("");
+  const space = kept.lastIndexOf(" ");
+  if (characters[max - 1] !== " " && space > 0) kept = kept.slice(0, space);
+  return `${kept.trimEnd().replace(/[,;:]+$/, "")}…`;
 }
 
 /**
@@ -58,7 +95,8 @@ export function headerText(text: string): string {
 /**
  * A threshold or observed value in its condition's unit: a bare "5" could be transactions,
  * a multiple, points or an amount. A large_transfer threshold is in the units of the
- * transferred token, named when there is a transaction (a test has none). Amounts, scores and
+ * transferred token, named when there is a transaction (a firing's) or a token filter (a
+ * test's `token`); without either, any token's. Amounts, scores and
  * points read exactly (9,999.996 USDC never reads as 10,000 USDC); multiples are rounded as
  * the reason rounds them (domain/reason.ts).
  */
@@ -77,13 +115,34 @@ function inUnit(condition: Condition, value: number, token: string | undefined):
   }
 }
 
+/**
+ * An alert's token filter as a person should read it, as tokenShown names a transaction's token:
+ * a well-known symbol or mint by its symbol ("usdc" → "USDC"), any other mint shortened, any
+ * other symbol as its owner typed it.
+ */
+function filterShown(filter: string): string {
+  const token = tokenNamed(filter);
+  if ("mint" in token) return wellKnownSymbol(token.mint) ?? shortAddress(token.mint);
+  return oneLine(filter);
+}
+
+/** Optional parts of the email that the deployment sets (EXPLORER_TX_URL). */
+export type EmailLinks = {
+  /** A transaction's page on a block explorer, `{signature}` standing for its signature; undefined: no link. */
+  explorerTxUrl?: string | undefined;
+};
+
+/** A fact: label, value and, for a link, where it goes (the HTML part links the value). */
+type Row = [label: string, value: string, href?: string];
+
 /** The facts of a notification as label/value rows, shared by the text and HTML parts. */
-function facts(payload: NotificationPayload): Array<[string, string]> {
+function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
   const { data } = payload;
   const alias = data.alias === null ? "" : oneLine(data.alias);
-  // The token as the reason names it: a symbol only when its mint says it (tokenShown).
-  const shownToken = data.transaction && tokenShown(data.transaction);
-  const rows: Array<[string, string]> = [
+  // The token as the reason names it: a symbol only when its mint says it (tokenShown); a
+  // test's, as its alert's filter names it.
+  const shownToken = data.transaction ? tokenShown(data.transaction) : data.token === undefined ? undefined : filterShown(data.token);
+  const rows: Row[] = [
     ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
     ["Threshold", inUnit(data.condition, data.threshold, shownToken)],
@@ -100,10 +159,30 @@ function facts(payload: NotificationPayload): Array<[string, string]> {
       ["Mint", tx.mint ?? (isSol(tx) ? "none (native SOL)" : "none given")],
       ["Block time", new Date(tx.blockTime * 1000).toISOString()],
     );
+    // In full: shortened, a lookalike (address-poisoning) address read exactly as the desk's own.
+    const counterparty = tx.from === data.address ? tx.to : tx.from;
+    if (counterparty !== data.address) rows.push(["Counterparty", counterparty]);
+    const explorer = links.explorerTxUrl?.replaceAll("{signature}", encodeURIComponent(tx.signature));
+    if (explorer) rows.push(["Explorer", explorer, explorer]);
   }
-  rows.push(["Alert", data.alertId], ["Time", payload.timestamp]);
+  if (data.counterparty) rows.push(...counterpartyRows(data.counterparty));
+  // A firing's timestamp is when its transaction's batch was evaluated (after a backlog, hours
+  // after the block time above); a test's, when it was asked for.
+  rows.push(["Alert", data.alertId], [isTest(payload) ? "Requested at" : "Detected at", payload.timestamp]);
   // The token symbol is what the ingest API was given: a line break in it would start a row of its own.
-  return rows.map(([label, value]) => [label, oneLine(value)]);
+  return rows.map(([label, value, href]): Row => (href === undefined ? [label, oneLine(value)] : [label, oneLine(value), href]));
+}
+
+/**
+ * The other side's risk and every label of it, each with the list that gave it: the source
+ * ("OFAC SDN") is what a compliance analyst cites, and no other channel named it.
+ */
+function counterpartyRows(counterparty: NonNullable<NotificationPayload["data"]["counterparty"]>): Row[] {
+  const labels = counterparty.labels.map((label) => `${label.category} (score ${formatAmount(label.score)}, source ${label.source})`);
+  return [
+    ["Counterparty risk", counterparty.risk === null ? "unknown" : `${formatAmount(counterparty.risk)}/100`],
+    ["Counterparty labels", labels.length > 0 ? labels.join("; ") : "none"],
+  ];
 }
 
 /** The reason, one line (a reason written before tokenShown repeats a token's symbol as given). */
@@ -111,9 +190,10 @@ export const reasonOf = (payload: NotificationPayload) => oneLine(payload.data.r
 
 const TEST_NOTE = "This is a test notification, sent on request to check that this channel works.";
 
-export function renderEmail(payload: NotificationPayload): RenderedEmail {
+export function renderEmail(payload: NotificationPayload, links: EmailLinks = {}): RenderedEmail {
+  if (payload.type === "risk_alert.suppressed") return renderDigestEmail(payload);
   const subject = emailSubject(payload);
-  const rows = facts(payload);
+  const rows = facts(payload, links);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = [
     isTest(payload) ? TEST_NOTE : undefined,
@@ -132,25 +212,56 @@ export function renderEmail(payload: NotificationPayload): RenderedEmail {
       isTest(payload) ? `<p><em>${escapeHtml(TEST_NOTE)}</em></p>` : "",
       `<p style="font-size:16px"><strong>${escapeHtml(reasonOf(payload))}</strong></p>`,
       `<table cellpadding="4" style="border-collapse:collapse">${rows
-        .map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
+        .map(([label, value, href]) => {
+          const shown = href === undefined ? escapeHtml(value) : `<a href="${escapeHtml(href)}">${escapeHtml(value)}</a>`;
+          return `<tr><th align="left">${escapeHtml(label)}</th><td>${shown}</td></tr>`;
+        })
         .join("")}</table>`,
     ].join("\n"),
   );
   return { subject, text, html };
 }
 
-export type DisabledNotice = { alertId: string; condition: Condition; walletName: string; reason: string };
+export type DisabledNotice = {
+  alertId: string;
+  condition: Condition;
+  walletName: string;
+  /** The tracked wallet's address, in full: an owner with several wallets of one alias can tell them apart. */
+  address: string;
+  reason: string;
+  /** The alert's channel and where it sent: the one that failed, when an owner has several alerts on a wallet. */
+  channel: NotificationMethod;
+  destination: string | null;
+};
 
 /** The email that tells an owner their alert was disabled because delivery kept failing. */
 export function renderDisabledNotice(notice: DisabledNotice): RenderedEmail {
   const subject = headerText(`[Risk alert disabled] ${notice.condition} on ${notice.walletName}`);
   const lines = [
-    `Your ${notice.condition} alert ${notice.alertId} on ${notice.walletName} has been disabled: ${notice.reason}.`,
-    "It sends nothing until you set its status back to active (PATCH /v1/risk/alerts/{id} with {\"status\": \"active\"}).",
+    `Your ${notice.condition} alert ${notice.alertId} on ${notice.walletName} (${notice.address}) has been disabled: ${notice.reason}.`,
+    `Its notifications go by ${notice.channel} to ${destinationShown(notice.channel, notice.destination)}.`,
+    `It sends nothing until you set its status back to active (PATCH /v1/risk/alerts/${notice.alertId} with {"status": "active"}).`,
   ];
   const text = `${lines.join("\n\n")}\n\n-- wallet-alerts\n`;
   const html = page(subject, lines.map((line) => `<p>${escapeHtml(line)}</p>`).join("\n"));
   return { subject, text, html };
+}
+
+/**
+ * Where an alert sends, for its owner's notice: an email address or a number as given, a
+ * webhook URL as scheme, host and path only. Its query string often carries the receiver's
+ * token (`?token=…`, a Slack or Splunk key), and a user or password may sit before the host:
+ * the notice goes to the token's email claim, which is not always the person who set them.
+ */
+export function destinationShown(channel: NotificationMethod, destination: string | null): string {
+  if (destination === null) return "no destination";
+  if (channel !== "webhook") return oneLine(destination);
+  try {
+    const url = new URL(destination);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return "a URL that cannot be read";
+  }
 }
 
 function page(title: string, body: string): string {

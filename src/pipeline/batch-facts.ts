@@ -137,12 +137,15 @@ export function counterpartyRisk(
   labels: ReadonlyMap<string, AddressLabels>,
   trackedStates: ReadonlyMap<string, AddressStateRow>,
 ): CounterpartyRisk {
-  const label = labels.get(address)?.labels[0];
+  const all = labels.get(address)?.labels ?? [];
+  const label = all[0];
   const state = trackedStates.get(address);
   return {
     address,
     labelScore: label?.score ?? null,
     labelCategory: label?.category ?? null,
     riskScore: state ? state.riskScore : null,
+    // Every source's, for the notification (the source is what a compliance desk cites).
+    labels: all.map(({ category, score, source }) => ({ category, score, source })),
   };
 }

@@ -47,6 +47,8 @@ export type StepLookups = {
   tracked: ReadonlySet<string>;
   /** The tracked addresses' stored states: updated here, step by step, with the new scores. */
   states: Map<string, AddressStateRow>;
+  /** When the group is judged (Unix seconds), for the activity reasons (FiringLookups). */
+  evaluatedAt?: number;
 };
 
 /**
@@ -68,6 +70,7 @@ export function evaluateSteps(
       activity,
       counterparty: (address) => counterpartyRisk(address, labels, states),
       armedJudged,
+      evaluatedAt: lookups.evaluatedAt,
     });
     const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
     for (const { address, next } of pending) {

@@ -138,7 +138,9 @@ async function evaluateOldestRun(
           waitForEarlierEvaluations(deps, heldBefore).then(() => loadAddressStates(sql, [...tracked])),
         ]);
         const states = byAddress(stateRows);
-        const { txFirings, scoreSteps, armedJudged } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states });
+        // The activity reasons name a burst judged well after it by its time ("in the hour to 05:54 UTC").
+        const evaluatedAt = deps.now().getTime() / 1000;
+        const { txFirings, scoreSteps, armedJudged } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states, evaluatedAt });
 
         // The clock of the writes (events, cooldowns, "evaluated" marks) is read here, after the
         // waits for the runs ahead (up to EVALUATION_ORDER_WAIT each) and on every retry: read
@@ -179,7 +181,7 @@ async function evaluateOldestRun(
     throw error;
   }
   if (!recorded) return undefined;
-  await enqueueDeliveries(deps.queues, recorded.deliveries, deps.redis);
+  await enqueueDeliveries(deps.queues, recorded.deliveries, deps.redis, { nowMs: deps.now().getTime() });
   await forgetCountedBatches(deps.redis, deps.config.queuePrefix, recorded.batchIds).catch((error: unknown) =>
     deps.logger.warn({ err: error }, "evaluate: could not delete the activity markers (they expire in a day)"),
   );

@@ -42,6 +42,6 @@ export async function evaluateScoreChanges(deps: PipelineDeps, ids: readonly num
       return { ...result, evaluated: changes.length };
     }),
   );
-  await enqueueDeliveries(deps.queues, recorded.deliveries, deps.redis);
+  await enqueueDeliveries(deps.queues, recorded.deliveries, deps.redis, { nowMs: deps.now().getTime() });
   return { evaluated: recorded.evaluated, events: recorded.events, notifications: recorded.deliveries.length };
 }

@@ -1,7 +1,7 @@
 // The notification a fired, unsuppressed event owes its alert's channel.
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
-import type { Firing } from "../domain/conditions/index.ts";
-import type { NotificationPayload, RiskFactor, Transaction } from "../domain/types.ts";
+import { counterpartyOf, counterpartyRiskValue, type Firing, type FiringFacts } from "../domain/conditions/index.ts";
+import type { NotificationPayload, PayloadCounterparty, RiskFactor, Transaction } from "../domain/types.ts";
 
 export type WalletRisk = { score: number; factors: readonly RiskFactor[] };
 
@@ -41,7 +41,34 @@ export function triggeredPayload(
       riskScore: risk.score,
       riskFactors: [...risk.factors],
       ...(transaction ? { transaction: publicTransaction(transaction) } : {}),
+      ...factsOf(alert.address, transaction, firing.facts),
       reason: firing.reason,
     },
+  };
+}
+
+type PayloadFacts = Pick<NotificationPayload["data"], "direction" | "counterparty" | "activity" | "previousScore">;
+
+/**
+ * What the reason says, as fields (README, Notifications), each only where it applies: a
+ * receiver branches on `counterparty.labels[].category` instead of parsing an English sentence.
+ */
+function factsOf(address: string, transaction: Transaction | undefined, facts: FiringFacts | undefined): PayloadFacts {
+  const other = transaction ? counterpartyOf(address, transaction) : null;
+  const known = facts?.counterparty;
+  return {
+    ...(transaction && other !== null ? { direction: transaction.from === address ? "sent" : "received" } : {}),
+    // Only as the evaluation saw it (never a guess of "no labels" for a side nobody looked up).
+    ...(known !== undefined && known.address === other ? { counterparty: payloadCounterparty(known) } : {}),
+    ...(facts?.activity ? { activity: { count: facts.activity.count, baselinePerHour: facts.activity.baselinePerHour } } : {}),
+    ...(facts?.previousScore !== undefined ? { previousScore: facts.previousScore } : {}),
+  };
+}
+
+function payloadCounterparty(counterparty: NonNullable<FiringFacts["counterparty"]>): PayloadCounterparty {
+  return {
+    address: counterparty.address,
+    risk: counterpartyRiskValue(counterparty),
+    labels: (counterparty.labels ?? []).map(({ category, score, source }) => ({ category, score, source })),
   };
 }

@@ -5,6 +5,7 @@
 // the unique index, so a replay never fires twice and never notifies twice. Under the same
 // locks: a risk_score_increase alert judges only the score changes made after it was created
 // or last resumed (judgeScoreChange), and an armed unusual_activity alert's arming is spent.
+// The first suppressed event of a cooldown window also makes that window's digest.
 import type { TransactionSql } from "postgres";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import {
@@ -18,10 +19,11 @@ import {
   type NewEvent,
   type NewNotification,
 } from "../db/queries/pipeline-writes.ts";
-import { isSuppressedByCooldown, judgeScoreChange, type Firing, type ScoreAlertState, type ScoreChange } from "../domain/conditions/index.ts";
+import { isSuppressedByCooldown, judgeScoreChange, oneEventPerTransaction, type Firing, type ScoreAlertState, type ScoreChange } from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import type { DeliveryItem } from "../queue/deliveries.ts";
+import { insertCooldownDigests } from "./cooldown-digest.ts";
 import { destinationOf, triggeredPayload, type WalletRisk } from "./notification.ts";
 import type { TxFiring } from "./transaction-firings.ts";
 
@@ -48,7 +50,7 @@ type Candidate = {
 };
 
 /** The deliveries carry their alerts' owners, so that one caller's burst waits behind others' first notifications. */
-export type RecordedEvents = { events: number; deliveries: Array<Required<DeliveryItem>> };
+export type RecordedEvents = { events: number; deliveries: Array<DeliveryItem & { owner: string }> };
 
 export async function recordEvents(tx: TransactionSql, input: EventsInput): Promise<RecordedEvents> {
   const scoreAlertIds = input.changes.flatMap((c) => (input.scoreAlerts.get(c.address) ?? []).map((a) => a.alertId));
@@ -106,36 +108,42 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   }
   await insertNotifications(tx, notifications, input.now);
   await updateFiredAlerts(tx, [...fired.values()]);
+  // The first suppressed event of a cooldown window makes its digest, due when the window ends
+  // (cooldown-digest.ts); its delivery job, enqueued with the others, waits in BullMQ's delayed set until then (notBefore).
+  const digests = await insertCooldownDigests(
+    tx,
+    events.flatMap(({ row, candidate, cooldownStart }) => {
+      if (!inserted.has(row.id) || cooldownStart === null) return [];
+      const alert = locked.get(row.alertId)!;
+      const risk = candidate.risk ?? input.risk(candidate.alert.address);
+      return [{ alert: candidate.alert, owner: alert.owner, windowStart: cooldownStart, cooldownSeconds: alert.cooldownSeconds, risk }];
+    }),
+    input.now,
+  );
   const deliveries = notifications.map((n) => ({ notificationId: n.id, channel: n.channel, owner: locked.get(n.alertId)!.owner }));
-  return { events: inserted.size, deliveries };
+  return { events: inserted.size, deliveries: [...deliveries, ...digests] };
 }
 
 /**
- * Several legs of one transaction can fire one alert under one dedupe key: the event is the
- * strongest leg's firing (the highest observed value: the riskiest counterparty, the largest
- * total), the first in leg order among equals. The first leg alone, a payment of 1,000 USDC
- * to an exchange (risk 80) told the alert's owner nothing of the 50 SOL its next leg sent to a
- * sanctioned address. Left to the unique index, the cooldown would first mark the later legs
- * suppressed, and which of the rows Postgres keeps would decide whether anything is sent.
+ * Several legs of one transaction can fire one alert under one dedupe key: one event for them,
+ * in firing order, as oneEventPerTransaction makes it (the riskiest counterparty's leg; for a
+ * large_transfer each token's largest leg named, the outgoing one the event's). The first leg
+ * alone, a payment of 1,000 USDC to an exchange (risk 80) told the alert's owner nothing of the
+ * 50 SOL its next leg sent to a sanctioned address.
  */
 function strongestOfEachEvent(firings: readonly TxFiring[]): TxFiring[] {
-  const strongest = new Map<string, TxFiring>();
-  for (const candidate of firings) {
-    const key = `${candidate.firing.alertId} ${candidate.firing.dedupeKey}`;
-    const held = strongest.get(key);
-    if (held === undefined || candidate.firing.observed > held.firing.observed) strongest.set(key, candidate);
-  }
-  // In firing order: the cooldown takes the events in the order they happened.
-  const kept = new Set(strongest.values());
-  return firings.filter((candidate) => kept.has(candidate));
+  return oneEventPerTransaction(firings);
 }
 
-/** Events in firing order; within an alert's cooldown after a notification, an event is suppressed. */
+/**
+ * Events in firing order; within an alert's cooldown after a notification, an event is
+ * suppressed. `cooldownStart`: a suppressed event's window, the notification that started it.
+ */
 function withCooldown(
   candidates: readonly Candidate[],
   locked: ReadonlyMap<string, LockedAlert>,
   now: Date,
-): Array<{ row: NewEvent; candidate: Candidate }> {
+): Array<{ row: NewEvent; candidate: Candidate; cooldownStart: Date | null }> {
   const lastNotified = new Map<string, Date | null>();
   return candidates.map((candidate) => {
     const alert = locked.get(candidate.alert.alertId)!;
@@ -152,6 +160,6 @@ function withCooldown(
       transactionSignature: candidate.firing.transactionSignature ?? null,
       reason: candidate.firing.reason,
     };
-    return { row, candidate };
+    return { row, candidate, cooldownStart: suppressed ? last : null };
   });
 }

@@ -66,6 +66,8 @@ export type FiringLookups = {
    * this one added: their arming is spent. Absent: every armed alert is judged as armed.
    */
   armedJudged?: Set<string>;
+  /** When the group is judged (Unix seconds), for the activity reasons: a burst judged well after it is named by its time. */
+  evaluatedAt?: number;
 };
 
 /**
@@ -98,7 +100,7 @@ export function evaluateTransactions(
       const previous7DaysCount = activity?.previous7DaysAt?.[eventIndexes[k]!] ?? activity?.previous7DaysCount ?? 0;
       const window: ActivityWindow | null =
         activity && countAfter !== undefined
-          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount, ...newestBeforeIfLate(activity, tx) }
+          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount, ...newestBeforeIfLate(activity, tx), evaluatedAt: lookups.evaluatedAt }
           : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window, legTotal: totals?.[k] ?? null };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
@@ -108,7 +110,7 @@ export function evaluateTransactions(
       }
       if (window !== null && armed !== null) judgeArmed(armed, tx, txIndex, window);
     }
-    const newest = activity ? newestMinuteWindow(activity) : null;
+    const newest = activity ? newestMinuteWindow(activity, lookups.evaluatedAt) : null;
     if (newest !== null && txIndexes.length > 0) {
       // The first row (leg) of the address's newest transaction: legs share the event (and one
       // activity count), so any of them stands for it.
@@ -133,7 +135,20 @@ export function evaluateTransactions(
     }
   }
   found.sort((a, b) => a.order - b.order || (a.alert.alertId < b.alert.alertId ? -1 : 1));
-  return found.map(({ order: _order, ...rest }) => rest);
+  return found.map(({ order: _order, ...rest }) => withCounterparty(rest, lookups.counterparty));
+}
+
+/**
+ * The firing with its transaction's other side as this evaluation sees it (before the batch is
+ * scored), for the notification: a receiver reads its risk and labels without parsing the reason.
+ * A suspicious_counterparty firing has its own already; a self-transfer has no other side.
+ */
+function withCounterparty(found: TxFiring, lookup: FiringLookups["counterparty"]): TxFiring {
+  const { firing, alert, transaction } = found;
+  if (firing.facts?.counterparty !== undefined) return found;
+  const other = counterpartyOf(alert.address, transaction);
+  if (other === null) return found;
+  return { ...found, firing: { ...firing, facts: { ...firing.facts, counterparty: lookup(other) } } };
 }
 
 /** An address's armed alerts in a step: whether any judgment was made, and each one's first firing. */
@@ -194,11 +209,12 @@ function newestBeforeIfLate(activity: AddressActivity, tx: Transaction): Pick<Ac
 }
 
 /** The trailing hour at the address's newest minute, before the step and after it; null when not counted. */
-function newestMinuteWindow(activity: AddressActivity): ActivityWindow | null {
+function newestMinuteWindow(activity: AddressActivity, evaluatedAt: number | undefined): ActivityWindow | null {
   if (activity.transactionsLastHourBefore === null) return null;
   return {
     countBefore: activity.transactionsLastHourBefore,
     countAfter: activity.transactionsLastHour,
     previous7DaysCount: activity.previous7DaysCount,
+    evaluatedAt,
   };
 }

@@ -32,6 +32,13 @@ export type DeliveryItem = {
    * Without it (a test notification, one a test writes) it keeps its place in line.
    */
   owner?: string;
+  /**
+   * Not to be sent before this (a cooldown digest: its cooldown's end): the job waits in BullMQ's
+   * delayed set until then, rather than running at once to find it not due and park itself.
+   * The processor still checks the row's next_attempt_at, so a job added without it (the
+   * reconciler's) is not sent early either.
+   */
+  notBefore?: Date;
 };
 
 export type EnqueueOptions = {
@@ -42,6 +49,8 @@ export type EnqueueOptions = {
    * thousand resent at once would all keep their place in line, ahead of other callers' first ones.
    */
   burstAtMs?: number;
+  /** The clock `notBefore` is read against (the caller's deps.now(), which tests move); the real one unless given. */
+  nowMs?: number;
 };
 
 /** A burst's count outlives its minute a little: a count read as its minute ends is still there. */
@@ -68,14 +77,16 @@ async function addDeliveries(queue: Queue, items: readonly DeliveryItem[], redis
   const bursts = items.map((item) => burstOf(item.owner, options.burstAtMs ?? idTime(item.notificationId)));
   const earlier = redis ? await countInBursts(redis, queue, countBursts(bursts)) : new Map<string, number>();
   const priorities = burstPriorities(bursts, earlier);
+  const nowMs = options.nowMs ?? Date.now();
   await queue.addBulk(
-    items.map(({ notificationId }, i) => {
+    items.map(({ notificationId, notBefore }, i) => {
       const data: DeliverJob = { notificationId };
       const priority = priorities[i] ?? 0;
+      const delay = notBefore ? notBefore.getTime() - nowMs : 0;
       return {
         name: "deliver",
         data,
-        opts: { ...DELIVER_JOB_OPTIONS, jobId: notificationId, ...(priority > 0 ? { priority } : {}) },
+        opts: { ...DELIVER_JOB_OPTIONS, jobId: notificationId, ...(priority > 0 ? { priority } : {}), ...(delay > 0 ? { delay } : {}) },
       };
     }),
   );

@@ -351,13 +351,24 @@ export function createReferenceModel() {
       // The transaction conditions, in chain order. README: an alert fires at most once per
       // transaction; of several legs that reach its threshold, the one with the highest observed
       // value is the event (the first in leg order among equals). Recorded once all are judged.
-      const fired = new Map<string, { alert: ModelAlert; condition: Condition; tx: ModelTx; observed: number }>();
+      type Crossing = { tx: ModelTx; observed: number; sent: boolean };
+      const fired = new Map<string, { alert: ModelAlert; condition: Condition; tx: ModelTx; observed: number; byToken?: Map<string, Crossing> }>();
       const firedAlerts = new Set<string>();
       const firstEvent = events.length;
-      const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number) => {
+      const fire = (alert: ModelAlert, condition: Condition, tx: ModelTx, observed: number, sent = false) => {
         const key = `${alert.id} ${tx.signature}`;
         const held = fired.get(key);
-        if (held === undefined || observed > held.observed) fired.set(key, { alert, condition, tx, observed });
+        if (condition === "large_transfer") {
+          // README: a large_transfer compares amounts of one token only (SOL and wrapped SOL are
+          // one): each token's largest crossing leg (what the wallet sent among equals) is named,
+          // and the event's observed is the first named one's, what the wallet sent first.
+          const byToken = held?.byToken ?? new Map<string, Crossing>();
+          const token = mintOf(tx) ?? `symbol ${tx.token.toLowerCase()}`;
+          const best = byToken.get(token);
+          if (!best || observed > best.observed || (observed === best.observed && sent && !best.sent)) byToken.set(token, { tx, observed, sent });
+          const first = [...byToken.values()].find((c) => c.sent) ?? [...byToken.values()][0]!;
+          fired.set(key, { alert, condition, tx: first.tx, observed: first.observed, byToken });
+        } else if (held === undefined || observed > held.observed) fired.set(key, { alert, condition, tx, observed });
         firedAlerts.add(alert.id);
       };
       // README: large_transfer judges "what the wallet moved in the transaction: its legs of one
@@ -398,7 +409,7 @@ export function createReferenceModel() {
             // A failed transaction does not fire, nor does a self-transfer.
             if (tx.status === "success" && other !== null && tokenMatches) {
               const total = movedTotal(address, tx);
-              if (total >= billionths(alert.threshold)) fire(alert, "large_transfer", tx, Number(total) / 1e9);
+              if (total >= billionths(alert.threshold)) fire(alert, "large_transfer", tx, Number(total) / 1e9, tx.from === address);
             }
           }
           if (other !== null) {

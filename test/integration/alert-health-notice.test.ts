@@ -129,6 +129,24 @@ describe("telling the owner of a disabled alert", { timeout: 60_000 }, () => {
     expect(parsed.text).toContain("the webhook endpoint answered 410 Gone");
   });
 
+  it("names the alert in its PATCH, the wallet's address, and the webhook that failed without its query string", async () => {
+    const owner = unique("owner");
+    const token = await t.token("alice", SCOPES, { email: owner });
+    const route = receiver.route(`/gone-${++n}`).respond({ status: 410 });
+    // The receiver's own token in the query string: the notice must not repeat it.
+    const alert = await createAlert(token, { notificationMethod: "webhook", webhookUrl: `${route.url}?token=s3cret-receiver-key` });
+
+    await disableThroughFailure(alert, "webhook", route.url);
+
+    const parsed = parseMessage((await waitFor(`the notice to ${owner}`, async () => noticesTo(owner)[0])).raw);
+    expect(parsed.text).toContain(`PATCH /v1/risk/alerts/${alert.alertId} with {"status": "active"}`);
+    expect(parsed.text).not.toContain("{id}");
+    expect(parsed.text).toContain(`on Treasury (${alert.address}) has been disabled`);
+    expect(parsed.text).toContain(`Its notifications go by webhook to ${route.url}.`);
+    expect(parsed.text).not.toContain("s3cret-receiver-key");
+    expect(parsed.html).not.toContain("s3cret-receiver-key");
+  });
+
   it("emails the owner's email claim, not the recipient whose refusals disabled an email alert", async () => {
     const gone = "gone@fund.example";
     for (let i = 0; i < 3; i++) smtp.rejectRecipient(gone, 550);

@@ -58,7 +58,15 @@ async function startSlowSmtp(delayMs: number): Promise<SlowServer> {
   };
 }
 
-const notice = renderDisabledNotice({ alertId: "alr_1", condition: "large_transfer", walletName: "Treasury", reason: "the webhook endpoint answered 410 Gone" });
+const notice = renderDisabledNotice({
+  alertId: "alr_1",
+  condition: "large_transfer",
+  walletName: "Treasury",
+  address: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+  reason: "the webhook endpoint answered 410 Gone",
+  channel: "webhook",
+  destination: "https://hooks.example.com/alerts",
+});
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const step of cleanup) await step();

@@ -54,7 +54,7 @@ describe("email delivery", () => {
     const [mail] = mailsTo(to);
     expect(mail!.from).toBe("alerts@wallet-alerts.test");
     const parsed = parseMessage(mail!.raw);
-    expect(parsed.subject).toBe("[Risk alert] large_transfer on Treasury");
+    expect(parsed.subject).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzD…AWWM");
     expect(parsed.headers.get("to")).toBe(to);
     // The notification id (the same on every attempt) at EMAIL_FROM's domain: a right-hand
     // side that is not a domain is a spam signal (MID_RHS_NOT_FQDN).
@@ -71,17 +71,39 @@ describe("email delivery", () => {
     const alert = await seedAlert(t, { method: "email", recipient: to });
     const sample = samplePayload(alert);
     const alias = "Cold =?UTF-8?B?4oCu?= 9fQa =?UTF-8?Q?=0AX-Fake:_1?=";
+    // A test's subject, which keeps a long alias whole.
     const result = await workers.channels.email.send({
       notificationId: "ntf_encoded_word_alias",
       destination: to,
-      payload: { ...sample, data: { ...sample.data, alias } },
+      payload: { ...sample, type: "risk_alert.test", data: { ...sample.data, alias } },
       secrets: [],
       attemptAt: new Date(),
     });
     expect(result.smtpResponseCode).toBe(250);
     const subject = parseMessage(mailsTo(to)[0]!.raw).subject;
     expect(subject).not.toMatch(/[\u202e\n]/);
-    expect(subject.replaceAll("\u2060", "")).toBe(`[Risk alert] large_transfer on ${alias}`);
+    expect(subject.replaceAll("\u2060", "")).toBe(`[Risk alert test] large_transfer on ${alias}`);
+  });
+
+  it("links the transaction's page on Solscan when EXPLORER_TX_URL is unset, and names the counterparty in full", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const sample = samplePayload(alert);
+    const signature = "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv";
+    const counterparty = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+    const transaction = { signature, type: "transfer" as const, amount: 25_000, token: "USDC", mint: null, from: alert.address, to: counterparty, blockTime: 1_772_366_400, slot: 1, fee: 0.000005, status: "success" as const };
+    const result = await workers.channels.email.send({
+      notificationId: "ntf_explorer_link",
+      destination: to,
+      payload: { ...sample, data: { ...sample.data, transaction } },
+      secrets: [],
+      attemptAt: new Date(),
+    });
+    expect(result.smtpResponseCode).toBe(250);
+    const parsed = parseMessage(mailsTo(to)[0]!.raw);
+    expect(parsed.text).toContain(`Explorer:     https://solscan.io/tx/${signature}\n`);
+    expect(parsed.html).toContain(`<a href="https://solscan.io/tx/${signature}">https://solscan.io/tx/${signature}</a>`);
+    expect(parsed.text).toContain(`Counterparty: ${counterparty}\n`);
   });
 
   it("marks every message Auto-Submitted, so vacation responders do not answer alerts", async () => {
@@ -105,7 +127,7 @@ describe("email delivery", () => {
     });
     expect(result.smtpResponseCode).toBe(250);
     const parsed = parseMessage(mailsTo(to)[0]!.raw);
-    expect(parsed.subject).toBe("[Risk alert] large_transfer on Cold wallet");
+    expect(parsed.subject).toBe("[Risk alert] Cold wallet: Sent 25,000 USDC to 9WzD…AWWM");
     expect(parsed.text).toContain(`Wallet:       Cold wallet (${alert.address})`);
     expect(parsed.html).toContain(`<td>Cold wallet (${alert.address})</td>`);
   });
@@ -160,7 +182,9 @@ describe("email delivery", () => {
     const notice = await waitFor(`a mail to ${to}`, async () => mailsTo(to)[0]);
     const parsed = parseMessage(notice.raw);
     expect(parsed.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
-    expect(parsed.text).toContain(alert.alertId);
+    expect(parsed.text).toContain(`PATCH /v1/risk/alerts/${alert.alertId} with {"status": "active"}`);
+    expect(parsed.text).toContain(`on Treasury (${alert.address}) has been disabled`);
+    expect(parsed.text).toContain(`Its notifications go by email to ${to}.`);
   });
 
   it("retries when the SMTP server cannot be reached", async () => {
@@ -188,7 +212,8 @@ describe("email delivery", () => {
 
   it("writes .eml files to the outbox and counts them delivered when SMTP_URL is not set", async () => {
     const outboxDir = await mkdtemp(join(tmpdir(), "wa-outbox-"));
-    const channels = createChannels({ ...t.config, smtpUrl: undefined }, t.deps.logger, { outboxDir });
+    // EXPLORER_TX_URL set empty: no explorer link.
+    const channels = createChannels({ ...t.config, smtpUrl: undefined, explorerTxUrl: undefined }, t.deps.logger, { outboxDir });
     try {
       const alert = await seedAlert(t, { method: "email", recipient: "demo@example.com" });
       const result = await channels.email.send({
@@ -201,9 +226,10 @@ describe("email delivery", () => {
       expect(classifyOutcome(result)).toBe("delivered");
       expect(await readdir(outboxDir)).toEqual(["ntf_outbox.eml"]);
       const parsed = parseMessage(await readFile(join(outboxDir, "ntf_outbox.eml"), "utf8"));
-      expect(parsed.subject).toBe("[Risk alert] large_transfer on Treasury");
+      expect(parsed.subject).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzD…AWWM");
       expect(parsed.headers.get("to")).toBe("demo@example.com");
       expect(parsed.text).toContain("Sent 25,000 USDC");
+      expect(parsed.text).not.toContain("Explorer:");
       expect(parsed.html).toContain("<table");
     } finally {
       await channels.close();

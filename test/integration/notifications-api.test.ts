@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
 import { startDeliveryWorkers, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { bearer, expectProblem, trackWallet } from "../helpers/seed.ts";
+import { parseMessage } from "../helpers/smtp-peer.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 let t: TestApp;
@@ -98,6 +99,30 @@ describe("POST /v1/risk/alerts/{id}/test", () => {
       data: { alertId: alert.alertId, alias: "Cold storage", condition: "large_transfer", threshold: 5_000, observed: null },
     });
     expect(payload.data.reason).toBe("Test notification for your large_transfer alert on Cold storage.");
+    // An alert without a token filter: any token, and no `token` key.
+    expect(payload.data).not.toHaveProperty("token");
+  });
+
+  it("carries a large_transfer alert's token filter as data.token, the threshold's unit", async () => {
+    const route = receiver.route(`/api-hook-${++hooks}`);
+    const alert = await createAlert(alice, { notificationMethod: "webhook", webhookUrl: route.url, token: "USDC" });
+    route.verifyWith(alert.webhookSecret!);
+    const res = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: bearer(alice) });
+    expect(res.statusCode).toBe(202);
+    await settled(res.json<{ notificationId: string }>().notificationId);
+    const payload = JSON.parse(route.requests[0]!.body);
+    expect(payload.data).toMatchObject({ threshold: 5_000, token: "USDC", observed: null });
+  });
+
+  it("states a token-filtered test's threshold in that token in the email, not 'in the transferred token'", async () => {
+    const alert = await createAlert(alice, { notificationMethod: "email", recipient: "alice@example.com", token: "usdc" });
+    const res = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: bearer(alice) });
+    const { notificationId } = res.json<{ notificationId: string }>();
+    expect(await settled(notificationId)).toMatchObject({ status: "delivered" });
+    // No SMTP_URL: the message is the outbox's .eml file.
+    const email = parseMessage(await readFile(join(outboxDir, `${notificationId}.eml`), "utf8"));
+    expect(email.text).toContain("Threshold:    5,000 USDC\n");
+    expect(email.text).not.toContain("in the transferred token");
   });
 
   it("sends the test of an email alert to its recipient", async () => {

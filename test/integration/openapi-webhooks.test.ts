@@ -17,6 +17,7 @@ import {
   evaluateRiskScoreIncrease,
   evaluateSuspiciousCounterparty,
   evaluateUnusualActivity,
+  type CounterpartyRisk,
   type Firing,
 } from "../../src/domain/conditions/index.ts";
 import { CONDITIONS, RISK_FACTORS, type Condition, type NotificationPayload, type Transaction } from "../../src/domain/types.ts";
@@ -44,6 +45,8 @@ type Document = { webhooks?: Record<string, { post?: Operation }>; paths: Record
 type Kind = NotificationPayload["type"];
 
 const KINDS: readonly Kind[] = ["risk_alert.triggered", "risk_alert.test"];
+/** A firing's facts, each there only where its condition gives it (pipeline/notification.ts factsOf). */
+const FACT_FIELDS = ["direction", "counterparty", "activity", "previousScore"];
 /** Headers of the connection and the message itself, which no OpenAPI operation declares. */
 const TRANSPORT_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding"]);
 // ajv-formats is CommonJS; under NodeNext its default import is the module object's type.
@@ -179,14 +182,35 @@ function alertRow(condition: Condition, alias: string | null): ActiveAlertRow {
   };
 }
 
+/** A firing as the pipeline hands it on, with the other side as its evaluation saw it (transaction-firings.ts). */
+const seenWith = (firing: Firing | null, counterparty: CounterpartyRisk): Firing | null =>
+  firing && { ...firing, facts: { ...firing.facts, counterparty } };
+
 function firingOf(alert: ActiveAlertRow, tx: Transaction): Firing | null {
   switch (alert.condition) {
     case "large_transfer":
-      return evaluateLargeTransfer(alert, tx);
+      // A tracked counterparty with a score and no label.
+      return seenWith(evaluateLargeTransfer(alert, tx), { address: COUNTERPARTY, labelScore: null, labelCategory: null, riskScore: 30, labels: [] });
     case "suspicious_counterparty":
-      return evaluateSuspiciousCounterparty(alert, tx, { address: COUNTERPARTY, labelScore: 95, labelCategory: "mixer", riskScore: null });
+      return evaluateSuspiciousCounterparty(alert, tx, {
+        address: COUNTERPARTY,
+        labelScore: 95,
+        labelCategory: "mixer",
+        riskScore: null,
+        labels: [
+          { category: "mixer", score: 95, source: "OFAC SDN" },
+          { category: "exchange", score: 40, source: "vendor-x" },
+        ],
+      });
     case "unusual_activity":
-      return evaluateUnusualActivity(alert, tx, { countBefore: 4, countAfter: 5, previous7DaysCount: 0 });
+      // A counterparty nobody labelled or tracks: its risk unknown (null).
+      return seenWith(evaluateUnusualActivity(alert, tx, { countBefore: 4, countAfter: 5, previous7DaysCount: 0 }), {
+        address: COUNTERPARTY,
+        labelScore: null,
+        labelCategory: null,
+        riskScore: null,
+        labels: [],
+      });
     case "risk_score_increase":
       return evaluateRiskScoreIncrease(alert, { id: 1, address: WALLET, previousScore: 10, score: 40, factors: ["mixer_interaction"] });
   }
@@ -219,8 +243,9 @@ function builtFirings(): NotificationPayload[] {
 }
 
 describe("the webhooks of the OpenAPI document", () => {
-  it("describes two POSTs to a webhookUrl, a firing and a test, each keyed by its body's type; a disabled alert's notice is not one (it goes by email)", () => {
-    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...KINDS].sort());
+  it("describes three POSTs to a webhookUrl, a firing, a test and a cooldown digest, each keyed by its body's type; a disabled alert's notice is not one (it goes by email)", () => {
+    // The cooldown digest's body is checked in test/unit/render-digest.test.ts and sent in cooldown-digest.test.ts.
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...KINDS, "risk_alert.suppressed"].sort());
     for (const kind of KINDS) {
       expect(Object.keys(document.webhooks![kind]!), kind).toEqual(["post"]);
       const properties = bodySchemaOf(kind).properties as Record<string, Schema>;
@@ -236,11 +261,23 @@ describe("the webhooks of the OpenAPI document", () => {
       for (const [form, schema] of [["published", bodySchemaOf(kind)], ["closed", closedSchemaOf(kind)]] as const) {
         const objects = objectsIn(schema);
         expect(objects.map(({ at }) => at), `${form} ${kind}`).toEqual(
-          kind === "risk_alert.test" ? ["#", "#/properties/data"] : ["#", "#/properties/data", "#/properties/data/properties/transaction"],
+          kind === "risk_alert.test"
+            ? ["#", "#/properties/data"]
+            : [
+                "#",
+                "#/properties/data",
+                "#/properties/data/properties/transaction",
+                "#/properties/data/properties/counterparty",
+                "#/properties/data/properties/counterparty/properties/labels/items",
+                "#/properties/data/properties/activity",
+              ],
         );
         for (const { at, node } of objects) {
           expect(node.additionalProperties, `${form} ${kind} ${at}`).toBe(form === "closed" ? false : undefined);
-          const optional = at === "#/properties/data" && kind === "risk_alert.triggered" ? ["transaction"] : [];
+          // The transaction, and the facts added within v1 (a notification made before them, redelivered, has none).
+          // A test's token: only when its alert filters large transfers by one.
+          const optional =
+            at !== "#/properties/data" ? [] : kind === "risk_alert.triggered" ? ["transaction", ...FACT_FIELDS] : kind === "risk_alert.test" ? ["token"] : [];
           const properties = Object.keys(node.properties as Schema).filter((name) => !optional.includes(name));
           expect(sorted(node.required as string[]), `${form} ${kind} ${at}`).toEqual(sorted(properties));
         }
@@ -263,7 +300,14 @@ describe("the webhooks of the OpenAPI document", () => {
         [
           "#/properties/data/properties/condition",
           "#/properties/data/properties/riskFactors/items",
-          ...(kind === "risk_alert.triggered" ? ["#/properties/data/properties/transaction/properties/type", "#/properties/data/properties/transaction/properties/status"] : []),
+          ...(kind === "risk_alert.triggered"
+            ? [
+                "#/properties/data/properties/transaction/properties/type",
+                "#/properties/data/properties/transaction/properties/status",
+                "#/properties/data/properties/direction",
+                "#/properties/data/properties/counterparty/properties/labels/items/properties/category",
+              ]
+            : []),
         ].sort(),
       );
       expect(enumsIn(bodySchemaOf(kind)), kind).toEqual([]);
@@ -310,6 +354,24 @@ describe("the webhooks of the OpenAPI document", () => {
         payloads.push(typeof row!.payload === "string" ? JSON.parse(row!.payload) : row!.payload);
       }
     }
+    // A large_transfer alert filtered by a token: its test names the token.
+    const filtered = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: bearer(token),
+      payload: {
+        walletId: (await t.app.inject({ method: "POST", url: "/v1/wallets", headers: bearer(token), payload: { address: randomAddress() } })).json().walletId,
+        condition: "large_transfer",
+        threshold: 1000,
+        token: "USDC",
+        notificationMethod: "webhook",
+        webhookUrl: receiver.route("/tests").url,
+      },
+    });
+    expect(filtered.statusCode, filtered.body).toBe(201);
+    const filteredTest = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${filtered.json().alertId}/test`, headers: bearer(token) });
+    const [filteredRow] = await t.deps.sql<Array<{ payload: unknown }>>`select payload from notifications where id = ${filteredTest.json().notificationId}`;
+    payloads.push(typeof filteredRow!.payload === "string" ? JSON.parse(filteredRow!.payload) : filteredRow!.payload);
     expect(payloads.map((p) => bodyErrors("risk_alert.test", p))).toEqual(payloads.map(() => []));
     expect(sorted(payloads.flatMap((p) => fieldNames(p)))).toEqual(sorted(schemaFieldNames(bodySchemaOf("risk_alert.test"))));
     expect(bodyErrors("risk_alert.triggered", payloads[0])).not.toEqual([]);
@@ -351,7 +413,7 @@ describe("the webhooks of the OpenAPI document", () => {
 
     it("is refused by both when it lacks a field either requires, at every level, or has one of the wrong type or null where null is not allowed", () => {
       for (const errors of [publishedErrors, closedErrors]) {
-        for (const field of fieldNames(base)) {
+        for (const field of fieldNames(base).filter((name) => !FACT_FIELDS.some((fact) => name === `data.${fact}`))) {
           const path = field.split(".");
           const missing = variant(errors, (b) => {
             const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, b);
@@ -365,6 +427,14 @@ describe("the webhooks of the OpenAPI document", () => {
         expect(variant(errors, (b) => (b.data!.condition = 5))).toContainEqual(expect.stringContaining("/data/condition must be string"));
         expect(variant(errors, (b) => (b.data!.riskFactors = [1]))).toContainEqual(expect.stringContaining("/data/riskFactors/0 must be string"));
         expect(variant(errors, (b) => (transactionOf(b).amount = "2500"))).toContainEqual(expect.stringContaining("/data/transaction/amount must be number"));
+        // The facts: optional, but of their types when there.
+        const counterpartyOf = (b: typeof base) => b.data!.counterparty as Record<string, unknown>;
+        expect(variant(errors, (b) => (b.data!.direction = 1))).toContainEqual(expect.stringContaining("/data/direction must be string"));
+        expect(variant(errors, (b) => (counterpartyOf(b).risk = "high"))).toContainEqual(expect.stringContaining("/data/counterparty/risk must be number"));
+        expect(variant(errors, (b) => (counterpartyOf(b).labels = [{ category: "sanctioned", score: 100 }]))).toContainEqual(
+          expect.stringContaining("must have required property 'source'"),
+        );
+        for (const fact of FACT_FIELDS) expect(variant(errors, (b) => delete b.data![fact]), `without data.${fact}`).toEqual([]);
         expect(variant(errors, (b) => ((b as Record<string, unknown>).timestamp = "yesterday"))).toContainEqual(expect.stringContaining('/timestamp must match format "date-time"'));
         // A score change fires risk_score_increase: its body has no transaction.
         expect(variant(errors, (b) => (b.data!.condition = "risk_score_increase"))).toContainEqual(expect.stringContaining('must match "then" schema'));

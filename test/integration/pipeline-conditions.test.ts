@@ -30,9 +30,12 @@ type Case = {
   labels?: Array<{ who: "mixer" | "sanctioned"; category: string; score: number }>;
   /** The wallet is `me`; other parties are fresh addresses unless named. */
   transactions: (me: string, parties: Record<"mixer" | "sanctioned" | "other", string>) => Transaction[];
-  /** Expected events: index of the firing transaction (or "score") and the observed value. */
-  expected: Array<{ at: number | "score"; observed: number }>;
+  /** Expected events: index of the firing transaction (or "score"), the observed value and, where it matters, the reason. */
+  expected: Array<{ at: number | "score"; observed: number; reason?: (txs: Transaction[]) => string | RegExp }>;
 };
+
+/** "05:54" of a block time, as an unusual_activity reason names the end of a late burst's hour. */
+const hhmm = (blockTime: number) => new Date(blockTime * 1000).toISOString().slice(11, 16);
 
 const cases: Case[] = [
   {
@@ -78,7 +81,8 @@ const cases: Case[] = [
     alert: { condition: "unusual_activity", threshold: 5 },
     // A new wallet's baseline is the floor of 1 per hour: the 5th transaction crosses 5×.
     transactions: (me, p) => Array.from({ length: 8 }, (_, i) => tx({ from: me, to: p.other, blockTime: now + i * 60 })),
-    expected: [{ at: 4, observed: 5 }],
+    // Judged at once: "the last hour"; the floor is said to be one, not "the usual 1 per hour".
+    expected: [{ at: 4, observed: 5, reason: () => "5 transactions in the last hour, 5× the floor of 1 per hour (no earlier activity, threshold 5×)." }],
   },
   {
     name: "unusual_activity judges a burst against the 7 days before its own hour, though its batch reaches hours later",
@@ -90,7 +94,15 @@ const cases: Case[] = [
       ...Array.from({ length: 400 }, (_, i) => tx({ from: me, to: p.other, blockTime: now - 4 * 3600 + i })),
       tx({ from: me, to: p.other, blockTime: now - 3600 }),
     ],
-    expected: [{ at: 4, observed: 5 }],
+    // Judged four hours after it: the burst is named by the end of its hour, not as "the last hour".
+    expected: [
+      {
+        at: 4,
+        observed: 5,
+        reason: (txs) =>
+          new RegExp(`^5 transactions in the hour to (\\d{4}-\\d\\d-\\d\\d )?${hhmm(txs[4]!.blockTime)} UTC, 5× the floor of 1 per hour \\(no earlier activity, threshold 5×\\)\\.$`),
+      },
+    ],
   },
   {
     name: "risk_score_increase fires when dealing with a mixer raises the wallet's score",
@@ -149,6 +161,8 @@ describe("each condition, from HTTP ingest to alert events", () => {
             reason: expect.any(String),
           },
         });
+        const reason = c.expected[i]!.reason?.(txs);
+        if (reason !== undefined) expect(n.payload.data.reason).toMatch(reason);
         if (at === "score") expect(n.payload.data.transaction).toBeUndefined();
         else expect(n.payload.data.transaction).toMatchObject({ signature: txs[at]!.signature, amount: txs[at]!.amount });
       });

@@ -17,7 +17,15 @@ function networkAddress(): string {
   return found.address;
 }
 
-const notice = renderDisabledNotice({ alertId: "alr_1", condition: "large_transfer", walletName: "Treasury", reason: "the webhook endpoint answered 410 Gone" });
+const notice = renderDisabledNotice({
+  alertId: "alr_1",
+  condition: "large_transfer",
+  walletName: "Treasury",
+  address: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+  reason: "the webhook endpoint answered 410 Gone",
+  channel: "webhook",
+  destination: "https://hooks.example.com/alerts",
+});
 let peer: SmtpPeer;
 let host: string;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { largeTransferReason, suspiciousCounterpartyReason } from "../../src/domain/reason.ts";
 import type { NotificationPayload } from "../../src/domain/types.ts";
-import { emailSubject, renderDisabledNotice, renderEmail } from "../../src/notify/render.ts";
+import { destinationShown, emailSubject, renderDisabledNotice, renderEmail, type DisabledNotice } from "../../src/notify/render.ts";
 import { GSM7_SEGMENT_SEPTETS, UCS2_SEGMENT_UNITS, gsm7Length, isGsm7, renderSms } from "../../src/notify/render-sms.ts";
 
 const ADDRESS = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
@@ -33,15 +33,16 @@ function payload(overrides: Partial<NotificationPayload["data"]> = {}, type: Not
         fee: 0.000005,
         status: "success",
       },
-      reason: "Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).",
+      reason: "Sent 25,000 USDC to 9WzDXw…YtAWWM (threshold 10,000).",
       ...overrides,
     },
   };
 }
 
 describe("email rendering", () => {
-  it("names the condition and the alias in the subject", () => {
-    expect(emailSubject(payload())).toBe("[Risk alert] large_transfer on Treasury");
+  it("names the alias and the reason's first clause in the subject, so that firings differ", () => {
+    expect(emailSubject(payload())).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzDXw…YtAWWM");
+    expect(emailSubject(payload({ reason: "Sent 101 SOL to 9WzDXw…YtAWWM (threshold 100)." }))).toBe("[Risk alert] Treasury: Sent 101 SOL to 9WzDXw…YtAWWM");
   });
 
   it("uses the short address when there is no alias, and marks test notifications", () => {
@@ -49,13 +50,13 @@ describe("email rendering", () => {
   });
 
   it("keeps the subject on one line whatever the alias holds", () => {
-    expect(emailSubject(payload({ alias: "Evil\r\nBcc: x@example.com" }))).toBe("[Risk alert] large_transfer on Evil Bcc: x@example.com");
+    expect(emailSubject(payload({ alias: "Evil\r\nBcc: x@example.com" }))).toBe("[Risk alert] Evil Bcc: x@example.com: Sent 25,000 USDC to 9WzDXw…YtAWWM");
   });
 
   it("puts the reason and the facts in both the text and the HTML part", () => {
     const email = renderEmail(payload());
     for (const part of [email.text, email.html]) {
-      expect(part).toContain("Sent 25,000 USDC to 9WzD…AWWM (threshold 10,000).");
+      expect(part).toContain("Sent 25,000 USDC to 9WzDXw…YtAWWM (threshold 10,000).");
       expect(part).toContain(ADDRESS);
       expect(part).toContain("82/100");
       expect(part).toContain("sanctioned counterparty, large outflow");
@@ -66,34 +67,34 @@ describe("email rendering", () => {
   it("drops bidi controls and zero-width characters from the alias, so that it cannot reorder or hide the text after it", () => {
     // U+202E (right-to-left override) would show the address after the alias reversed; U+200B hides inside a word.
     const email = renderEmail(payload({ alias: "Cold \u202ewal\u200blet\u2066" }));
-    expect(email.subject).toBe("[Risk alert] large_transfer on Cold wallet");
+    expect(email.subject).toBe("[Risk alert] Cold wallet: Sent 25,000 USDC to 9WzDXw…YtAWWM");
     expect(email.text).toContain(`Wallet:       Cold wallet (${ADDRESS})\n`);
     expect(email.html).toContain(`<td>Cold wallet (${ADDRESS})</td>`);
   });
 
   it("keeps the alias on one line whatever control characters it holds (NEL, vertical tab, escape)", () => {
-    expect(emailSubject(payload({ alias: "Line\u0085Two\u000bThree\u001b[31m" }))).toBe("[Risk alert] large_transfer on Line Two Three [31m");
+    expect(emailSubject(payload({ alias: "Line\u0085Two\u000bThree\u001b[31m" }))).toBe("[Risk alert] Line Two Three [31m: Sent 25,000 USDC to 9WzDXw…YtAWWM");
   });
 
   it("keeps each fact on its line when an ingested token symbol holds line breaks", () => {
     // A token symbol is whatever the ingest API was given (1–64 characters); the reason repeats it.
     const forged = payload({
-      reason: "Sent 25,000 USDC\r\nAll clear from 9WzD…AWWM (threshold 10,000).",
+      reason: "Sent 25,000 USDC\r\nAll clear from 9WzDXw…YtAWWM (threshold 10,000).",
       transaction: { ...payload().data.transaction!, token: "USDC\r\n\r\nRisk factors: none\r\n" },
     });
     const email = renderEmail(forged);
     expect(email.text.split("\n").filter((line) => line.startsWith("Risk factors:"))).toEqual(["Risk factors: sanctioned counterparty, large outflow"]);
     // The row does not repeat a symbol that is no plain name (tokenShown).
     expect(email.text).toContain(`Movement:     25,000 (unlisted) from ${ADDRESS}`);
-    expect(email.text).toContain("Sent 25,000 USDC All clear from 9WzD…AWWM (threshold 10,000).\n");
+    expect(email.text).toContain("Sent 25,000 USDC All clear from 9WzDXw…YtAWWM (threshold 10,000).\n");
     expect(email.html).toContain("<strong>Sent 25,000 USDC All clear from");
-    expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC All clear from 9WzD...AWWM (threshold 10,000).");
+    expect(renderSms(forged)).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC All clear from 9WzDXw...YtAWWM (threshold 10,000).");
   });
 
   it("names a token by its mint, not by the symbol it gave itself, and shows the mint in full", () => {
     const fakeMint = "Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy";
     const fake = renderEmail(
-      payload({ transaction: { ...payload().data.transaction!, token: "USDC", mint: fakeMint }, reason: "Sent 25,000 Ejv8…dKPy to 9WzD…AWWM (threshold 10,000)." }),
+      payload({ transaction: { ...payload().data.transaction!, token: "USDC", mint: fakeMint }, reason: "Sent 25,000 Ejv8…dKPy to 9WzDXw…YtAWWM (threshold 10,000)." }),
     );
     expect(fake.text).toContain(`Movement:     25,000 Ejv8…dKPy from ${ADDRESS}`);
     expect(fake.text).toContain(`Mint:         ${fakeMint}\n`);
@@ -105,7 +106,7 @@ describe("email rendering", () => {
 
   it("drops every character a reader ignores: soft hyphens, tag characters, variation selectors, fillers", () => {
     const hidden = renderEmail(payload({ alias: "Tre\u00adas\u{e0020}ury\ufe0f\u3164\u034f" }));
-    expect(emailSubject(payload({ alias: "Tre\u00adas\u{e0020}ury\ufe0f\u3164\u034f" }))).toBe("[Risk alert] large_transfer on Treasury");
+    expect(emailSubject(payload({ alias: "Tre\u00adas\u{e0020}ury\ufe0f\u3164\u034f" }))).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzDXw…YtAWWM");
     expect(hidden.text).toContain("Wallet:       Treasury (");
   });
 
@@ -123,6 +124,56 @@ describe("email rendering", () => {
     expect(rows({ observed: null, transaction: undefined })).toEqual(["Threshold:    10,000 (in the transferred token)", "Observed:     —"]);
   });
 
+  it("states a test's threshold in its alert's token filter, named as a person reads it", () => {
+    const threshold = (token: string | undefined) =>
+      renderEmail(payload({ observed: null, transaction: undefined, ...(token === undefined ? {} : { token }) }, "risk_alert.test"))
+        .text.split("\n")
+        .find((line) => line.startsWith("Threshold:"));
+    expect(threshold("USDC")).toBe("Threshold:    10,000 USDC");
+    expect(threshold("usdc")).toBe("Threshold:    10,000 USDC");
+    expect(threshold("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")).toBe("Threshold:    10,000 USDC");
+    expect(threshold("Ejv8hcsDVq1k2gTkgLsUV4KC3CaTNEAZmpMNv9L6dKPy")).toBe("Threshold:    10,000 Ejv8…dKPy");
+    expect(threshold("MyToken")).toBe("Threshold:    10,000 MyToken");
+    // No filter: any token's units.
+    expect(threshold(undefined)).toBe("Threshold:    10,000 (in the transferred token)");
+  });
+
+  it("keeps a subject within 78 characters: a long alias gives way first, then the clause at a word", () => {
+    const long = emailSubject(payload({ alias: "Operations hot wallet for the Frankfurt desk, EUR settlement #47" }));
+    expect(long).toBe("[Risk alert] Operations hot wallet f…: Sent 25,000 USDC to 9WzDXw…YtAWWM");
+    const reason = "Received 123,456,789.12345679 DezX…B263 from 9WzDXw…YtAWWM in an NFT trade (threshold 100,000,000.5).";
+    const cut = emailSubject(payload({ alias: "Fund hot wallet", reason }));
+    expect(cut).toBe("[Risk alert] Fund hot wallet: Received 123,456,789.12345679 DezX…B263 from…");
+    expect([...cut].length).toBeLessThanOrEqual(78);
+    // A token the reason names "(unlisted)" is part of the clause, not its end.
+    expect(emailSubject(payload({ reason: "Sent 5 (unlisted) to 9WzDXw…YtAWWM (threshold 1)." }))).toBe("[Risk alert] Treasury: Sent 5 (unlisted) to 9WzDXw…YtAWWM");
+    expect(emailSubject(payload({ condition: "risk_score_increase", reason: "Risk score rose 36 points, from 60 to 96 (threshold 10): sanctioned counterparty." }))).toBe(
+      "[Risk alert] Treasury: Risk score rose 36 points, from 60 to 96",
+    );
+  });
+
+  it("shows the counterparty in full, and links the transaction on the explorer when one is set", () => {
+    const explorerTxUrl = "https://solscan.io/tx/{signature}";
+    const { text, html } = renderEmail(payload(), { explorerTxUrl });
+    const signature = payload().data.transaction!.signature;
+    expect(text).toContain(`Counterparty: ${COUNTERPARTY}\n`);
+    expect(text).toContain(`Explorer:     https://solscan.io/tx/${signature}\n`);
+    expect(html).toContain(`<th align="left">Explorer</th><td><a href="https://solscan.io/tx/${signature}">https://solscan.io/tx/${signature}</a></td>`);
+    // Received: the counterparty is the sender.
+    const received = payload({ transaction: { ...payload().data.transaction!, from: COUNTERPARTY, to: ADDRESS } });
+    expect(renderEmail(received).text).toContain(`Counterparty: ${COUNTERPARTY}\n`);
+    // No template (EXPLORER_TX_URL empty): no link.
+    expect(renderEmail(payload()).text).not.toContain("Explorer:");
+    // A self-transfer has no counterparty row.
+    expect(renderEmail(payload({ transaction: { ...payload().data.transaction!, to: ADDRESS } })).text).not.toContain("Counterparty:");
+  });
+
+  it("says when a firing was detected, and when a test was requested", () => {
+    expect(renderEmail(payload()).text).toContain("Detected at:  2026-03-01T12:00:00.000Z\n");
+    expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("Requested at: 2026-03-01T12:00:00.000Z\n");
+    expect(renderEmail(payload()).text).not.toMatch(/^Time:/m);
+  });
+
   it("escapes HTML in caller-controlled text", () => {
     const email = renderEmail(payload({ alias: "<script>alert(1)</script>" }));
     expect(email.html).not.toContain("<script>");
@@ -133,11 +184,41 @@ describe("email rendering", () => {
     expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("This is a test notification");
   });
 
-  it("renders the disabled-alert notice with the way back", () => {
-    const notice = renderDisabledNotice({ alertId: "alr_1", condition: "large_transfer", walletName: "Treasury", reason: "the endpoint answered 410 Gone" });
-    expect(notice.subject).toBe("[Risk alert disabled] large_transfer on Treasury");
-    expect(notice.text).toContain("410 Gone");
-    expect(notice.text).toContain('"status": "active"');
+  const notice = (overrides: Partial<DisabledNotice> = {}) =>
+    renderDisabledNotice({
+      alertId: "alr_01m8gb3vr60zndvxs7g116whgy",
+      condition: "large_transfer",
+      walletName: "Treasury",
+      address: ADDRESS,
+      reason: "the webhook endpoint answered 410 Gone",
+      channel: "webhook",
+      destination: "https://hooks.example.com/risk/desk-a",
+      ...overrides,
+    });
+
+  it("renders the disabled-alert notice with the way back, the alert's id filled in", () => {
+    const { subject, text, html } = notice();
+    expect(subject).toBe("[Risk alert disabled] large_transfer on Treasury");
+    expect(text).toContain("410 Gone");
+    expect(text).toContain('(PATCH /v1/risk/alerts/alr_01m8gb3vr60zndvxs7g116whgy with {"status": "active"})');
+    expect(text).not.toContain("{id}");
+    expect(html).toContain("PATCH /v1/risk/alerts/alr_01m8gb3vr60zndvxs7g116whgy with");
+  });
+
+  it("names the wallet's address and the channel and destination that failed", () => {
+    expect(notice().text).toContain(
+      `Your large_transfer alert alr_01m8gb3vr60zndvxs7g116whgy on Treasury (${ADDRESS}) has been disabled: the webhook endpoint answered 410 Gone.`,
+    );
+    expect(notice().text).toContain("Its notifications go by webhook to https://hooks.example.com/risk/desk-a.");
+    expect(notice({ channel: "email", destination: "desk@fund.example" }).text).toContain("Its notifications go by email to desk@fund.example.");
+    expect(notice({ channel: "sms", destination: "+14155550123" }).text).toContain("Its notifications go by sms to +14155550123.");
+  });
+
+  it("names a webhook by scheme, host and path only: never its credentials, query string or fragment", () => {
+    const text = notice({ destination: "https://user:s3cret@hooks.example.com:8443/risk/desk-a?token=abc123&x=1#frag" }).text;
+    expect(text).toContain("Its notifications go by webhook to https://hooks.example.com:8443/risk/desk-a.");
+    for (const secret of ["user", "s3cret", "token", "abc123", "frag"]) expect(text).not.toContain(secret);
+    expect(destinationShown("webhook", "not a url")).toBe("a URL that cannot be read");
   });
 });
 
@@ -146,7 +227,7 @@ describe("SMS rendering", () => {
     const sms = renderSms(payload());
     expect(isGsm7(sms)).toBe(true);
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
-    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC to 9WzD...AWWM (threshold 10,000).");
+    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 25,000 USDC to 9WzDXw...YtAWWM (threshold 10,000).");
   });
 
   it("cuts a long message to 160 septets with '...'", () => {
@@ -175,12 +256,12 @@ describe("SMS rendering", () => {
         alias: "Operations hot wallet for the Frankfurt desk, EUR settlement #4",
         condition: "suspicious_counterparty",
         riskScore: 90,
-        reason: "Sent 5 SOL to 9WzD…AWWM (sanctioned, risk 95, threshold 75).",
+        reason: "Sent 5 SOL to 9WzDXw…YtAWWM (sanctioned, risk 95, threshold 75).",
       }),
     );
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
     expect(sms).toBe(
-      "Risk alert: Suspicious counterparty on Operations hot wallet for the Frankfurt... (risk 90/100). Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
+      "Risk alert: Suspicious counterparty on Operations hot wallet for the Frankf... (risk 90/100). Sent 5 SOL to 9WzDXw...YtAWWM (sanctioned, risk 95, threshold 75).",
     );
   });
 
@@ -191,7 +272,7 @@ describe("SMS rendering", () => {
   });
 
   it("falls back to one UCS-2 segment of 70 units, cut with '…', when the content cannot be GSM-7", () => {
-    const sms = renderSms(payload({ reason: "Sent 25,000 🐶 to 9WzD…AWWM (threshold 10,000)." }));
+    const sms = renderSms(payload({ reason: "Sent 25,000 🐶 to 9WzDXw…YtAWWM (threshold 10,000)." }));
     expect(isGsm7(sms)).toBe(false);
     expect(sms.length).toBeLessThanOrEqual(UCS2_SEGMENT_UNITS);
     expect(sms.endsWith("…")).toBe(true);
@@ -215,8 +296,8 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
     observed: 1_250_000,
     transaction: { ...payload().data.transaction!, amount: 1_250_000, token: SYMBOL },
   };
-  const SENT = `Sent 1,250,000 ${SYMBOL} to 9WzD…AWWM (threshold 10,000).`;
-  const RECEIVED = `Received 1,250,000 ${SYMBOL} from 9WzD…AWWM (sanctioned, risk 95, threshold 75).`;
+  const SENT = `Sent 1,250,000 ${SYMBOL} to 9WzDXw…YtAWWM (threshold 10,000).`;
+  const RECEIVED = `Received 1,250,000 ${SYMBOL} from 9WzDXw…YtAWWM (sanctioned, risk 95, threshold 75).`;
   const ALIAS_64 = "Operations hot wallet for the Frankfurt desk, EUR settlement #47";
   /** Text outside GSM-7 that is not the token symbol (no transaction names one): the SMS stays UCS-2. */
   const foreignText = { transaction: undefined };
@@ -231,22 +312,22 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
     {
       when: "a long alias meets a token symbol outside GSM-7",
       data: { ...foreignToken, alias: "Frankfurt settlement wallet", reason: SENT },
-      sms: "Risk alert: Large transfer on Frankfurt settlement wallet (risk 82/100). Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000).",
+      sms: "Risk alert: Large transfer on Frankfurt settlement wallet (risk 82/100). Sent 1,250,000 ???? to 9WzDXw...YtAWWM (threshold 10,000).",
     },
     {
       when: "a 64-character alias meets a token symbol outside GSM-7",
       data: { ...foreignToken, alias: ALIAS_64, reason: SENT },
-      sms: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt desk, EUR settlem... (risk 82/100). Sent 1,250,000 ???? to 9WzD...AWWM (threshold 10,000).",
+      sms: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt desk, EUR set... (risk 82/100). Sent 1,250,000 ???? to 9WzDXw...YtAWWM (threshold 10,000).",
     },
     {
       when: "a Cyrillic alias meets a token symbol outside GSM-7 in a long reason",
       data: { ...foreignToken, alias: "Трежери кошелёк", condition: "suspicious_counterparty" as const, reason: RECEIVED },
-      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzDXw...YtAWWM (sanctioned, risk 95, threshold 75).",
     },
     {
       when: "an emoji alias meets a token symbol outside GSM-7 in a long reason",
       data: { ...foreignToken, alias: "🏦 Treasury", condition: "suspicious_counterparty" as const, reason: RECEIVED },
-      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
+      sms: "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Received 1,250,000 ???? from 9WzDXw...YtAWWM (sanctioned, risk 95, threshold 75).",
     },
     {
       when: "other text outside GSM-7 makes it UCS-2: the long alias gives way there too, and '…' stays one unit",
@@ -278,7 +359,7 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
   ])("spells a token symbol outside GSM-7 with '?' for each character it cannot, keeping one 160-character segment: $symbol as $shown", ({ symbol, shown }) => {
     const movement = { direction: "sent", failed: false, amount: 1_250_000, token: symbol, counterparty: COUNTERPARTY, type: "transfer" } as const;
     const sms = renderSms(payload({ ...foreignToken, transaction: { ...foreignToken.transaction, token: symbol }, reason: largeTransferReason(movement, 10_000) }));
-    expect(sms).toBe(`Risk alert: Large transfer on Treasury (risk 82/100). Sent 1,250,000 ${shown} to 9WzD...AWWM (threshold 10,000).`);
+    expect(sms).toBe(`Risk alert: Large transfer on Treasury (risk 82/100). Sent 1,250,000 ${shown} to 9WzDXw...YtAWWM (threshold 10,000).`);
     expect(isGsm7(sms)).toBe(true);
   });
 
@@ -288,11 +369,11 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
       payload({
         alias: null,
         condition: "suspicious_counterparty",
-        reason: "Tried to receive 1,250,000 USDC from 9WzD…AWWM in an NFT trade (flagged, risk 95, threshold 75).",
+        reason: "Tried to receive 1,250,000 USDC from 9WzDXw…YtAWWM in an NFT trade (flagged, risk 95, threshold 75).",
       }),
     );
     expect(sms).toBe(
-      "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 1,250,000 USDC from 9WzD...AWWM in an NFT trade (flagged, risk 95...",
+      "Risk alert: Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 1,250,000 USDC from 9WzDXw...YtAWWM in an NFT trade (flagged, risk 95...",
     );
     expectOneSegment(sms);
   });
@@ -313,8 +394,8 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
   });
 
   it("puts the score last in a 70-unit UCS-2 segment, where the reason's amount comes first", () => {
-    const sms = renderSms(payload({ alias: null, transaction: undefined, reason: "Sent 5 🐶 to 9WzD…AWWM (threshold 1)." }));
-    expect(sms).toBe("Risk alert: Large transfer on 7xKX…gAsU. Sent 5 🐶 to 9WzD…AWWM…");
+    const sms = renderSms(payload({ alias: null, transaction: undefined, reason: "Sent 5 🐶 to 9WzDXw…YtAWWM (threshold 1)." }));
+    expect(sms).toBe("Risk alert: Large transfer on 7xKX…gAsU. Sent 5 🐶 to 9WzDXw…YtAWWM…");
     expectOneSegment(sms);
   });
 
@@ -351,11 +432,11 @@ describe("SMS rendering: the facts survive a long alias, a symbol outside GSM-7 
 
   it("cuts a long alias, not the facts, to make room for how late the SMS is", () => {
     const sms = renderSms(
-      payload({ alias: ALIAS_64, condition: "suspicious_counterparty", riskScore: 90, reason: "Sent 5 SOL to 9WzD…AWWM (sanctioned, risk 95, threshold 75)." }),
+      payload({ alias: ALIAS_64, condition: "suspicious_counterparty", riskScore: 90, reason: "Sent 5 SOL to 9WzDXw…YtAWWM (sanctioned, risk 95, threshold 75)." }),
       new Date("2026-03-01T15:05:00.000Z"),
     );
     expect(sms).toBe(
-      "Risk alert (3h ago): Suspicious counterparty on Operations hot wallet for the F... (risk 90/100). Sent 5 SOL to 9WzD...AWWM (sanctioned, risk 95, threshold 75).",
+      "Risk alert (3h ago): Suspicious counterparty on Operations hot wallet for t... (risk 90/100). Sent 5 SOL to 9WzDXw...YtAWWM (sanctioned, risk 95, threshold 75).",
     );
     expectOneSegment(sms);
   });
@@ -388,7 +469,7 @@ describe("amounts read exactly in the email and the SMS", () => {
     { amount: 1.23456789e-7, threshold: 0.000000001, token: "SOL", shown: "0.000000123456789", limit: "0.000000001" },
   ])("email: $shown $token against a threshold of $limit, in the reason, Threshold, Observed and Movement", ({ amount, threshold, token, shown, limit }) => {
     const email = renderEmail(transfer(amount, threshold, token));
-    const reason = `Sent ${shown} ${token} to 9WzD…AWWM (threshold ${limit}).`;
+    const reason = `Sent ${shown} ${token} to 9WzDXw…YtAWWM (threshold ${limit}).`;
     const rows = email.text.split("\n");
     expect(rows[0]).toBe(reason);
     expect(rows.filter((line) => /^(Threshold|Observed|Movement):/.test(line))).toEqual([
@@ -418,7 +499,7 @@ describe("amounts read exactly in the email and the SMS", () => {
 
   it("SMS: a transfer just over its threshold reads just over, not 10,000 against 10,000", () => {
     const sms = renderSms(transfer(9_999.996, 9_999.995, "USDC"));
-    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 9,999.996 USDC to 9WzD...AWWM (threshold 9,999.995).");
+    expect(sms).toBe("Risk alert: Large transfer on Treasury (risk 82/100). Sent 9,999.996 USDC to 9WzDXw...YtAWWM (threshold 9,999.995).");
     expect(gsm7Length(sms)).toBeLessThanOrEqual(GSM7_SEGMENT_SEPTETS);
   });
 
@@ -428,17 +509,17 @@ describe("amounts read exactly in the email and the SMS", () => {
     {
       when: "a long amount and threshold fit whole",
       sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.5, "USDC")),
-      text: "Risk alert: Large transfer on Treasury (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzD...AWWM (threshold 100,000,000.5).",
+      text: "Risk alert: Large transfer on Treasury (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzDXw...YtAWWM (threshold 100,000,000.5).",
     },
     {
       when: "a 64-character alias gives way to a long amount",
       sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.5, "USDC", { alias: ALIAS_64 })),
-      text: "Risk alert: Large transfer on Operations hot wallet for the Frankfurt... (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzD...AWWM (threshold 100,000,000.5).",
+      text: "Risk alert: Large transfer on Operations hot wallet for the Frank... (risk 82/100). Sent 123,456,789.12345679 USDC to 9WzDXw...YtAWWM (threshold 100,000,000.5).",
     },
     {
       when: "a mint, an NFT trade and a late note leave no room for the threshold: it goes whole",
       sms: () => renderSms(transfer(123_456_789.12345679, 100_000_000.12345679, BONK, { alias: null }, "nft"), LATE),
-      text: "Risk alert (3h ago): Large transfer on 7xKX...gAsU (risk 82/100). Sent 123,456,789.12345679 DezX...B263 to 9WzD...AWWM in an NFT trade (threshold...",
+      text: "Risk alert (3h ago): Large transfer on 7xKX...gAsU (risk 82/100). Sent 123,456,789.12345679 DezX...B263 to 9WzDXw...YtAWWM in an NFT trade (threshold...",
     },
     {
       when: "a counterparty alert on a failed receipt of a long amount of a mint, late",
@@ -446,7 +527,7 @@ describe("amounts read exactly in the email and the SMS", () => {
         const movement = { direction: "received", failed: true, amount: 123_456_789.12345679, token: BONK, counterparty: COUNTERPARTY, type: "nft" } as const;
         return renderSms(payload({ alias: null, condition: "suspicious_counterparty", reason: suspiciousCounterpartyReason(movement, 95, "sanctioned", 75) }), LATE);
       },
-      text: "Risk alert (3h ago): Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 123,456,789.12345679 DezX...B263 from 9WzD...AWWM in an NFT trade...",
+      text: "Risk alert (3h ago): Suspicious counterparty on 7xKX...gAsU (risk 82/100). Tried to receive 123,456,789.12345679 DezX...B263 from 9WzDXw...YtAWWM in an NFT...",
     },
   ])("SMS: one segment, the amount whole, when $when", ({ sms: render, text }) => {
     const sms = render();

@@ -10,6 +10,8 @@ export type NoticeFacts = {
   condition: Condition;
   notificationMethod: NotificationMethod;
   recipient: string | null;
+  /** A webhook alert's URL, which the notice names (scheme, host and path only: render.ts destinationShown). */
+  webhookUrl: string | null;
   ownerEmail: string | null;
   disabledReason: string | null;
   /** When the service disabled the alert, epoch ms; null once the owner set a status (or before migration 0014). */
@@ -22,7 +24,7 @@ export type NoticeFacts = {
 export async function loadNoticeFacts(sql: Sql, alertId: string): Promise<NoticeFacts | undefined> {
   const [row] = await sql<NoticeFacts[]>`
     select a.id as "alertId", a.owner, a.status, a.condition, a.notification_method as "notificationMethod",
-           a.recipient, a.owner_email as "ownerEmail", a.disabled_reason as "disabledReason",
+           a.recipient, a.webhook_url as "webhookUrl", a.owner_email as "ownerEmail", a.disabled_reason as "disabledReason",
            round(extract(epoch from a.disabled_at) * 1000)::float8 as "disabledAt", w.address, w.alias
     from alerts a join tracked_wallets w on w.id = a.wallet_id
     where a.id = ${alertId}`;

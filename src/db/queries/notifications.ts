@@ -97,6 +97,8 @@ export type TestTarget = {
   alias: string | null;
   condition: NotificationPayload["data"]["condition"];
   threshold: number;
+  /** large_transfer: the token filter, as its owner gave it; null: any token. */
+  token: string | null;
   notificationMethod: NotificationMethod;
   webhookUrl: string | null;
   recipient: string | null;
@@ -113,7 +115,7 @@ export type TestTarget = {
 export async function findTestTarget(sql: Sql | TransactionSql, owner: string, alertId: string): Promise<TestTarget | undefined> {
   const [row] = await sql<TestTarget[]>`
     select a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-           a.threshold::float8 as threshold, a.notification_method as "notificationMethod",
+           a.threshold::float8 as threshold, a.token, a.notification_method as "notificationMethod",
            a.webhook_url as "webhookUrl", a.recipient, a.webhook_secret as "webhookSecret",
            coalesce(s.risk_score, 0)::int as "riskScore", coalesce(s.risk_factors, '{}') as "riskFactors"
     from alerts a

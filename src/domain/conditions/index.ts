@@ -9,8 +9,10 @@ import { evaluateUnusualActivity } from "./unusual-activity.ts";
 export type {
   ActivityWindow,
   AlertRule,
+  CounterpartyLabel,
   CounterpartyRisk,
   Firing,
+  FiringFacts,
   ScoreChange,
   TransactionContext,
 } from "./types.ts";
@@ -19,6 +21,7 @@ export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty }
 export { BASELINE_HOURS, baselinePerHour, evaluateArmedUnusualActivity, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
 export { evaluateRiskScoreIncrease, judgeScoreChange, type ScoreAlertState, type ScoreJudgment } from "./risk-score-increase.ts";
 export { isSuppressedByCooldown } from "./cooldown.ts";
+export { oneEventPerTransaction, type LegFiring } from "./one-event-per-transaction.ts";
 
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
   switch (rule.condition) {

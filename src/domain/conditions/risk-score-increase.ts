@@ -29,6 +29,7 @@ export function evaluateRiskScoreIncrease(rule: AlertRule, change: ScoreChange):
     dedupeKey: `score:${change.id}`,
     observed: rise,
     reason: riskScoreIncreaseReason(baseline, change.score, rule.threshold, factors),
+    facts: { previousScore: baseline },
   };
 }
 

@@ -46,5 +46,6 @@ export function evaluateSuspiciousCounterparty(
     observed: risk,
     reason: suspiciousCounterpartyReason({ ...movement, token: tokenShown(tx) }, risk, category, rule.threshold),
     transactionSignature: tx.signature,
+    facts: { counterparty },
   };
 }

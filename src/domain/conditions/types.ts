@@ -28,7 +28,25 @@ export type Firing = {
   /** One human sentence, e.g. "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)." */
   reason: string;
   transactionSignature?: string;
+  /** What the reason says, as data, for receivers that branch on it (the webhook's data: pipeline/notification.ts). */
+  facts?: FiringFacts;
 };
+
+/**
+ * The facts behind a firing's reason. `counterparty` is the transaction's other side as the
+ * evaluation saw it: a suspicious_counterparty firing gives its own, the pipeline adds it to
+ * the other transaction firings (pipeline/transaction-firings.ts).
+ */
+export type FiringFacts = {
+  counterparty?: CounterpartyRisk;
+  /** unusual_activity: the transactions in the trailing hour (countAfter) and the hourly baseline they were held to. */
+  activity?: { count: number; baselinePerHour: number };
+  /** risk_score_increase: the baseline the score rose from. */
+  previousScore?: number;
+};
+
+/** One label of a counterparty, as the evaluation read it (every source's: each is evidence a compliance desk cites). */
+export type CounterpartyLabel = { category: LabelCategory; score: number; source: string };
 
 /** What is known about the other side of a transaction. */
 export type CounterpartyRisk = {
@@ -39,6 +57,8 @@ export type CounterpartyRisk = {
   labelCategory: LabelCategory | null;
   /** The address's own risk score when the service has scored it, else null. */
   riskScore: number | null;
+  /** Every label of the address, the effective one (labelScore, labelCategory) first; absent when not looked up. */
+  labels?: readonly CounterpartyLabel[];
 };
 
 /**
@@ -59,6 +79,8 @@ export type ActivityWindow = {
    * at or over the limit, the burst the late transaction joins has been judged already.
    */
   newestBefore?: { count: number; previous7DaysCount: number };
+  /** When the window is judged (Unix seconds): a burst judged well after it happened is named by its time in the reason. */
+  evaluatedAt?: number;
 };
 
 /** One change of an address's risk score (a risk_score_history row). */

@@ -129,12 +129,21 @@ export function evaluateArmedUnusualActivity(rule: AlertRule, tx: Transaction, w
 function activityFiring(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing {
   const { countAfter, previous7DaysCount } = window;
   const multiple = observedMultiple(countAfter, rule.threshold, previous7DaysCount);
+  const baseline = baselinePerHour(previous7DaysCount);
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,
     observed: multiple,
     // The sentence shows that same multiple (rounded as the threshold beside it: reason.ts).
-    reason: unusualActivityReason(countAfter, baselinePerHour(previous7DaysCount), multiple, rule.threshold),
+    // The hour judged ends at this transaction's minute (its own, or the wallet's newest); a
+    // baseline at the floor is said to be one ("the usual 1 per hour" of a wallet with no
+    // history read as a measured rate).
+    reason: unusualActivityReason(
+      { count: countAfter, usualPerHour: previous7DaysCount / BASELINE_HOURS, baseline, hourTo: tx.blockTime, evaluatedAt: window.evaluatedAt },
+      multiple,
+      rule.threshold,
+    ),
     transactionSignature: tx.signature,
+    facts: { activity: { count: countAfter, baselinePerHour: baseline } },
   };
 }

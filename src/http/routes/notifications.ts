@@ -168,7 +168,10 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   };
 }
 
-/** A test carries the alert's real settings and the wallet's current risk, and says it is a test. */
+/**
+ * A test carries the alert's real settings (a large_transfer's token filter as `token`, the
+ * threshold's unit) and the wallet's current risk, and says it is a test.
+ */
 function testPayload(target: TestTarget, now: Date): NotificationPayload {
   return {
     type: "risk_alert.test",
@@ -180,6 +183,7 @@ function testPayload(target: TestTarget, now: Date): NotificationPayload {
       alias: target.alias,
       condition: target.condition,
       threshold: target.threshold,
+      ...(target.token === null ? {} : { token: target.token }),
       observed: null,
       riskScore: target.riskScore,
       riskFactors: target.riskFactors,

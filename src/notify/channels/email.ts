@@ -20,6 +20,8 @@ export type EmailChannelOptions = {
   from: string;
   timeoutMs: number;
   outboxDir: string;
+  /** EXPLORER_TX_URL: the link each alert email gives to its transaction; undefined: none. */
+  explorerTxUrl?: string | undefined;
 };
 
 /**
@@ -92,7 +94,7 @@ export function createEmailChannel(
 
   return {
     send: (message: OutboundMessage) =>
-      deliver(message.destination, renderEmail(message.payload), message.notificationId, messageIdFor(message.notificationId, messageIdDomain)),
+      deliver(message.destination, renderEmail(message.payload, { explorerTxUrl: options.explorerTxUrl }), message.notificationId, messageIdFor(message.notificationId, messageIdDomain)),
     sendMail: (to, email) => deliver(to, email, `notice-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
     describe: () => (options.smtpUrl ? `SMTP ${redactUrl(options.smtpUrl)}` : `.eml files in ${options.outboxDir}/ (SMTP_URL not set)`),
     close: async () => {

@@ -74,6 +74,7 @@ export function createChannels(config: Config, logger: Logger, options: ChannelO
     from: config.emailFrom,
     timeoutMs: options.smtpTimeoutMs ?? DEFAULT_CHANNEL_TIMEOUT_MS,
     outboxDir: options.outboxDir ?? "var/outbox",
+    explorerTxUrl: config.explorerTxUrl,
   });
   const sms = createSmsChannel({
     twilio: config.twilio,

@@ -24,6 +24,7 @@ import {
   type DeploymentFault,
 } from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
+import { settleDigestPayload } from "../../pipeline/cooldown-digest.ts";
 import { enqueueDisabledNotice } from "../disabled-notices.ts";
 import type { DeliverJob } from "../names.ts";
 
@@ -153,6 +154,19 @@ export function makeDeliverProcessor(
     // costs its own caller's deliveries there, not this one's (host-slots.ts).
     const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
     if (receiver !== undefined && !receivers.tryTake(row.owner, receiver)) {
+    // A cooldown digest goes to an active alert only (a paused one's owner asked to hear
+    // nothing from it for now; the events stay listed), and is built at its first attempt.
+    if (row.payload.type === "risk_alert.suppressed") {
+      if (row.alertStatus === "paused") {
+        await failWithoutAttempt(deps.sql, row.notificationId, now);
+        throw new UnrecoverableError(
+          `notification ${row.notificationId} was not sent: it is the digest of a cooldown, and its alert was paused when the cooldown ended (GET /v1/risk/alerts/${row.alertId}/events lists what the cooldown held back)`,
+        );
+      }
+      const built = row.payload.data.suppressed === undefined ? await settleDigestPayload(deps.sql, row.notificationId, row.payload, deps.now()) : row.payload;
+      if (!built) return; // gone with its alert meanwhile
+      row.payload = built;
+    }
       // The owner's share of its receiver has all its slots busy (or the owner's slow receivers
       // hold all theirs): step aside, no attempt made or counted, for as long as the jobs before
       // it and the receiver's pace say (a second or so for one that answers quickly; at least

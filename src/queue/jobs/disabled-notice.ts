@@ -49,7 +49,10 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
       alertId: alert.alertId,
       condition: alert.condition,
       walletName: walletName(alert),
+      address: alert.address,
       reason: alert.disabledReason ?? UNKNOWN_REASON,
+      channel: alert.notificationMethod,
+      destination: alert.notificationMethod === "webhook" ? alert.webhookUrl : alert.recipient,
     });
     const result = await deps.email.sendMail(to, notice);
     const verdict = classifyOutcome(result);

@@ -62,11 +62,11 @@ describe("large_transfer over the legs of one transaction", () => {
 
   it("says the total and how many transfers it came in", () => {
     expect(evaluateLargeTransfer(rule("large_transfer"), legs[0]!, totals[0]!)?.reason).toBe(
-      "Received 12,000 USDC from A3Cb…E6Fb in 2 transfers (threshold 10,000).",
+      "Received 12,000 USDC from A3CbMR…ZdE6Fb in 2 transfers (threshold 10,000).",
     );
     const fromTwo = [usdcIn(6_000), usdcIn(6_000, THIRD)];
     expect(evaluateLargeTransfer(rule("large_transfer"), fromTwo[0]!, legTotals(WALLET, fromTwo)[0]!)?.reason).toBe(
-      "Received 12,000 USDC from A3Cb…E6Fb and 1 other in 2 transfers (threshold 10,000).",
+      "Received 12,000 USDC from A3CbMR…ZdE6Fb and 1 other in 2 transfers (threshold 10,000).",
     );
   });
 

@@ -24,14 +24,14 @@ describe("large_transfer", () => {
       alertId: "alr_large_transfer",
       dedupeKey: SIGNATURE,
       observed: 25_000,
-      reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000).",
+      reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb (threshold 10,000).",
       transactionSignature: SIGNATURE,
     });
   });
 
   it.each([
-    { from: WALLET, to: OTHER, reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000)." },
-    { from: OTHER, to: WALLET, reason: "Received 25,000 USDC from A3Cb…E6Fb (threshold 10,000)." },
+    { from: WALLET, to: OTHER, reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb (threshold 10,000)." },
+    { from: OTHER, to: WALLET, reason: "Received 25,000 USDC from A3CbMR…ZdE6Fb (threshold 10,000)." },
   ])("fires in either direction ($reason)", ({ from, to, reason }) => {
     expect(evaluateLargeTransfer(rule("large_transfer"), tx({ from, to }))?.reason).toBe(reason);
   });
@@ -49,10 +49,10 @@ describe("large_transfer", () => {
   });
 
   it.each([
-    { type: "swap", reason: "Sent 25,000 USDC to A3Cb…E6Fb in a swap (threshold 10,000)." },
-    { type: "stake", reason: "Sent 25,000 USDC to A3Cb…E6Fb in a stake (threshold 10,000)." },
-    { type: "nft", reason: "Sent 25,000 USDC to A3Cb…E6Fb in an NFT trade (threshold 10,000)." },
-    { type: "other", reason: "Sent 25,000 USDC to A3Cb…E6Fb (threshold 10,000)." },
+    { type: "swap", reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb in a swap (threshold 10,000)." },
+    { type: "stake", reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb in a stake (threshold 10,000)." },
+    { type: "nft", reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb in an NFT trade (threshold 10,000)." },
+    { type: "other", reason: "Sent 25,000 USDC to A3CbMR…ZdE6Fb (threshold 10,000)." },
   ] as const)("fires for any transaction type with an amount ($type)", ({ type, reason }) => {
     expect(evaluateLargeTransfer(rule("large_transfer"), tx({ type }))?.reason).toBe(reason);
   });
@@ -78,14 +78,14 @@ describe("large_transfer", () => {
     { token: "USD\u0421", mint: null, shown: "(unlisted)", case: "a lookalike symbol (Cyrillic С): not repeated" },
     { token: "SOL\u202e", mint: null, shown: "(unlisted)", case: "a symbol with a bidi override: not repeated" },
   ])("names the token in the sentence as a person should read it: $case", ({ token, mint, shown }) => {
-    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ token, mint }))?.reason).toBe(`Sent 25,000 ${shown} to A3Cb…E6Fb (threshold 10,000).`);
+    expect(evaluateLargeTransfer(rule("large_transfer"), tx({ token, mint }))?.reason).toBe(`Sent 25,000 ${shown} to A3CbMR…ZdE6Fb (threshold 10,000).`);
   });
 
   it("matches a filter against the token when the transaction names its mint as the token, and names a well-known one by its symbol", () => {
     const byMint = tx({ token: MINTS.JUP, mint: null });
     expect(matchesToken(MINTS.JUP, byMint)).toBe(true);
     expect(evaluateLargeTransfer(rule("large_transfer", { token: MINTS.JUP }), byMint)?.reason).toBe(
-      "Sent 25,000 JUP to A3Cb…E6Fb (threshold 10,000).",
+      "Sent 25,000 JUP to A3CbMR…ZdE6Fb (threshold 10,000).",
     );
   });
 

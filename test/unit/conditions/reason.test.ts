@@ -118,7 +118,14 @@ describe("reason sentences stay within 120 characters with the longest inputs", 
   it.each([
     { name: "large_transfer", text: largeTransferReason(worst, 100_000_000_000.5) },
     { name: "suspicious_counterparty", text: suspiciousCounterpartyReason(worst, 100, "sanctioned", 100) },
-    { name: "unusual_activity", text: unusualActivityReason(123_456, 12_345.67, 99_999.99, 1_000) },
+    {
+      name: "unusual_activity",
+      text: unusualActivityReason({ count: 123_456, usualPerHour: 12_345.67, baseline: 12_345.67, hourTo: NOV_26_0554, evaluatedAt: NOV_26_0554 + 2 * DAY }, 99_999.99, 1_000),
+    },
+    {
+      name: "unusual_activity with no earlier activity",
+      text: unusualActivityReason({ count: 999, usualPerHour: 0, baseline: 1, hourTo: NOV_26_0554, evaluatedAt: NOV_26_0554 + 2 * DAY }, 999, 5),
+    },
     { name: "risk_score_increase", text: riskScoreIncreaseReason(0, 100, 100, RISK_FACTORS) },
   ])("$name: $text", ({ text }) => {
     expect(text.length).toBeLessThanOrEqual(120);
@@ -130,18 +137,18 @@ describe("reason sentences state amounts exactly", () => {
   const sent = { direction: "sent", failed: false, amount: 9_999.996, token: "USDC", counterparty: OTHER, type: "transfer" } as const;
 
   it("shows a transfer just over its threshold as just over, not as both 10,000", () => {
-    expect(largeTransferReason(sent, 9_999.995)).toBe("Sent 9,999.996 USDC to A3Cb…E6Fb (threshold 9,999.995).");
+    expect(largeTransferReason(sent, 9_999.995)).toBe("Sent 9,999.996 USDC to A3CbMR…ZdE6Fb (threshold 9,999.995).");
   });
 
   it("shows an amount just under 1 as it is, not as 1", () => {
     expect(largeTransferReason({ ...sent, direction: "received", amount: 0.999999, token: "SOL" }, 0.5)).toBe(
-      "Received 0.999999 SOL from A3Cb…E6Fb (threshold 0.5).",
+      "Received 0.999999 SOL from A3CbMR…ZdE6Fb (threshold 0.5).",
     );
   });
 
   it("shows a counterparty alert's amount and its score threshold as they are", () => {
     expect(suspiciousCounterpartyReason({ ...sent, failed: true }, 75, "sanctioned", 74.995)).toBe(
-      "Tried to send 9,999.996 USDC to A3Cb…E6Fb (sanctioned, risk 75, threshold 74.995).",
+      "Tried to send 9,999.996 USDC to A3CbMR…ZdE6Fb (sanctioned, risk 75, threshold 74.995).",
     );
   });
 
@@ -150,14 +157,68 @@ describe("reason sentences state amounts exactly", () => {
       { direction: "received", failed: false, amount: 123_456_789.12345679, token: MINTS.BONK, counterparty: OTHER, type: "nft" },
       100_000_000.12345679,
     );
-    expect(text).toBe("Received 123,456,789.12345679 DezX…B263 from A3Cb…E6Fb in an NFT trade (threshold 100,000,000.12345679).");
+    expect(text).toBe("Received 123,456,789.12345679 DezX…B263 from A3CbMR…ZdE6Fb in an NFT trade (threshold 100,000,000.12345679).");
     expect(text.length).toBeLessThanOrEqual(120);
   });
 });
 
 describe("sentences", () => {
   it("says 1 transaction and 1 point in the singular", () => {
-    expect(unusualActivityReason(1, 1, 1, 0.5)).toBe("1 transaction in the last hour, 1× the usual 1 per hour (threshold 0.5×).");
+    expect(unusualActivityReason({ count: 1, usualPerHour: 1, baseline: 1, hourTo: NOV_26_0554 }, 1, 0.5)).toBe(
+      "1 transaction in the last hour, 1× the usual 1 per hour (threshold 0.5×).",
+    );
     expect(riskScoreIncreaseReason(40, 41, 1, [])).toBe("Risk score rose 1 point, from 40 to 41 (threshold 1).");
+  });
+});
+
+/** 2026-11-26T05:54:19Z, in Unix seconds. */
+const NOV_26_0554 = Date.UTC(2026, 10, 26, 5, 54, 19) / 1000;
+const DAY = 86_400;
+
+describe("unusual_activity sentences say which hour and what the baseline is", () => {
+  const burst = { count: 5, usualPerHour: 2, baseline: 2, hourTo: NOV_26_0554 };
+
+  it("says the last hour when the burst is judged within a few minutes of its newest transaction", () => {
+    expect(unusualActivityReason({ ...burst, evaluatedAt: NOV_26_0554 + 300 }, 2.5, 2.5)).toBe(
+      "5 transactions in the last hour, 2.5× the usual 2 per hour (threshold 2.5×).",
+    );
+  });
+
+  it("names the hour by its end when the burst is judged later the same day", () => {
+    expect(unusualActivityReason({ ...burst, evaluatedAt: NOV_26_0554 + 301 }, 2.5, 2.5)).toBe(
+      "5 transactions in the hour to 05:54 UTC, 2.5× the usual 2 per hour (threshold 2.5×).",
+    );
+  });
+
+  it("adds the date when the burst was on another day than its judgment (a backfill)", () => {
+    expect(unusualActivityReason({ ...burst, evaluatedAt: NOV_26_0554 + 2 * DAY }, 2.5, 2.5)).toBe(
+      "5 transactions in the hour to 2026-11-26 05:54 UTC, 2.5× the usual 2 per hour (threshold 2.5×).",
+    );
+    // 23:58 judged at 00:05 the next day: another day, though minutes apart.
+    const late = Date.UTC(2026, 10, 26, 23, 58, 0) / 1000;
+    expect(unusualActivityReason({ ...burst, hourTo: late, evaluatedAt: late + 7 * 60 }, 2.5, 2.5)).toContain("in the hour to 2026-11-26 23:58 UTC,");
+  });
+
+  it("says the baseline is the floor, not a usual rate, and why when the wallet had no earlier activity", () => {
+    expect(unusualActivityReason({ count: 5, usualPerHour: 0, baseline: 1, hourTo: NOV_26_0554 }, 5, 5)).toBe(
+      "5 transactions in the last hour, 5× the floor of 1 per hour (no earlier activity, threshold 5×).",
+    );
+    expect(unusualActivityReason({ count: 5, usualPerHour: 0.5, baseline: 1, hourTo: NOV_26_0554 }, 5, 5)).toBe(
+      "5 transactions in the last hour, 5× the floor of 1 per hour (threshold 5×).",
+    );
+  });
+});
+
+describe("counterparties in reasons", () => {
+  it("show 6 characters each side, so a lookalike of the first and last 4 reads differently", () => {
+    const genuine = "8pMWdCPaQUSsjsMpvW69s84bWf1JF5K5f5nrzYi2toWd";
+    // Address poisoning: ground to the same first and last 4 characters.
+    const lookalike = "8pMWZqPaQUSsjsMpvW69s84bWf1JF5K5f5nrzYRktoWd";
+    const sent = (counterparty: string) =>
+      largeTransferReason({ direction: "sent", failed: false, amount: 50_000, token: "USDC", counterparty, type: "transfer" }, 1_000);
+    expect(sent(genuine)).toBe("Sent 50,000 USDC to 8pMWdC…i2toWd (threshold 1,000).");
+    expect(sent(lookalike)).toBe("Sent 50,000 USDC to 8pMWZq…RktoWd (threshold 1,000).");
+    // Mints keep 4 each side: the email names a token's mint in full.
+    expect(shortAddress(MINTS.USDC)).toBe("EPjF…Dt1v");
   });
 });

@@ -28,6 +28,7 @@ describe("risk_score_increase", () => {
       dedupeKey: "score:42",
       observed: 97,
       reason: "Risk score rose 97 points, from 0 to 97 (threshold 10): sanctioned counterparty, mixer interaction +1 more.",
+      facts: { previousScore: 0 },
     });
   });
 
@@ -38,6 +39,8 @@ describe("risk_score_increase", () => {
     );
     expect(firing?.observed).toBe(12);
     expect(firing?.reason).toBe("Risk score rose 12 points, from 20 to 32 (threshold 10): high velocity.");
+    // The webhook's previousScore is that baseline, not the change's own previous score (26).
+    expect(firing?.facts).toEqual({ previousScore: 20 });
   });
 
   it("measures from the previous score when the alert has no baseline", () => {

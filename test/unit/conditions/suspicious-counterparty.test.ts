@@ -44,8 +44,10 @@ describe("suspicious_counterparty", () => {
       alertId: "alr_suspicious_counterparty",
       dedupeKey: SIGNATURE,
       observed: 95,
-      reason: "Sent 5 SOL to A3Cb…E6Fb (sanctioned, risk 95, threshold 75).",
+      reason: "Sent 5 SOL to A3CbMR…ZdE6Fb (sanctioned, risk 95, threshold 75).",
       transactionSignature: SIGNATURE,
+      // The counterparty as judged, for the notification's structured fields.
+      facts: { counterparty: counterparty({ labelScore: 95, labelCategory: "sanctioned" }) },
     });
   });
 
@@ -55,7 +57,7 @@ describe("suspicious_counterparty", () => {
       tx({ from: OTHER, to: WALLET }),
       counterparty({ labelScore: 40, labelCategory: "exchange", riskScore: 80 }),
     );
-    expect(firing?.reason).toBe("Received 25,000 USDC from A3Cb…E6Fb (risk 80, threshold 75).");
+    expect(firing?.reason).toBe("Received 25,000 USDC from A3CbMR…ZdE6Fb (risk 80, threshold 75).");
   });
 
   it.each([
@@ -76,7 +78,7 @@ describe("suspicious_counterparty", () => {
       tx({ status: "failed" }),
       counterparty({ labelScore: 100, labelCategory: "sanctioned" }),
     );
-    expect(firing?.reason).toBe("Tried to send 25,000 USDC to A3Cb…E6Fb (sanctioned, risk 100, threshold 75).");
+    expect(firing?.reason).toBe("Tried to send 25,000 USDC to A3CbMR…ZdE6Fb (sanctioned, risk 100, threshold 75).");
   });
 
   it("does not fire for a self-transfer, which has no counterparty", () => {

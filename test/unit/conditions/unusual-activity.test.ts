@@ -79,6 +79,7 @@ describe("unusual_activity", () => {
       observed: 5,
       reason: "50 transactions in the last hour, 5× the usual 10 per hour (threshold 5×).",
       transactionSignature: SIGNATURE,
+      facts: { activity: { count: 50, baselinePerHour: 10 } },
     });
   });
 

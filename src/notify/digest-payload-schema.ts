@@ -1,0 +1,66 @@
+// The JSON body of a cooldown digest (risk_alert.suppressed, pipeline/cooldown-digest.ts) as JSON
+// Schema, closed (what the service sends today, for its own checks) and published (open, for the
+// OpenAPI document's `webhooks`), as payload-schema.ts does for a firing and a test.
+import { Type, type Static } from "typebox";
+import type { NotificationPayload, SuppressedSummary } from "../domain/types.ts";
+import { publishedSchema, reasonField, riskFields, timestampField, walletFields } from "./payload-schema.ts";
+
+const time = (description: string) => Type.String({ format: "date-time", description });
+
+const SuppressedSchema = Type.Object(
+  {
+    count: Type.Integer({ minimum: 1, description: "how many firings the cooldown held back" }),
+    windowStart: time("when the cooldown started: the time of the notification that started it"),
+    windowEnd: time("when the cooldown ended (the digest is sent then)"),
+    firstAt: time("when the first held-back firing was recorded"),
+    lastAt: time("when the last held-back firing was recorded"),
+    strongest: Type.Object(
+      {
+        eventId: Type.String({ pattern: "^evt_", description: "the event (evt_…), as GET /v1/risk/alerts/{alertId}/events lists it" }),
+        observed: Type.Number({ description: "its observed value, in the threshold's unit" }),
+        reason: Type.String({ description: "its one-line reason, as its event carries it" }),
+        transactionSignature: Type.Union([Type.String(), Type.Null()], { description: "the transaction that fired it; null for risk_score_increase" }),
+        createdAt: time("when it was recorded"),
+      },
+      {
+        additionalProperties: false,
+        description: "the strongest held-back firing: the highest observed value (for risk_score_increase, the highest score reached), the first among equals",
+      },
+    ),
+    eventIds: Type.Array(Type.String({ pattern: "^evt_" }), {
+      maxItems: 100,
+      description: "the held-back events' ids, oldest first, at most 100 (count says how many there were; GET /v1/risk/alerts/{alertId}/events lists them all)",
+    }),
+  },
+  { additionalProperties: false, description: "what the cooldown held back" },
+);
+
+const SuppressedDataSchema = Type.Object(
+  {
+    ...walletFields,
+    observed: Type.Number({ description: "the strongest held-back firing's observed value (suppressed.strongest.observed)" }),
+    ...riskFields,
+    reason: reasonField,
+    suppressed: SuppressedSchema,
+  },
+  { additionalProperties: false, description: "the alert's settings, the wallet's risk when the digest was sent, and what the cooldown held back; never a transaction" },
+);
+
+/** A cooldown digest's body exactly as the service sends it today: for its own checks, not published. */
+export const ClosedSuppressedPayloadSchema = Type.Object(
+  { type: Type.Literal("risk_alert.suppressed"), timestamp: timestampField, data: SuppressedDataSchema },
+  { additionalProperties: false, title: "RiskAlertSuppressed" },
+);
+
+/** A cooldown digest's body as the OpenAPI document publishes it. */
+export const SuppressedPayloadSchema: Record<string, unknown> = publishedSchema(ClosedSuppressedPayloadSchema);
+
+// Compile-time links to NotificationPayload, as payload-schema.ts has for the other two.
+type Assert<T extends true> = T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Suppressed = Static<typeof ClosedSuppressedPayloadSchema>;
+export type DigestSchemaChecks = [
+  Assert<Suppressed extends NotificationPayload ? true : false>,
+  Assert<Same<keyof Suppressed["data"]["suppressed"], keyof SuppressedSummary>>,
+  Assert<Same<keyof Suppressed["data"]["suppressed"]["strongest"], keyof SuppressedSummary["strongest"]>>,
+];
