@@ -183,10 +183,28 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const storable = (text: string | null) =>
   text === null ? null : text.replaceAll("\u0000", "").replace(LONE_SURROGATE, "\uFFFD");
 
+/**
+ * Which of these attempts are in delivery_attempts already (by notification and time, which its
+ * index holds): a write that failed as its answer came back (the connection cut after the
+ * commit) did record them, and writing them again would show two sends where one was made.
+ */
+export async function recordedAmong(sql: Sql, attempts: readonly AttemptRecord[]): Promise<Set<string>> {
+  const input = JSON.stringify(attempts.map((a) => ({ notification_id: a.notificationId, at: a.at.toISOString() })));
+  const rows = await sql<{ id: string }[]>`
+    select d.notification_id as id
+    from jsonb_to_recordset(${input}::text::jsonb) as i(notification_id text, at timestamptz)
+    join delivery_attempts d on d.notification_id = i.notification_id and d.at = i.at`;
+  return new Set(rows.map((row) => row.id));
+}
+
 export type DeliveryStore = {
   load: (notificationId: string) => Promise<DeliveryRow | undefined>;
-  /** False when the notification was no longer open. */
-  record: (attempt: AttemptRecord) => Promise<boolean>;
+  /**
+   * False when the notification was no longer open. `again`: a write of this attempt was tried
+   * before and failed, so it may have committed all the same; one that did is not written twice
+   * (and answers true).
+   */
+  record: (attempt: AttemptRecord, options?: { again?: boolean }) => Promise<boolean>;
 };
 
 /** At most this many notifications per statement. */
@@ -198,11 +216,14 @@ export function createDeliveryStore(sql: Sql, onClaimError?: (error: unknown) =>
     const rows = await loadForDelivery(sql, [...new Set(ids)]);
     return ids.map((id) => rows.get(id));
   });
-  const record = gather<AttemptRecord, boolean>(async (attempts) => {
-    const moved = await recordAttempts(sql, attempts, onClaimError);
-    return attempts.map((attempt) => moved.has(attempt.notificationId));
+  const record = gather<{ attempt: AttemptRecord; again: boolean }, boolean>(async (inputs) => {
+    const retried = inputs.filter((input) => input.again).map((input) => input.attempt);
+    const done = retried.length > 0 ? await recordedAmong(sql, retried) : new Set<string>();
+    const fresh = inputs.filter((input) => !(input.again && done.has(input.attempt.notificationId))).map((input) => input.attempt);
+    const moved = fresh.length > 0 ? await recordAttempts(sql, fresh, onClaimError) : new Set<string>();
+    return inputs.map(({ attempt, again }) => (again && done.has(attempt.notificationId)) || moved.has(attempt.notificationId));
   });
-  return { load, record };
+  return { load, record: (attempt, options = {}) => record({ attempt, again: options.again ?? false }) };
 }
 
 /**

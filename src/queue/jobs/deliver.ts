@@ -27,6 +27,7 @@ import { secretsInForce } from "../../notify/sign.ts";
 import { settleDigestPayload } from "../../pipeline/cooldown-digest.ts";
 import { enqueueDisabledNotice } from "../disabled-notices.ts";
 import type { DeliverJob } from "../names.ts";
+import { recordOwed, recordSent, type RecordSentDeps } from "./record-sent.ts";
 
 /**
  * Jobs in flight per worker process. Webhooks mostly wait on the network and share batched
@@ -80,6 +81,8 @@ export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now" | "queu
   webhookAttemptsPerReceiver?: number;
   /** Counts each recorded attempt for the worker's /metrics. */
   deliveryMetrics?: DeliveryMetrics;
+  /** How long a made attempt's record is retried (record-sent.ts RECORD_RETRY_MS unless given: tests). */
+  recordRetryMs?: number;
 };
 
 export function makeDeliverProcessor(
@@ -100,6 +103,7 @@ export function makeDeliverProcessor(
     deps.logger,
     `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried on their schedule and do not count against their alerts`,
   );
+  const recording: RecordSentDeps = { store, logger: deps.logger, retryForMs: deps.recordRetryMs };
   const floor = deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER;
   const receivers = createHostSlots({
     floor,
@@ -112,6 +116,10 @@ export function makeDeliverProcessor(
     random,
   });
   return async (job, token) => {
+    // An attempt an earlier run made but could not record is recorded, not made again; the row
+    // then says what is left to do.
+    const owed = await recordOwed(recording, job);
+    if (owed) deps.deliveryMetrics?.attempted(owed.channel, owed.status);
     const row = await store.load(job.data.notificationId);
     // Gone (its alert deleted), or delivered by another run (a stalled job's second run, a
     // reconciler sweep that read the row still open): nothing is owed, a quiet no-op.
@@ -146,14 +154,6 @@ export function makeDeliverProcessor(
         `notification ${row.notificationId} was not sent: its alert was disabled (its disabledReason says why; PATCH status active re-enables it)`,
       );
     }
-    if (row.channel !== channel) {
-      deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
-    }
-
-    // Counted per owner: another caller's endpoint that hangs at the same domain or address
-    // costs its own caller's deliveries there, not this one's (host-slots.ts).
-    const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
-    if (receiver !== undefined && !receivers.tryTake(row.owner, receiver)) {
     // A cooldown digest goes to an active alert only (a paused one's owner asked to hear
     // nothing from it for now; the events stay listed), and is built at its first attempt.
     if (row.payload.type === "risk_alert.suppressed") {
@@ -167,6 +167,14 @@ export function makeDeliverProcessor(
       if (!built) return; // gone with its alert meanwhile
       row.payload = built;
     }
+    if (row.channel !== channel) {
+      deps.logger.warn({ notificationId: row.notificationId, channel: row.channel, queue: channel }, "delivery job on another channel's queue");
+    }
+
+    // Counted per owner: another caller's endpoint that hangs at the same domain or address
+    // costs its own caller's deliveries there, not this one's (host-slots.ts).
+    const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
+    if (receiver !== undefined && !receivers.tryTake(row.owner, receiver)) {
       // The owner's share of its receiver has all its slots busy (or the owner's slow receivers
       // hold all theirs): step aside, no attempt made or counted, for as long as the jobs before
       // it and the receiver's pace say (a second or so for one that answers quickly; at least
@@ -225,7 +233,9 @@ export function makeDeliverProcessor(
         now: deps.now(),
       });
     }
-    const recorded = await store.record({
+    // Made: its record is retried rather than the attempt made again (record-sent.ts).
+    const recorded = await recordSent(recording, job, {
+      channel: row.channel,
       notificationId: row.notificationId,
       alertId: row.alertId,
       destination: row.destination,
