@@ -73,8 +73,8 @@ export function factorName(factor: RiskFactor): string {
 
 export type Direction = "sent" | "received";
 
-/** How a transaction that is not a plain transfer is named after the movement. */
-const KIND: Readonly<Record<TransactionType, string>> = {
+/** How a transaction that is not a plain transfer is named after its movement (or movements). */
+export const KIND: Readonly<Record<TransactionType, string>> = {
   transfer: "",
   swap: " in a swap",
   stake: " in a stake",

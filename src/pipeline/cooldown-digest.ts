@@ -20,7 +20,7 @@ import { asDate } from "../db/queries/notifications.ts";
 import type { NotificationPayload, SuppressedSummary } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import { digestReason } from "../notify/render-digest.ts";
-import { destinationOf, type WalletRisk } from "./notification.ts";
+import { alertData, destinationOf, type WalletRisk } from "./notification.ts";
 
 /** The most event ids a digest lists (its count says how many there were; the events API lists them all). */
 export const SUPPRESSED_EVENT_IDS_SHOWN = 100;
@@ -89,15 +89,8 @@ function unbuiltPayload(alert: ActiveAlertRow, risk: WalletRisk, now: Date): Not
     type: "risk_alert.suppressed",
     timestamp: now.toISOString(),
     data: {
-      alertId: alert.alertId,
-      walletId: alert.walletId,
-      address: alert.address,
-      alias: alert.alias,
-      condition: alert.condition,
-      threshold: alert.threshold,
+      ...alertData(alert, risk),
       observed: null,
-      riskScore: risk.score,
-      riskFactors: [...risk.factors],
       reason: "",
     },
   };

@@ -20,6 +20,20 @@ function publicTransaction(tx: Transaction): Transaction {
   return { signature, type, amount, token, mint: mint ?? null, from, to, blockTime, slot, fee, status };
 }
 
+/** What every notification of an alert says of the alert, its wallet and the wallet's risk. */
+export function alertData(alert: ActiveAlertRow, risk: WalletRisk) {
+  return {
+    alertId: alert.alertId,
+    walletId: alert.walletId,
+    address: alert.address,
+    alias: alert.alias,
+    condition: alert.condition,
+    threshold: alert.threshold,
+    riskScore: risk.score,
+    riskFactors: [...risk.factors],
+  };
+}
+
 export function triggeredPayload(
   alert: ActiveAlertRow,
   firing: Firing,
@@ -31,15 +45,8 @@ export function triggeredPayload(
     type: "risk_alert.triggered",
     timestamp: now.toISOString(),
     data: {
-      alertId: alert.alertId,
-      walletId: alert.walletId,
-      address: alert.address,
-      alias: alert.alias,
-      condition: alert.condition,
-      threshold: alert.threshold,
+      ...alertData(alert, risk),
       observed: firing.observed,
-      riskScore: risk.score,
-      riskFactors: [...risk.factors],
       ...(transaction ? { transaction: publicTransaction(transaction) } : {}),
       ...factsOf(alert.address, transaction, firing.facts),
       reason: firing.reason,

@@ -18,9 +18,9 @@
 //   event's `observed`, transaction and facts are those of the first named (the preferred leg:
 //   what left the wallet is what its owner most needs to hear of). One token alone keeps its own
 //   leg's reason, counterparty and all.
-import { formatAmount, shortAddress } from "../reason.ts";
+import { KIND, formatAmount, shortAddress } from "../reason.ts";
 import { isSol, tokenOf, tokenShown } from "../tokens.ts";
-import type { Transaction, TransactionType } from "../types.ts";
+import type { Transaction } from "../types.ts";
 import { movementOf } from "./large-transfer.ts";
 import type { AlertRule, Firing } from "./types.ts";
 
@@ -92,15 +92,6 @@ function tokenKey(tx: Transaction): string {
   const token = tokenOf(tx);
   return "mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`;
 }
-
-/** How a transaction that is not a plain transfer is named after its movements (as reason.ts names it after one). */
-const KIND: Readonly<Record<TransactionType, string>> = {
-  transfer: "",
-  swap: " in a swap",
-  stake: " in a stake",
-  nft: " in an NFT trade",
-  other: "",
-};
 
 /**
  * "Sent 10,000 SOL and received 2,000,000 BONK in a swap (threshold 1,000).",
