@@ -92,7 +92,13 @@ describe("the API while Redis cannot be reached", () => {
     const [row] = await logged.deps.sql<{ batchId: string }[]>`select batch_id as "batchId" from transactions where signature = ${signature}`;
     expect(row?.batchId).toEqual(expect.any(String));
     await waitFor("the API's Redis connection to return", async () => logged.deps.redis.status === "ready", 20_000);
-    await runReconcileOnce({ ...logged.deps, now: () => new Date(Date.now() + 10_000) }, { graceMs: 0 });
+    // The queues' own connections come back on their own schedule: a sweep that meets one still
+    // reconnecting fails (MaxRetriesPerRequestError, seen in CI), and the schedule runs the next.
+    await waitFor(
+      "a reconcile sweep to run",
+      () => runReconcileOnce({ ...logged.deps, now: () => new Date(Date.now() + 10_000) }, { graceMs: 0 }).then(() => true, () => false),
+      20_000,
+    );
     expect(await logged.deps.queues[QUEUES.transactions].getJobState(row!.batchId)).toBe("waiting");
   }, 60_000);
 });
