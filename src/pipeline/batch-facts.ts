@@ -145,7 +145,11 @@ export function counterpartyRisk(
     labelScore: label?.score ?? null,
     labelCategory: label?.category ?? null,
     riskScore: state ? state.riskScore : null,
-    // Every source's, for the notification (the source is what a compliance desk cites).
-    labels: all.map(({ category, score, source }) => ({ category, score, source })),
+    // Every source's, for the notification (the source is what a compliance desk cites). This
+    // runs for every transaction evaluated, and most counterparties have no label: they share
+    // one empty list rather than each making its own.
+    labels: all.length === 0 ? NO_LABELS : all.map(({ category, score, source }) => ({ category, score, source })),
   };
 }
+
+const NO_LABELS: NonNullable<CounterpartyRisk["labels"]> = [];
