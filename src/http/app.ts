@@ -50,6 +50,12 @@ declare module "fastify" {
 
 export const BODY_LIMIT = 1024 * 1024;
 export const INGEST_BODY_LIMIT = 10 * 1024 * 1024;
+/**
+ * The Helius webhook's scheme in components.securitySchemes, which its route names in its
+ * security (routes/helius.ts). Registered here: @fastify/swagger fails on a route whose
+ * security names a scheme it was not given.
+ */
+export const HELIUS_AUTH_SCHEME = "heliusAuthHeader";
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const MAX_PARAM_LENGTH = 200;
 /** What the router's own refusals say. */
@@ -196,6 +202,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
             // Each operation's security names the scope it needs (openapi-operations.ts).
             description:
               "A JWT whose scope claim (space-separated) or scp claim holds the scope each operation's security lists; admin grants every scope",
+          },
+          // POST /v1/ingest/helius answers 401 without it: Helius cannot send a JWT.
+          [HELIUS_AUTH_SCHEME]: {
+            type: "apiKey",
+            in: "header",
+            name: "Authorization",
+            description: "the webhook's auth header: Authorization equal to HELIUS_AUTH_HEADER, as set on the Helius webhook (not a JWT)",
           },
         },
       },

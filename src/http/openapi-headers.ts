@@ -5,7 +5,6 @@
 // that depend on the route and the status (Location, Retry-After, WWW-Authenticate) are
 // declared by the routes' response schemas (schemas.ts).
 import { WINDOW_MS } from "./rate-limit/window-counter.ts";
-import { declareSecuritySchemes, takesBearer } from "./openapi-security.ts";
 
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
 type Reference = { $ref: string };
@@ -54,6 +53,14 @@ function countedBy(status: string): "always" | "sometimes" | "never" {
   return ["400", "403", "500", "503"].includes(status) ? "sometimes" : "always";
 }
 
+/**
+ * Whether an operation takes a bearer token: those the admission hook rate-limits (it checks
+ * no token and counts nothing on a public route, the Helius webhook, whose security names its
+ * own scheme). An operation without security of its own has the document's, the bearer.
+ */
+const takesBearer = (security: unknown[] | undefined): boolean =>
+  security === undefined || security.some((requirement) => typeof requirement === "object" && requirement !== null && "bearer" in requirement);
+
 const reference = (name: keyof typeof RESPONSE_HEADERS): Reference => ({ $ref: `#/components/headers/${name}` });
 
 /** Not required (a reference cannot drop `required`), and saying when it is there. */
@@ -65,12 +72,10 @@ function sometimes(name: keyof typeof RESPONSE_HEADERS): HeaderObject {
 /**
  * @fastify/swagger's transformObject: adds the headers to every response of every operation.
  * An operation without a bearer token (the Helius webhook, with its own scheme) is not
- * rate-limited, as app.ts skips the limiter for its public routes. Also declares the security
- * schemes beyond the bearer (openapi-security.ts): this is the one transform of the whole
- * document outside app.ts.
+ * rate-limited, as app.ts skips the limiter for its public routes.
  */
 export function declareResponseHeaders<T extends { paths?: unknown }>(document: T): T {
-  const doc = declareSecuritySchemes(document as Document);
+  const doc = document as Document;
   doc.components = { ...doc.components, headers: { ...doc.components?.headers, ...RESPONSE_HEADERS } };
   for (const operations of Object.values(doc.paths ?? {})) {
     for (const operation of Object.values(operations)) {

@@ -33,6 +33,8 @@ const document: OpenApiDocument = {
       delete: { responses: { "204": { description: "deleted" } } },
     },
     "/v1/things/{thingId}/parts": { get: { security: [], responses: { default: { content: problem } } } },
+    "/v1/things/{thingId}/hooks": { post: { security: [{ sharedSecret: [] }], responses: { default: { content: problem } } } },
+    "/v1/things/{thingId}/owner": { get: { security: [{ bearer: ["things:read"] }, { bearer: ["admin"] }], responses: { default: { content: problem } } } },
   },
 };
 
@@ -87,10 +89,12 @@ describe("the OpenAPI contract checker", () => {
     expect(check("POST", "/v1/things/t1", json(200, {}))).toEqual(["POST /v1/things/t1: the document has no operation for it"]);
   });
 
-  it("records the statuses each operation answered with, and says which operations are public", () => {
+  it("records the statuses each operation answered with, and says which operations are public: no security, or a scheme other than the bearer", () => {
     expect([...(contract.seen.get("GET /v1/things/{thingId}") ?? [])].sort()).toEqual([200, 404, 409, 429]);
     expect(contract.isPublic("GET /v1/things/{thingId}/parts")).toBe(true);
+    expect(contract.isPublic("POST /v1/things/{thingId}/hooks")).toBe(true);
     expect(contract.isPublic("GET /v1/things/{thingId}")).toBe(false);
+    expect(contract.isPublic("GET /v1/things/{thingId}/owner")).toBe(false);
   });
 });
 

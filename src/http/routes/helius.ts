@@ -18,7 +18,7 @@ import { inexactHeliusNumbers } from "../../ingest/exact-token-amounts.ts";
 import { mapHeliusWebhook } from "../../ingest/helius.ts";
 import { MAX_MOVEMENTS_PER_DELIVERY, triageHeliusItems, type RefusedItem } from "../../ingest/helius-triage.ts";
 import { storeTransactionBatch } from "../../ingest/store.ts";
-import { INGEST_BODY_LIMIT } from "../app.ts";
+import { HELIUS_AUTH_SCHEME, INGEST_BODY_LIMIT } from "../app.ts";
 import { validationErrors } from "../error-handler.ts";
 import { ProblemError } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
@@ -77,8 +77,8 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             "with none counts 1): the items past them are refused unread, listed in `rejected` and kept, to be posted " +
             "again in smaller deliveries. A body that is not an array of 1–1000 objects, or that holds a `__proto__` or " +
             "`constructor.prototype` key anywhere, is a 400.",
-          // Not the bearer: the document names the webhook's own scheme (openapi-security.ts).
-          security: [],
+          // Not the bearer: the webhook's own scheme (config.public skips the token check).
+          security: [{ [HELIUS_AUTH_SCHEME]: [] }],
           body: DeliverySchema,
           response: {
             202: described(AcceptedSchema, "the valid items stored (or already stored) and queued for evaluation; the others listed in rejected"),
