@@ -102,16 +102,36 @@ const failedJob = (id: string) =>
 
 /**
  * A notification of the alert written as failed, made at `createdAt` (as an outage leaves them):
- * of an event the alert fired, or (`test`) a test notification, which has none.
+ * of an event the alert fired; a test notification (`test`), which has none; or (`digest`) the
+ * cooldown digest of a window that held back one event (observed 777,000), which has none
+ * either. A digest is written as pipeline/cooldown-digest.ts writes one: its cooldown_digests
+ * row, and its payload unbuilt (the delivery job builds it from the held-back event at its next
+ * attempt). Its window starts a second before it was made and lasts a minute.
  */
-async function seedFailed(alert: Alert, channel: "webhook" | "email", destination: string, createdAt: Date, kind: "event" | "test" = "event"): Promise<string> {
+async function seedFailed(
+  alert: Alert,
+  channel: "webhook" | "email",
+  destination: string,
+  createdAt: Date,
+  kind: "event" | "test" | "digest" = "event",
+  app: TestApp = t,
+): Promise<string> {
   const id = newId("ntf", createdAt.getTime());
-  const eventId = kind === "test" ? null : (await insertEvent(t, alert.alertId, { createdAt })).eventId;
-  const payload = samplePayload(alert, kind === "test" ? "risk_alert.test" : "risk_alert.triggered");
-  await insertNotification(t.deps.sql, { id, alertId: alert.alertId, eventId, channel, destination, payload, createdAt });
-  await t.deps.sql`update notifications set status = 'failed', attempt_count = 2, updated_at = ${createdAt.toISOString()}::timestamptz where id = ${id}`;
+  const eventId = kind === "event" ? (await insertEvent(app, alert.alertId, { createdAt })).eventId : null;
+  if (kind === "digest") await insertEvent(app, alert.alertId, { createdAt, suppressed: true, observed: 777_000 });
+  const sample = samplePayload(alert, PAYLOAD_TYPES[kind]);
+  const payload = kind === "digest" ? { ...sample, data: { ...sample.data, observed: null, reason: "" } } : sample;
+  await insertNotification(app.deps.sql, { id, alertId: alert.alertId, eventId, channel, destination, payload, createdAt });
+  if (kind === "digest") {
+    await app.deps.sql`
+      insert into cooldown_digests (alert_id, window_start, window_end, notification_id)
+      values (${alert.alertId}, ${new Date(createdAt.getTime() - 1_000).toISOString()}::timestamptz,
+              ${new Date(createdAt.getTime() + 60_000).toISOString()}::timestamptz, ${id})`;
+  }
+  await app.deps.sql`update notifications set status = 'failed', attempt_count = 2, updated_at = ${createdAt.toISOString()}::timestamptz where id = ${id}`;
   return id;
 }
+const PAYLOAD_TYPES = { event: "risk_alert.triggered", test: "risk_alert.test", digest: "risk_alert.suppressed" } as const;
 
 describe("POST /v1/notifications/{id}/redeliver", () => {
   it("sends a failed webhook again under the same webhook-id, signed, to the alert's current URL, and keeps the earlier attempts", async () => {
@@ -286,6 +306,45 @@ describe("POST /v1/risk/alerts/{id}/notifications/redeliver", () => {
     expect(route.requests.map((request) => request.headers["webhook-id"])).toEqual([fired]);
   });
 
+  it("reopens the alert's failed cooldown digests in the window, which the worker sends built from what the cooldown held back, and still leaves its tests", async () => {
+    const { alert, route } = await webhookAlert();
+    const since = new Date(Date.now() - HOUR_MS);
+    const fired = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 1_000));
+    const test = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 2_000), "test");
+    const digest = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 5_000), "digest");
+
+    const res = await redeliverWindow(alert.alertId, { since: since.toISOString() });
+    expect(res.json()).toEqual({ redelivered: 2, notificationIds: [fired, digest], more: false });
+    for (const id of [fired, digest]) expect((await settled(id)).status).toBe("delivered");
+    expect((await get(test)).json<NotificationBody>().status).toBe("failed");
+    const sent = route.requests.find((request) => request.headers["webhook-id"] === digest);
+    expect(sent!.verifiedWith).toEqual([alert.webhookSecret]);
+    expect(JSON.parse(sent!.body)).toMatchObject({ type: "risk_alert.suppressed", data: { observed: 777_000, suppressed: { count: 1 } } });
+    expect(route.requests.map((request) => request.headers["webhook-id"]).sort()).toEqual([fired, digest].sort());
+  });
+
+  it("leaves a paused alert's failed digests out of a window and refuses one by id, as a digest is sent only while its alert is active", async () => {
+    const { alert, route } = await webhookAlert();
+    const since = new Date(Date.now() - HOUR_MS);
+    const fired = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 1_000));
+    const digest = await seedFailed(alert, "webhook", route.url, new Date(since.getTime() + 5_000), "digest");
+    const pause = await t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alert.alertId}`, headers: bearer(alice), payload: { status: "paused" } });
+    expect(pause.statusCode).toBe(200);
+
+    expect((await redeliverWindow(alert.alertId, { since: since.toISOString() })).json()).toEqual({ redelivered: 1, notificationIds: [fired], more: false });
+    expect(expectProblem(await redeliver(digest), 409, "conflict").detail).toBe(
+      `notification ${digest} is the digest of a cooldown, which is sent only while its alert is active, and alert ${alert.alertId} is paused: ` +
+        `resume it first (PATCH /v1/risk/alerts/${alert.alertId} with status active), then redeliver`,
+    );
+    expect((await get(digest)).json<NotificationBody>().status).toBe("failed");
+    expect((await settled(fired)).status).toBe("delivered");
+
+    // Resumed, it is sent.
+    await t.app.inject({ method: "PATCH", url: `/v1/risk/alerts/${alert.alertId}`, headers: bearer(alice), payload: { status: "active" } });
+    expect((await redeliver(digest)).statusCode).toBe(202);
+    expect((await settled(digest)).status).toBe("delivered");
+  });
+
   it("answers an empty window, not a 400, for a window wholly before 1970 (until later than since)", async () => {
     const { alert } = await webhookAlert();
     const res = await redeliverWindow(alert.alertId, { since: "0001-01-01T00:00:00Z", until: "0001-01-02T00:00:00Z" });
@@ -336,7 +395,7 @@ describe("POST /v1/risk/alerts/{id}/notifications/redeliver", () => {
 });
 
 /** An email alert of the caller with `count` failed notifications of events it fired. */
-async function failedNotifications(app: TestApp, token: string, count: number): Promise<{ alertId: string; ids: string[] }> {
+async function failedNotifications(app: TestApp, token: string, count: number): Promise<{ alertId: string; alert: Alert; ids: string[] }> {
   const wallet = await trackWallet(app, token);
   const created = await app.app.inject({
     method: "POST",
@@ -353,7 +412,7 @@ async function failedNotifications(app: TestApp, token: string, count: number): 
     await app.deps.sql`update notifications set status = 'failed' where id = ${id}`;
     ids.push(id);
   }
-  return { alertId: alert.alertId, ids };
+  return { alertId: alert.alertId, alert, ids };
 }
 
 /** Makes an update of a notification listed in `refused_notification_updates` fail, as a statement error would. */
@@ -394,6 +453,27 @@ describe("the hourly quota of redeliveries", () => {
     await q.deps.sql`delete from refused_notification_updates`;
     const again = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(frank), payload: { since } });
     expect(again.json()).toEqual({ redelivered: 2, notificationIds: ids, more: false });
+  });
+
+  it("refuses a disabled alert's failed digest by id as it refuses the alert's other notifications, taking none of the hour's quota", async () => {
+    const hana = await q.token("hana");
+    const disabled = await failedNotifications(q, hana, 1);
+    const digest = await seedFailed(disabled.alert, "email", "desk@example.com", new Date(), "digest", q);
+    await q.deps.sql`update alerts set status = 'disabled', disabled_reason = 'the mailbox answered 550' where id = ${disabled.alertId}`;
+    const redeliverAs = (id: string) => q.app.inject({ method: "POST", url: `/v1/notifications/${id}/redeliver`, headers: bearer(hana) });
+
+    const ofEvent = expectProblem(await redeliverAs(disabled.ids[0]!), 409, "conflict");
+    const ofDigest = expectProblem(await redeliverAs(digest), 409, "conflict");
+    expect(ofDigest.detail).toBe(ofEvent.detail);
+    expect(ofDigest.detail).toContain(`alert ${disabled.alertId} is disabled`);
+    const [row] = await q.deps.sql<{ status: string; attemptCount: number }[]>`select status, attempt_count as "attemptCount" from notifications where id = ${digest}`;
+    expect(row).toEqual({ status: "failed", attemptCount: 2 });
+
+    // The hour's 2 are all left.
+    const other = await failedNotifications(q, hana, 2);
+    const since = new Date(Date.now() - HOUR_MS).toISOString();
+    const bulk = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${other.alertId}/notifications/redeliver`, headers: bearer(hana), payload: { since } });
+    expect(bulk.json()).toEqual({ redelivered: 2, notificationIds: other.ids, more: false });
   });
 
   it("reopens only what the caller's hour has left, says more are left, then answers 429 with Retry-After, and leaves other callers alone", async () => {

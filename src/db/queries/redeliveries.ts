@@ -4,11 +4,20 @@
 // stays its webhook-id, and the delivery job and the reconciler treat it like any other pending
 // notification. Each statement here runs in the caller's transaction, after the alert is locked.
 import type { TransactionSql } from "postgres";
-import type { AlertStatus, NotificationMethod, NotificationStatus } from "../../domain/types.ts";
+import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
 
 export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus };
-/** isTest: a `risk_alert.test` notification (no event), which is sent even while its alert is disabled. */
-export type RedeliveryTarget = RedeliveryAlert & { notificationId: string; status: NotificationStatus; channel: NotificationMethod; isTest: boolean };
+/**
+ * type: the payload's, which says what the notification is; its event does not (a test and a
+ * cooldown digest both have none). A test (`risk_alert.test`) is sent even while its alert is
+ * disabled, a digest (`risk_alert.suppressed`) only while it is active (queue/jobs/deliver.ts).
+ */
+export type RedeliveryTarget = RedeliveryAlert & {
+  notificationId: string;
+  status: NotificationStatus;
+  channel: NotificationMethod;
+  type: NotificationPayload["type"];
+};
 export type Reopened = { notificationId: string; channel: NotificationMethod };
 
 /**
@@ -19,7 +28,7 @@ export type Reopened = { notificationId: string; channel: NotificationMethod };
  */
 export async function findRedeliveryTarget(sql: TransactionSql, owner: string, notificationId: string): Promise<RedeliveryTarget | undefined> {
   const [row] = await sql<RedeliveryTarget[]>`
-    select n.id as "notificationId", n.status, n.channel, n.event_id is null as "isTest", a.id as "alertId", a.status as "alertStatus"
+    select n.id as "notificationId", n.status, n.channel, n.payload->>'type' as type, a.id as "alertId", a.status as "alertStatus"
     from notifications n join alerts a on a.id = n.alert_id
     where n.id = ${notificationId} and a.owner = ${owner}
     for key share of a`;
@@ -36,16 +45,20 @@ export async function findRedeliveryAlert(sql: TransactionSql, owner: string, al
 }
 
 /**
- * The alert's failed notifications made in [since, until), oldest first, at most `limit`. Not its
- * tests (no event): pings its owner sent while setting up the receiver, which an outage's
- * redelivery would send again with an old risk score; a test is resent only when asked for by id.
+ * The alert's failed notifications made in [since, until), oldest first, at most `limit`: those of
+ * its firings and its cooldown digests (what a cooldown held back, which an outage's redelivery
+ * owes its owner as much). Not its tests (judged by the payload's type: a digest has no event
+ * either): pings its owner sent while setting up the receiver, which an outage's redelivery would
+ * send again with an old risk score; a test is resent only when asked for by id. Nor its digests
+ * while it is not active: the delivery job fails those unsent (a disabled alert is refused before).
  */
 export async function failedInWindow(sql: TransactionSql, alertId: string, since: Date, until: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
-    select id from notifications
-    where alert_id = ${alertId} and status = 'failed' and event_id is not null
-      and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz
-    order by id limit ${limit}`;
+    select n.id from notifications n join alerts a on a.id = n.alert_id
+    where n.alert_id = ${alertId} and n.status = 'failed' and n.payload->>'type' <> 'risk_alert.test'
+      and (n.payload->>'type' <> 'risk_alert.suppressed' or a.status = 'active')
+      and n.created_at >= ${since.toISOString()}::timestamptz and n.created_at < ${until.toISOString()}::timestamptz
+    order by n.id limit ${limit}`;
   return rows.map((row) => row.id);
 }
 

@@ -36,7 +36,7 @@ const RotatedSecret = Type.Object({
 const NotificationSchema = Type.Object({
   notificationId: Type.String(),
   alertId: Type.String(),
-  eventId: Type.Union([Type.String(), Type.Null()], { description: "null for a test notification" }),
+  eventId: Type.Union([Type.String(), Type.Null()], { description: "null for a test notification and a cooldown digest (risk_alert.suppressed)" }),
   channel: Type.Enum(NOTIFICATION_METHODS),
   status: Type.Enum(NOTIFICATION_STATUSES),
   createdAt: Type.String({ format: "date-time" }),

@@ -14,6 +14,7 @@ import {
   reopenFailed,
   restartFailureRun,
   type RedeliveryAlert,
+  type RedeliveryTarget,
   type Reopened,
 } from "../../db/queries/redeliveries.ts";
 import type { Deps } from "../../deps.ts";
@@ -84,7 +85,7 @@ export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             const target = await findRedeliveryTarget(tx, owner, notificationId);
             if (!target) throw notFound(`notification ${notificationId}`);
             if (target.status !== "failed") throw notFailed(notificationId, target.status);
-            if (!target.isTest) assertRedeliverable(target);
+            assertSendable(target);
             await taken.take(1);
             await restartFailureRun(tx, target.alertId, now);
             const [row] = await reopenFailed(tx, [notificationId], now);
@@ -210,14 +211,32 @@ async function givingBackOnRollback<T>(
  * A disabled alert's notifications are failed unsent when they come due (queue/jobs/deliver.ts):
  * reopened, they would fail again at once, saying nothing new. Its test notifications are sent
  * (so that its owner can check the endpoint before re-enabling it), and so are redelivered: the
- * single route skips this for a test. A paused alert's are sent, as the notifications it still
- * owed when it was paused are.
+ * single route skips this for a test (assertSendable). A paused alert's are sent, as the
+ * notifications it still owed when it was paused are, but for its cooldown digests.
  */
 function assertRedeliverable(alert: RedeliveryAlert): void {
   if (alert.alertStatus !== "disabled") return;
   throw new ProblemError(
     "conflict",
     `alert ${alert.alertId} is disabled (its disabledReason says why): re-enable it first (PATCH /v1/risk/alerts/${alert.alertId} with status active), then redeliver`,
+  );
+}
+
+/**
+ * The single route's rule, as the delivery job's (queue/jobs/deliver.ts), by the payload's type:
+ * a test is sent whatever its alert's status; a cooldown digest only while its alert is active
+ * (a paused alert's fails unsent, so reopened it would fail again, and cost its owner a
+ * redelivery); any other as assertRedeliverable says. Not by its event: a digest has none
+ * either, and taken for a test, a disabled alert's digest was reopened only to fail unsent.
+ */
+function assertSendable(target: RedeliveryTarget): void {
+  if (target.type === "risk_alert.test") return;
+  assertRedeliverable(target);
+  if (target.type !== "risk_alert.suppressed" || target.alertStatus === "active") return;
+  throw new ProblemError(
+    "conflict",
+    `notification ${target.notificationId} is the digest of a cooldown, which is sent only while its alert is active, and alert ${target.alertId} is ${target.alertStatus}: ` +
+      `resume it first (PATCH /v1/risk/alerts/${target.alertId} with status active), then redeliver`,
   );
 }
 
