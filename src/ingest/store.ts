@@ -6,7 +6,7 @@ import type { Transaction } from "../domain/types.ts";
 import { replaceAccountSnapshots } from "../db/queries/accounts.ts";
 import { insertTransactionBatch } from "../db/queries/transactions.ts";
 import { newId } from "../ids.ts";
-import { QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
+import { EVALUATE_JOB_OPTIONS, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
 import type { AccountSnapshot } from "./native.ts";
 
 export type StoredBatch = { accepted: number; duplicates: number; batchId: string | null };
@@ -30,7 +30,7 @@ export async function storeTransactionBatch(
   const inserted = await retryOnDeadlock(() => insertTransactionBatch(deps.sql, batchId, unique));
   if (inserted.rows === 0) return { accepted: 0, duplicates: given, batchId: null };
   const job: EvaluateBatchJob = { batchId };
-  await deps.queues[QUEUES.transactions].add("evaluate", job, { jobId: batchId });
+  await deps.queues[QUEUES.transactions].add("evaluate", job, { ...EVALUATE_JOB_OPTIONS, jobId: batchId });
   return { accepted: inserted.transactions, duplicates: given - inserted.transactions, batchId };
 }
 

@@ -11,7 +11,7 @@ import { openNotifications, unevaluatedBatches, unevaluatedScoreChanges, type Op
 import { enqueueDeliveries } from "../queue/deliveries.ts";
 import { disabledNoticeJobId, enqueueDisabledNotice } from "../queue/disabled-notices.ts";
 import { owedAmong, owedDisabledNotices } from "../db/queries/disabled-notices.ts";
-import { DELIVERY_QUEUE, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
+import { DELIVERY_QUEUE, EVALUATE_JOB_OPTIONS, QUEUES, type EvaluateBatchJob } from "../queue/names.ts";
 import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
 import { rescoreRelabelled } from "./relabel.ts";
@@ -67,17 +67,22 @@ export async function runReconcileOnce(
     // normally, and reading long lists every sweep would load Redis for nothing); a batch whose
     // job is lost is also evaluated meanwhile by the next batch's job, which takes the oldest.
     const states = await jobStates(deps, batchQueue, ids, (id) => now.getTime() - idTime(id) > settings.stuckMs);
+    // A job waiting for its retry (delayed) is live: left alone, like a waiting or active one.
     const data = (batchId: string): EvaluateBatchJob => ({ batchId });
+    const opts = (batchId: string) => ({ ...EVALUATE_JOB_OPTIONS, jobId: batchId });
     const missing = ids.filter((id) => states.get(id) === "missing");
-    await batchQueue.addBulk(missing.map((batchId) => ({ name: "evaluate", data: data(batchId), opts: { jobId: batchId } })));
+    await batchQueue.addBulk(missing.map((batchId) => ({ name: "evaluate", data: data(batchId), opts: opts(batchId) })));
     result.batches += missing.length;
     for (const batchId of ids) {
-      // A job that failed (Postgres down through its attempt) or ended without recording runs again.
+      // A job that failed (Postgres or Redis down through its attempts) or ended without recording
+      // runs again. A failed one with its retries afresh: with its spent attempts still counted, a
+      // blip during the re-run would leave the batch to the next sweep again.
       const state = states.get(batchId);
-      if (state === "failed") await (await batchQueue.getJob(batchId))?.retry("failed");
+      const afresh = { resetAttemptsMade: true, resetAttemptsStarted: true };
+      if (state === "failed") await (await batchQueue.getJob(batchId))?.retry("failed", afresh);
       if (state === "completed" || state === "orphaned") {
         await batchQueue.remove(batchId);
-        await batchQueue.add("evaluate", data(batchId), { jobId: batchId });
+        await batchQueue.add("evaluate", data(batchId), opts(batchId));
       }
       if (state === "failed" || state === "completed" || state === "orphaned") result.batches++;
     }

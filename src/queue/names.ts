@@ -24,6 +24,22 @@ export const DELIVERY_QUEUE: Readonly<Record<NotificationMethod, QueueName>> = {
 };
 
 export type EvaluateBatchJob = { batchId: string };
+/**
+ * An evaluation job gets BullMQ's retries, as deliveries and risk jobs do (queue/deliveries.ts):
+ * 1, 2, 4, 8 and 16 s. What fails one is PostgreSQL or Redis away for a moment (a dropped
+ * connection, a restart); with one attempt, its batch waited for the reconciler's next sweep
+ * (every 30 s) or a later batch's job: on a quiet feed, an alert 30 s late after a one-second
+ * blip. Running again is harmless: a batch's events, scores and "evaluated" mark commit in the
+ * transaction that holds its claim (a failed run left none of them, and let the claim go), the
+ * activity it counted in Redis is not counted again (activity.ts), and a batch that another job
+ * evaluated or holds meanwhile ends the run at once (evaluate-batch.ts). A job whose attempts
+ * are spent is left failed: the reconciler's next sweep runs it again.
+ */
+export const EVALUATE_JOB_OPTIONS = {
+  attempts: 6,
+  backoff: { type: "exponential", delay: 1_000 },
+} as const;
+
 export type EvaluateRiskJob = { scoreChangeIds: number[] };
 export type DeliverJob = { notificationId: string };
 /**

@@ -1,9 +1,10 @@
 // While PostgreSQL or Redis is away every job fails: one evaluation per ingest batch, one
 // delivery per notification, each reconciler sweep. That is hundreds of lines a minute under
 // load, each telling the same story, and none of it is lost work: a job with attempts left runs
-// again, and one whose attempts are spent (an evaluation has only one) is started afresh by the
-// reconciler's next sweep, because PostgreSQL still says the work is owed. A line per job
-// (with a stack) read like data loss and buried everything else in an operator's log.
+// again, and one whose attempts are spent (an outage outlasting an evaluation's or delivery's
+// half minute of retries) is started afresh by the reconciler's next sweep, because PostgreSQL
+// still says the work is owed. A line per job (with a stack) read like data loss and buried
+// everything else in an operator's log.
 //
 // So: one `warn` per kind of error a minute, counting the jobs that failed of that kind since
 // the last such line, per queue; each of them at `debug`. No stack: postgres.js gives a failed

@@ -216,8 +216,9 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
  * a minute per kind (outage-failures.ts): an error of those clients only (isUnavailableError),
  * not a receiver's or provider's words in ours (a disabled-alert notice's "ECONNREFUSED: connect
  * ECONNREFUSED" when the SMTP server is away). Such a job runs again even when BullMQ's attempts
- * are spent (an evaluation job has one): its work is still owed in PostgreSQL, and the
- * reconciler's next sweep starts it afresh. Any other job whose attempts ran out is given up.
+ * are spent (an outage longer than their half minute of retries): its work is still owed in
+ * PostgreSQL, and the reconciler's next sweep starts it afresh. Any other job whose attempts ran
+ * out is given up.
  */
 export function jobFailure(job: Pick<Job, "finishedOn"> | undefined, error: unknown): "given up" | "outage" | "failed" {
   if (isUnrecoverable(error)) return "given up";

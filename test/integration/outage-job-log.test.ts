@@ -1,9 +1,10 @@
 // PostgreSQL goes away under an evaluation worker while batches keep arriving (the API reaches
-// PostgreSQL; the worker does not). Each evaluation job has one attempt, so each failed one is
-// spent at once; in an operator's review that was one `job failed` warning, with an unrelated
-// stack, per batch (94 in 150 s). None of it is lost: the reconciler starts each afresh. So the
-// log says it once per kind of error, with the count and queue, and that the work runs again
-// (README, Monitoring) — and the reconciler does evaluate every batch once PostgreSQL is back.
+// PostgreSQL; the worker does not). Every run of every evaluation job fails; in an operator's
+// review that was one `job failed` warning, with an unrelated stack, per batch (94 in 150 s).
+// None of it is lost: BullMQ retries each job, and the reconciler starts afresh those whose
+// attempts are spent. So the log says it once per kind of error, with the count and queue, and
+// that the work runs again (README, Monitoring) — and every batch is evaluated once PostgreSQL
+// is back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import { runReconcileOnce } from "../../src/pipeline/reconcile.ts";
@@ -36,7 +37,7 @@ type LogLine = { level: number; msg: string; err?: unknown; stack?: unknown; fai
 const linesFrom = (from: number): LogLine[] => logLines.slice(from).map((line) => JSON.parse(line) as LogLine);
 
 describe("evaluation jobs failing while PostgreSQL cannot be reached", () => {
-  it("logs twenty spent evaluation jobs once per kind of error, without a stack, saying they run again; the reconciler evaluates them all", async () => {
+  it("logs twenty failed evaluation runs once per kind of error, without a stack, saying they run again; every batch is evaluated afterwards", async () => {
     const from = logLines.length;
     await proxy.cut();
     try {
@@ -60,7 +61,7 @@ describe("evaluation jobs failing while PostgreSQL cannot be reached", () => {
       expect(JSON.stringify(line)).not.toContain('"stack"');
     }
 
-    // What the line promises: the reconciler's sweep starts the spent jobs afresh.
+    // What the line promises: the jobs run again (BullMQ's retries; a sweep starts afresh any that are spent).
     await runReconcileOnce(t.deps, { graceMs: 0 });
     await settled(t, 60_000);
   }, 120_000);

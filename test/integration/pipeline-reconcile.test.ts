@@ -67,7 +67,7 @@ describe("runReconcileOnce", () => {
     await sweep();
   });
 
-  it("runs a failed batch job again", async () => {
+  it("runs a failed batch job again, with its attempts afresh", async () => {
     const batchId = await storedBatch();
     await batches().obliterate({ force: true });
     await batches().add("evaluate", { batchId }, { jobId: batchId });
@@ -80,6 +80,8 @@ describe("runReconcileOnce", () => {
     connection.disconnect();
     await sweep();
     expect(await batches().getJobState(batchId)).toBe("waiting");
+    // Its spent attempts not counted: a job with BullMQ retries (EVALUATE_JOB_OPTIONS) has them all again.
+    expect((await batches().getJob(batchId))?.attemptsMade).toBe(0);
   });
 
   it("re-enqueues an open notification whose delivery job is gone, and not a delivered one", async () => {

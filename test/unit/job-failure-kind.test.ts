@@ -60,7 +60,7 @@ describe("the kind of a failed job run", () => {
   });
 
   it("takes a job whose attempts ran out on a PostgreSQL outage for an outage: the reconciler starts it afresh", () => {
-    // An evaluation job has one attempt: every batch of an outage was spent, and logged, at once.
+    // An outage that outlasts a job's BullMQ retries (half a minute) spends its attempts.
     const outage = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED", syscall: "connect" });
     expect(jobFailure({ finishedOn: Date.now() }, outage)).toBe("outage");
   });
