@@ -99,6 +99,12 @@ export type Config = Readonly<{
   /** Failed notifications a caller may send again (POST …/redeliver) per clock hour (0: none). */
   redeliveriesPerHour: number;
   /**
+   * SMS notifications of one caller's alerts (a test and a redelivery included) sent per clock
+   * hour: the operator pays for each, and firings are not capped, so without it one token's
+   * alerts on a busy address could send thousands an hour. Past it they fail, not sent (sms-budget.ts).
+   */
+  smsPerCallerPerHour: number;
+  /**
    * The most alerts (of any status: a paused one can be resumed) one caller may have on one
    * wallet, and in all: each active alert is a notification per matching event and a rule held
    * in every worker's memory, so an unbounded number would let one token multiply both.
@@ -211,6 +217,9 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     rateLimitPerMinute: read("RATE_LIMIT_PER_MINUTE", integerIn(1, 10_000_000), 600),
     testNotificationsPerHour: read("TEST_NOTIFICATIONS_PER_HOUR", integerIn(0, 1_000_000), 20),
     redeliveriesPerHour: read("REDELIVERIES_PER_HOUR", integerIn(0, 1_000_000), 1_000),
+    // From 1: 0 would read as "none" beside the two settings above, and as "no bound" to others;
+    // a million an hour is no bound in practice (ten sends in flight per worker process).
+    smsPerCallerPerHour: read("SMS_PER_CALLER_PER_HOUR", integerIn(1, 1_000_000), 300),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
     maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     maxWalletsPerCaller: read("MAX_WALLETS_PER_CALLER", integerIn(1, 1_000_000), 10_000),

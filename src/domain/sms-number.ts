@@ -29,6 +29,11 @@ export type SmsNumberRules = {
 /** `reason` follows the field's name: "recipient is a premium-rate number, …". */
 export type SmsNumberVerdict = { ok: true } | { ok: false; reason: string };
 
+/** The ISO 3166-1 alpha-2 code libphonenumber gives `number` (GB, GG, CA); undefined for none (+881, a malformed number). */
+export function countryOfNumber(number: string): string | undefined {
+  return parsePhoneNumberFromString(number)?.country;
+}
+
 /** Whether libphonenumber attributes numbers to this ISO 3166-1 alpha-2 code (GB, not UK). */
 export function isPhoneCountry(code: string): boolean {
   return isSupportedCountry(code);

@@ -16,6 +16,8 @@ export type DeliveryMetrics = {
   attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void;
   /** A run whose attempt failed and whose job now waits in the delayed set for the next one (no BullMQ event says so). */
   parkedForRetry: (job: JobRun) => void;
+  /** An SMS not sent because its alert owner's hourly budget was spent (SMS_PER_CALLER_PER_HOUR). */
+  smsBudgetSpent: () => void;
 };
 
 /** `durations`: the worker's job metrics (createJobMetrics on the same registry). */
@@ -28,8 +30,15 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
   });
   // Every pair from the start (0), so rate() and alerts see a series before the first attempt.
   for (const channel of NOTIFICATION_METHODS) for (const outcome of OUTCOMES) attempts.inc({ channel, outcome }, 0);
+  // No label per caller: callers are unbounded; the worker's warn line names them.
+  const overBudget = new Counter({
+    name: `${METRIC_PREFIX}sms_budget_refusals_total`,
+    help: "SMS notifications this worker failed without sending because their alert owner had used up SMS_PER_CALLER_PER_HOUR for the clock hour (each also counts as a failed sms attempt; its owner can redeliver it).",
+    registers: [registry],
+  });
   return {
     attempted: (channel, outcome) => attempts.inc({ channel, outcome }),
     parkedForRetry: (job) => durations.observeRun(job, "retrying"),
+    smsBudgetSpent: () => overBudget.inc(),
   };
 }

@@ -17,8 +17,9 @@ export type DeliveryOutcome = {
    * The channel's own provider (the SMTP server, Twilio) refused the deployment's side of the
    * message, not the recipient's: its login (`credentials`), its sender address or number
    * (`sender`), or its account's right to send there (`permission`: a relay that does not
-   * relay for our login, a sandbox that sends to verified addresses only, Twilio's Geo
-   * Permissions). The operator can fix it, and nothing about the recipient was judged.
+   * relay for our login, a sandbox that sends to verified addresses only, a Twilio trial
+   * account). The operator can fix it, and nothing about the recipient was judged. (Twilio's
+   * Geo Permissions are not one: the operator chose not to serve that country, sms.ts.)
    */
   deploymentFault?: DeploymentFault;
   /**
@@ -42,6 +43,8 @@ export const PERMANENT_ERROR_CODES = {
   badDestination: "BAD_DESTINATION",
   /** The message itself was refused before sending (no recipient, malformed message). */
   badMessage: "BAD_MESSAGE",
+  /** Not sent: its alert owner's SMS for this clock hour are spent (SMS_PER_CALLER_PER_HOUR, sms-budget.ts). */
+  smsBudgetSpent: "SMS_BUDGET_SPENT",
 } as const;
 const PERMANENT_CODES: ReadonlySet<string> = new Set(Object.values(PERMANENT_ERROR_CODES));
 
@@ -75,9 +78,15 @@ export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
  * (alert-health.ts). A failure of the deployment's own (refused login, sender or permission)
  * or of its provider (SMTP server or Twilio down, busy, failing) is not: an owner cannot fix
  * it, and an outage of ours would otherwise disable every email and SMS alert it outlasted.
+ * Nor is an SMS held back because its owner's hourly budget was spent: the destination was
+ * never tried, and a burst of the owner's other alerts would disable this one.
  */
 export function isDestinationsFault(outcome: DeliveryOutcome): boolean {
-  return outcome.deploymentFault === undefined && outcome.providerUnavailable !== true;
+  return (
+    outcome.deploymentFault === undefined &&
+    outcome.providerUnavailable !== true &&
+    outcome.errorCode !== PERMANENT_ERROR_CODES.smsBudgetSpent
+  );
 }
 
 /**

@@ -141,14 +141,32 @@ describe("SMS delivery through the Twilio SDK", () => {
     }
   });
 
-  it.each([
-    [21408, "Permission to send an SMS has not been enabled for the region indicated by the 'To' number"],
-    [21608, "The number +14155550101 is unverified. Trial accounts cannot send messages to unverified numbers"],
-  ])("retries Twilio's refusal %i (the account's Geo Permissions, a trial account) as the deployment's, not the recipient's", (code, message) => {
-    const refused = describeTwilioError({ status: 400, code, message });
+  it("retries Twilio's refusal 21608 (a trial account) as the deployment's, not the recipient's", () => {
+    const refused = describeTwilioError({
+      status: 400,
+      code: 21608,
+      message: "The number +14155550101 is unverified. Trial accounts cannot send messages to unverified numbers",
+    });
     expect(refused.deploymentFault).toBe("permission");
     expect(classifyOutcome(refused)).toBe("retry");
     expect(isDestinationsFault(refused)).toBe(false);
+  });
+
+  it("fails Twilio's refusal 21408 (a country the account's Geo Permissions leave out) for good, as the recipient's, saying the country is not served", () => {
+    const refused = describeTwilioError({
+      status: 400,
+      code: 21408,
+      message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number",
+      moreInfo: "https://www.twilio.com/docs/errors/21408",
+    });
+    expect(refused.deploymentFault).toBeUndefined();
+    expect(classifyOutcome(refused)).toBe("permanent");
+    expect(isDestinationsFault(refused)).toBe(true);
+    expect(refused.error).toBe(
+      "Twilio 21408: the number's country is not enabled for this service's SMS (its Twilio account's Geo Permissions), so it is not texted: " +
+        "give the alert a number in a country the service serves " +
+        "(Twilio: Permission to send an SMS has not been enabled for the region indicated by the 'To' number) (https://www.twilio.com/docs/errors/21408)",
+    );
   });
 
   it("counts Twilio unreachable, busy (429) or failing (5xx) as the provider's trouble, not the recipient's", () => {
@@ -266,9 +284,9 @@ describe("SMS delivery when Twilio refuses the service's From number", () => {
   });
 });
 
-// What is the operator's, not the recipient's: the account's Geo Permissions, and Twilio itself
-// being away or busy. Retried on the schedule, and never counted against the alert.
-describe("SMS delivery when Twilio refuses the account's reach or is unavailable", () => {
+// What is the operator's, not the recipient's: Twilio itself being away or busy. Retried on the
+// schedule, and never counted against the alert.
+describe("SMS delivery when Twilio is unavailable", () => {
   let reachApp: TestApp;
   let reachWorkers: DeliveryWorkers;
   const refusedTo = new Set<string>();
@@ -295,36 +313,6 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
   };
   const dayAndAnHourAgo = () => new Date(Date.now() - 25 * 3_600_000);
 
-  it("keeps retrying a number outside the account's Geo Permissions (21408), never disables its alert, and delivers once they cover it", async () => {
-    const to = "+4915112345601";
-    refuse(to, { status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number: +4915112345601." });
-    const alert = await seedAlert(reachApp, { method: "sms", recipient: to });
-    // A day of permanent failures already: one more counted failure would disable the alert.
-    const since = dayAndAnHourAgo();
-    await reachApp.deps.db.update(alerts).set({ failingSince: since }).where(eq(alerts.id, alert.alertId));
-    const id = await seedNotification(reachApp, alert, "sms", to);
-
-    const refused = await waitForNotification(reachApp, id, (row) => row.attemptCount >= 2);
-    expect(refused.status).toBe("retrying");
-    expect((await attemptsOf(reachApp, id))[0]!.error).toContain("Twilio 21408");
-
-    standin.acceptRecipient(to); // the operator enabled the country
-    expect((await waitForNotification(reachApp, id, isFinished)).status).toBe("delivered");
-    expect((await alertRow(reachApp, alert.alertId)).status).toBe("active");
-  });
-
-  it("never disables an alert for 21408, even when its schedule runs out", async () => {
-    const to = "+4915112345602";
-    refuse(to, { status: 400, code: 21408, message: "Permission to send an SMS has not been enabled for the region indicated by the 'To' number." });
-    const alert = await seedAlert(reachApp, { method: "sms", recipient: to });
-    await failingFor(reachApp, alert.alertId);
-    const id = await seedNotification(reachApp, alert, "sms", to);
-
-    expect((await waitForNotification(reachApp, id, isFinished)).status).toBe("failed");
-    expect((await attemptsOf(reachApp, id)).map((attempt) => attempt.statusCode)).toEqual([400, 400, 400, 400]);
-    expect((await alertRow(reachApp, alert.alertId)).status).toBe("active");
-  });
-
   it("never counts a Twilio outage (503, 429) against an alert: no run started, none extended into a disabling", async () => {
     const failingTo = "+14155550201";
     const healthyTo = "+14155550202";
@@ -345,6 +333,90 @@ describe("SMS delivery when Twilio refuses the account's reach or is unavailable
     expect(failingRow.status).toBe("active");
     expect(failingRow.failingSince).toEqual(since);
     expect((await alertRow(reachApp, healthy.alertId)).failingSince).toBeNull();
+  });
+});
+
+// A country the Twilio account's Geo Permissions leave out is one the operator chose not to serve,
+// and any caller can name a number there: the recipient's failure, as a number outside
+// SMS_ALLOWED_COUNTRIES is, not a setting of the operator's to fix.
+describe("SMS delivery to a country the Twilio account's Geo Permissions leave out (21408)", () => {
+  let geoApp: TestApp;
+  let geoWorkers: DeliveryWorkers;
+  const lines: string[] = [];
+  const refusedTo = new Set<string>();
+
+  beforeAll(async () => {
+    geoApp = await startTestApp("sms-geo", { ...twilioSettings(standin.baseUrl), RETRY_SCHEDULE: "300ms,300ms,300ms" });
+    // The app's own logger is silent: the workers get one whose lines the tests read.
+    const logger = createLogger("debug", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    geoWorkers = startDeliveryWorkers({ ...geoApp, deps: { ...geoApp.deps, logger } }, { smsTimeoutMs: 5_000 });
+  });
+  afterEach(() => {
+    for (const to of refusedTo) standin.acceptRecipient(to);
+    refusedTo.clear();
+  });
+  afterAll(async () => {
+    await geoWorkers?.close();
+    await geoApp?.close();
+  });
+
+  const refuseRegion = (to: string) => {
+    refusedTo.add(to);
+    standin.refuseRecipient(to, {
+      status: 400,
+      code: 21408,
+      message: `Permission to send an SMS has not been enabled for the region indicated by the 'To' number: ${to}.`,
+    });
+  };
+  const logged = () => lines.map((line) => JSON.parse(line) as { level: number; msg: string; country?: string; notificationId?: string });
+  const geoLines = () => logged().filter((entry) => entry.msg.includes("(21408)"));
+
+  it("fails the notification at its first attempt, without retrying, saying the country is not served", async () => {
+    const to = "+4915112345601";
+    refuseRegion(to);
+    const alert = await seedAlert(geoApp, { method: "sms", recipient: to });
+    const id = await seedNotification(geoApp, alert, "sms", to);
+
+    const row = await waitForNotification(geoApp, id, isFinished);
+    expect(row.status).toBe("failed");
+    expect(row.attemptCount).toBe(1);
+    const attempts = await attemptsOf(geoApp, id);
+    expect(attempts.map((attempt) => attempt.statusCode)).toEqual([400]);
+    expect(attempts[0]!.error).toMatch(/^Twilio 21408: the number's country is not enabled for this service's SMS/);
+    // The first counted failure starts the alert's run of failures.
+    const health = await alertRow(geoApp, alert.alertId);
+    expect(health.status).toBe("active");
+    expect(health.failingSince).not.toBeNull();
+  });
+
+  it("counts it against the alert: a day into a run of failures, it disables the alert", async () => {
+    const to = "+4915112345602";
+    refuseRegion(to);
+    const alert = await seedAlert(geoApp, { method: "sms", recipient: to });
+    await failingFor(geoApp, alert.alertId);
+    const id = await seedNotification(geoApp, alert, "sms", to);
+
+    expect((await waitForNotification(geoApp, id, isFinished)).status).toBe("failed");
+    expect((await alertRow(geoApp, alert.alertId)).status).toBe("disabled");
+  });
+
+  it("logs it at warn naming the country, once a minute per country (the repeats at debug), never at error", async () => {
+    // Countries the tests above did not use (their German numbers were warned of already).
+    const france = ["+33612345678", "+33612345679"];
+    const italy = "+393123456789";
+    const ids: string[] = [];
+    for (const to of [...france, italy]) {
+      refuseRegion(to);
+      ids.push(await seedNotification(geoApp, await seedAlert(geoApp, { method: "sms", recipient: to }), "sms", to));
+    }
+    for (const id of ids) expect((await waitForNotification(geoApp, id, isFinished)).status).toBe("failed");
+
+    const ofCountry = (country: string, level: number) => geoLines().filter((entry) => entry.country === country && entry.level === level);
+    expect(ofCountry("FR", 40)).toHaveLength(1);
+    expect(ofCountry("FR", 20)).toHaveLength(1);
+    expect([...ofCountry("FR", 40), ...ofCountry("FR", 20)].map((entry) => entry.notificationId).sort()).toEqual(ids.slice(0, 2).sort());
+    expect(ofCountry("IT", 40).map((entry) => entry.notificationId)).toEqual([ids[2]]);
+    expect(logged().filter((entry) => entry.level >= 50)).toEqual([]);
   });
 });
 

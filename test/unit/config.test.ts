@@ -16,6 +16,7 @@ describe("loadConfig", () => {
       rateLimitPerMinute: 600,
       testNotificationsPerHour: 20,
       redeliveriesPerHour: 1_000,
+      smsPerCallerPerHour: 300,
       maxAlertsPerWallet: 50,
       maxAlertsPerCaller: 10_000,
       maxWalletsPerCaller: 10_000,
@@ -49,6 +50,7 @@ describe("loadConfig", () => {
       MAX_ALERTS_PER_WALLET: "1",
       MAX_ALERTS_PER_CALLER: "1000000",
       MAX_WALLETS_PER_CALLER: "1",
+      SMS_PER_CALLER_PER_HOUR: "2",
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -65,6 +67,7 @@ describe("loadConfig", () => {
       maxAlertsPerWallet: 1,
       maxAlertsPerCaller: 1_000_000,
       maxWalletsPerCaller: 1,
+      smsPerCallerPerHour: 2,
     });
   });
 
@@ -92,6 +95,10 @@ describe("loadConfig", () => {
     ["MAX_WALLETS_PER_CALLER", "1000001", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
     ["MAX_WALLETS_PER_CALLER", "1e4", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
     ["MAX_WALLETS_PER_CALLER", "10,000", "MAX_WALLETS_PER_CALLER: expected a whole number from 1 to 1000000"],
+    // 0 would mean "none" beside TEST_NOTIFICATIONS_PER_HOUR=0 and "no bound" to others: refused, not guessed.
+    ["SMS_PER_CALLER_PER_HOUR", "0", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
+    ["SMS_PER_CALLER_PER_HOUR", "1000001", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
+    ["SMS_PER_CALLER_PER_HOUR", "300/h", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
     // Nothing slows down guesses of a Basic password, and Bull Board can delete jobs.
     ["ADMIN_PASSWORD", "fifteen-chars-x", "ADMIN_PASSWORD: expected at least 16 characters"],
     ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],

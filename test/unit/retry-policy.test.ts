@@ -146,4 +146,11 @@ describe("isDestinationsFault", () => {
     expect(isDestinationsFault({ errorCode: "ECONNECTION", providerUnavailable: true })).toBe(false);
     expect(isDestinationsFault({ statusCode: 503, providerUnavailable: true })).toBe(false);
   });
+
+  it("never counts an SMS held back by its owner's hourly budget against the alert (it was never tried), and gives it up", () => {
+    const heldBack = { errorCode: PERMANENT_ERROR_CODES.smsBudgetSpent };
+    expect(isDestinationsFault(heldBack)).toBe(false);
+    expect(classifyOutcome(heldBack)).toBe("permanent");
+    expect(isDestinationsFault({ errorCode: PERMANENT_ERROR_CODES.badDestination })).toBe(true);
+  });
 });

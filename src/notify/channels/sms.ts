@@ -10,7 +10,8 @@ import twilio from "twilio";
 import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
 import type { Config } from "../../config.ts";
-import { checkSmsNumber } from "../../domain/sms-number.ts";
+import { checkSmsNumber, countryOfNumber } from "../../domain/sms-number.ts";
+import { createRepeatGate, REPEAT_LOG_WINDOW_MS } from "../../log-repeats.ts";
 import type { Logger } from "../../logger.ts";
 import { redactUrl } from "../../redact-url.ts";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
@@ -154,6 +155,7 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
       : undefined;
 
   const smsRules = { allowedCountries: options.allowedCountries };
+  const warnCountryNotEnabled = countryNotEnabledWarning(options.logger);
 
   const send = async (message: OutboundMessage): Promise<AttemptResult> => {
     // A missing number is left to the SDK, which refuses the message (BAD_MESSAGE).
@@ -178,6 +180,7 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
         durationMs: elapsed(),
       };
     } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === TWILIO_GEO_PERMISSION) warnCountryNotEnabled(message);
       return { ...describeTwilioError(error), durationMs: elapsed() };
     }
   };
@@ -214,9 +217,34 @@ const TWILIO_SENDER_REFUSED: ReadonlySet<number> = new Set([21212, 21601, 21606,
 /**
  * 21408 "Permission to send an SMS has not been enabled for the region indicated by the 'To'
  * number": the account's Geo Permissions (a console setting of the operator's) leave out the
- * number's country. Another account would send it, so it says nothing about the recipient.
+ * number's country. The recipient's, as a number outside SMS_ALLOWED_COUNTRIES is: the operator
+ * chose not to serve that country, and any caller can name a number there (that setting
+ * defaults to every country). Taken as the deployment's until 2026-11-28, each one was logged
+ * at error as a setting to fix, retried for about 27 h and never counted against its alert, so
+ * one caller's alert to such a number kept the operator's delivery alarms ringing.
  */
 const TWILIO_GEO_PERMISSION = 21408;
+
+/** What the attempt's error says of a 21408 before Twilio's words: the owner reads it. */
+const COUNTRY_NOT_ENABLED = "the number's country is not enabled for this service's SMS (its Twilio account's Geo Permissions), so it is not texted: give the alert a number in a country the service serves";
+
+/**
+ * A 21408 at warn, once a minute per country (the repeats at debug): the operator may have left
+ * the country out on purpose, and then has nothing to mend, but should hear that callers try it.
+ */
+function countryNotEnabledWarning(logger: Logger): (message: OutboundMessage) => void {
+  const gate = createRepeatGate(REPEAT_LOG_WINDOW_MS);
+  const text =
+    "Twilio refused an SMS to a country its account's Geo Permissions leave out (21408): the notification failed and counts against its alert; " +
+    "enable the country in the Twilio console to serve it, or set SMS_ALLOWED_COUNTRIES so that alerts to it are refused when made";
+  return (message) => {
+    const country = countryOfNumber(message.destination) ?? "none";
+    const { log, suppressed } = gate(country);
+    const fields = { country, notificationId: message.notificationId };
+    if (!log) return logger.debug(fields, `${text} (repeated)`);
+    logger.warn({ ...fields, ...(suppressed > 0 ? { repeatsNotLogged: suppressed } : {}) }, text);
+  };
+}
 
 /**
  * 21608 "The number … is unverified. Trial accounts cannot send messages to unverified
@@ -230,7 +258,7 @@ const TWILIO_TRIAL_ACCOUNT = 21608;
  * 21614 not a mobile number…; 429; 5xx) goes through the retry policy like any HTTP status.
  * A transport error carries a code (retried); an error with neither is the SDK refusing the
  * message before sending it, which no retry can fix. A refusal of our credentials, our From
- * number or our account's Geo Permissions is retried whatever its status (see
+ * number or our trial account is retried whatever its status (see
  * DeliveryOutcome.deploymentFault); Twilio unreachable, busy (429) or failing (5xx) is
  * Twilio's trouble, not the recipient's (DeliveryOutcome.providerUnavailable), and so is a
  * 2xx answer that is not Twilio's (UNCONFIRMED_ANSWER). An answer without a Twilio error code
@@ -249,7 +277,8 @@ export function describeTwilioError(error: unknown): Omit<AttemptResult, "durati
   };
   if (typeof status === "number") {
     const twilioCode = typeof code === "number" ? ` ${code}` : "";
-    const text = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
+    const said = typeof detail === "string" && detail !== "" ? detail : (message ?? `HTTP ${status}`);
+    const text = code === TWILIO_GEO_PERMISSION ? `${COUNTRY_NOT_ENABLED} (Twilio: ${said})` : said;
     const more = typeof moreInfo === "string" ? ` (${moreInfo})` : "";
     const fault = twilioFault(status, code);
     // Said in the attempt's error (and so in the log line that names the setting to fix).
@@ -282,7 +311,7 @@ function twilioFault(status: number, code: unknown): Pick<AttemptResult, "deploy
   // 401 / 20003 "Authenticate": the account SID or auth token is wrong, not the message.
   if (status === 401 || code === TWILIO_AUTHENTICATE) return { deploymentFault: "credentials" };
   if (typeof code === "number" && TWILIO_SENDER_REFUSED.has(code)) return { deploymentFault: "sender" };
-  if (code === TWILIO_GEO_PERMISSION || code === TWILIO_TRIAL_ACCOUNT) return { deploymentFault: "permission" };
+  if (code === TWILIO_TRIAL_ACCOUNT) return { deploymentFault: "permission" };
   // 408: a proxy on the way gave up waiting (retried as any 408 is).
   if (status === 408 || status === 429 || status >= 500) return { providerUnavailable: true };
   // Twilio's API gives every refusal a numeric code. A redirect or a 4xx without one (404 from a

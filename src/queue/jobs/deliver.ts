@@ -24,6 +24,7 @@ import {
   type DeploymentFault,
 } from "../../notify/retry-policy.ts";
 import { secretsInForce } from "../../notify/sign.ts";
+import { createSmsBudget } from "../../notify/sms-budget.ts";
 import { settleDigestPayload } from "../../pipeline/cooldown-digest.ts";
 import { enqueueDisabledNotice } from "../disabled-notices.ts";
 import type { DeliverJob } from "../names.ts";
@@ -74,7 +75,7 @@ const MAX_BUSY_RECEIVER_WAIT_MS = 5 * 60_000;
 const DUE_SLACK_MS = 50;
 const STORED_ERROR_LIMIT = 2_000;
 
-export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "now" | "queues"> & {
+export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "redis" | "now" | "queues"> & {
   channels: Channels;
   random?: () => number;
   /** WEBHOOK_ATTEMPTS_PER_RECEIVER unless given (tests). */
@@ -104,6 +105,13 @@ export function makeDeliverProcessor(
     `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried on their schedule and do not count against their alerts`,
   );
   const recording: RecordSentDeps = { store, logger: deps.logger, retryForMs: deps.recordRetryMs };
+  const smsBudget = createSmsBudget({
+    redis: deps.redis,
+    prefix: deps.config.queuePrefix,
+    perHour: deps.config.smsPerCallerPerHour,
+    logger: deps.logger,
+    onSpent: () => deps.deliveryMetrics?.smsBudgetSpent(),
+  });
   const floor = deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER;
   const receivers = createHostSlots({
     floor,
@@ -186,13 +194,17 @@ export function makeDeliverProcessor(
     const attemptAt = deps.now();
     let result: AttemptResult | undefined;
     try {
-      result = await deps.channels[row.channel].send({
-        notificationId: row.notificationId,
-        destination: row.destination,
-        payload: row.payload,
-        secrets: row.channel === "webhook" ? secretsInForce(row, attemptAt) : [],
-        attemptAt,
-      });
+      // An SMS over its owner's hourly budget is not sent: its attempt says so (sms-budget.ts).
+      const heldBack = row.channel === "sms" ? await smsBudget(row, attemptAt) : undefined;
+      result =
+        heldBack ??
+        (await deps.channels[row.channel].send({
+          notificationId: row.notificationId,
+          destination: row.destination,
+          payload: row.payload,
+          secrets: row.channel === "webhook" ? secretsInForce(row, attemptAt) : [],
+          attemptAt,
+        }));
     } finally {
       if (receiver !== undefined) {
         receivers.give(row.owner, receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
@@ -276,11 +288,11 @@ const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<Notificat
   credentials: { webhook: "none of ours", email: "SMTP_URL", sms: "TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN" },
   // "553 Sender address rejected: not owned by user": the address, or the login in SMTP_URL, is wrong.
   sender: { webhook: "none of ours", email: "EMAIL_FROM, or the login in SMTP_URL", sms: "TWILIO_FROM" },
-  // "554 5.7.1 Relay access denied", "Email address is not verified" (a sandbox); Twilio 21408, 21608.
+  // "554 5.7.1 Relay access denied", "Email address is not verified" (a sandbox); Twilio 21608.
   permission: {
     webhook: "none of ours",
     email: "the SMTP server's relay rights for the login in SMTP_URL, or its sandbox (verified recipients only)",
-    sms: "the Twilio account's SMS Geo Permissions, or its trial status (a trial account sends only to verified numbers)",
+    sms: "the Twilio account's trial status (a trial account sends only to verified numbers)",
   },
   // An smtp:// login off loopback waits for STARTTLS (email.ts loginNeedsTls): the server offered none, or its certificate failed.
   encryption: {
