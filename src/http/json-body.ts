@@ -5,11 +5,14 @@
 // is refused instead (RFC 8259: JSON exchanged between systems is UTF-8), before any
 // handler sees it; the parsing itself stays Fastify's (proto and constructor keys refused).
 // So is a key given twice in one object, which JSON.parse resolves to its last value without a
-// word (repeated-keys.ts).
+// word (repeated-keys.ts), and, before it is parsed, a body nesting arrays and objects deeper
+// than any request does, which costs the event loop far more to parse than its size says
+// (json-text-scan.ts).
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { GIVEN_TWICE, shortened } from "./error-handler.ts";
+import { MAX_JSON_DEPTH, scanJsonText } from "./json-text-scan.ts";
 import { ProblemError, invalid } from "./problem.ts";
 import { repeatedKeyPath } from "./repeated-keys.ts";
 
@@ -29,6 +32,13 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // client that sends Content-Type: application/json on every request: nothing to parse.
     if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined);
     const text = bytes.toString("utf8");
+    // Not on a route called by a tool rather than a client of ours (the Helius webhook, which
+    // answers for each item and would lose the whole delivery to a 400): it refuses the items
+    // that give a key twice itself (routes/helius-repeated-keys.ts), and keeps a refused item
+    // nested too deep to store as a note (helius-rejected-items.ts). Nobody but Helius gets a
+    // body of it parsed: the secret is checked before the body is read.
+    const scan = request.routeOptions.config?.public ? undefined : scanJsonText(text, MAX_JSON_DEPTH);
+    if (scan?.tooDeep) return done(TOO_DEEP(), undefined);
     // Fastify's parser answers at once, from inside its own try block: its answer is taken out
     // of it, so that nothing thrown after parsing could be mistaken for bad JSON.
     let parsed: { error: Error | null; value?: unknown } = { error: null };
@@ -37,10 +47,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // Only an escape can make a lone surrogate: valid UTF-8 cannot carry one.
     const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(parsed.value) : undefined;
     if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
-    // Not on a route called by a tool rather than a client of ours (the Helius webhook, which
-    // answers for each item and would lose the whole delivery to a 400): it refuses the items
-    // that give a key twice itself (routes/helius-repeated-keys.ts).
-    const repeated = request.routeOptions.config?.public ? undefined : repeatedKeyPath(text, parsed.value);
+    const repeated = scan === undefined ? undefined : repeatedKeyPath(text, parsed.value, scan.keys);
     if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), GIVEN_TWICE), undefined);
     done(null, parsed.value);
   });
@@ -89,6 +96,8 @@ function isJson(text: string): boolean {
   }
 }
 
+const TOO_DEEP = () =>
+  new ProblemError("validation_failed", `the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, far deeper than any request of this API`);
 const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");
 const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;

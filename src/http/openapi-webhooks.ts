@@ -9,7 +9,7 @@ import { DEFAULT_RETRY_SCHEDULE } from "../config.ts";
 import { MAX_PREVIOUS_SECRETS } from "../db/queries/notifications.ts";
 import { FAILING_DISABLES_AFTER_MS } from "../notify/alert-health.ts";
 import { DEFAULT_CHANNEL_TIMEOUT_MS } from "../notify/channels/index.ts";
-import { RESPONSE_BODY_LIMIT, USER_AGENT } from "../notify/channels/webhook.ts";
+import { DELIVERED_BODY_LIMIT, USER_AGENT } from "../notify/channels/webhook.ts";
 import { SuppressedPayloadSchema } from "../notify/digest-payload-schema.ts";
 import { TestPayloadSchema, TriggeredPayloadSchema } from "../notify/payload-schema.ts";
 import { RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS, type Verdict } from "../notify/retry-policy.ts";
@@ -83,7 +83,7 @@ export const WEBHOOK_ANSWERS: Readonly<Record<string, { verdict: Verdict; disabl
       description:
         "delivered: no further attempt is planned. The same notification can still arrive again, under the same webhook-id " +
         `(an answer that came after the ${DEFAULT_CHANNEL_TIMEOUT_MS / 1000} s timeout; a delivery job that stalled and ran twice), so de-duplicate on webhook-id. ` +
-        `The body is not read for the verdict; its first ${RESPONSE_BODY_LIMIT / 1024} KiB are kept in the attempt log`,
+        `The body is not read for the verdict; its first ${DELIVERED_BODY_LIMIT} bytes are kept in the attempt log`,
     },
     "408": retried("Request Timeout"),
     "410": {

@@ -9,17 +9,21 @@
 // text has as many keys as the text exactly when no key repeats (each repeat merges two into
 // one). So two counts are compared:
 //
-//   - keysInText, an upper bound of the text's keys: every quote followed by `:` (after any
-//     whitespace), found by the native string search. Every key's closing quote is one; a
-//     string value holding `\":` or starting with `:` adds one more, never one less.
+//   - the text's keys, counted exactly before parsing by json-body.ts's one scan of the text
+//     (json-text-scan.ts), or, given no count, keysInText, an upper bound: every quote followed
+//     by `:` (after any whitespace), found by the native string search. Every key's closing
+//     quote is one; a string value holding `\":` or starting with `:` adds one more, never less.
 //   - keysInValue: the keys of the parsed value's objects, by a walk of its containers.
 //
 // Equal, the text has exactly the value's keys: none repeats. Different (a repeat, or one of
 // those rare strings), the full scan (firstRepeatedKey) looks for the first repeat and its path.
 
-/** The path of the first key repeated in an object of `text` (JSON that JSON.parse gave `value`), or undefined. */
-export function repeatedKeyPath(text: string, value: unknown): (string | number)[] | undefined {
-  if (keysInText(text) === keysInValue(value)) return undefined;
+/**
+ * The path of the first key repeated in an object of `text` (JSON that JSON.parse gave `value`),
+ * or undefined. `keys`: the text's keys, or at least as many (see the top of this file).
+ */
+export function repeatedKeyPath(text: string, value: unknown, keys = keysInText(text)): (string | number)[] | undefined {
+  if (keys === keysInValue(value)) return undefined;
   return firstRepeatedKey(text);
 }
 

@@ -14,7 +14,11 @@ export type ScriptedResponse =
    * The status line and headers (Content-Length announcing all of `body`), then only the first
    * half of the body: "reset" closes the connection there, "stall" leaves it open and silent.
    */
-  | { status: number; body: string; breakOff: "reset" | "stall" };
+  | { status: number; body: string; breakOff: "reset" | "stall" }
+  /** The status line and headers, then `endless` over and over, for as long as the client reads. */
+  | { status: number; endless: string }
+  /** The status line and headers and the first half of the body, then the rest a moment later, as a slow network brings it. */
+  | { status: number; body: string; inTwoParts: true };
 
 export type ReceivedRequest = {
   method: string;
@@ -22,6 +26,8 @@ export type ReceivedRequest = {
   headers: IncomingHttpHeaders;
   body: string;
   receivedAt: number;
+  /** The client's port: two requests on one connection share it. */
+  remotePort: number | undefined;
   /** The route's secrets that this request's signature verifies with. */
   verifiedWith: string[];
 };
@@ -62,6 +68,7 @@ export async function startWebhookReceiver(options: { host?: string } = {}): Pro
         headers: req.headers,
         body,
         receivedAt: Date.now(),
+        remotePort: req.socket.remotePort,
         verifiedWith: route ? verifiedSecrets(route.secrets, body, req.headers) : [],
       };
       all.push(record);
@@ -70,6 +77,8 @@ export async function startWebhookReceiver(options: { host?: string } = {}): Pro
       const next = route.queue.shift() ?? { status: 200, body: "ok" };
       if ("hang" in next) return; // leave the socket open
       if ("breakOff" in next) return answerHalf(res, next);
+      if ("endless" in next) return answerEndlessly(res, next);
+      if ("inTwoParts" in next) return answerInTwoParts(res, next);
       answer(res, next);
     });
   });
@@ -121,6 +130,21 @@ function answerHalf(res: ServerResponse, response: { status: number; body: strin
   res.write(response.body.slice(0, response.body.length / 2), () => {
     if (response.breakOff === "reset") res.socket?.destroy();
   });
+}
+
+function answerEndlessly(res: ServerResponse, response: { status: number; endless: string }): void {
+  res.writeHead(response.status, { "content-type": "text/plain" });
+  const more = () => {
+    while (!res.destroyed && res.write(response.endless));
+    if (!res.destroyed) res.once("drain", more);
+  };
+  more();
+}
+
+function answerInTwoParts(res: ServerResponse, response: { status: number; body: string }): void {
+  res.writeHead(response.status, { "content-type": "text/plain", "content-length": String(Buffer.byteLength(response.body)) });
+  const half = response.body.length / 2;
+  res.write(response.body.slice(0, half), () => setTimeout(() => res.end(response.body.slice(half)), 50));
 }
 
 function verifiedSecrets(secrets: string[], body: string, headers: IncomingHttpHeaders): string[] {

@@ -1,12 +1,15 @@
 // What a JSON body may be made of: an accepted request stores exactly the text that was
 // sent, so bytes that are not UTF-8, another charset or a lone surrogate escape are refused
-// (they would be stored as U+FFFD), never silently replaced.
+// (they would be stored as U+FFFD), never silently replaced; and a body nested deeper than any
+// request is refused before it is parsed.
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../../src/http/json-text-scan.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { auth, fieldErrors, problem } from "../helpers/alert-fixtures.ts";
 import { randomAddress } from "../helpers/chain.ts";
+import { makeTransaction } from "../helpers/seed.ts";
 
 let t: TestApp;
 let headers: Record<string, string>;
@@ -63,8 +66,8 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     expect(row).toBeUndefined();
   });
 
-  it("finds a lone surrogate 50,000 arrays deep and names it, rather than calling the JSON bad", async () => {
-    const depth = 50_000;
+  it("finds a lone surrogate as deep as a body may nest and names it, rather than calling the JSON bad", async () => {
+    const depth = MAX_JSON_DEPTH;
     const res = await trackWallet(`${"[".repeat(depth)}"\\ud800"${"]".repeat(depth)}`);
     expect(problem(res, 400, "validation_failed").errors?.[0]?.path).toBe(`body${".0".repeat(depth)}`);
   });
@@ -89,6 +92,47 @@ describe("a JSON body is UTF-8 text, stored as sent", () => {
     const empty = problem(await trackWallet(""), 400, "validation_failed");
     expect(empty.detail).toBe("the body is empty; send a JSON document");
     expect(empty.errors).toEqual([{ path: "body", message: "is empty; send a JSON document" }]);
+  });
+});
+
+describe("a body nested deeper than any request", () => {
+  const arrays = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+  const TOO_DEEP = `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, far deeper than any request of this API`;
+
+  it("refuses one level past the bound with a 400 naming the body, and stores nothing", async () => {
+    const address = randomAddress();
+    // The address's object is one level, so tags holding arrays MAX_JSON_DEPTH deep are one too many.
+    const body = problem(await trackWallet(`{"address":"${address}","tags":${arrays(MAX_JSON_DEPTH)}}`), 400, "validation_failed");
+    expect(body.detail).toBe(`the body ${TOO_DEEP}`);
+    expect(body.errors).toEqual([{ path: "body", message: TOO_DEEP }]);
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where address = ${address}`;
+    expect(row).toBeUndefined();
+  });
+
+  it("parses a body nested as deep as the bound, and answers it as its route does", async () => {
+    const body = problem(await trackWallet(`{"address":"${randomAddress()}","tags":${arrays(MAX_JSON_DEPTH - 1)}}`), 400, "validation_failed");
+    expect(body.errors?.[0]?.path).toBe("body.tags.0");
+  });
+
+  it("refuses the review's 1 MiB of nested arrays for its depth, not as bad JSON or too large", async () => {
+    const body = problem(await trackWallet(arrays(500_000)), 400, "validation_failed");
+    expect(body.errors).toEqual([{ path: "body", message: TOO_DEEP }]);
+  });
+
+  it("reads brackets in a string as text: a wallet whose alias is brackets is tracked", async () => {
+    const alias = "[{".repeat(32);
+    const res = await trackWallet(JSON.stringify({ address: randomAddress(), alias }));
+    expect(res.statusCode, res.body).toBe(201);
+    expect(await storedAliases()).toContain(alias);
+  });
+
+  it("refuses a native ingest batch holding one transaction nested too deep, and stores none of the batch", async () => {
+    const [fine, deep] = [makeTransaction(), makeTransaction()];
+    const payload = `{"transactions":[${JSON.stringify(fine)},${JSON.stringify(deep).replace(/}$/, `,"junk":${arrays(MAX_JSON_DEPTH)}}`)}]}`;
+    const res = await t.app.inject({ method: "POST", url: "/v1/ingest/transactions", headers: { ...headers, "content-type": "application/json" }, payload });
+    expect(problem(res, 400, "validation_failed").errors).toEqual([{ path: "body", message: TOO_DEEP }]);
+    const rows = await t.deps.sql`select 1 from transactions where signature in ${t.deps.sql([fine.signature, deep.signature])}`;
+    expect(rows).toHaveLength(0);
   });
 });
 

@@ -4,6 +4,7 @@
 // status as it was: a 200 is delivered once (not POSTed again), a 400 stays permanent, a 503
 // stays retryable. Real delivery workers, a real receiver on loopback.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DELIVERED_BODY_LIMIT } from "../../src/notify/channels/webhook.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import {
   attemptsOf,
@@ -19,6 +20,8 @@ import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-r
 const TIMEOUT_MS = 500;
 const BODY = "accepted ".repeat(400);
 const HALF = BODY.slice(0, BODY.length / 2);
+/** What is kept of a 2xx answer's half: its start (the body is read on, to where it broke off). */
+const DELIVERED_START = BODY.slice(0, DELIVERED_BODY_LIMIT);
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -48,12 +51,12 @@ async function deliverTo(status: number, breakOff: "reset" | "stall") {
 }
 
 describe("a webhook answer whose body breaks off after the status", () => {
-  it("is delivered after one attempt when a 200's connection closes mid-body, keeping the part that came", async () => {
+  it("is delivered after one attempt when a 200's connection closes mid-body, keeping the start of the part that came", async () => {
     const { row, requests, attempts } = await deliverTo(200, "reset");
     expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
     expect(requests).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ statusCode: 200, error: null });
-    expect(attempts[0]!.responseBody).toMatch(new RegExp(`^${HALF}\\n\\[the response body broke off: .+\\]$`));
+    expect(attempts[0]!.responseBody).toMatch(new RegExp(`^${DELIVERED_START}\\n\\[the response body broke off: .+\\]$`));
   });
 
   it("is delivered after one attempt when a 200's body stalls, the read ending at the timeout", async () => {
@@ -61,14 +64,16 @@ describe("a webhook answer whose body breaks off after the status", () => {
     expect(row).toMatchObject({ status: "delivered", attemptCount: 1 });
     expect(requests).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ statusCode: 200, error: null });
-    expect(attempts[0]!.responseBody).toBe(`${HALF}\n[the response body broke off: no complete answer within ${TIMEOUT_MS} ms]`);
+    expect(attempts[0]!.responseBody).toBe(`${DELIVERED_START}\n[the response body broke off: no complete answer within ${TIMEOUT_MS} ms]`);
   });
 
-  it("stays a permanent failure after one attempt when a 400's connection closes mid-body", async () => {
+  it("stays a permanent failure after one attempt when a 400's connection closes mid-body, keeping all that came", async () => {
     const { row, requests, attempts } = await deliverTo(400, "reset");
     expect(row).toMatchObject({ status: "failed", attemptCount: 1 });
     expect(requests).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ statusCode: 400, error: "HTTP 400" });
+    // Under RESPONSE_BODY_LIMIT, an error answer's half is kept whole.
+    expect(attempts[0]!.responseBody).toMatch(new RegExp(`^${HALF}\\n\\[the response body broke off: .+\\]$`));
   });
 
   it("stays retryable, with its status in the attempt log, when a 503's connection closes mid-body", async () => {

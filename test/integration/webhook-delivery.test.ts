@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDeliveryStore } from "../../src/db/queries/deliveries.ts";
+import { DELIVERED_BODY_LIMIT, RESPONSE_BODY_LIMIT } from "../../src/notify/channels/webhook.ts";
 import { alerts, notifications } from "../../src/db/schema.ts";
 import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
@@ -235,14 +236,70 @@ describe("webhook delivery", () => {
     expect((await queue.getJob(triggered))?.failedReason).toMatch(new RegExp(`^notification ${triggered} was not sent: its alert was disabled`));
   });
 
-  it("keeps only the first 64 KiB of a large response body", async () => {
+  it("keeps only the first 2 KiB of a large error answer", async () => {
     const { route, alert } = await webhookAlert();
     route.respond({ status: 400, body: "x".repeat(200 * 1024) });
     const id = await seedNotification(t, alert, "webhook", route.url);
 
     await waitForNotification(t, id, isFinished);
     const [attempt] = await attemptsOf(t, id);
-    expect(attempt!.responseBody).toHaveLength(64 * 1024);
+    expect(RESPONSE_BODY_LIMIT).toBe(2 * 1024);
+    expect(attempt!.responseBody).toBe("x".repeat(RESPONSE_BODY_LIMIT));
+  });
+
+  it("cuts a kept answer between characters, never inside one", async () => {
+    const { route, alert } = await webhookAlert();
+    // Three bytes each: 2 KiB ends two bytes into the 683rd.
+    route.respond({ status: 400, body: "€".repeat(1000) });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    await waitForNotification(t, id, isFinished);
+    const [attempt] = await attemptsOf(t, id);
+    expect(attempt!.responseBody).toBe("€".repeat(Math.floor(RESPONSE_BODY_LIMIT / 3)));
+  });
+
+  it("keeps only the first 256 bytes of a 2xx answer", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 200, body: "y".repeat(10 * 1024) });
+    const id = await seedNotification(t, alert, "webhook", route.url);
+
+    expect((await waitForNotification(t, id, isFinished)).status).toBe("delivered");
+    const [attempt] = await attemptsOf(t, id);
+    expect(DELIVERED_BODY_LIMIT).toBe(256);
+    expect(attempt).toMatchObject({ statusCode: 200, error: null, responseBody: "y".repeat(DELIVERED_BODY_LIMIT) });
+  });
+
+  it("stops reading an answer that never ends, keeping its start, rather than reading on until the timeout", async () => {
+    const { route, alert } = await webhookAlert();
+    route.respond({ status: 200, endless: "z".repeat(1024) }, { status: 400, endless: "w".repeat(1024) });
+    const delivered = await seedNotification(t, alert, "webhook", route.url);
+    expect((await waitForNotification(t, delivered, isFinished)).status).toBe("delivered");
+    const refused = await seedNotification(t, alert, "webhook", route.url);
+    expect((await waitForNotification(t, refused, isFinished)).status).toBe("failed");
+
+    // Read on, each would have ended at the 5 s timeout, its body marked as broken off.
+    expect((await attemptsOf(t, delivered)).map((a) => a.responseBody)).toEqual(["z".repeat(DELIVERED_BODY_LIMIT)]);
+    expect((await attemptsOf(t, refused)).map((a) => a.responseBody)).toEqual(["w".repeat(RESPONSE_BODY_LIMIT)]);
+  });
+
+  it("reads a 2xx answer of a few KiB to its end, past what it keeps, so the next attempt to the receiver reuses the connection", async () => {
+    // A receiver of its own: its connections carry nobody else's requests.
+    const own = await startWebhookReceiver();
+    try {
+      const route = own.route("/hook");
+      const alert = await seedAlert(t, { method: "webhook", webhookUrl: route.url });
+      // In two parts, the second after the first 256 bytes were read: all of it must be read.
+      const answer = { status: 200, body: "p".repeat(8 * 1024), inTwoParts: true } as const;
+      route.verifyWith(alert.secret!).respond(answer, answer);
+      for (let i = 0; i < 2; i++) {
+        const id = await seedNotification(t, alert, "webhook", route.url);
+        expect((await waitForNotification(t, id, isFinished)).status).toBe("delivered");
+      }
+      expect(route.requests).toHaveLength(2);
+      expect(route.requests[1]!.remotePort).toBe(route.requests[0]!.remotePort);
+    } finally {
+      await own.close();
+    }
   });
 
   it("signs with the old and the new secret for 24 hours after a rotation", async () => {

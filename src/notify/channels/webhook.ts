@@ -1,6 +1,6 @@
 // Signed webhooks over one pooled, SSRF-checked undici Agent. One POST per attempt;
-// 2xx is delivered; redirects are answered, not followed; the receiver's answer is kept
-// (first 64 KiB) for the attempt log.
+// 2xx is delivered; redirects are answered, not followed; the start of the receiver's answer
+// is kept for the attempt log (RESPONSE_BODY_LIMIT, DELIVERED_BODY_LIMIT).
 import { performance } from "node:perf_hooks";
 import { request, type Dispatcher } from "undici";
 import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
@@ -9,7 +9,29 @@ import { webhookHeaders } from "../sign.ts";
 import type { AttemptResult, Channel, OutboundMessage } from "./index.ts";
 
 export const USER_AGENT = "wallet-alerts/1.0";
-export const RESPONSE_BODY_LIMIT = 64 * 1024;
+
+// How much of the receiver's answer each attempt stores (delivery_attempts.response_body, read
+// by an operator only: the API shows the status and error, never the body). The receiver
+// chooses what it answers, and every attempt is kept until the operator prunes: at 64 KiB a
+// receiver of the caller's own wrote 64 KiB of PostgreSQL per attempt, 3.5 MB for one dust
+// transfer to a wallet with 50 webhook alerts. Nor is an answer read on past READ_BODY_LIMIT:
+// its connection is closed there, so one that never ends costs nothing more.
+/** Of an answer that is not 2xx: enough for an error's JSON or the top of its error page, the why of a failure. */
+export const RESPONSE_BODY_LIMIT = 2 * 1024;
+/**
+ * Of a 2xx answer, only its start. The notification was delivered and the body changed nothing,
+ * but its first line still tells a receiver from something else answering 200 at that URL (a
+ * parked domain, a login page, a proxy's default page), the cause when an owner says a
+ * "delivered" notification never came.
+ */
+export const DELIVERED_BODY_LIMIT = 256;
+/**
+ * How much of an answer is read at most, the part past the limits above read and dropped: an
+ * answer read to its end leaves its connection for the next attempt to this receiver, where one
+ * left unread is closed, and the next attempt pays a new connection and TLS handshake (a
+ * receiver's 200 page is often a few KiB). Past this, the connection is closed.
+ */
+const READ_BODY_LIMIT = 64 * 1024;
 
 export type WebhookChannelOptions = {
   allowHttp: boolean;
@@ -58,14 +80,16 @@ export function createWebhookChannel(options: WebhookChannelOptions): WebhookCha
     // The status is the receiver's answer (2xx = delivered); the body is only kept for the
     // attempt log, so a body that breaks off after it must not turn a 200 into a retry (the
     // receiver would get the notification again) or a 400 into one either.
-    const responseBody = await readCapped(response.body, RESPONSE_BODY_LIMIT, (error) => describeError(error, options.timeoutMs).text);
     const status = response.statusCode;
+    const delivered = status >= 200 && status < 300;
+    const limit = delivered ? DELIVERED_BODY_LIMIT : RESPONSE_BODY_LIMIT;
+    const responseBody = await readCapped(response.body, limit, (error) => describeError(error, options.timeoutMs).text);
     return {
       statusCode: status,
       retryAfter: header(response.headers["retry-after"]),
       responseBody,
       durationMs: elapsed(),
-      error: status >= 200 && status < 300 ? undefined : describeStatus(status, header(response.headers.location)),
+      error: delivered ? undefined : describeStatus(status, header(response.headers.location)),
     };
   };
 
@@ -113,9 +137,10 @@ function header(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * Up to `limit` bytes of the body as text (NUL removed: Postgres text cannot hold it); the rest
- * is dropped unread. A body that breaks off (reset, stalled past the request's timeout, shorter
- * than its Content-Length) is kept as far as it came, followed by why it ended there.
+ * Up to `limit` bytes of the body as text (NUL removed: Postgres text cannot hold it), cut
+ * between characters. The rest is read and dropped up to READ_BODY_LIMIT, then left unread. A
+ * body that breaks off (reset, stalled past the request's timeout, shorter than its
+ * Content-Length) is kept as far as it came, followed by why it ended there.
  */
 async function readCapped(
   body: AsyncIterable<Buffer> & { destroy: () => void },
@@ -123,19 +148,38 @@ async function readCapped(
   describe: (error: unknown) => string,
 ): Promise<string> {
   const chunks: Buffer[] = [];
-  let size = 0;
+  let kept = 0;
+  let read = 0;
   let brokeOff: string | undefined;
   try {
     for await (const chunk of body) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= limit) break; // leaving the loop destroys the stream and its connection
+      // One byte past the limit is kept too: it says whether the limit cuts a character.
+      if (kept <= limit) {
+        chunks.push(chunk);
+        kept += chunk.length;
+      }
+      read += chunk.length;
+      if (read > READ_BODY_LIMIT) break; // leaving the loop destroys the stream and its connection
     }
   } catch (error) {
     // Mostly ended by its error already; if not, this ends the half-read connection (never reused).
     body.destroy();
     brokeOff = describe(error);
   }
-  const text = Buffer.concat(chunks).subarray(0, limit).toString("utf8").replaceAll("\u0000", "");
+  const text = utf8Prefix(Buffer.concat(chunks), limit).toString("utf8").replaceAll("\u0000", "");
   return brokeOff === undefined ? text : `${text}\n[the response body broke off: ${brokeOff}]`;
+}
+
+/**
+ * The first `limit` bytes of `bytes`, less a character the limit cuts in two (decoded, its
+ * half would be kept as U+FFFD, a character the receiver never sent).
+ */
+function utf8Prefix(bytes: Buffer, limit: number): Buffer {
+  if (bytes.length <= limit) return bytes;
+  const continues = (at: number) => ((bytes[at] ?? 0) & 0xc0) === 0x80;
+  // bytes[limit], the first byte left out, continuing a character: that character began before,
+  // at most 3 bytes before (4 bytes at most). Text that is not UTF-8 is cut at the limit.
+  let end = limit;
+  while (end > limit - 3 && continues(end)) end -= 1;
+  return bytes.subarray(0, continues(end) ? limit : end);
 }
