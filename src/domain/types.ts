@@ -142,5 +142,6 @@ export type SuppressedSummary = {
 export type PayloadCounterparty = {
   address: string;
   risk: number | null;
-  labels: Array<{ category: LabelCategory; score: number; source: string }>;
+  /** `source` null for a label loaded without one (a notification made until 2026-11-28 carries "" for it). */
+  labels: Array<{ category: LabelCategory; score: number; source: string | null }>;
 };

@@ -25,7 +25,7 @@ type ValidationIssue = {
   params?: Record<string, unknown>;
   /** The failing keyword's value (ajv verbose mode): an anyOf's branches. */
   schema?: unknown;
-  parentSchema?: { description?: string; type?: unknown; minimum?: unknown; maximum?: unknown };
+  parentSchema?: { description?: string; type?: unknown; minimum?: unknown; maximum?: unknown; minItems?: unknown; maxItems?: unknown };
   /** The value that failed (ajv verbose mode). */
   data?: unknown;
 };
@@ -130,7 +130,8 @@ export const GIVEN_TWICE = "is given more than once; give it once";
 const MAX_SHOWN_PATH = 200;
 
 /** Every issue as a field error (a caller that caps its own list: the Helius route, per item). */
-export function validationErrors(issues: ValidationIssue[], context: string | undefined): FieldError[] {
+export function validationErrors(all: ValidationIssue[], context: string | undefined): FieldError[] {
+  const issues = emptySaidOnce(all);
   const errors: FieldError[] = [];
   for (let at = 0; at < issues.length; ) {
     const end = problemEnd(issues, at);
@@ -144,7 +145,8 @@ export function validationErrors(issues: ValidationIssue[], context: string | un
  * The first MAX_LISTED_ERRORS problems as field errors, then one saying how many more. Only those
  * are worded: the rest are counted, so the cost of a 400 hardly grows with the number of issues.
  */
-export function listedValidationErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldError[] {
+export function listedValidationErrors(all: readonly ValidationIssue[], context: string | undefined): FieldError[] {
+  const issues = emptySaidOnce(all);
   const listed: FieldError[] = [];
   let more = 0;
   for (let at = 0; at < issues.length; ) {
@@ -157,6 +159,24 @@ export function listedValidationErrors(issues: readonly ValidationIssue[], conte
   listed.length = Math.min(listed.length, MAX_LISTED_ERRORS);
   if (more <= 0) return listed;
   return [...listed, { path: publicBase(context), message: `has ${more} more problems not listed` }];
+}
+
+/**
+ * An empty value where at least one character is needed, said once: "must not be empty". Where
+ * the field also has a pattern or a format, ajv reports that too, and an empty Idempotency-Key
+ * read "must not be empty; must be a key of 1-255 visible ASCII characters, …", two messages for
+ * one problem. One pass, and a copy only when there is such a value.
+ */
+function emptySaidOnce(issues: readonly ValidationIssue[]): readonly ValidationIssue[] {
+  let empty: Set<string> | undefined;
+  for (const issue of issues) {
+    if (issue.keyword === "minLength" && issue.params?.limit === 1 && issue.data === "") (empty ??= new Set()).add(issue.instancePath ?? "");
+  }
+  if (empty === undefined) return issues;
+  const said = empty;
+  const repeatsEmpty = (issue: ValidationIssue) =>
+    (issue.keyword === "pattern" || issue.keyword === "format") && issue.data === "" && said.has(issue.instancePath ?? "");
+  return issues.filter((issue) => !repeatsEmpty(issue));
 }
 
 // ---- One problem, one entry ---------------------------------------------------------------------
@@ -197,6 +217,34 @@ const TYPE_NAMES: Record<string, string> = {
   object: "an object",
   array: "an array",
 };
+
+/** What a type, or a list of them (`["array", "null"]`, ajv's "array,null"), is called: "an array or null". */
+function typeNames(types: unknown): string {
+  const list = Array.isArray(types) ? types.map(String) : String(types).split(",");
+  return list.map((type) => TYPE_NAMES[type] ?? type).join(" or ");
+}
+
+/**
+ * What a value of a format must be, in words that say what to send. A date-time needs its offset
+ * (ajv-formats' date-time, RFC 3339): "2026-11-01T00:00:00" is ISO 8601 but names no instant.
+ */
+const FORMAT_WORDS: Record<string, string> = {
+  "date-time": "must be a date-time with a time zone (such as 2026-11-20T00:00:00Z)",
+  date: "must be a date (such as 2026-11-20)",
+  uri: "must be an absolute URL (such as https://hooks.example.com/risk)",
+  email: "must be an email address",
+  uuid: "must be a UUID",
+};
+
+/** How many items a list may have, from its schema's bounds: "must list 1 to 1000 items". */
+function itemCount(schema: { minItems?: unknown; maxItems?: unknown } | undefined): string {
+  const min = typeof schema?.minItems === "number" ? schema.minItems : 0;
+  const max = typeof schema?.maxItems === "number" ? schema.maxItems : undefined;
+  const items = (n: number) => `${n} ${n === 1 ? "item" : "items"}`;
+  if (max === undefined) return `must list at least ${items(min)}`;
+  if (min === 0) return `must list at most ${items(max)}`;
+  return min === max ? `must list exactly ${items(min)}` : `must list ${min} to ${items(max)}`;
+}
 
 /** The field errors of issues[from, to): each issue's own, or a nullable field's one (see above). */
 function problemErrors(issues: readonly ValidationIssue[], from: number, to: number, context: string | undefined): FieldError[] {
@@ -258,6 +306,15 @@ function fieldError(issue: ValidationIssue, context: string | undefined): FieldE
   } else if (wordedAsRange(issue.parentSchema) && ["type", "minimum", "maximum"].includes(issue.keyword ?? "")) {
     // In the words of a query integer's range: "must be <= 604800" was ajv's.
     message = `must be a whole number from ${String(issue.parentSchema?.minimum)} to ${String(issue.parentSchema?.maximum)}`;
+  } else if (issue.keyword === "type") {
+    // ajv: "must be array", "must be array,null".
+    message = `must be ${typeNames(issue.params?.type)}`;
+  } else if (issue.keyword === "format") {
+    // ajv: 'must match format "date-time"', for a time without a zone as for "yesterday".
+    message = FORMAT_WORDS[String(issue.params?.format)] ?? `must be in the ${String(issue.params?.format)} format`;
+  } else if (issue.keyword === "minItems" || issue.keyword === "maxItems") {
+    // ajv: "must NOT have fewer than 1 items", "must NOT have more than 1000 items".
+    message = itemCount(issue.parentSchema);
   }
   if (path.startsWith("querystring")) path = path.replace(/^querystring/, "query");
   return { path: shortened(path), message };

@@ -4,7 +4,7 @@
 // operations that take a bearer token, once the limiter has counted the request. Headers
 // that depend on the route and the status (Location, Retry-After, WWW-Authenticate) are
 // declared by the routes' response schemas (schemas.ts).
-import { WINDOW_MS } from "./rate-limit/window-counter.ts";
+import { QUOTA_HOUR_SECONDS } from "./routes/test-quota.ts";
 
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
 type Reference = { $ref: string };
@@ -24,19 +24,24 @@ const RESPONSE_HEADERS: Record<"x-request-id" | (typeof RATE_LIMIT_HEADERS)[numb
     schema: { type: "string", pattern: "^[\\w.:-]{1,128}$" },
   },
   "ratelimit-limit": {
-    description: "requests a caller may make in a minute (RATE_LIMIT_PER_MINUTE)",
+    description:
+      "requests a caller may make in a minute (RATE_LIMIT_PER_MINUTE); on a 429 of an hourly quota (TEST_NOTIFICATIONS_PER_HOUR " +
+      "tests, REDELIVERIES_PER_HOUR notifications redelivered), that quota",
     required: true,
     schema: { type: "integer", minimum: 1 },
   },
   "ratelimit-remaining": {
-    description: "requests the caller has left in the current minute",
+    description: "requests the caller has left in the current minute; 0 on a 429 of an hourly quota",
     required: true,
     schema: { type: "integer", minimum: 0 },
   },
   "ratelimit-reset": {
-    description: "seconds until the current minute ends and the count starts again (on a 429 over this limit, the same as Retry-After)",
+    description:
+      "seconds until the current minute ends and the count starts again; on a 429, over this limit or over an hourly quota " +
+      "(until the hour ends), the same as Retry-After",
     required: true,
-    schema: { type: "integer", minimum: 1, maximum: WINDOW_MS / 1000 },
+    // An hourly quota's hour, the longest (the limiter's own is a minute).
+    schema: { type: "integer", minimum: 1, maximum: QUOTA_HOUR_SECONDS },
   },
 };
 

@@ -98,7 +98,11 @@ const facts = {
             {
               category: stringEnum(LABEL_CATEGORIES),
               score: Type.Number({ minimum: 0, maximum: 100 }),
-              source: Type.String({ description: "the list that labelled it, as PUT /v1/risk/labels gave it (\"OFAC SDN\")" }),
+              source: Type.Union([Type.String(), Type.Null()], {
+                description:
+                  "the list that labelled it, as PUT /v1/risk/labels gave it (\"OFAC SDN\"); null when none was given, as the API says it " +
+                  "(a notification made until 2026-11-28, redelivered, carries \"\" for none)",
+              }),
             },
             { additionalProperties: false },
           ),

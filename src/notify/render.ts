@@ -175,10 +175,14 @@ function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
 
 /**
  * The other side's risk and every label of it, each with the list that gave it: the source
- * ("OFAC SDN") is what a compliance analyst cites, and no other channel named it.
+ * ("OFAC SDN") is what a compliance analyst cites, and no other channel named it. A label loaded
+ * without one says so ("no source"), where it read "source )"; a payload made until 2026-11-28,
+ * redelivered, has "" for it, said alike.
  */
 function counterpartyRows(counterparty: NonNullable<NotificationPayload["data"]["counterparty"]>): Row[] {
-  const labels = counterparty.labels.map((label) => `${label.category} (score ${formatAmount(label.score)}, source ${label.source})`);
+  const labels = counterparty.labels.map(
+    (label) => `${label.category} (score ${formatAmount(label.score)}, ${label.source ? `source ${label.source}` : "no source"})`,
+  );
   return [
     ["Counterparty risk", counterparty.risk === null ? "unknown" : `${formatAmount(counterparty.risk)}/100`],
     ["Counterparty labels", labels.length > 0 ? labels.join("; ") : "none"],

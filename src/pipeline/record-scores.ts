@@ -75,7 +75,9 @@ export async function recordScores(
  * counterparty among them) since the score was computed makes them differ.
  */
 function sameLabels(now: readonly LabelRow[], before: readonly LabelRow[]): boolean {
-  const keys = (labels: readonly LabelRow[]) => new Set(labels.map((l) => `${l.address}\u0000${l.source}\u0000${l.category}\u0000${l.score}`));
+  // A label without a source (null) apart from a list named "null".
+  const keys = (labels: readonly LabelRow[]) =>
+    new Set(labels.map((l) => `${l.address}\u0000${l.source === null ? "-" : `+${l.source}`}\u0000${l.category}\u0000${l.score}`));
   const [a, b] = [keys(now), keys(before)];
   return a.size === b.size && [...a].every((key) => b.has(key));
 }

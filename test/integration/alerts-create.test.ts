@@ -149,7 +149,7 @@ describe("POST /v1/risk/alerts validation", () => {
   });
 
   it('refuses "threshold": "1000" instead of coercing the string', async () => {
-    expect(fieldErrors(await create({ ...valid(), threshold: "1000" }))).toContain("body.threshold must be number");
+    expect(fieldErrors(await create({ ...valid(), threshold: "1000" }))).toContain("body.threshold must be a number");
   });
 
   it("requires a threshold for large_transfer and says what it means", async () => {

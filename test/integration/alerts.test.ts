@@ -178,7 +178,7 @@ describe("PATCH /v1/risk/alerts/{alertId}", () => {
     [{}, "body must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl"],
     [{ status: "disabled" }, "body.status must be one of active, paused"],
     [{ status: "deleted" }, "body.status must be one of active, paused"],
-    [{ threshold: "5" }, "body.threshold must be number"],
+    [{ threshold: "5" }, "body.threshold must be a number"],
     [{ cooldownSeconds: -5 }, "body.cooldownSeconds must be a whole number from 0 to 604800"],
     [{ recipient: "ops@example.com" }, "body.recipient is not used by webhook alerts (they go to webhookUrl)"],
     [{ condition: "unusual_activity" }, "body.condition cannot change: create a new alert with the condition you want (and delete this one)"],

@@ -173,7 +173,7 @@ describe("POST /v1/ingest/helius", () => {
       skipped: 0,
       rejected: [
         { index: 0, signature: items[0]!.signature, errors: [{ path: "body.0.feePayer", message: "is required" }] },
-        { index: 1, signature: items[1]!.signature, errors: [{ path: "body.1.slot", message: "must be integer" }] },
+        { index: 1, signature: items[1]!.signature, errors: [{ path: "body.1.slot", message: "must be a whole number" }] },
         {
           index: 2,
           signature: items[2]!.signature,
@@ -256,7 +256,7 @@ describe("POST /v1/ingest/helius", () => {
     // Not a delivery at all: items that are not even objects.
     const notObjects = await post([fixture("sol-transfer")[0]!, 42]);
     expect(notObjects.statusCode).toBe(400);
-    expect(notObjects.json().errors).toEqual([{ path: "body.1", message: "must be object" }]);
+    expect(notObjects.json().errors).toEqual([{ path: "body.1", message: "must be an object" }]);
     const tooMany = Array.from({ length: 1001 }, () => fixture("failed-transfer")[0]!);
     const res = await post(tooMany);
     expect(res.statusCode).toBe(400);

@@ -51,7 +51,7 @@ describe("a Helius delivery with an item the webhook cannot read", () => {
   const delivery: unknown[] = Array.from({ length: 100 }, (_, i) => (i === 57 ? refused : transfer()));
   const answer = {
     skipped: 0,
-    rejected: [{ index: 57, signature: refused.signature, errors: [{ path: "body.57.nativeTransfers.0.amount", message: "must be integer" }] }],
+    rejected: [{ index: 57, signature: refused.signature, errors: [{ path: "body.57.nativeTransfers.0.amount", message: "must be a whole number" }] }],
   };
 
   it("stores the 99 valid items, answers 202 naming the refused one, keeps it whole and logs one warning", async () => {

@@ -488,6 +488,11 @@ describe("the hourly quota of redeliveries", () => {
     const retryAfter = Number(refused.headers["retry-after"]);
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
+    // The quota's RateLimit-*, not the per-minute limiter's: RateLimit-Reset is Retry-After.
+    expect(refused.headers).toMatchObject({ "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": String(retryAfter) });
+    const window = await q.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: bearer(carol), payload: { since } });
+    expectProblem(window, 429, "rate_limited");
+    expect(window.headers).toMatchObject({ "ratelimit-remaining": "0", "ratelimit-reset": window.headers["retry-after"] });
     const [row] = await q.deps.sql<{ status: string }[]>`select status from notifications where id = ${ids[2]!}`;
     expect(row!.status).toBe("failed");
 

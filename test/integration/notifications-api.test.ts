@@ -284,6 +284,9 @@ describe("the hourly quota of test notifications", () => {
     const retryAfter = Number(refused.headers["retry-after"]);
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
+    // The quota's RateLimit-*, not the per-minute limiter's (577 left, reset in 3 s): a client
+    // retrying after RateLimit-Reset waits as long as Retry-After says.
+    expect(refused.headers).toMatchObject({ "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": String(retryAfter) });
     const [row] = await q.deps.sql<{ n: number }[]>`
       select count(*)::int as n from notifications n join alerts a on a.id = n.alert_id where a.owner = 'carol'`;
     expect(row!.n).toBe(2);

@@ -258,7 +258,7 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     // An item the webhook cannot read: the delivery is still a 202, the item listed in `rejected`.
     const refused = { ...(helius()[0] as object), fee: "5000" };
     const withRefused = await expectStatus<{ rejected: unknown[] }>(202, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: [refused] });
-    expect(withRefused.rejected).toEqual([{ index: 0, signature: expect.any(String), errors: [{ path: "body.0.fee", message: "must be integer" }] }]);
+    expect(withRefused.rejected).toEqual([{ index: 0, signature: expect.any(String), errors: [{ path: "body.0.fee", message: "must be a whole number" }] }]);
     await expectStatus(400, { method: "POST", url: "/v1/ingest/helius", headers: { authorization: HELIUS_SECRET }, payload: [] });
     await settled(t);
 

@@ -200,6 +200,8 @@ function firingOf(alert: ActiveAlertRow, tx: Transaction): Firing | null {
         labels: [
           { category: "mixer", score: 95, source: "OFAC SDN" },
           { category: "exchange", score: 40, source: "vendor-x" },
+          // Loaded without a source: null, as the API says it.
+          { category: "flagged", score: 30, source: null },
         ],
       });
     case "unusual_activity":
@@ -434,6 +436,10 @@ describe("the webhooks of the OpenAPI document", () => {
         expect(variant(errors, (b) => (counterpartyOf(b).labels = [{ category: "sanctioned", score: 100 }]))).toContainEqual(
           expect.stringContaining("must have required property 'source'"),
         );
+        expect(variant(errors, (b) => (counterpartyOf(b).labels = [{ category: "sanctioned", score: 100, source: 5 }]))).toContainEqual(
+          expect.stringContaining("/data/counterparty/labels/0/source must be string"),
+        );
+        expect(variant(errors, (b) => (counterpartyOf(b).labels = [{ category: "sanctioned", score: 100, source: null }]))).toEqual([]);
         for (const fact of FACT_FIELDS) expect(variant(errors, (b) => delete b.data![fact]), `without data.${fact}`).toEqual([]);
         expect(variant(errors, (b) => ((b as Record<string, unknown>).timestamp = "yesterday"))).toContainEqual(expect.stringContaining('/timestamp must match format "date-time"'));
         // A score change fires risk_score_increase: its body has no transaction.

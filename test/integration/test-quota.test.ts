@@ -35,7 +35,8 @@ describe("takeTestQuota", () => {
     await takeTestQuota(redis, prefix, "erin", 2, at("2026-11-21T10:30:00Z"));
     const refused = await refusal(takeTestQuota(redis, prefix, "erin", 2, at("2026-11-21T10:59:00Z")));
     expect(refused.code).toBe("rate_limited");
-    expect(refused.headers["retry-after"]).toBe("60");
+    // With the quota's RateLimit-* (not the per-minute limiter's, which this request did not exceed).
+    expect(refused.headers).toEqual({ "retry-after": "60", "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": "60" });
     // Another caller has a quota of its own; the next hour starts afresh.
     await takeTestQuota(redis, prefix, "frank", 2, at("2026-11-21T10:59:00Z"));
     await takeTestQuota(redis, prefix, "erin", 2, at("2026-11-21T11:00:00Z"));

@@ -111,6 +111,52 @@ describe("the service's own words, not ajv's", () => {
     expect(errorLines(res)).toEqual(["body.labels.0.score must be a whole number from 0 to 100"]);
   });
 
+  it.each([
+    ["a time without a time zone", "2026-11-01T00:00:00"],
+    ["words", "yesterday"],
+    ["a month that does not exist", "2026-13-01T00:00:00Z"],
+  ])("tells a redelivery window's since given %s that it needs a date-time with a time zone, and an example", async (_name, since) => {
+    const res = await send("POST", `/v1/risk/alerts/${alertId}/notifications/redeliver`, { since });
+    expect(errorLines(res)).toEqual(["body.since must be a date-time with a time zone (such as 2026-11-20T00:00:00Z)"]);
+  });
+
+  it("tells a list its bounds: an empty batch, a batch too long, too many tags", async () => {
+    expect(errorLines(await send("POST", "/v1/ingest/transactions", { transactions: [] }))).toEqual(["body.transactions must list 1 to 1000 items"]);
+    const tooMany = Array.from({ length: 1001 }, () => makeTransaction());
+    expect(errorLines(await send("POST", "/v1/ingest/transactions", { transactions: tooMany }))).toEqual(["body.transactions must list 1 to 1000 items"]);
+    const tags = Array.from({ length: 21 }, (_, i) => `t${i}`);
+    expect(errorLines(await send("PATCH", `/v1/wallets/${walletId}`, { tags }))).toEqual(["body.tags must list at most 20 items"]);
+  });
+
+  it.each([
+    ["tags given as a string", "POST", "/v1/wallets", () => ({ address: randomAddress(), tags: "ops" }), "body.tags must be an array"],
+    ["a tag that is a number", "POST", "/v1/wallets", () => ({ address: randomAddress(), tags: [5] }), "body.tags.0 must be a string"],
+    ["an alert given as a list", "POST", "/v1/risk/alerts", () => [], "body must be an object"],
+    ["a threshold given as a string", "PATCH", "/v1/risk/alerts/{alertId}", () => ({ threshold: "5" }), "body.threshold must be a number"],
+  ] as const)("names the type %s must have", async (_name, method, url, payload, line) => {
+    expect(errorLines(await send(method, url.replace("{alertId}", alertId), payload()))).toEqual([line]);
+  });
+
+  it("tells an empty Idempotency-Key once that it is empty", async () => {
+    const res = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: { ...headers, "idempotency-key": "" },
+      payload: { walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+    });
+    expect(errorLines(res)).toEqual(["headers.idempotency-key must not be empty"]);
+    // A key with a character outside visible ASCII is still told what a key is.
+    const spaced = await t.app.inject({
+      method: "POST",
+      url: "/v1/risk/alerts",
+      headers: { ...headers, "idempotency-key": "a b" },
+      payload: { walletId, condition: "unusual_activity", notificationMethod: "webhook", webhookUrl: "http://127.0.0.1:9/hook" },
+    });
+    expect(errorLines(spaced)).toEqual([
+      "headers.idempotency-key must be a key of 1-255 visible ASCII characters, chosen by the client per create (a UUID will do)",
+    ]);
+  });
+
   it("says how long a text may be", async () => {
     const res = await send("PATCH", `/v1/risk/alerts/${alertId}`, { webhookUrl: `https://hooks.example/${"x".repeat(2048)}` });
     expect(errorLines(res)).toEqual(["body.webhookUrl must be at most 2048 characters"]);

@@ -159,6 +159,21 @@ describe("the email of a firing with a labelled counterparty", () => {
     expect(text).toMatch(/^Counterparty labels: +none$/m);
   });
 
+  it("says \"no source\" for a label loaded without one, never a dangling \"source )\", whether the payload has null or a stored \"\"", () => {
+    const sent = tx({ from: WALLET, to: OTHER });
+    const unsourced = counterparty({ labelScore: 100, labelCategory: "sanctioned", labels: [{ category: "sanctioned", score: 100, source: null }] });
+    const firing = evaluateSuspiciousCounterparty(alert("suspicious_counterparty", 75), sent, unsourced)!;
+    const payload = triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW);
+    expect(payload.data.counterparty?.labels).toEqual([{ category: "sanctioned", score: 100, source: null }]);
+    // A payload made until 2026-11-28 (stored, then redelivered) carries "" for it.
+    const stored = { ...payload, data: { ...payload.data, counterparty: { ...payload.data.counterparty!, labels: [{ category: "sanctioned" as const, score: 100, source: "" }] } } };
+    for (const email of [renderEmail(payload), renderEmail(stored)]) {
+      expect(email.text).toMatch(/^Counterparty labels: +sanctioned \(score 100, no source\)$/m);
+      expect(email.html).toContain("<td>sanctioned (score 100, no source)</td>");
+      expect(email.text).not.toContain("source )");
+    }
+  });
+
   it("keeps a label source written across lines on its one row", () => {
     const sent = tx({ from: WALLET, to: OTHER });
     const odd = counterparty({ labelScore: 95, labelCategory: "scam", labels: [{ category: "scam", score: 95, source: "vendor\nx\u202e" }] });

@@ -4,7 +4,7 @@ import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from 
 import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
-import { compareLabels } from "./risk-labels.ts";
+import { compareLabels, withApiSource } from "./risk-labels.ts";
 
 export type BatchRow = { id: string; evaluated: boolean };
 
@@ -132,8 +132,10 @@ export async function loadAllActiveAlerts(sql: Sql): Promise<{ version: number; 
   });
 }
 
-/** One list's label of an address (`source` '' when it was loaded without one). */
-export type LabelRow = { address: string; category: LabelCategory; score: number; source: string };
+/** One list's label of an address (`source` null when it was loaded without one). */
+export type LabelRow = { address: string; category: LabelCategory; score: number; source: string | null };
+
+type StoredLabelRow = { address: string; category: LabelCategory; score: number; source: string };
 
 /** Every label of an address, every source's: its effective label (risk-labels.ts, compareLabels) first. */
 export type AddressLabels = { address: string; labels: LabelRow[] };
@@ -141,15 +143,16 @@ export type AddressLabels = { address: string; labels: LabelRow[] };
 /** The labels of those of `addresses` that have any, one entry per address. */
 export async function loadLabels(sql: Sql | TransactionSql, addresses: readonly string[]): Promise<AddressLabels[]> {
   if (addresses.length === 0) return [];
-  const rows = await sql<LabelRow[]>`
+  const rows = await sql<StoredLabelRow[]>`
     select address, category, score, source from risk_labels where address = any(${addresses as string[]}::text[])`;
-  const byAddress = new Map<string, LabelRow[]>();
+  const byAddress = new Map<string, StoredLabelRow[]>();
   for (const row of rows) {
     const list = byAddress.get(row.address);
     if (list) list.push(row);
     else byAddress.set(row.address, [row]);
   }
-  return [...byAddress].map(([address, labels]) => ({ address, labels: labels.length > 1 ? labels.sort(compareLabels) : labels }));
+  // Ranked on the stored sources (compareLabels), then given out as the API gives them.
+  return [...byAddress].map(([address, labels]) => ({ address, labels: (labels.length > 1 ? labels.sort(compareLabels) : labels).map(withApiSource) }));
 }
 
 export type AddressStateRow = { address: string; balance: number; riskScore: number; riskFactors: RiskFactor[] };

@@ -3,8 +3,9 @@
 //
 // A label is one list's verdict on an address: keyed by address and source, so that OFAC's list and
 // each vendor's keep their own rows, and one list's import or removal never touches another's. A
-// label loaded without a source is stored with source '' and is null in and out of the API: the ''
-// never leaves this module. Everything that locks label rows locks them in (address, source) order,
+// label loaded without a source is stored with source '' and is null in and out of the API, and in
+// what the evaluation reads (pipeline.ts's loadLabels, through withApiSource): the '' never leaves
+// the queries. Everything that locks label rows locks them in (address, source) order,
 // byte by byte as Postgres orders the key (COLLATE "C"), so an import and a removal of the same
 // labels wait for each other instead of deadlocking.
 import type { TransactionSql } from "postgres";
@@ -22,6 +23,14 @@ export type LabelInput = { address: string; category: LabelCategory; score: numb
 const NO_SOURCE = "";
 const storedSource = (source: string | null): string => source ?? NO_SOURCE;
 const apiSource = (source: string): string | null => (source === NO_SOURCE ? null : source);
+
+/**
+ * A stored label as everything outside the queries sees it: source null for none. Before this,
+ * the evaluation carried the stored '' into notifications (a webhook's `"source": ""`, an email's
+ * "source )") while the API said null. A label with a source is returned as it is.
+ */
+export const withApiSource = <T extends { source: string }>(label: T): Omit<T, "source"> & { source: string | null } =>
+  label.source === NO_SOURCE ? { ...label, source: null } : label;
 
 /**
  * Byte order of the strings' UTF-8 (Postgres's COLLATE "C"), which is code point order. JavaScript's

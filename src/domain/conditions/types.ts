@@ -45,8 +45,11 @@ export type FiringFacts = {
   previousScore?: number;
 };
 
-/** One label of a counterparty, as the evaluation read it (every source's: each is evidence a compliance desk cites). */
-export type CounterpartyLabel = { category: LabelCategory; score: number; source: string };
+/**
+ * One label of a counterparty, as the evaluation read it (every source's: each is evidence a
+ * compliance desk cites); `source` null for a label loaded without one, as the API says it.
+ */
+export type CounterpartyLabel = { category: LabelCategory; score: number; source: string | null };
 
 /** What is known about the other side of a transaction. */
 export type CounterpartyRisk = {

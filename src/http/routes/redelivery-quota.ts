@@ -8,7 +8,7 @@
 import type { Redis } from "ioredis";
 import { TimedOut, withTimeout } from "../../with-timeout.ts";
 import { ProblemError } from "../problem.ts";
-import { QUOTA_TIMEOUT_MS } from "./test-quota.ts";
+import { QUOTA_TIMEOUT_MS, quotaSpent } from "./test-quota.ts";
 
 const HOUR_SECONDS = 3600;
 
@@ -52,10 +52,10 @@ export function redeliveryQuota(redis: Redis, prefix: string, caller: string, pe
       await giveBack(wanted - granted);
       if (granted > 0) return granted;
       const retryAfter = (hour + 1) * HOUR_SECONDS - Math.floor(now.getTime() / 1000);
-      throw new ProblemError(
-        "rate_limited",
+      throw quotaSpent(
         `at most ${perHour} notifications redelivered an hour per caller (REDELIVERIES_PER_HOUR); retry in ${retryAfter} s`,
-        { headers: { "retry-after": String(retryAfter) } },
+        perHour,
+        retryAfter,
       );
     },
   };

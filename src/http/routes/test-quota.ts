@@ -8,18 +8,19 @@ import type { Redis } from "ioredis";
 import { TimedOut, withTimeout } from "../../with-timeout.ts";
 import { ProblemError } from "../problem.ts";
 
-const HOUR_SECONDS = 3600;
+/** The window of an hourly quota (this one, the redelivery quota): a 429 of one says to wait up to this long. */
+export const QUOTA_HOUR_SECONDS = 3600;
 /** How long the count may take; it is taken under the alert's row lock (routes/notifications.ts). */
 export const QUOTA_TIMEOUT_MS = 2_000;
 
 /** Takes one test from the caller's hourly quota, or throws a 429 that says when the next hour starts. */
 export async function takeTestQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): Promise<void> {
-  const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
+  const hour = Math.floor(now.getTime() / 1000 / QUOTA_HOUR_SECONDS);
   const key = `${prefix}:test-quota:${hour}:${caller}`;
   if (perHour === 0) throw new ProblemError("forbidden", "test notifications are turned off here (TEST_NOTIFICATIONS_PER_HOUR=0)");
   let results;
   try {
-    results = await withTimeout(() => redis.multi().incr(key).expire(key, HOUR_SECONDS).exec(), QUOTA_TIMEOUT_MS, "Redis");
+    results = await withTimeout(() => redis.multi().incr(key).expire(key, QUOTA_HOUR_SECONDS).exec(), QUOTA_TIMEOUT_MS, "Redis");
   } catch (error) {
     if (!(error instanceof TimedOut)) throw error;
     // A Redis that stops answering raises no error: unbounded, this request waited for ever,
@@ -29,8 +30,23 @@ export async function takeTestQuota(redis: Redis, prefix: string, caller: string
   const [error, taken] = results?.[0] ?? [new Error("the test quota could not be counted")];
   if (error) throw error;
   if (Number(taken) <= perHour) return;
-  const retryAfter = (hour + 1) * HOUR_SECONDS - Math.floor(now.getTime() / 1000);
-  throw new ProblemError("rate_limited", `at most ${perHour} test notifications an hour per caller; retry in ${retryAfter} s`, {
-    headers: { "retry-after": String(retryAfter) },
+  const retryAfter = (hour + 1) * QUOTA_HOUR_SECONDS - Math.floor(now.getTime() / 1000);
+  throw quotaSpent(`at most ${perHour} test notifications an hour per caller; retry in ${retryAfter} s`, perHour, retryAfter);
+}
+
+/**
+ * The 429 of an hourly quota (this one, the redelivery quota), with the RateLimit-* headers of
+ * that quota. They were the per-minute limiter's, which this request did not exceed
+ * (`RateLimit-Remaining: 577`, `RateLimit-Reset: 3` beside `Retry-After: 2163`): a client that
+ * retries after RateLimit-Reset met the same 429 every few seconds until the hour turned.
+ */
+export function quotaSpent(detail: string, perHour: number, retryAfter: number): ProblemError {
+  return new ProblemError("rate_limited", detail, {
+    headers: {
+      "retry-after": String(retryAfter),
+      "ratelimit-limit": String(perHour),
+      "ratelimit-remaining": "0",
+      "ratelimit-reset": String(retryAfter),
+    },
   });
 }
