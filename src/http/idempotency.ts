@@ -30,7 +30,8 @@ export function requestFingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("base64url");
 }
 
-function canonicalJson(value: unknown): string {
+/** JSON with every object's keys sorted, at every level: equal data, equal text (also etag.ts's). */
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)

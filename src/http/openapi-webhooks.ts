@@ -114,6 +114,8 @@ const RETRY_AFTER_HEADER = {
 const OPERATION_NOTE =
   `Sent with a timeout of ${DEFAULT_CHANNEL_TIMEOUT_MS / 1000} s for the answer's headers and body together; no answer in time, or a network error, is retried as a 5xx is (an address the SSRF guard refuses fails at once). ` +
   "A receiver may get a notification more than once (an answer lost after it was processed): de-duplicate on webhook-id. " +
+  "Notifications are not delivered in order: they are sent concurrently, and a retry arrives after notifications made later. " +
+  "To order them, sort by the body's timestamp, then by data.transaction.blockTime and slot where there is a transaction; a firing's body carries no sequence number. " +
   "The notice that an alert was disabled is never sent here: it goes by email, and only to an address the owner's token carried.";
 
 function operation(operationId: string, summary: string, description: string, body: Json) {

@@ -74,7 +74,57 @@ describe("GET /v1/risk/alerts", () => {
     expect(second).toMatchObject({ total: 5, page: 2, limit: 2 });
     expect(second.alerts.map((a: { alertId: string }) => a.alertId)).toEqual(newestFirst.slice(2, 4));
     const past = (await get("/v1/risk/alerts?page=4&limit=2", listOwner)).json();
-    expect(past).toEqual({ alerts: [], total: 5, page: 4, limit: 2 });
+    expect(past).toEqual({ alerts: [], total: 5, page: 4, limit: 2, hasMore: false });
+    expect((await get("/v1/risk/alerts?page=2&limit=3", listOwner)).json()).toMatchObject({ page: 2, hasMore: false });
+    expect((await get("/v1/risk/alerts?page=1&limit=3", listOwner)).json()).toMatchObject({ page: 1, hasMore: true });
+  });
+
+  it("pages with after, the alertId of the last alert received, until hasMore is false; total counts them all, page is left out", async () => {
+    const first = (await get("/v1/risk/alerts?limit=2", listOwner)).json();
+    const second = (await get(`/v1/risk/alerts?limit=2&after=${first.alerts[1].alertId}`, listOwner)).json();
+    expect(second).toMatchObject({ total: 5, limit: 2, hasMore: true });
+    expect(second).not.toHaveProperty("page");
+    expect(second.alerts.map((a: { alertId: string }) => a.alertId)).toEqual(newestFirst.slice(2, 4));
+    const last = (await get(`/v1/risk/alerts?limit=2&after=${second.alerts[1].alertId}`, listOwner)).json();
+    expect(last).toMatchObject({ total: 5, hasMore: false });
+    expect(last.alerts.map((a: { alertId: string }) => a.alertId)).toEqual(newestFirst.slice(4));
+    // With the filters: the cursor keeps to them.
+    const paused = (await get(`/v1/risk/alerts?status=active&after=${newestFirst[0]}`, listOwner)).json();
+    expect(paused.alerts.map((a: { alertId: string }) => a.alertId)).toEqual(newestFirst.slice(2));
+  });
+
+  it("misses no alert with after when alerts are deleted and created between pages, the cursor's own alert included", async () => {
+    const syncer = await t.token("syncing-bot");
+    const walletId = (await insertWallet(t, "syncing-bot")).walletId;
+    const make = async (threshold: number) =>
+      (await createAlert(syncer, { walletId, condition: "large_transfer", threshold, notificationMethod: "webhook", webhookUrl: HOOK })).alertId;
+    const ids: string[] = [];
+    for (const threshold of [2, 3, 4, 5, 6, 7]) ids.push(await make(threshold));
+    const seen: number[] = [];
+    const page1 = (await get("/v1/risk/alerts?limit=2", syncer)).json();
+    seen.push(...page1.alerts.map((a: { threshold: number }) => a.threshold));
+    expect(seen).toEqual([7, 6]);
+    // The first alert listed and the cursor itself go, and a new one comes, before the next read.
+    for (const gone of [page1.alerts[0].alertId, page1.alerts[1].alertId]) expect((await remove(gone, syncer)).statusCode).toBe(204);
+    await make(8);
+    let after = page1.alerts[1].alertId;
+    for (let more = page1.hasMore; more; ) {
+      const page = (await get(`/v1/risk/alerts?limit=2&after=${after}`, syncer)).json();
+      seen.push(...page.alerts.map((a: { threshold: number }) => a.threshold));
+      after = page.alerts.at(-1).alertId;
+      more = page.hasMore;
+    }
+    expect(seen).toEqual([7, 6, 5, 4, 3, 2]);
+    // By page number the same deletes skip one: page 2 starts two alerts into what is left.
+    expect((await get("/v1/risk/alerts?limit=2&page=2", syncer)).json().alerts.map((a: { threshold: number }) => a.threshold)).toEqual([4, 3]);
+  });
+
+  it.each([
+    ["page=2&after=alr_01m8gqenacjxp4wxa0p44pn4ya", "query.page must be left out when after is given: after is where the page starts"],
+    ["after=alr_nope", "query.after must be the alertId of an alert received (alr_ and 26 characters)"],
+    ["after=evt_01m8gqenacjxp4wxa0p44pn4ya", "query.after must be the alertId of an alert received (alr_ and 26 characters)"],
+  ])("refuses %s with 400", async (query, error) => {
+    expect(fieldErrors(await get(`/v1/risk/alerts?${query}`, listOwner))).toEqual([error]);
   });
 
   it("filters by walletId and by status", async () => {

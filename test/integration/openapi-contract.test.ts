@@ -302,7 +302,13 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(404, transactions(`walletId=${wallet.walletId}`, bob));
     await expectStatus(404, transactions("walletId=wal_unknown"));
 
-    await expectStatus(200, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: { alias: null, tags: ["hot"] } });
+    // Optimistic concurrency: the ETag of a read in If-Match; a stale one is a 412 (precondition_failed).
+    const read = (await call({ method: "GET", url: `/v1/wallets/${wallet.walletId}`, token: alice })).headers.etag as string;
+    await expectStatus(200, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, headers: { "if-match": read }, payload: { alias: null, tags: ["hot"] } });
+    const stale = await expectStatus(412, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, headers: { "if-match": read }, payload: { tags: ["cold"] } });
+    expect(stale).toMatchObject({ code: "precondition_failed" });
+    await expectStatus(412, { method: "DELETE", url: `/v1/wallets/${wallet.walletId}`, token: alice, headers: { "if-match": read } });
+    await expectStatus(400, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, headers: { "if-match": "unquoted" }, payload: { alias: "Renamed" } });
     await expectStatus(200, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: { alias: "Renamed" } });
     await expectStatus(400, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: alice, payload: {} });
     await expectStatus(404, { method: "PATCH", url: `/v1/wallets/${wallet.walletId}`, token: bob, payload: { alias: "Mine now" } });
@@ -357,6 +363,10 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     const list = await expectStatus<{ alerts: unknown[]; total: number }>(200, { method: "GET", url: "/v1/risk/alerts", token: alice });
     expect(list.total).toBe(ALERTS_PER_WALLET); // 12 of every condition and method, one with a token filter, one keyed
     await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}&status=active&page=2&limit=5`, token: alice });
+    const firstPage = await expectStatus<{ alerts: Alert[]; hasMore: boolean }>(200, { method: "GET", url: "/v1/risk/alerts?limit=5", token: alice });
+    expect(firstPage.hasMore).toBe(true);
+    await expectStatus(200, { method: "GET", url: `/v1/risk/alerts?limit=5&after=${firstPage.alerts.at(-1)!.alertId}`, token: alice });
+    await expectStatus(400, { method: "GET", url: `/v1/risk/alerts?page=2&after=${firstPage.alerts.at(-1)!.alertId}`, token: alice });
     await expectStatus(400, { method: "GET", url: "/v1/risk/alerts?status=sleeping", token: alice });
     await expectStatus(404, { method: "GET", url: `/v1/risk/alerts?walletId=${wallet.walletId}`, token: bob });
     await expectStatus(200, { method: "GET", url: one(webhookAlert), token: alice });
@@ -364,7 +374,10 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(404, { method: "GET", url: "/v1/risk/alerts/alr_unknown", token: alice });
 
     const patch = (alert: Alert, payload: unknown, token = alice) => ({ method: "PATCH" as const, url: one(alert), token, payload });
-    await expectStatus(200, patch(withToken, { status: "paused" }));
+    const alertRead = (await call({ method: "GET", url: one(withToken), token: alice })).headers.etag as string;
+    await expectStatus(200, { ...patch(withToken, { status: "paused" }), headers: { "if-match": alertRead } });
+    await expectStatus(412, { ...patch(withToken, { threshold: 6 }), headers: { "if-match": alertRead } });
+    await expectStatus(412, { method: "DELETE", url: one(withToken), token: alice, headers: { "if-match": alertRead } });
     await expectStatus(200, patch(withToken, { status: "active", threshold: 10, cooldownSeconds: 0, recipient: "risk@example.com" }));
     await expectStatus(200, patch(alerts.get("unusual_activity webhook")!, { webhookUrl: receiver.route("/moved").url }));
     await expectStatus(400, patch(withToken, {}));

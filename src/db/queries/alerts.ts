@@ -7,6 +7,7 @@ import type { AlertStatus, Condition, NotificationMethod } from "../../domain/ty
 import type { Sql } from "../client.ts";
 import { archiveAlerts } from "./alert-archive.ts";
 import { ownerLock } from "./advisory-lock.ts";
+import type { Changed, Deleted, Precondition } from "./guarded-write.ts";
 
 export type AlertRow = {
   alertId: string;
@@ -194,30 +195,40 @@ export async function findAlert(sql: Sql, owner: string, alertId: string): Promi
 
 export type AlertFilter = { walletId?: string | undefined; status?: AlertStatus | undefined };
 
-/** Newest first; the total rides along on every row (a window count). */
+/**
+ * Newest first, by id: ids are time-ordered, made from the clock reading stored as created_at
+ * (ids.ts), so this is creation order, and ties within a millisecond fall to the id. Collated "C"
+ * (byte order) so that a cursor compares as the list sorts. `after`: only the alerts listed
+ * after that id (older), whether or not it still names an alert: a cursor that a delete between
+ * two pages does not move, as an offset does. The total (of the filter, the cursor aside) rides
+ * along on every row (a window count, taken before the cursor); one row more than the page
+ * says whether the list goes on.
+ */
 export async function listAlerts(
   sql: Sql,
   owner: string,
   filter: AlertFilter,
-  page: { offset: number; limit: number },
-): Promise<{ rows: AlertRow[]; total: number }> {
+  page: { offset: number; limit: number; after?: string | undefined },
+): Promise<{ rows: AlertRow[]; total: number; hasMore: boolean }> {
   const walletId = filter.walletId ?? null;
   const status = filter.status ?? null;
   const where = sql`owner = ${owner}
     and (${walletId}::text is null or wallet_id = ${walletId}::text)
     and (${status}::text is null or status = ${status}::text)`;
+  const cursor = page.after === undefined ? sql`` : sql`where "alertId" collate "C" < ${page.after}::text collate "C"`;
   const rows = await sql<(AlertRow & { total: number })[]>`
-    select ${sql.unsafe(COLUMNS)}, count(*) over ()::int as total
-    from alerts where ${where}
-    order by created_at desc, id desc
-    limit ${page.limit} offset ${page.offset}`;
+    select * from (select ${sql.unsafe(COLUMNS)}, count(*) over ()::int as total from alerts where ${where}) listed
+    ${cursor}
+    order by "alertId" collate "C" desc
+    limit ${page.limit + 1} offset ${page.offset}`;
+  const hasMore = rows.length > page.limit;
   if (rows.length > 0) {
     const total = rows[0]!.total;
-    return { rows: rows.map(({ total: _total, ...row }) => row), total };
+    return { rows: rows.slice(0, page.limit).map(({ total: _total, ...row }) => row), total, hasMore };
   }
   // A page past the end carries no row to read the total from.
   const [count] = await sql<{ total: number }[]>`select count(*)::int as total from alerts where ${where}`;
-  return { rows: [], total: count?.total ?? 0 };
+  return { rows: [], total: count?.total ?? 0, hasMore };
 }
 
 export type AlertChanges = {
@@ -271,7 +282,8 @@ export async function updateAlert(
   alertId: string,
   changes: AlertChanges,
   now: Date,
-): Promise<AlertRow | undefined> {
+  precondition?: Precondition<AlertRow>,
+): Promise<Changed<AlertRow>> {
   const columns: Record<string, string | number | boolean | null> = { updated_at: now.toISOString() };
   if (changes.status !== undefined) {
     columns.status = changes.status;
@@ -305,22 +317,41 @@ export async function updateAlert(
       returning ${db.unsafe(COLUMNS)}`;
     return row;
   };
-  // Only a resume reads the score first, under its lock: every other change is one statement.
-  if (!resumes) return update(sql, null);
-  return sql.begin(async (tx) => update(tx, await scoreOfResumedAlert(tx, owner, alertId)));
+  const changed = (row: AlertRow | undefined): Changed<AlertRow> => (row ? { kind: "changed", row } : { kind: "not-found" });
+  // Only a resume (which reads the score first, under its lock) or a precondition takes a
+  // transaction: any other change is one statement, whose RETURNING is its own write.
+  if (!resumes && !precondition) return changed(await update(sql, null));
+  return sql.begin(async (tx) => {
+    const score = resumes ? await scoreOfResumedAlert(tx, owner, alertId) : null;
+    // After the score, as an evaluation locks them: the score, then the alert.
+    if (precondition) {
+      const [current] = await tx<AlertRow[]>`
+        select ${tx.unsafe(COLUMNS)} from alerts where id = ${alertId} and owner = ${owner} for no key update`;
+      if (!current) return { kind: "not-found" };
+      if (!precondition(current)) return { kind: "precondition-failed" };
+    }
+    return changed(await update(tx, score));
+  });
 }
 
 /**
- * True when the owner's alert existed. Its events, notifications and delivery attempts go with
- * it (cascade), copied first into the archive by the same transaction (alert-archive.ts), with
+ * Deletes the owner's alert. Its events, notifications and delivery attempts go with it
+ * (cascade), copied first into the archive by the same transaction (alert-archive.ts), with
  * `deletedBy` (the caller's token sub); an unknown or foreign alert archives nothing. Locks the
  * alert, then its notifications: the lock order every writer keeps (alert-archive.ts).
+ * `precondition` (an If-Match) is judged on the alert as it is under that lock.
  */
-export async function deleteAlert(sql: Sql, owner: string, alertId: string, deletedBy: string): Promise<boolean> {
+export async function deleteAlert(sql: Sql, owner: string, alertId: string, deletedBy: string, precondition?: Precondition<AlertRow>): Promise<Deleted> {
   return sql.begin(async (tx) => {
+    if (precondition) {
+      const [current] = await tx<AlertRow[]>`
+        select ${tx.unsafe(COLUMNS)} from alerts where id = ${alertId} and owner = ${owner} for update`;
+      if (!current) return { kind: "not-found" };
+      if (!precondition(current)) return { kind: "precondition-failed" };
+    }
     const archived = await archiveAlerts(tx, { owner, alertId }, { deletedBy, reason: "alert deleted" });
-    if (archived.length === 0) return false;
+    if (archived.length === 0) return { kind: "not-found" };
     await tx`delete from alerts where id = ${alertId} and owner = ${owner}`;
-    return true;
+    return { kind: "deleted" };
   });
 }

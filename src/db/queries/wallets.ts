@@ -6,6 +6,7 @@ import type { LabelCategory, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { archiveAlerts } from "./alert-archive.ts";
 import { ownerLock } from "./advisory-lock.ts";
+import type { Changed, Deleted, Precondition } from "./guarded-write.ts";
 import { effectiveLabel } from "./risk-labels.ts";
 
 export const WALLET_SORT_KEYS = ["balance", "riskScore", "lastActivity", "trackedAt"] as const;
@@ -89,7 +90,7 @@ export async function listWallets(
   return { rows, total: count?.total ?? 0 };
 }
 
-export async function getWallet(sql: Sql, owner: string, walletId: string): Promise<WalletDetailRow | undefined> {
+export async function getWallet(sql: Sql | TransactionSql, owner: string, walletId: string): Promise<WalletDetailRow | undefined> {
   const [row] = await sql<(Omit<WalletDetailRow, "label"> & { labels: StoredLabelRow[] | null })[]>`
     select w.id as "walletId", w.address, w.alias,
            coalesce(s.balance, 0)::float8 as balance,
@@ -189,35 +190,62 @@ export async function insertWallet(
   return row;
 }
 
-/** Applies the given fields; false for an unknown or foreign wallet. */
+/**
+ * Applies the given fields and answers the wallet as this change left it: read by the same
+ * transaction, which holds the wallet's row lock until it commits, so a PATCH racing this one
+ * waits and is never shown in its answer (until 2026-11-28 the answer was read by a second
+ * statement after the commit, and one PATCH could answer with the other's tags). The lock is
+ * `for no key update`, the update's own: an alert being created on the wallet (its foreign key's
+ * key share) is not held up. `precondition` (an If-Match) is judged on the wallet under that lock.
+ */
 export async function updateWallet(
   sql: Sql,
   owner: string,
   walletId: string,
   changes: { alias?: string | null; tags?: string[] },
-): Promise<boolean> {
-  const rows = await sql`
-    update tracked_wallets set
-      alias = ${changes.alias === undefined ? sql`alias` : sql`${changes.alias}`},
-      tags = ${changes.tags === undefined ? sql`tags` : sql`${changes.tags}::text[]`}
-    where id = ${walletId} and owner = ${owner}
-    returning id`;
-  return rows.length === 1;
+  precondition?: Precondition<WalletDetailRow>,
+): Promise<Changed<WalletDetailRow>> {
+  return sql.begin(async (tx) => {
+    const [locked] = await tx`select id from tracked_wallets where id = ${walletId} and owner = ${owner} for no key update`;
+    if (!locked) return { kind: "not-found" };
+    if (precondition && !(await holds(tx, owner, walletId, precondition))) return { kind: "precondition-failed" };
+    await tx`
+      update tracked_wallets set
+        alias = ${changes.alias === undefined ? tx`alias` : tx`${changes.alias}`},
+        tags = ${changes.tags === undefined ? tx`tags` : tx`${changes.tags}::text[]`}
+      where id = ${walletId} and owner = ${owner}`;
+    const row = await getWallet(tx, owner, walletId);
+    return row ? { kind: "changed", row } : { kind: "not-found" };
+  });
+}
+
+/** Whether the locked wallet, as its owner would read it now, meets the precondition. */
+async function holds(tx: TransactionSql, owner: string, walletId: string, precondition: Precondition<WalletDetailRow>): Promise<boolean> {
+  const current = await getWallet(tx, owner, walletId);
+  return current !== undefined && precondition(current);
 }
 
 /**
  * Deletes the wallet; its alerts go with it (foreign key cascade), copied first with their
  * records into the archive by the same transaction (alert-archive.ts), with `deletedBy` (the
- * caller's token sub). False when not found, and nothing archived. The wallet is locked first:
- * an alert being created on it is waited for and archived, a later one finds no wallet (404).
- * Then its alerts, then their notifications: the lock order every writer keeps (alert-archive.ts).
+ * caller's token sub). Not found: nothing archived. The wallet is locked first: an alert being
+ * created on it is waited for and archived, a later one finds no wallet (404). Then its alerts,
+ * then their notifications: the lock order every writer keeps (alert-archive.ts).
+ * `precondition` (an If-Match) is judged on the wallet as it is under that lock.
  */
-export async function deleteWallet(sql: Sql, owner: string, walletId: string, deletedBy: string): Promise<boolean> {
+export async function deleteWallet(
+  sql: Sql,
+  owner: string,
+  walletId: string,
+  deletedBy: string,
+  precondition?: Precondition<WalletDetailRow>,
+): Promise<Deleted> {
   return sql.begin(async (tx) => {
     const [wallet] = await tx`select id from tracked_wallets where id = ${walletId} and owner = ${owner} for update`;
-    if (!wallet) return false;
+    if (!wallet) return { kind: "not-found" };
+    if (precondition && !(await holds(tx, owner, walletId, precondition))) return { kind: "precondition-failed" };
     await archiveAlerts(tx, { owner, walletId }, { deletedBy, reason: "wallet deleted" });
     await tx`delete from tracked_wallets where id = ${walletId} and owner = ${owner}`;
-    return true;
+    return { kind: "deleted" };
   });
 }

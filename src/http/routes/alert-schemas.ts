@@ -99,8 +99,15 @@ export const UpdateAlertBody = Type.Object(
 
 export const ListAlertsQuery = Type.Object(
   {
-    page: queryInteger({ ...PAGE, description: "page number" }),
+    page: queryInteger({ ...PAGE, description: "page number; leave it out with after" }),
     limit: queryInteger({ ...PAGE_LIMIT, description: "alerts per page" }),
+    after: Type.Optional(
+      idSchema(
+        "alr",
+        "extension, with page left out: only the alerts listed after (older than) this one, a cursor that creates and deletes between pages do not move: " +
+          "the last alert received (deleted since or not), by its alert",
+      ),
+    ),
     walletId: Type.Optional(idSchema("wal", "only alerts of this wallet")),
     status: Type.Optional(Type.Enum(ALERT_STATUSES, { description: "only alerts with this status" })),
   },
@@ -142,9 +149,10 @@ export const CreatedAlertSchema = Type.Object({
 });
 export const AlertListSchema = Type.Object({
   alerts: Type.Array(AlertSchema),
-  total: Type.Integer(),
-  page: Type.Integer(),
+  total: Type.Integer({ description: "the caller's alerts that the filters select, on every page (after aside)" }),
+  page: Type.Optional(Type.Integer({ description: "the page number; absent when the page was read with after" })),
   limit: Type.Integer(),
+  hasMore: Type.Boolean({ description: "extension: whether the list goes on past this page; to read on, set after to the alertId of its last alert" }),
 });
 export const EventListSchema = Type.Object({
   events: Type.Array(

@@ -16,9 +16,10 @@ import { listAlertEvents } from "../../db/queries/events.ts";
 import { findWalletAddress } from "../../db/queries/wallets.ts";
 import type { Deps } from "../../deps.ts";
 import { ownerEmailOf } from "../../domain/recipients.ts";
-import { newId } from "../../ids.ts";
+import { isId, newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
@@ -165,21 +166,33 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         schema: {
           tags: TAGS,
           summary: "List the caller's risk alerts, newest first",
+          description:
+            "Newest first, by alertId (ids are time-ordered: creation order). Paged by page and limit, or by after: a page number counts from the newest alert, " +
+            "so an alert created between two pages repeats one of the page before and an alert deleted between them skips one. " +
+            "To read every alert once while others create or delete them, leave page out and set after to the alertId of the last alert received until hasMore is false.",
           querystring: ListAlertsQuery,
           response: { 200: described(AlertListSchema, "the caller's risk alerts, one page"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {
+        const { walletId, status, after } = request.query;
         const page = parseQueryInteger("page", request.query.page, PAGE);
+        if (after !== undefined && !isId("alr", after)) {
+          throw invalid("query.after", "must be the alertId of an alert received (alr_ and 26 characters)");
+        }
+        // The schema's default fills in page=1 when it is left out: only another page is refused.
+        if (after !== undefined && page !== PAGE.default) {
+          throw invalid("query.page", "must be left out when after is given: after is where the page starts");
+        }
         const limit = parseQueryInteger("limit", request.query.limit, PAGE_LIMIT);
-        const { walletId, status } = request.query;
-        const { rows, total } = await listAlerts(deps.sql, request.caller.sub, { walletId, status }, { offset: (page - 1) * limit, limit });
+        const listed = await listAlerts(deps.sql, request.caller.sub, { walletId, status }, { offset: after === undefined ? (page - 1) * limit : 0, limit, after });
+        const { rows, total, hasMore } = listed;
         // A walletId that names none of the caller's wallets is a 404, as on /v1/transactions:
         // answered with an empty list, a mistyped id read as "this wallet has no alerts".
         if (total === 0 && walletId !== undefined && !(await findWalletAddress(deps.sql, request.caller.sub, walletId))) {
           throw notFound(`wallet ${walletId}`);
         }
-        return { alerts: rows, total, page, limit };
+        return { alerts: rows, total, ...(after === undefined ? { page } : {}), limit, hasMore };
       },
     );
 
@@ -191,12 +204,13 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Get a risk alert",
           params: AlertIdParams,
-          response: { 200: described(AlertSchema, "the risk alert"), ...errorResponses(400, 404) },
+          response: { 200: withEntityTag(described(AlertSchema, "the risk alert")), ...errorResponses(400, 404) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const row = await findAlert(deps.sql, request.caller.sub, request.params.alertId);
         if (!row) throw alertNotFound(request.params.alertId);
+        reply.header("etag", entityTagOf(row));
         return row;
       },
     );
@@ -209,23 +223,36 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         schema: {
           tags: TAGS,
           summary: "Change a risk alert: pause or resume it, or change its threshold, cooldown or destination",
+          description:
+            "Without If-Match the last write wins: to change an alert only if nobody changed it since you read it (the service too: it disables a failing alert), " +
+            "send the ETag of that read in If-Match, and on a 412 read again and retry.",
           params: AlertIdParams,
+          headers: IfMatchHeaders,
           body: UpdateAlertBody,
-          response: { 200: described(AlertSchema, "the risk alert as changed"), ...errorResponses(400, 404, 413, 415) },
+          response: {
+            200: withEntityTag(described(AlertSchema, "the risk alert as this request changed it")),
+            ...errorResponses(400, 404, 413, 415),
+            ...PreconditionFailedResponse,
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         // A problem of the body as sent, like the schema's: answered before the alert is looked up.
         assertExactThreshold(rawBody(request));
         const { alertId } = request.params;
+        const ifMatch = ifMatchOf(request.headers["if-match"]);
+        // Read for the checks of the changes, which depend only on what a PATCH cannot change
+        // (its condition and channel); the If-Match is judged on the row the update locks.
         const current = await findAlert(deps.sql, request.caller.sub, alertId);
         if (!current) throw alertNotFound(alertId);
         const changes = await checkAlertChanges(request.body, current, webhookRules, smsRules);
         // A token without a usable email claim keeps the address stored before.
         const ownerEmail = ownerEmailOf(request.caller);
-        const row = await updateAlert(deps.sql, request.caller.sub, alertId, { ...changes, ...(ownerEmail ? { ownerEmail } : {}) }, deps.now());
-        if (!row) throw alertNotFound(alertId);
-        return row;
+        const outcome = await updateAlert(deps.sql, request.caller.sub, alertId, { ...changes, ...(ownerEmail ? { ownerEmail } : {}) }, deps.now(), ifMatch);
+        if (outcome.kind === "not-found") throw alertNotFound(alertId);
+        if (outcome.kind === "precondition-failed") throw preconditionFailed(`alert ${alertId}`);
+        reply.header("etag", entityTagOf(outcome.row));
+        return outcome.row;
       },
     );
 
@@ -237,16 +264,19 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Delete a risk alert with its events and notifications",
           params: AlertIdParams,
+          headers: IfMatchHeaders,
           // A DELETE may carry a body, and the body parser judges it before the route: 413, 415.
-          response: { 204: { type: "null", description: "deleted" }, ...errorResponses(400, 404, 413, 415) },
+          response: { 204: { type: "null", description: "deleted" }, ...errorResponses(400, 404, 413, 415), ...PreconditionFailedResponse },
         },
       },
       async (request, reply) => {
         assertNoBody(request.body);
+        const { alertId } = request.params;
+        const ifMatch = ifMatchOf(request.headers["if-match"]);
         // The caller is both the owner the delete is scoped to and who the archive says deleted it.
-        if (!(await deleteAlert(deps.sql, request.caller.sub, request.params.alertId, request.caller.sub))) {
-          throw alertNotFound(request.params.alertId);
-        }
+        const outcome = await deleteAlert(deps.sql, request.caller.sub, alertId, request.caller.sub, ifMatch);
+        if (outcome.kind === "not-found") throw alertNotFound(alertId);
+        if (outcome.kind === "precondition-failed") throw preconditionFailed(`alert ${alertId}`);
         return reply.code(204).send(null);
       },
     );
@@ -258,6 +288,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         schema: {
           tags: TAGS,
           summary: "What a risk alert fired and why, newest first, with the notification each firing produced",
+          description:
+            "Newest first (createdAt descending, then eventId ascending). Paged by limit and offset (offset at most 100,000), or from after, the eventId of the last event received, " +
+            "which goes on to older events (offset then counts from it). Events recorded while you page push offset pages down (a page repeats entries of the one before); " +
+            "pages read with after do not move, so page with it while the alert fires, until hasMore is false.",
           params: AlertIdParams,
           querystring: EventsQuery,
           response: { 200: described(EventListSchema, "what the alert fired, newest first, one page"), ...errorResponses(400, 404) },

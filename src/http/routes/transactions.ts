@@ -83,6 +83,11 @@ export function transactionRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         schema: {
           tags: ["transactions"],
           summary: "Get a wallet's transactions",
+          description:
+            "Newest first: blockTime descending, then slot descending, then signature (byte order), then a transaction's movements with its principal one first. " +
+            "Paged by limit and offset (offset at most 100,000); offset pages count from the newest entry, so entries ingested between two pages repeat some of the page before. " +
+            "To read past that depth, or while ingest runs, keep the other parameters, set endTime to the blockTime of the last entry received and offset to how many " +
+            "of the entries received have that blockTime (endTime is inclusive), and page on until hasMore is false.",
           querystring: QuerySchema,
           response: { 200: described(ResponseSchema, "the wallet's transactions, newest first, one page"), ...errorResponses(400, 404) },
         },

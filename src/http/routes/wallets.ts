@@ -14,6 +14,7 @@ import {
 import { LABEL_CATEGORIES, RISK_FACTORS } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { trackWallet } from "../../pipeline/track-wallet.ts";
+import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, notFound } from "../problem.ts";
@@ -182,6 +183,10 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         schema: {
           tags,
           summary: "List tracked wallets",
+          description:
+            "Ordered by sortBy (default lastActivity) in order (default desc), nulls last either way, ties by walletId ascending; paged by page and limit. " +
+            "Sorted by lastActivity, balance or riskScore, the order moves as ingest runs, so a page can repeat or miss wallets of the one before; " +
+            "sortBy=trackedAt&order=asc keeps its order (new wallets come last, and only a delete shifts the later pages).",
           querystring: ListQuerySchema,
           response: { 200: described(ListResponseSchema, "the caller's tracked wallets, one page"), ...errorResponses(400) },
         },
@@ -212,13 +217,15 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Get wallet details",
           params: ParamsSchema,
-          response: { 200: described(WalletDetailSchema, "the wallet, its holdings and its risk"), ...errorResponses(400, 404) },
+          response: { 200: withEntityTag(described(WalletDetailSchema, "the wallet, its holdings and its risk")), ...errorResponses(400, 404) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const row = await getWallet(deps.sql, request.caller.sub, request.params.walletId);
         if (!row) throw notFound(`wallet ${request.params.walletId}`);
-        return toDetail(row);
+        const detail = toDetail(row);
+        reply.header("etag", entityTagOf(detail));
+        return detail;
       },
     );
 
@@ -272,18 +279,28 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         schema: {
           tags,
           summary: "Change a wallet's alias or tags",
+          description:
+            "tags replaces the whole list. Without If-Match the last write wins: to add a tag without losing another client's, " +
+            "send the ETag of the GET you built the list from in If-Match, and on a 412 read again and retry.",
           params: ParamsSchema,
+          headers: IfMatchHeaders,
           body: UpdateBodySchema,
-          response: { 200: described(WalletDetailSchema, "the wallet as changed"), ...errorResponses(400, 404, 413, 415) },
+          response: {
+            200: withEntityTag(described(WalletDetailSchema, "the wallet as this request changed it")),
+            ...errorResponses(400, 404, 413, 415),
+            ...PreconditionFailedResponse,
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { walletId } = request.params;
-        const owner = request.caller.sub;
-        if (!(await updateWallet(deps.sql, owner, walletId, request.body))) throw notFound(`wallet ${walletId}`);
-        const row = await getWallet(deps.sql, owner, walletId);
-        if (!row) throw notFound(`wallet ${walletId}`);
-        return toDetail(row);
+        const ifMatch = ifMatchOf(request.headers["if-match"]);
+        const outcome = await updateWallet(deps.sql, request.caller.sub, walletId, request.body, ifMatch && ((row) => ifMatch(toDetail(row))));
+        if (outcome.kind === "not-found") throw notFound(`wallet ${walletId}`);
+        if (outcome.kind === "precondition-failed") throw preconditionFailed(`wallet ${walletId}`);
+        const detail = toDetail(outcome.row);
+        reply.header("etag", entityTagOf(detail));
+        return detail;
       },
     );
 
@@ -295,16 +312,19 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Stop tracking a wallet (its alerts are deleted too)",
           params: ParamsSchema,
+          headers: IfMatchHeaders,
           // A DELETE may carry a body, and the body parser judges it before the route: 413, 415.
-          response: { 204: Type.Null({ description: "deleted" }), ...errorResponses(400, 404, 413, 415) },
+          response: { 204: Type.Null({ description: "deleted" }), ...errorResponses(400, 404, 413, 415), ...PreconditionFailedResponse },
         },
       },
       async (request, reply) => {
         assertNoBody(request.body);
+        const { walletId } = request.params;
+        const ifMatch = ifMatchOf(request.headers["if-match"]);
         // The caller is both the owner the delete is scoped to and who the archive says deleted it.
-        if (!(await deleteWallet(deps.sql, request.caller.sub, request.params.walletId, request.caller.sub))) {
-          throw notFound(`wallet ${request.params.walletId}`);
-        }
+        const outcome = await deleteWallet(deps.sql, request.caller.sub, walletId, request.caller.sub, ifMatch && ((row) => ifMatch(toDetail(row))));
+        if (outcome.kind === "not-found") throw notFound(`wallet ${walletId}`);
+        if (outcome.kind === "precondition-failed") throw preconditionFailed(`wallet ${walletId}`);
         return reply.code(204).send(null);
       },
     );
