@@ -393,9 +393,20 @@ export const notifications = pgTable(
     /** Twilio's error code with an undelivered or failed status (30003 unreachable handset, 30007 filtered…). */
     carrierErrorCode: integer("carrier_error_code"),
     carrierUpdatedAt: timestamp("carrier_updated_at", { withTimezone: true, mode: "date" }),
+    /**
+     * Its place in its alert's list (GET /v1/risk/alerts/{id}/notifications), which is the order
+     * the alert's notifications were committed in: a trigger (migration 0027) takes it from a
+     * sequence under the alert's row lock, held until commit, so the alert's next one always
+     * gets a higher number, and a poller's cursor never passes one that commits later. The ids
+     * cannot do that: each is stamped with its writer's clock before the lock is taken. 0 for
+     * the notifications made before 0027 (listed first, by id).
+     */
+    listSeq: bigint("list_seq", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     index("notifications_alert_idx").on(t.alertId),
+    // An alert's notifications in list order, from a cursor (queries/notification-list.ts).
+    index("notifications_alert_list_idx").on(t.alertId, t.listSeq, t.id),
     // What deleting an event (with its alert) looks its notifications up by, for the cascade:
     // without it each deleted event read the whole table (2,000 events over 200,000
     // notifications took 49 s, holding the alert's lock, against 22 ms with it).
@@ -544,6 +555,7 @@ export const deletedNotifications = pgTable(
     carrierStatus: text("carrier_status"),
     carrierErrorCode: integer("carrier_error_code"),
     carrierUpdatedAt: timestamp("carrier_updated_at", { withTimezone: true, mode: "date" }),
+    listSeq: bigint("list_seq", { mode: "number" }).notNull().default(0),
   },
   (t) => [index("deleted_notifications_alert_idx").on(t.alertId)],
 );

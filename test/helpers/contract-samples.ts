@@ -43,6 +43,7 @@ export function sampleRequest(key: string, ids: { walletId?: string; alertId?: s
     "GET /v1/risk/alerts/{alertId}/events": { method: "GET", url: `/v1/risk/alerts/${alertId}/events` },
     "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${alertId}/test` },
     "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${alertId}/rotate-secret` },
+    "GET /v1/risk/alerts/{alertId}/notifications": { method: "GET", url: `/v1/risk/alerts/${alertId}/notifications` },
     "GET /v1/notifications/{notificationId}": { method: "GET", url: "/v1/notifications/ntf_0000000000000000" },
     "POST /v1/notifications/{notificationId}/redeliver": { method: "POST", url: "/v1/notifications/ntf_0000000000000000/redeliver" },
     "POST /v1/risk/alerts/{alertId}/notifications/redeliver": {

@@ -296,6 +296,7 @@ describe("GET /v1/risk/alerts/{alertId}/events", () => {
       reason: "a transfer of 2500 SOL, at or above the 1000 SOL threshold",
       createdAt: "2026-03-01T12:04:00.000Z",
       notificationId: expected[0]!.notificationId,
+      digestNotificationId: null,
     });
     // The suppressed one was not sent, and the score-change one has no transaction.
     expect(body.events[1]).toEqual(expect.objectContaining({ suppressed: true }));

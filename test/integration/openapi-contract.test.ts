@@ -399,6 +399,15 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     });
     await expectStatus(404, { method: "GET", url: `/v1/notifications/${tested.notificationId}`, token: bob });
     await expectStatus(404, { method: "GET", url: "/v1/notifications/ntf_unknown", token: alice });
+    // The alert's notifications, the test among them with its type; a cursor, the filters; a
+    // cursor that is no notification of the alert is a 400, another caller's alert a 404.
+    const tests = one(alerts.get("unusual_activity webhook")!, "/notifications");
+    type Listed = { notifications: Array<{ notificationId: string; type: string }>; hasMore: boolean };
+    const listed = await expectStatus<Listed>(200, { method: "GET", url: tests, token: alice });
+    expect(listed.notifications.map((n) => [n.notificationId, n.type])).toContainEqual([tested.notificationId, "risk_alert.test"]);
+    await expectStatus(200, { method: "GET", url: `${tests}?after=${tested.notificationId}&status=delivered&type=risk_alert.test&limit=10`, token: alice });
+    await expectStatus(400, { method: "GET", url: `${tests}?after=ntf_unknown`, token: alice });
+    await expectStatus(404, { method: "GET", url: tests, token: bob });
     // Redelivery: a test its receiver refuses for good (400) fails, and is sent again; one that
     // has not failed is a 409, and so is any of a disabled alert's.
     const refusing = alerts.get("suspicious_counterparty webhook")!;

@@ -81,10 +81,10 @@ export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, 
   await tx`
     insert into deleted_notifications (id, alert_id, event_id, channel, destination, payload, status, attempt_count,
                                        next_attempt_at, created_at, delivered_at, updated_at, provider_message_id,
-                                       carrier_status, carrier_error_code, carrier_updated_at)
+                                       carrier_status, carrier_error_code, carrier_updated_at, list_seq)
     select id, alert_id, event_id, channel, destination, payload, status, attempt_count,
            next_attempt_at, created_at, delivered_at, updated_at, provider_message_id,
-           carrier_status, carrier_error_code, carrier_updated_at
+           carrier_status, carrier_error_code, carrier_updated_at, list_seq
     from notifications where alert_id = any(${ids}::text[])
     for update`;
   // A statement of its own, after the notifications are locked: it sees every attempt committed.

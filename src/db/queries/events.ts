@@ -1,5 +1,6 @@
 // What an alert fired: its alert_events, newest first, each with the notification it
-// produced (none when the event was suppressed by the cooldown).
+// produced (none when the event was suppressed by the cooldown), and a suppressed one with the
+// cooldown digest that tells of it.
 import type { Condition } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 
@@ -14,6 +15,8 @@ export type AlertEventRow = {
   /** ISO 8601 UTC with Z (see alerts.ts on why it is formatted in SQL). */
   createdAt: string;
   notificationId: string | null;
+  /** A suppressed event's cooldown digest (cooldown-digest.ts); null for any other, and when none was made (no destination). */
+  digestNotificationId: string | null;
 };
 
 /**
@@ -45,7 +48,20 @@ export async function listAlertEvents(
            to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
            -- alert_id lets the lookup use notifications_alert_idx (event_id has no index).
            (select n.id from notifications n where n.alert_id = e.alert_id and n.event_id = e.id
-            order by n.created_at, n.id limit 1) as "notificationId"
+            order by n.created_at, n.id limit 1) as "notificationId",
+           -- The digest that tells of the event, as a digest finds its events (heldBackEvents in
+           -- cooldown-digest.ts): the latest window to start at or before it, which is the
+           -- event's own (a window starts at the notification that started the cooldown, and the
+           -- event made its digest if none was made yet; a notification sent later ends the
+           -- windows before it), and of that window's digests the first to end after it (a
+           -- cooldown lengthened mid-window gives the later events a digest of their own, which
+           -- takes over where the first ends). Two probes of cooldown_digests' key per event.
+           case when e.suppressed then (
+             select d.notification_id from cooldown_digests d
+             where d.alert_id = e.alert_id and d.window_end > e.created_at
+               and d.window_start = (select max(s.window_start) from cooldown_digests s
+                                     where s.alert_id = e.alert_id and s.window_start <= e.created_at)
+             order by d.window_end limit 1) end as "digestNotificationId"
     from (
       select * from alert_events
       where alert_id = ${alertId} ${cursor}

@@ -45,31 +45,63 @@ export async function insertNotification(sql: Sql | TransactionSql, notification
             ${at}::timestamptz, ${at}::timestamptz)`;
 }
 
-export type NotificationView = {
+/**
+ * A notification as the API shows it, without its attempts: GET /v1/notifications/{id} adds
+ * them, the list of an alert's notifications (notification-list.ts) shows this.
+ */
+export type NotificationSummary = {
   notificationId: string;
   alertId: string;
   eventId: string | null;
+  /** The payload's type: a test and a cooldown digest have no event, and this tells them apart. */
+  type: NotificationPayload["type"];
   channel: NotificationMethod;
   status: NotificationStatus;
   createdAt: Date;
   deliveredAt: Date | null;
-  attempts: Array<{ at: Date; durationMs: number; statusCode: number | null; error: string | null }>;
+  /** Every attempt on record, a redelivery's too (attempt_count restarts at a redelivery). */
+  attemptCount: number;
+  /** A retry's time, or a cooldown digest's cooldown end; null when due at once, or finished. */
+  nextAttemptAt: Date | null;
   /** What the carrier did with an SMS, from Twilio's status callbacks; null until one came (and for other channels). */
   carrier: { status: string; errorCode: number | null; updatedAt: Date } | null;
 };
 
-type NotificationRow = Omit<NotificationView, "attempts" | "carrier"> & {
+export type NotificationView = NotificationSummary & {
+  attempts: Array<{ at: Date; durationMs: number; statusCode: number | null; error: string | null }>;
+};
+
+export type SummaryRow = Omit<NotificationSummary, "carrier"> & {
   carrierStatus: string | null;
   carrierErrorCode: number | null;
   carrierUpdatedAt: Date | null;
 };
 
+/** The columns of a NotificationSummary (as SummaryRow), of `notifications n`. */
+export const summaryColumns = (sql: Sql) => sql`
+  n.id as "notificationId", n.alert_id as "alertId", n.event_id as "eventId", n.payload->>'type' as type,
+  n.channel, n.status, n.created_at as "createdAt", n.delivered_at as "deliveredAt", n.next_attempt_at as "nextAttemptAt",
+  (select count(*) from delivery_attempts d where d.notification_id = n.id)::int as "attemptCount",
+  n.carrier_status as "carrierStatus", n.carrier_error_code as "carrierErrorCode", n.carrier_updated_at as "carrierUpdatedAt"`;
+
+export function summaryOf(row: SummaryRow): NotificationSummary {
+  const { carrierStatus, carrierErrorCode, carrierUpdatedAt, ...summary } = row;
+  return {
+    ...summary,
+    createdAt: asDate(row.createdAt),
+    deliveredAt: asDate(row.deliveredAt),
+    nextAttemptAt: asDate(row.nextAttemptAt),
+    carrier:
+      carrierStatus !== null && carrierUpdatedAt !== null
+        ? { status: carrierStatus, errorCode: carrierErrorCode, updatedAt: asDate(carrierUpdatedAt) }
+        : null,
+  };
+}
+
 /** A notification with its attempts, oldest first; undefined when it is not the owner's. */
 export async function findNotification(sql: Sql, owner: string, notificationId: string): Promise<NotificationView | undefined> {
-  const [row] = await sql<NotificationRow[]>`
-    select n.id as "notificationId", n.alert_id as "alertId", n.event_id as "eventId", n.channel, n.status,
-           n.created_at as "createdAt", n.delivered_at as "deliveredAt",
-           n.carrier_status as "carrierStatus", n.carrier_error_code as "carrierErrorCode", n.carrier_updated_at as "carrierUpdatedAt"
+  const [row] = await sql<SummaryRow[]>`
+    select ${summaryColumns(sql)}
     from notifications n join alerts a on a.id = n.alert_id
     where n.id = ${notificationId} and a.owner = ${owner}`;
   if (!row) return undefined;
@@ -77,17 +109,7 @@ export async function findNotification(sql: Sql, owner: string, notificationId: 
     select at, duration_ms as "durationMs", status_code as "statusCode", error
     from delivery_attempts where notification_id = ${notificationId}
     order by at, id`;
-  const { carrierStatus, carrierErrorCode, carrierUpdatedAt, ...view } = row;
-  return {
-    ...view,
-    createdAt: asDate(row.createdAt),
-    deliveredAt: asDate(row.deliveredAt),
-    attempts: attempts.map((attempt) => ({ ...attempt, at: asDate(attempt.at) })),
-    carrier:
-      carrierStatus !== null && carrierUpdatedAt !== null
-        ? { status: carrierStatus, errorCode: carrierErrorCode, updatedAt: asDate(carrierUpdatedAt) }
-        : null,
-  };
+  return { ...summaryOf(row), attempts: attempts.map((attempt) => ({ ...attempt, at: asDate(attempt.at) })) };
 }
 
 export type TestTarget = {

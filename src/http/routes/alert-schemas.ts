@@ -168,6 +168,10 @@ export const EventListSchema = Type.Object({
       }),
       createdAt: Type.String({ format: "date-time" }),
       notificationId: Type.Optional(Type.String()),
+      digestNotificationId: Type.Union([Type.String(), Type.Null()], {
+        description:
+          "a suppressed event: the cooldown digest (risk_alert.suppressed) that tells, or will tell when the cooldown ends, of it; null for an event that was not suppressed, and when no digest was made (the alert had no destination)",
+      }),
     }),
   ),
   total: Type.Integer(),
@@ -184,5 +188,6 @@ export function eventJson(row: AlertEventRow) {
     reason: row.reason,
     createdAt: row.createdAt,
     ...(row.notificationId !== null ? { notificationId: row.notificationId } : {}),
+    digestNotificationId: row.digestNotificationId,
   };
 }

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import type { ReadCache } from "../read-cache.ts";
+import { alertNotificationRoutes } from "./alert-notifications.ts";
 import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
@@ -19,6 +20,7 @@ export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTy
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));
     await app.register(notificationRoutes(deps));
+    await app.register(alertNotificationRoutes(deps));
     await app.register(redeliverRoutes(deps));
     await app.register(heliusRoutes(deps));
     await app.register(riskLabelRoutes(deps));

@@ -10,7 +10,7 @@ import {
   type TestTarget,
 } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
-import { NOTIFICATION_METHODS, NOTIFICATION_STATUSES, type NotificationPayload } from "../../domain/types.ts";
+import type { NotificationPayload } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { walletName } from "../../notify/render.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
@@ -18,7 +18,8 @@ import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
-import { NO_STORE, described, errorResponses, idSchema, isoDate, noStore, withLocation } from "../schemas.ts";
+import { NO_STORE, described, errorResponses, idSchema, noStore, withLocation } from "../schemas.ts";
+import { NotificationSchema, summaryJson } from "./notification-schemas.ts";
 import { QUOTA_TIMEOUT_MS, takeTestQuota } from "./test-quota.ts";
 import { withTimeout } from "../../with-timeout.ts";
 
@@ -33,38 +34,6 @@ const RotatedSecret = Type.Object({
   webhookSecret: Type.String({ description: "the new whsec_ secret; shown this once only" }),
   previousSecretExpiresAt: Type.String({ format: "date-time", description: "until then messages carry a signature with the old secret too" }),
 });
-const NotificationSchema = Type.Object({
-  notificationId: Type.String(),
-  alertId: Type.String(),
-  eventId: Type.Union([Type.String(), Type.Null()], { description: "null for a test notification and a cooldown digest (risk_alert.suppressed)" }),
-  channel: Type.Enum(NOTIFICATION_METHODS),
-  status: Type.Enum(NOTIFICATION_STATUSES),
-  createdAt: Type.String({ format: "date-time" }),
-  deliveredAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
-  attempts: Type.Array(
-    Type.Object({
-      at: Type.String({ format: "date-time" }),
-      durationMs: Type.Integer(),
-      statusCode: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status (webhook, Twilio) or SMTP reply code" }),
-      error: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-  carrier: Type.Union(
-    [
-      Type.Object({
-        status: Type.String({
-          description:
-            "Twilio's latest MessageStatus: accepted, scheduled, queued, sending or sent on the way; delivered, undelivered, failed, canceled… (final: never replaced by a status that arrives after it)",
-        }),
-        errorCode: Type.Union([Type.Integer(), Type.Null()], { description: "Twilio's error code with undelivered or failed: 30003 unreachable handset, 30004 blocked, 30005 unknown destination, 30006 landline or unreachable carrier, 30007 filtered, 30008 unknown" }),
-        updatedAt: Type.String({ format: "date-time", description: "when the latest status came" }),
-      }),
-      Type.Null(),
-    ],
-    { description: "SMS only: what the carrier did with the message, from Twilio's status callbacks (TWILIO_STATUS_CALLBACK_URL); null until one came, and for email and webhooks" },
-  ),
-});
-
 const TAGS = ["notifications"];
 
 export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
@@ -156,13 +125,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       async (request) => {
         const row = await findNotification(deps.sql, request.caller.sub, request.params.notificationId);
         if (!row) throw notFound(`notification ${request.params.notificationId}`);
-        return {
-          ...row,
-          createdAt: row.createdAt.toISOString(),
-          deliveredAt: isoDate(row.deliveredAt),
-          attempts: row.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })),
-          carrier: row.carrier && { ...row.carrier, updatedAt: row.carrier.updatedAt.toISOString() },
-        };
+        return { ...summaryJson(row), attempts: row.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })) };
       },
     );
   };
