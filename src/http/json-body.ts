@@ -6,12 +6,13 @@
 // handler sees it; the parsing itself stays Fastify's (proto and constructor keys refused).
 // So is a key given twice in one object, which JSON.parse resolves to its last value without a
 // word (repeated-keys.ts), and, before it is parsed, a body nesting arrays and objects deeper
-// than any request does, which costs the event loop far more to parse than its size says
-// (json-text-scan.ts).
+// than any request does, or holding more of them than its route can use, which costs the event
+// loop far more to parse than its size says (json-text-scan.ts, json-container-bound.ts).
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { GIVEN_TWICE, shortened } from "./error-handler.ts";
+import { containerBound } from "./json-container-bound.ts";
 import { MAX_JSON_DEPTH, scanJsonText } from "./json-text-scan.ts";
 import { ProblemError, invalid } from "./problem.ts";
 import { repeatedKeyPath } from "./repeated-keys.ts";
@@ -37,8 +38,14 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // that give a key twice itself (routes/helius-repeated-keys.ts), and keeps a refused item
     // nested too deep to store as a note (helius-rejected-items.ts). Nobody but Helius gets a
     // body of it parsed: the secret is checked before the body is read.
-    const scan = request.routeOptions.config?.public ? undefined : scanJsonText(text, MAX_JSON_DEPTH);
-    if (scan?.tooDeep) return done(TOO_DEEP(), undefined);
+    const { schema, bodyLimit, config } = request.routeOptions;
+    let keys: number | undefined;
+    if (!config?.public) {
+      const maxContainers = containerBound(schema?.body, bodyLimit);
+      const scan = scanJsonText(text, { maxDepth: MAX_JSON_DEPTH, maxContainers });
+      if (scan.exceeds !== null) return done(scan.exceeds === "depth" ? TOO_DEEP() : TOO_MANY(maxContainers), undefined);
+      keys = scan.keys;
+    }
     // Fastify's parser answers at once, from inside its own try block: its answer is taken out
     // of it, so that nothing thrown after parsing could be mistaken for bad JSON.
     let parsed: { error: Error | null; value?: unknown } = { error: null };
@@ -47,7 +54,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // Only an escape can make a lone surrogate: valid UTF-8 cannot carry one.
     const where = SURROGATE_ESCAPE.test(text) ? loneSurrogatePath(parsed.value) : undefined;
     if (where !== undefined) return done(invalid(where, LONE_SURROGATE), undefined);
-    const repeated = scan === undefined ? undefined : repeatedKeyPath(text, parsed.value, scan.keys);
+    const repeated = keys === undefined ? undefined : repeatedKeyPath(text, parsed.value, keys);
     if (repeated !== undefined) return done(invalid(shortened(["body", ...repeated].join(".")), GIVEN_TWICE), undefined);
     done(null, parsed.value);
   });
@@ -98,6 +105,8 @@ function isJson(text: string): boolean {
 
 const TOO_DEEP = () =>
   new ProblemError("validation_failed", `the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, far deeper than any request of this API`);
+const TOO_MANY = (bound: number) =>
+  new ProblemError("validation_failed", `the body holds more than ${bound} arrays and objects, far more than any request of this route`);
 const NOT_UTF8 = () => new ProblemError("validation_failed", "the body is not valid UTF-8; send JSON as UTF-8");
 const LONE_SURROGATE = "contains a lone UTF-16 surrogate escape (such as \\ud800), which is not a character and cannot be stored";
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;

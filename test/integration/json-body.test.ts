@@ -1,11 +1,14 @@
 // What a JSON body may be made of: an accepted request stores exactly the text that was
 // sent, so bytes that are not UTF-8, another charset or a lone surrogate escape are refused
 // (they would be stored as U+FFFD), never silently replaced; and a body nested deeper than any
-// request is refused before it is parsed.
+// request, or holding more arrays and objects than its route can use, is refused before it is
+// parsed.
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../src/http/json-text-scan.ts";
+import { MAX_BATCH_TRANSACTIONS } from "../../src/ingest/native.ts";
+import { MAX_LABELS } from "../../src/http/routes/risk-labels.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { auth, fieldErrors, problem } from "../helpers/alert-fixtures.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -133,6 +136,79 @@ describe("a body nested deeper than any request", () => {
     expect(problem(res, 400, "validation_failed").errors).toEqual([{ path: "body", message: TOO_DEEP }]);
     const rows = await t.deps.sql`select 1 from transactions where signature in ${t.deps.sql([fine.signature, deep.signature])}`;
     expect(rows).toHaveLength(0);
+  });
+});
+
+describe("a body holding more arrays and objects than its route can use", () => {
+  const TOO_MANY = /^holds more than (\d+) arrays and objects, far more than any request of this route$/;
+  // The review's body: 1 MiB of small shallow arrays, never deeper than 5, 416,001 of them.
+  const shallowArrays = (bytes: number) => `[${Array(Math.floor(bytes / 10) - 1).fill("[[[[0]]]]").join(",")}]`;
+  const ingest = (url: string, payload: string) =>
+    t.app.inject({ method: "POST", url, headers: { ...headers, "content-type": "application/json" }, payload });
+  /** The bound a refusal names, checked to be the one refusal of the body. */
+  const refusedBound = (res: Awaited<ReturnType<typeof trackWallet>>): number => {
+    const body = problem(res, 400, "validation_failed");
+    expect(body.errors).toEqual([{ path: "body", message: expect.stringMatching(TOO_MANY) }]);
+    expect(body.detail).toBe(`the body ${body.errors![0]!.message}`);
+    return Number(TOO_MANY.exec(body.errors![0]!.message)![1]);
+  };
+
+  it("refuses the review's 1 MiB of shallow arrays on a customer route with a 400 naming the body, its bound a few dozen", async () => {
+    const payload = shallowArrays(1024 * 1024);
+    expect(payload.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(refusedBound(await trackWallet(payload))).toBeLessThan(100);
+  });
+
+  it("refuses them on a route that takes no body too, and deletes nothing", async () => {
+    const { walletId } = (await trackWallet(JSON.stringify({ address: randomAddress() }))).json();
+    const res = await t.app.inject({
+      method: "DELETE",
+      url: `/v1/wallets/${walletId}`,
+      headers: { ...headers, "content-type": "application/json" },
+      payload: shallowArrays(1024 * 1024),
+    });
+    expect(refusedBound(res)).toBeLessThan(100);
+    const [row] = await t.deps.sql`select 1 from tracked_wallets where id = ${walletId}`;
+    expect(row).toBeDefined();
+  });
+
+  it("refuses one array past the bound and answers one at the bound as the route does", async () => {
+    const bound = refusedBound(await trackWallet(shallowArrays(1024 * 1024)));
+    // The body's object and its tags are two: tags holding bound - 2 empty arrays make the bound.
+    const tags = (count: number) => JSON.stringify({ address: randomAddress(), tags: Array.from({ length: count }, () => []) });
+    expect(refusedBound(await trackWallet(tags(bound - 1)))).toBe(bound);
+    const atBound = problem(await trackWallet(tags(bound - 2)), 400, "validation_failed");
+    expect(atBound.errors?.map((e) => e.path)).toContain("body.tags");
+  });
+
+  it("leaves a body a little off to the route's own words: an unknown field holding objects", async () => {
+    const payload = JSON.stringify({ address: randomAddress(), extra: { a: { b: [{}, {}] } } });
+    const body = problem(await trackWallet(payload), 400, "validation_failed");
+    expect(body.errors?.[0]?.path).toBe("body.extra");
+  });
+
+  it("refuses 10 MiB of shallow arrays on an ingest route, bounded by its batch size", async () => {
+    const payload = `{"transactions":${shallowArrays(10 * 1024 * 1024 - 20)}}`;
+    const bound = refusedBound(await ingest("/v1/ingest/transactions", payload));
+    expect(bound).toBeGreaterThan(MAX_BATCH_TRANSACTIONS);
+    expect(bound).toBeLessThan(3 * MAX_BATCH_TRANSACTIONS);
+  });
+
+  it("stores a full native ingest batch and a full labels PUT, and still answers a batch too long with its limit", async () => {
+    const transactions = Array.from({ length: MAX_BATCH_TRANSACTIONS }, () => makeTransaction());
+    const stored = await ingest("/v1/ingest/transactions", JSON.stringify({ transactions }));
+    expect(stored.statusCode, stored.body).toBe(202);
+    expect(stored.json()).toEqual({ accepted: MAX_BATCH_TRANSACTIONS, duplicates: 0 });
+
+    const labels = Array.from({ length: MAX_LABELS }, () => ({ address: randomAddress(), category: "scam", score: 50, source: "container-bound" }));
+    const put = (payload: object) =>
+      t.app.inject({ method: "PUT", url: "/v1/risk/labels", headers: { ...headers, "content-type": "application/json" }, payload: JSON.stringify(payload) });
+    const upserted = await put({ labels });
+    expect(upserted.statusCode, upserted.body).toBe(200);
+    expect(upserted.json()).toEqual({ upserted: MAX_LABELS });
+
+    const tooLong = problem(await put({ labels: [...labels, { address: randomAddress(), category: "scam", score: 50 }] }), 400, "validation_failed");
+    expect(tooLong.errors?.[0]?.path).toBe("body.labels");
   });
 });
 
