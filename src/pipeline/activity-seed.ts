@@ -20,9 +20,10 @@
 // the address's activity as its counters now hold it (at its newest transaction counted, as the
 // evaluation of its last batch answered), which the tracking scores its behaviour on.
 //
-// The tracking transaction holds ingest's lock meanwhile (ingests wait), so what is replayed is
-// capped at the address's newest SEED_REPLAY_CAP rows (see the README's Risk score), and the
-// writing is given up at a bound (track-wallet.ts: a Redis that stops answering).
+// The tracking transaction holds the label lock meanwhile (label changes and other trackings
+// wait; ingests do not: track-wallet.ts), and its caller waits for the answer, so what is
+// replayed is capped at the address's newest SEED_REPLAY_CAP rows (see the README's Risk score),
+// and the writing is given up at a bound (track-wallet.ts: a Redis that stops answering).
 import type { Redis } from "ioredis";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";

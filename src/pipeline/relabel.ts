@@ -39,6 +39,7 @@ import {
   shareLabelExposure,
   trackedCounterpartiesOf,
   upsertLabels,
+  type Exposure,
   type LabelInput,
 } from "../db/queries/risk-labels.ts";
 import { riskScore } from "../domain/risk/index.ts";
@@ -226,6 +227,12 @@ export type RescoreOptions = {
   cause: string;
   /** Set when no alert can be owed an evaluation of the changes; null leaves them to a risk job. */
   evaluatedAt: Date | null;
+  /**
+   * The addresses' label exposure as the caller read it (a tracking, mostly before it takes
+   * ingest's lock: track-wallet.ts says why nothing is missed); absent, it is read here, once
+   * the scores are locked.
+   */
+  exposure?: readonly Exposure[];
 };
 
 /** Label factors from the whole history; behavioural factors as `behaviour` says. */
@@ -239,7 +246,7 @@ export async function rescoreExposure(
   // payment to a sanctioned address, a corrected label), then overwrote its newer score.
   const stored = new Map((await lockAddressScores(tx, addresses)).map((row) => [row.address, row]));
   const exposure = new Map<string, RiskFactor[]>();
-  for (const row of await labelExposure(tx, addresses)) {
+  for (const row of options.exposure ?? (await labelExposure(tx, addresses))) {
     const list = exposure.get(row.address) ?? [];
     list.push(...labelFactorsOf([row]));
     exposure.set(row.address, list);

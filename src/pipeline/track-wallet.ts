@@ -1,24 +1,39 @@
 // Tracking an address (POST /v1/wallets), in one Postgres transaction. First, under the
 // caller's own lock: whether the caller tracks the address already, or as many wallets as
 // MAX_WALLETS_PER_CALLER allows (refused then, before the global locks: a refusal waits for
-// no label import). Then, under two locks that others hold shared (label changes:
-// risk-labels.ts; ingests: address-counters.ts): the wallet row, the address's counters from
-// its stored transactions and — when no other caller tracks it already — its activity counters
-// seeded from its stored history (activity-seed.ts), and its risk score from the label exposure
-// of that whole history and the behaviour the seeded counters give. The service keeps no
-// activity counters and no score for an untracked address (scoring.ts): counters left in Redis
-// from an earlier period of tracking are deleted, since they miss what it did meanwhile (its
-// first transaction would otherwise look like a reactivation after dormancy), and rebuilt from
-// the stored history, so that a busy wallet is not judged on the floor baseline of 1/hour, nor
-// its old payees as new. Its behavioural factors are what those counters give as they stand (as
-// an evaluation of its last batch gave them), not none: an address that another caller tracks
-// shows the factors its last batch gave, and a first caller who always saw none could tell the
-// two apart (which addresses other desks watch). Only when Redis fails while seeding is it
-// scored with none (its counters start from nothing too). A Redis that does not answer the
-// seeding within its bound (seedingTimeoutMs) rolls the tracking back instead: see seedWithin.
+// no label import). Then, under the label lock (risk-labels.ts: label changes hold it shared,
+// trackings take it exclusively, so they also run one at a time): the wallet row, and — when no
+// other caller tracks the address already — what grows with its stored history: the label
+// exposure of that whole history, and its activity counters seeded from it (activity-seed.ts).
+// Last, under ingest's lock (address-counters.ts: every ingest holds it shared), the address's
+// counters from its stored transactions and, for a first caller, its risk score from that
+// exposure and the behaviour the seeded counters give. The service keeps no activity counters
+// and no score for an untracked address (scoring.ts): counters left in Redis from an earlier
+// period of tracking are deleted, since they miss what it did meanwhile (its first transaction
+// would otherwise look like a reactivation after dormancy), and rebuilt from the stored history,
+// so that a busy wallet is not judged on the floor baseline of 1/hour, nor its old payees as
+// new. Its behavioural factors are what those counters give as they stand (as an evaluation of
+// its last batch gave them), not none: an address that another caller tracks shows the factors
+// its last batch gave, and a first caller who always saw none could tell the two apart (which
+// addresses other desks watch). Only when Redis fails while seeding is it scored with none (its
+// counters start from nothing too). A Redis that does not answer the seeding within its bound
+// (seedingTimeoutMs) rolls the tracking back instead: see seedWithin.
+//
+// Why the history is read before ingest's lock. Under it, every ingest waits: reading and
+// replaying a history of 500,000 transactions there held all ingest back for 2-5 s a tracking,
+// and a caller tracking and deleting such an address in a loop cut everyone's ingest tenfold
+// (a security review, 2026-11-28; now it waits 0.2-0.45 s, for the recount). The counters' recount must stay under it (an ingest in flight
+// would escape it: address-counters.ts), and it reads every row of the address anyway; it also
+// tells whether the rows read for the exposure are still all there is (markHistory, taken before
+// that read): the rows settled then are compared, and the rows from the mark's cut on are read
+// again, under the lock. Labels cannot change in between (the label lock), and nothing else
+// scores an address that nobody tracks, so the exposure is the whole history's, as when it was
+// read under the lock. The seeding reads the batches evaluated so far, as before; one evaluated
+// after that read but before the commit, by an evaluation that began before it, is counted by
+// neither (see the README's Reliability), and batches ingested meanwhile can now be among them.
 import type { Deps } from "../deps.ts";
-import { lockAddressCounters, recountAddressActivity } from "../db/queries/address-counters.ts";
-import { lockLabelExposure } from "../db/queries/risk-labels.ts";
+import { lockAddressCounters, markHistory, recountAddressActivity, sameRows } from "../db/queries/address-counters.ts";
+import { labelExposure, lockLabelExposure } from "../db/queries/risk-labels.ts";
 import { claimWalletSlot, insertWallet } from "../db/queries/wallets.ts";
 import { TimedOut, withTimeout } from "../with-timeout.ts";
 import { forgetAddressActivity, type AddressActivity } from "./activity.ts";
@@ -44,9 +59,10 @@ type TrackDeps = Pick<Deps, "sql" | "redis" | "logger" | "now"> & {
 
 /**
  * How long the seeding's Redis work may take: half of REQUEST_TIMEOUT (5 s by default; a
- * seeding of the 20,000 rows replayed at most takes about 1.3 s). It runs holding ingest's lock,
- * so an ingest waiting behind it keeps the other half of its own deadline, and the tracking
- * answers its own 503 (nothing stored) before the deadline's (which cannot say so).
+ * seeding of the 20,000 rows replayed at most takes about 1.3 s). It runs holding the label lock,
+ * so a label change or another tracking waiting behind it keeps the other half of its own
+ * deadline, and the tracking answers its own 503 (nothing stored) before the deadline's (which
+ * cannot say so). Ingests do not wait for it: ingest's lock is taken after it.
  */
 export const seedingTimeoutMs = (config: Pick<Deps["config"], "requestTimeoutMs">): number => config.requestTimeoutMs / 2;
 
@@ -64,20 +80,31 @@ function trackInTransaction(deps: TrackDeps, wallet: NewWallet): Promise<TrackOu
   return deps.sql.begin(async (tx): Promise<TrackOutcome> => {
     const slot = await claimWalletSlot(tx, wallet.owner, wallet.address, deps.config.maxWalletsPerCaller);
     if (slot.kind !== "free") return slot;
-    // This one first: waiting for a label import must not hold the ingests back.
+    // Waiting for a label import here holds no ingest back: ingest's lock comes last.
     await lockLabelExposure(tx);
-    await lockAddressCounters(tx);
     const inserted = await insertWallet(tx, wallet);
     if (!inserted) return { kind: "already-tracked" };
-    await recountAddressActivity(tx, wallet.address);
-    if (inserted.trackedBefore) return { kind: "tracked" };
+    if (inserted.trackedBefore) {
+      await lockAddressCounters(tx);
+      await recountAddressActivity(tx, wallet.address);
+      return { kind: "tracked" };
+    }
+    const { address } = wallet;
     const now = deps.now();
+    // Ingests go on meanwhile. The mark first: the exposure read after it sees at least its rows.
+    const mark = await markHistory(tx, address);
+    const exposure = await labelExposure(tx, [address]);
     // Before the commit: an evaluation that counts the address starts after it and finds the seeded keys.
-    const seeded = await seedWithin(deps, wallet.address, await loadAddressSeed(tx, wallet.address, wallet.id, now));
+    const seeded = await seedWithin(deps, address, await loadAddressSeed(tx, address, wallet.id, now));
     // Scored on its counters as they stand; on none when they could not be seeded (they start from nothing).
-    const behaviour = seeded.kind === "unseeded" ? "cleared" : { counted: new Map(seeded.activity ? [[wallet.address, seeded.activity]] : []) };
+    const behaviour = seeded.kind === "unseeded" ? "cleared" : { counted: new Map(seeded.activity ? [[address, seeded.activity]] : []) };
+
+    await lockAddressCounters(tx);
+    const settled = await recountAddressActivity(tx, address, mark.before);
+    // The settled rows unchanged, only the newer ones are read again; else (a back-fill or a prune meanwhile) all of them.
+    const whole = sameRows(settled, mark) ? [...exposure, ...(await labelExposure(tx, [address], mark.before))] : await labelExposure(tx, [address]);
     // No alert can be owed this change: alerts belong to wallets, and none tracked the address.
-    await rescoreExposure(tx, [wallet.address], { behaviour, cause: TRACKING_CAUSE, evaluatedAt: now });
+    await rescoreExposure(tx, [address], { behaviour, cause: TRACKING_CAUSE, evaluatedAt: now, exposure: whole });
     return { kind: "tracked" };
   });
 }
@@ -87,8 +114,9 @@ type SeedOutcome = { kind: "seeded"; activity: AddressActivity | null } | { kind
 
 /**
  * seedCounters, given up with TimedOut at seedingTimeoutMs: the tracking then rolls back and
- * lets ingest's lock go. A Redis that stops answering raises no error, and unbounded the
- * seeding waited for ever, holding back every ingest of every API process. Not tracked
+ * lets its locks go. A Redis that stops answering raises no error, and unbounded the seeding
+ * waited for ever, holding back every label change and tracking (and, while it ran under
+ * ingest's lock, until 2026-11-28, every ingest of every API process). Not tracked
  * unseeded, as after a Redis error: the commands sent may still land whenever Redis answers
  * again, among the counting of the address's next batches, and a late delete or replay would
  * corrupt the counters of a tracked address; an untracked one's keys are read by nobody, and

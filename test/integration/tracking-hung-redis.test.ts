@@ -1,8 +1,8 @@
-// A first tracking seeds the address's activity counters in Redis while it holds ingest's lock
-// (src/pipeline/track-wallet.ts). A Redis that stops answering raises no error: the seeding
-// waited for ever, and so did every ingest of every API process behind the lock. Now the
-// seeding is bounded: the tracking is rolled back and answered 503, the lock let go, and the
-// seeding sends nothing more once Redis answers again.
+// A first tracking seeds the address's activity counters in Redis (src/pipeline/track-wallet.ts).
+// A Redis that stops answering raises no error: the seeding waited for ever, and so did every
+// ingest of every API process while the seeding ran under ingest's lock. Now the seeding is
+// bounded (the tracking is rolled back and answered 503, and sends nothing more once Redis
+// answers again), and it runs before the tracking takes ingest's lock: no ingest waits for it.
 import type { Command } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/ids.ts";
@@ -60,20 +60,26 @@ async function ingestLock(mode: "ExclusiveLock" | "ShareLock", granted: boolean)
 }
 
 describe("a tracking while Redis does not answer", () => {
-  it("is a 503 that stores nothing, and an ingest of another API process waiting for it completes after it", async () => {
+  it("is a 503 that stores nothing, and an ingest of another API process meanwhile is not held back by it", async () => {
     const address = randomAddress();
+    // A key of the address's counters, which the seeding deletes first: once it is gone, the
+    // seeding has sent its first command and waits for the answer that does not come.
+    const counters = activityStateKey(t.config.queuePrefix, address);
+    await other.deps.redis.set(counters, "left from an earlier tracking");
     redisProxy.stall();
     const settled: string[] = [];
     const tracking = t.app
       .inject({ method: "POST", url: "/v1/wallets", headers: bearer(alice), payload: { address } })
       .finally(() => settled.push("tracking"));
-    await waitFor("the tracking to hold ingest's lock", () => ingestLock("ExclusiveLock", true), 5_000);
-    const ingest = other.app
+    await waitFor("the seeding to wait for Redis", async () => (await other.deps.redis.exists(counters)) === 0, 5_000);
+    // Seeding under ingest's lock, as it did, the tracking held this ingest back until its 503.
+    expect(await ingestLock("ExclusiveLock", true)).toBe(false);
+    const ingested = await other.app
       .inject({ method: "POST", url: "/v1/ingest/transactions", headers: bearer(alice), payload: { transactions: [makeTransaction({ from: address })] } })
       .finally(() => settled.push("ingest"));
-    await waitFor("the ingest to wait for the tracking", () => ingestLock("ShareLock", false), 5_000);
+    expect(ingested.statusCode, ingested.body).toBe(202);
 
-    const [tracked, ingested] = await Promise.all([tracking, ingest]);
+    const tracked = await tracking;
     expect(tracked.statusCode, tracked.body).toBe(503);
     expect(tracked.headers["content-type"]).toContain("application/problem+json");
     expect(tracked.headers["retry-after"]).toBe("5");
@@ -81,8 +87,7 @@ describe("a tracking while Redis does not answer", () => {
       code: "unavailable",
       detail: `the activity counters could not be seeded: Redis did not answer within ${seedingTimeoutMs(t.config)} ms; nothing was stored, retry shortly`,
     });
-    expect(ingested.statusCode, ingested.body).toBe(202);
-    expect(settled).toEqual(["tracking", "ingest"]);
+    expect(settled).toEqual(["ingest", "tracking"]);
     const [stored] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from tracked_wallets where address = ${address}`;
     expect(stored!.n).toBe(0);
 

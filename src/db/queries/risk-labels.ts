@@ -249,17 +249,22 @@ export async function trackedCounterpartiesOf(tx: Tx, addresses: readonly string
 
 export type Exposure = { address: string; category: LabelCategory; score: number };
 
-/** The labels of every counterparty each address ever dealt with, every source's (its label exposure, from the whole history). */
-export async function labelExposure(tx: Tx, addresses: readonly string[]): Promise<Exposure[]> {
+/**
+ * The labels of every counterparty each address ever dealt with, every source's (its label
+ * exposure, from the whole history); with `since`, of its transactions with block times from
+ * then on only (through the from/to indexes' block times: a tracking's second look, track-wallet.ts).
+ */
+export async function labelExposure(tx: Tx, addresses: readonly string[], since: number | null = null): Promise<Exposure[]> {
   if (addresses.length === 0) return [];
+  const from = since === null ? tx`` : tx` and block_time >= ${since}`;
   return tx<Exposure[]>`
     select distinct cp.address, l.category, l.score
     from (
       select from_address as address, to_address as counterparty from transactions
-      where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+      where from_address = any(${addresses as string[]}::text[]) and from_address <> to_address${from}
       union
       select to_address, from_address from transactions
-      where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address
+      where to_address = any(${addresses as string[]}::text[]) and from_address <> to_address${from}
     ) cp
     join risk_labels l on l.address = cp.counterparty`;
 }
