@@ -58,11 +58,14 @@ describe("a 400 with many problems", () => {
   });
 
   it("caps a native ingest batch of 60,000 invalid transactions the same way (maxItems does not stop the checking)", async () => {
-    const res = await send("POST", "/v1/ingest/transactions", `{"transactions":[${Array.from({ length: 60_000 }, () => "{}").join(",")}]}`);
+    // Numbers, not objects: 60,000 objects are more than the route's bound on arrays and
+    // objects (json-container-bound.ts), refused before they are parsed or checked.
+    const res = await send("POST", "/v1/ingest/transactions", `{"transactions":[${Array.from({ length: 60_000 }, () => "1").join(",")}]}`);
     const errors = listedErrors(res);
     expect(errors).toHaveLength(MAX_LISTED_ERRORS + 1);
     expect(errors[0]).toEqual({ path: "body.transactions", message: "must list 1 to 1000 items" });
-    expect(errors.at(-1)).toMatchObject({ path: "body", message: expect.stringMatching(/^has \d{6} more problems not listed$/) });
+    // One problem per item, and the list too long: 60,001.
+    expect(errors.at(-1)).toEqual({ path: "body", message: `has ${60_001 - MAX_LISTED_ERRORS} more problems not listed` });
     expect(res.payload.length).toBeLessThan(20_000);
   });
 
