@@ -10,7 +10,7 @@ export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus };
 /**
  * type: the payload's, which says what the notification is; its event does not (a test and a
  * cooldown digest both have none). A test (`risk_alert.test`) is sent even while its alert is
- * disabled, a digest (`risk_alert.suppressed`) only while it is active (queue/jobs/deliver.ts).
+ * disabled (queue/jobs/deliver.ts).
  */
 export type RedeliveryTarget = RedeliveryAlert & {
   notificationId: string;
@@ -49,16 +49,14 @@ export async function findRedeliveryAlert(sql: TransactionSql, owner: string, al
  * its firings and its cooldown digests (what a cooldown held back, which an outage's redelivery
  * owes its owner as much). Not its tests (judged by the payload's type: a digest has no event
  * either): pings its owner sent while setting up the receiver, which an outage's redelivery would
- * send again with an old risk score; a test is resent only when asked for by id. Nor its digests
- * while it is not active: the delivery job fails those unsent (a disabled alert is refused before).
+ * send again with an old risk score; a test is resent only when asked for by id.
  */
 export async function failedInWindow(sql: TransactionSql, alertId: string, since: Date, until: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
-    select n.id from notifications n join alerts a on a.id = n.alert_id
-    where n.alert_id = ${alertId} and n.status = 'failed' and n.payload->>'type' <> 'risk_alert.test'
-      and (n.payload->>'type' <> 'risk_alert.suppressed' or a.status = 'active')
-      and n.created_at >= ${since.toISOString()}::timestamptz and n.created_at < ${until.toISOString()}::timestamptz
-    order by n.id limit ${limit}`;
+    select id from notifications
+    where alert_id = ${alertId} and status = 'failed' and payload->>'type' <> 'risk_alert.test'
+      and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz
+    order by id limit ${limit}`;
   return rows.map((row) => row.id);
 }
 

@@ -211,8 +211,8 @@ async function givingBackOnRollback<T>(
  * A disabled alert's notifications are failed unsent when they come due (queue/jobs/deliver.ts):
  * reopened, they would fail again at once, saying nothing new. Its test notifications are sent
  * (so that its owner can check the endpoint before re-enabling it), and so are redelivered: the
- * single route skips this for a test (assertSendable). A paused alert's are sent, as the
- * notifications it still owed when it was paused are, but for its cooldown digests.
+ * single route skips this for a test (assertSendable). A paused alert's are sent, its cooldown
+ * digests too, as the notifications it still owed when it was paused are.
  */
 function assertRedeliverable(alert: RedeliveryAlert): void {
   if (alert.alertStatus !== "disabled") return;
@@ -224,20 +224,13 @@ function assertRedeliverable(alert: RedeliveryAlert): void {
 
 /**
  * The single route's rule, as the delivery job's (queue/jobs/deliver.ts), by the payload's type:
- * a test is sent whatever its alert's status; a cooldown digest only while its alert is active
- * (a paused alert's fails unsent, so reopened it would fail again, and cost its owner a
- * redelivery); any other as assertRedeliverable says. Not by its event: a digest has none
- * either, and taken for a test, a disabled alert's digest was reopened only to fail unsent.
+ * a test is sent whatever its alert's status; any other (a cooldown digest too) as
+ * assertRedeliverable says. Not by its event: a digest has none either, and taken for a test, a
+ * disabled alert's digest was reopened only to fail unsent.
  */
 function assertSendable(target: RedeliveryTarget): void {
   if (target.type === "risk_alert.test") return;
   assertRedeliverable(target);
-  if (target.type !== "risk_alert.suppressed" || target.alertStatus === "active") return;
-  throw new ProblemError(
-    "conflict",
-    `notification ${target.notificationId} is the digest of a cooldown, which is sent only while its alert is active, and alert ${target.alertId} is ${target.alertStatus}: ` +
-      `resume it first (PATCH /v1/risk/alerts/${target.alertId} with status active), then redeliver`,
-  );
 }
 
 const STATUS_HINTS: Readonly<Record<Exclude<NotificationStatus, "failed">, string>> = {

@@ -162,15 +162,11 @@ export function makeDeliverProcessor(
         `notification ${row.notificationId} was not sent: its alert was disabled (its disabledReason says why; PATCH status active re-enables it)`,
       );
     }
-    // A cooldown digest goes to an active alert only (a paused one's owner asked to hear
-    // nothing from it for now; the events stay listed), and is built at its first attempt.
+    // A cooldown digest is built at its first attempt. A paused alert's is sent, as its other
+    // owed notifications are: pausing stops new firings, and the events a digest tells of were
+    // detected while the alert was active. Until 2026-11-28 it failed unsent, and a 1,000,000 SOL
+    // send held back by a cooldown that a pause outlasted reached nobody (a risk analyst's review).
     if (row.payload.type === "risk_alert.suppressed") {
-      if (row.alertStatus === "paused") {
-        await failWithoutAttempt(deps.sql, row.notificationId, now);
-        throw new UnrecoverableError(
-          `notification ${row.notificationId} was not sent: it is the digest of a cooldown, and its alert was paused when the cooldown ended (GET /v1/risk/alerts/${row.alertId}/events lists what the cooldown held back)`,
-        );
-      }
       const built = row.payload.data.suppressed === undefined ? await settleDigestPayload(deps.sql, row.notificationId, row.payload, deps.now()) : row.payload;
       if (!built) return; // gone with its alert meanwhile
       row.payload = built;
