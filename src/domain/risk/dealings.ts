@@ -22,8 +22,8 @@
 //   transaction from every destination to the wallet first.
 // - The memory lasts 100 days after the address's last activity (src/pipeline/activity.ts), not
 //   the 8 days of the other counters: a payroll paying the same payees every two weeks saw them
-//   all as new each time. It starts empty when the address becomes tracked (not seeded from
-//   the stored history).
+//   all as new each time. It is seeded from the stored history when the address becomes tracked
+//   (src/pipeline/activity-seed.ts): the payees a wallet paid before are not new.
 // - Within one transaction, a counterparty both sent to and received from counts as sent to (a
 //   swap with a fresh pool is a dealing the wallet started); across transactions, chain order
 //   decides (received from X, then sent to X: not new).
