@@ -35,9 +35,13 @@
 --          lastHourBefore (the trailing 60 minutes at the newest minute seen before the step,
 --          without the step's events: unusual_activity's judgment at the newest minute, see
 --          transaction-firings.ts), countAfter of each event, previous7Days of each event's
---          own hour, and the newest minute seen before the step (-1 = none): a transaction not
+--          own hour, the newest minute seen before the step (-1 = none): a transaction not
 --          newer than it is late, and fires nothing while that minute's trailing hour is over
---          the limit already (an answer stored without it, by an older version, reads as none)]
+--          the limit already (an answer stored without it, by an older version, reads as none),
+--          and previous7Days of that minute's own hour (-1 = none): the limit that the verdict
+--          at the newest minute before the step was judged by, which unusual_activity's next
+--          verdict is compared with (the limit moves at each hour boundary; an answer stored
+--          without it reads as none)]
 -- The two large arguments go as msgpack, not JSON: cjson formats every number it writes
 -- with printf and parses every one with strtod, about a tenth of the script's time.
 local markerCount = tonumber(ARGV[5])
@@ -189,8 +193,9 @@ for i = 1, #input do
     -- The trailing 60 minutes at the newest minute seen before the step: what unusual_activity's
     -- judgment at the newest minute starts from (summed only when not known already).
     local lastHourBefore = 0
-    local newestMinuteBefore = NONE
-    if last ~= nil then newestMinuteBefore = floor(last / 60) end
+    local newestMinuteBefore, previous7DaysBefore = NONE, NONE
+    -- c7 is the cached sum of the newest hour seen, the hour of `last`, until the step moves it.
+    if last ~= nil then newestMinuteBefore, previous7DaysBefore = floor(last / 60), c7 end
     if needWindows and last ~= nil then
       if hourAtNewest ~= nil then
         lastHourBefore = hourAtNewest
@@ -424,6 +429,7 @@ for i = 1, #input do
         result[#result + 1] = baselineAt[h]
       end
       result[#result + 1] = newestMinuteBefore
+      result[#result + 1] = previous7DaysBefore
     end
     -- The step's events share one (batch, bucket) pair.
     local k = item[first + MARKER]

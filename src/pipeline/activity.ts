@@ -133,6 +133,14 @@ export type AddressActivity = {
    * answer a re-run found stored by an older version). Null unless needWindows.
    */
   newestMinuteBefore: number | null;
+  /**
+   * The 168 whole hours before the hour preceding newestMinuteBefore's own hour: the baseline
+   * that the trailing hour at that minute was judged by (transactionsLastHourBefore's), which
+   * unusual_activity compares its next verdict with, as the limit moves at each hour boundary.
+   * Null when there is no newest minute before, or unless needWindows (or not known: an answer
+   * a re-run found stored by an older version).
+   */
+  previous7DaysBefore: number | null;
 };
 
 type ScriptRow = number[];
@@ -375,11 +383,13 @@ function decode(input: AddressEvents, row: ScriptRow): AddressActivity {
     transactionsLastHourBefore: input.needWindows ? (row[7] ?? 0) : null,
     countAfter: input.needWindows ? row.slice(8, 8 + input.events.length) : null,
     previous7DaysAt: input.needWindows ? row.slice(8 + input.events.length, 8 + 2 * input.events.length) : null,
-    newestMinuteBefore: input.needWindows ? minuteOrNull(row[8 + 2 * input.events.length]) : null,
+    newestMinuteBefore: input.needWindows ? noneAsNull(row[8 + 2 * input.events.length]) : null,
+    previous7DaysBefore: input.needWindows ? noneAsNull(row[9 + 2 * input.events.length]) : null,
   };
 }
 
-const minuteOrNull = (minute: number | undefined): number | null => (minute === undefined || minute < 0 ? null : minute);
+/** activity.lua's NONE (-1), or a field an answer stored by an older version lacks: null. */
+const noneAsNull = (value: number | undefined): number | null => (value === undefined || value < 0 ? null : value);
 
 async function runScript(redis: Redis, keys: readonly string[], args: ReadonlyArray<string | Buffer>): Promise<Buffer> {
   try {

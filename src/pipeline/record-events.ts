@@ -4,7 +4,8 @@
 // the batch was loaded. An event already recorded for (alert, dedupe key) is skipped by
 // the unique index, so a replay never fires twice and never notifies twice. Under the same
 // locks: a risk_score_increase alert judges only the score changes made after it was created
-// or last resumed (judgeScoreChange), and an armed unusual_activity alert's arming is spent.
+// or last resumed (judgeScoreChange), and an armed unusual_activity alert's arming is spent
+// (its firing stands only if the alert has not reported that burst already: reported-bursts.ts).
 // The first suppressed event of a cooldown window also makes that window's digest.
 import type { TransactionSql } from "postgres";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
@@ -19,6 +20,7 @@ import {
   type NewEvent,
   type NewNotification,
 } from "../db/queries/pipeline-writes.ts";
+import { alertsThatReportedBurst } from "../db/queries/reported-bursts.ts";
 import { isSuppressedByCooldown, judgeScoreChange, oneEventPerTransaction, type Firing, type ScoreAlertState, type ScoreChange } from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
 import { newId } from "../ids.ts";
@@ -60,10 +62,18 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   const locked = new Map((await lockAlerts(tx, alertIds)).map((row) => [row.id, row]));
   const isActive = (alertId: string) => locked.get(alertId)?.status === "active";
 
-  const candidates: Candidate[] = strongestOfEachEvent(input.txFirings)
-    // An armed judgment's firing stands only while the alert is still armed: an evaluation
-    // that committed meanwhile judged it first (this one read the mark before that commit).
-    .filter((f) => isActive(f.alert.alertId) && (f.armed !== true || locked.get(f.alert.alertId)!.activityArmed))
+  const firings = strongestOfEachEvent(input.txFirings).filter((f) => isActive(f.alert.alertId));
+  // An armed judgment's firing stands only while the alert is still armed (an evaluation that
+  // committed meanwhile judged it first: this one read the mark before that commit), and only for
+  // a burst the alert has not reported: resumed, or given another threshold, in the middle of a
+  // burst it fired on, it paged that burst again.
+  const armedFirings = firings.filter((f) => f.armed !== undefined && locked.get(f.alert.alertId)!.activityArmed);
+  const reported = await alertsThatReportedBurst(
+    tx,
+    armedFirings.map((f) => ({ alertId: f.alert.alertId, minute: Math.floor(f.armed!.hourTo / 60) })),
+  );
+  const candidates: Candidate[] = firings
+    .filter((f) => f.armed === undefined || (locked.get(f.alert.alertId)!.activityArmed && !reported.has(f.alert.alertId)))
     .map((f) => ({ alert: f.alert, firing: f.firing, transaction: f.transaction, risk: f.risk }));
   // Each alert's baseline as the changes move it, oldest change first (DESIGN.md section 4;
   // the reasons are judgeScoreChange's).

@@ -11,7 +11,17 @@
 //   neither transaction crossing it, and nothing fired for the whole burst. The second judgment
 //   fires only for an alert the first did not fire in the step, on the address's newest
 //   transaction of the step (its signature the dedupe key, so a replay fires nothing new).
-//   In time order it adds nothing, but where a batch spans an hour whose baseline is lower.
+//   In time order it adds nothing.
+// Both judge "below the limit before" as evaluateUnusualActivity does: the count before against
+// this hour's limit, or the verdict before (window.previous) against the limit of its own hour,
+// since the limit moves at each hour boundary. The verdict before a transaction's is the one at
+// the wallet's transaction before it in time: the batch's previous one, or the wallet's newest
+// before the batch (its trailing hour then, transactionsLastHourBefore, with its own hour's
+// baseline, previous7DaysBefore), whichever is later. A late transaction (older than that newest
+// minute) has none known: earlier batches' transactions may lie between it and the batch's
+// previous one, and the verdicts at those are not kept; it is judged at its own minute alone.
+// The judgment at the newest minute names that minute as the end of the hour (window.hourTo),
+// not its firing transaction's time, which may be a late one's, hours before the burst.
 // An armed unusual_activity alert (created, resumed or given a new threshold, not judged since)
 // is judged as above, and, where that fires nothing in the first step that judges it, fires on
 // the first of those judgments that finds the hour at or over its limit: the burst in progress,
@@ -42,9 +52,11 @@ export type TxFiring = {
   risk?: WalletRisk;
   /**
    * Fired by an armed unusual_activity alert's first judgment, not by a crossing: recorded only
-   * if the alert is still armed under its lock (another evaluation may have judged it meanwhile).
+   * if the alert is still armed under its lock (another evaluation may have judged it meanwhile)
+   * and has not reported this burst already (no event of it on a transaction dated within an
+   * hour of `hourTo`, the end of the trailing hour judged, Unix seconds: record-events.ts).
    */
-  armed?: true;
+  armed?: { hourTo: number };
 };
 
 export function groupByAddress(alerts: readonly ActiveAlertRow[]): Map<string, ActiveAlertRow[]> {
@@ -90,17 +102,26 @@ export function evaluateTransactions(
     const { txIndexes, eventIndexes } = sides;
     const fired = new Set<string>();
     const armed = armedJudgments(alerts, lookups.armedJudged);
+    const eventMinutes = activity?.countAfter ? minutesOfEvents(txs, sides) : [];
     for (let k = 0; k < txIndexes.length; k++) {
       const txIndex = txIndexes[k]!;
       const tx = txs[txIndex]!;
       const other = needsCounterparty ? counterpartyOf(address, tx) : null;
       // A transaction's legs share its one activity event (see sidesByAddress).
-      const countAfter = activity?.countAfter?.[eventIndexes[k]!];
+      const event = eventIndexes[k]!;
+      const countAfter = activity?.countAfter?.[event];
       // Each transaction against the baseline before its own hour (not the batch's newest).
-      const previous7DaysCount = activity?.previous7DaysAt?.[eventIndexes[k]!] ?? activity?.previous7DaysCount ?? 0;
+      const previous7DaysCount = activity?.previous7DaysAt?.[event] ?? activity?.previous7DaysCount ?? 0;
       const window: ActivityWindow | null =
         activity && countAfter !== undefined
-          ? { countBefore: countAfter - 1, countAfter, previous7DaysCount, ...newestBeforeIfLate(activity, tx), evaluatedAt: lookups.evaluatedAt }
+          ? {
+              countBefore: countAfter - 1,
+              countAfter,
+              previous7DaysCount,
+              ...newestBeforeIfLate(activity, tx),
+              ...verdictBefore(activity, event, eventMinutes),
+              evaluatedAt: lookups.evaluatedAt,
+            }
           : null;
       const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window, legTotal: totals?.[k] ?? null };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
@@ -110,12 +131,12 @@ export function evaluateTransactions(
       }
       if (window !== null && armed !== null) judgeArmed(armed, tx, txIndex, window);
     }
-    const newest = activity ? newestMinuteWindow(activity, lookups.evaluatedAt) : null;
-    if (newest !== null && txIndexes.length > 0) {
-      // The first row (leg) of the address's newest transaction: legs share the event (and one
-      // activity count), so any of them stands for it.
-      const newestEvent = eventIndexes[eventIndexes.length - 1]!;
-      const txIndex = txIndexes[eventIndexes.indexOf(newestEvent)]!;
+    // The first row (leg) of the address's newest transaction: legs share the event (and one
+    // activity count), so any of them stands for it.
+    const newestTxIndex = txIndexes.length > 0 ? txIndexes[eventIndexes.indexOf(eventIndexes[eventIndexes.length - 1]!)]! : null;
+    const newest = activity && newestTxIndex !== null ? newestMinuteWindow(activity, txs[newestTxIndex]!, lookups.evaluatedAt) : null;
+    if (newest !== null && newestTxIndex !== null) {
+      const txIndex = newestTxIndex;
       for (const alert of alerts) {
         if (alert.condition !== "unusual_activity" || fired.has(alert.alertId)) continue;
         const firing = evaluateUnusualActivity(alert, txs[txIndex]!, newest);
@@ -169,7 +190,7 @@ function judgeArmed(armed: ArmedJudgments, tx: Transaction, txIndex: number, win
   for (const alert of armed.alerts) {
     if (armed.firings.has(alert.alertId)) continue;
     const firing = evaluateArmedUnusualActivity(alert, tx, window);
-    if (firing) armed.firings.set(alert.alertId, { firing, alert, transaction: tx, order: txIndex, armed: true });
+    if (firing) armed.firings.set(alert.alertId, { firing, alert, transaction: tx, order: txIndex, armed: { hourTo: window.hourTo ?? tx.blockTime } });
   }
 }
 
@@ -195,8 +216,8 @@ function legTotalsOf(address: string, txs: readonly Transaction[], sides: Addres
 
 /**
  * For a transaction not newer than the address's newest minute before the step (a late one) and
- * inside the trailing hour there: that hour before the step, with the baseline the judgment at
- * the newest minute uses (newestMinuteWindow).
+ * inside the trailing hour there: that hour before the step, with the baseline of that minute's
+ * own hour, the limit it was judged by (the newest hour's when an older answer lacks it).
  */
 function newestBeforeIfLate(activity: AddressActivity, tx: Transaction): Pick<ActivityWindow, "newestBefore"> {
   const { newestMinuteBefore, transactionsLastHourBefore } = activity;
@@ -205,16 +226,50 @@ function newestBeforeIfLate(activity: AddressActivity, tx: Transaction): Pick<Ac
   // Late, and inside that newest trailing hour: it joins the burst counted there. One later
   // than that completes a burst of its own, judged at its own minute alone.
   if (minute > newestMinuteBefore || minute < newestMinuteBefore - 59) return {};
-  return { newestBefore: { count: transactionsLastHourBefore, previous7DaysCount: activity.previous7DaysCount } };
+  return { newestBefore: { count: transactionsLastHourBefore, previous7DaysCount: activity.previous7DaysBefore ?? activity.previous7DaysCount } };
 }
 
-/** The trailing hour at the address's newest minute, before the step and after it; null when not counted. */
-function newestMinuteWindow(activity: AddressActivity, evaluatedAt: number | undefined): ActivityWindow | null {
-  if (activity.transactionsLastHourBefore === null) return null;
+/** Per event of the address in the step (events in chain order): the minute of its transaction. */
+function minutesOfEvents(txs: readonly Transaction[], { txIndexes, eventIndexes }: AddressSides): number[] {
+  const minutes: number[] = [];
+  eventIndexes.forEach((event, row) => (minutes[event] ??= Math.floor(txs[txIndexes[row]!]!.blockTime / 60)));
+  return minutes;
+}
+
+/**
+ * The verdict before event `event`'s (see the top of this file): at the step's previous event,
+ * or at the newest minute before the step, whichever is later; none for a late event, nor when
+ * the counts are not known (an answer stored by an older version lacks the newest minute's
+ * baseline: the event is then judged against its own hour's limit alone, as before).
+ */
+function verdictBefore(activity: AddressActivity, event: number, eventMinutes: readonly number[]): Pick<ActivityWindow, "previous"> {
+  const { newestMinuteBefore, transactionsLastHourBefore, previous7DaysBefore, countAfter, previous7DaysAt } = activity;
+  if (newestMinuteBefore !== null && eventMinutes[event]! < newestMinuteBefore) return {};
+  if (event > 0 && (newestMinuteBefore === null || eventMinutes[event - 1]! >= newestMinuteBefore)) {
+    const count = countAfter?.[event - 1];
+    const previous7DaysCount = previous7DaysAt?.[event - 1];
+    return count === undefined || previous7DaysCount === undefined ? {} : { previous: { count, previous7DaysCount } };
+  }
+  if (newestMinuteBefore === null || transactionsLastHourBefore === null || previous7DaysBefore === null) return {};
+  return { previous: { count: transactionsLastHourBefore, previous7DaysCount: previous7DaysBefore } };
+}
+
+/**
+ * The trailing hour at the address's newest minute, before the step and after it; null when not
+ * counted. The verdict before is that same count before the step against the baseline of its own
+ * hour (the newest minute before may lie in an hour whose limit was higher). The hour judged ends
+ * at the wallet's newest minute: the step's newest transaction (`newestTx`), unless the wallet's
+ * newest minute before the step is later (the step held only late transactions).
+ */
+function newestMinuteWindow(activity: AddressActivity, newestTx: Transaction, evaluatedAt: number | undefined): ActivityWindow | null {
+  const { transactionsLastHourBefore, previous7DaysBefore, newestMinuteBefore } = activity;
+  if (transactionsLastHourBefore === null) return null;
   return {
-    countBefore: activity.transactionsLastHourBefore,
+    countBefore: transactionsLastHourBefore,
     countAfter: activity.transactionsLastHour,
     previous7DaysCount: activity.previous7DaysCount,
+    ...(previous7DaysBefore === null ? {} : { previous: { count: transactionsLastHourBefore, previous7DaysCount: previous7DaysBefore } }),
+    ...(newestMinuteBefore !== null && newestMinuteBefore * 60 > newestTx.blockTime ? { hourTo: newestMinuteBefore * 60 } : {}),
     evaluatedAt,
   };
 }

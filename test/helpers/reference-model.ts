@@ -121,6 +121,8 @@ export function createReferenceModel() {
   const addresses = new Map<string, AddressState>();
   const alerts = new Map<string, ModelAlert>();
   let batches = 0;
+  /** Per unusual_activity alert: the block times of the transactions its events (sent or suppressed) are on. */
+  const burstsReported = new Map<string, number[]>();
   /** What the current step recorded; taken by the caller with `take()`. */
   let events: ModelEvent[] = [];
   let changes: ModelScoreChange[] = [];
@@ -398,7 +400,30 @@ export function createReferenceModel() {
         BigInt(count) * 168n * 1_000_000_000n >= BigInt(Math.round(alert.threshold * 1e9)) * BigInt(Math.max(168, previous7Days));
       // README: an armed alert's first judgment (its first batch) fires, where no crossing does,
       // on the first of the batch's judgments that finds the hour at or over the limit.
-      const armedFirst = new Map<string, { alert: ModelAlert; tx: ModelTx; observed: number }>();
+      // The minute whose trailing hour it judged: the transaction's own, or the wallet's newest.
+      const armedFirst = new Map<string, { alert: ModelAlert; tx: ModelTx; observed: number; minute: number }>();
+      // README: the limit moves at each hour boundary; "below the limit" before a transaction is
+      // also "the verdict at the wallet's transaction before it against the limit of that one's
+      // hour". Before the batch, that transaction is the newest one, at its newest minute: its
+      // trailing hour then (what the minutes still held) and the 7 days before its own hour.
+      const minuteOf = (c: Counted) => Math.floor(c.t / 60);
+      const verdictBeforeBatch = (address: string): { count: number; previous7Days: number } | undefined => {
+        const before = newestMinuteBefore.get(address);
+        if (before === undefined) return undefined;
+        const earlier = state(address).counted.filter((c) => c.batch !== batch);
+        const Hb = Math.floor(before / 60);
+        return {
+          count: earlier.filter((c) => minuteOf(c) >= before - 59 && minuteOf(c) <= before).length,
+          previous7Days: earlier.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= Hb - 169 && Math.floor(c.t / HOUR) <= Hb - 2).length,
+        };
+      };
+      /**
+       * Per address, the verdict at its transaction of this batch judged last (its trailing hour,
+       * baseline and minute: a transaction's legs share it), and the one at the transaction before.
+       */
+      type Verdict = { event: Counted; count: number; previous7Days: number; minute: number };
+      const latestVerdict = new Map<string, Verdict>();
+      const verdictBeforeLatest = new Map<string, Verdict | undefined>();
       for (const tx of ordered) {
         for (const address of new Set([tx.from, tx.to])) {
           if (!isTracked(address)) continue;
@@ -435,21 +460,34 @@ export function createReferenceModel() {
           const H = Math.floor(event.t / HOUR);
           const previous7Days = s.counted.filter((c) => Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2 && keptHour(c)).length;
           // README: a late transaction (not newer than the wallet's newest minute before its batch,
-          // and inside the trailing hour there) "fires only if that hour was still below the limit".
-          const minuteOf = (c: Counted) => Math.floor(c.t / 60);
+          // and inside the trailing hour there) "fires only if that hour was still below the limit"
+          // (the limit of that minute's own hour, which it was judged by).
           const late = before !== undefined && minute <= before && minute >= before - 59;
-          const newestCountBefore = late ? s.counted.filter((c) => c.batch !== batch && minuteOf(c) >= before - 59 && minuteOf(c) <= before).length : 0;
-          const newestH = newestHour.get(address)!;
-          const newestPrevious7Days = s.counted.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= newestH - 169 && Math.floor(c.t / HOUR) <= newestH - 2).length;
+          const atNewestBefore = verdictBeforeBatch(address);
+          // The verdict before this transaction's: at the batch's transaction of the wallet before
+          // it, or at the newest minute before the batch, whichever is later; none for one older
+          // than that newest minute (README: "A late transaction is judged against its own hour's limit alone").
+          if (latestVerdict.get(address)?.event !== event) {
+            verdictBeforeLatest.set(address, latestVerdict.get(address));
+            latestVerdict.set(address, { event, count: after, previous7Days, minute });
+          }
+          const previousInBatch = verdictBeforeLatest.get(address);
+          const verdictBefore =
+            before !== undefined && minute < before
+              ? undefined
+              : previousInBatch !== undefined && (before === undefined || previousInBatch.minute >= before)
+                ? previousInBatch
+                : atNewestBefore;
           for (const alert of activeAlerts(address, "unusual_activity")) {
             // Edge-triggered, in whole numbers: count × 168 against threshold × max(168, 7-day count),
             // the threshold in billionths (as stored, 9 decimals) so that the equality edge is exact.
             const reaches = (count: number) => reachesLimit(alert, count, previous7Days);
             if (alert.armed && alert.threshold > 0 && reaches(after) && !armedFirst.has(alert.id)) {
-              armedFirst.set(alert.id, { alert, tx, observed: multipleReached(alert, after, previous7Days) });
+              armedFirst.set(alert.id, { alert, tx, observed: multipleReached(alert, after, previous7Days), minute });
             }
-            if (late && reachesLimit(alert, newestCountBefore, newestPrevious7Days)) continue;
-            if (alert.threshold > 0 && !reaches(after - 1) && reaches(after)) {
+            if (late && reachesLimit(alert, atNewestBefore!.count, atNewestBefore!.previous7Days)) continue;
+            const belowBefore = !reaches(after - 1) || (verdictBefore !== undefined && !reachesLimit(alert, verdictBefore.count, verdictBefore.previous7Days));
+            if (alert.threshold > 0 && belowBefore && reaches(after)) {
               fire(alert, "unusual_activity", tx, multipleReached(alert, after, previous7Days));
             }
           }
@@ -463,33 +501,40 @@ export function createReferenceModel() {
         const alertsOf = activeAlerts(address, "unusual_activity").filter((a) => a.threshold > 0 && !firedAlerts.has(a.id));
         if (alertsOf.length === 0) continue;
         const s = state(address);
-        const minuteOf = (c: Counted) => Math.floor(c.t / 60);
-        const before = newestMinuteBefore.get(address);
-        const countBefore = before === undefined ? 0 : s.counted.filter((c) => c.batch !== batch && minuteOf(c) >= before - 59 && minuteOf(c) <= before).length;
+        const atNewestBefore = verdictBeforeBatch(address);
+        const countBefore = atNewestBefore?.count ?? 0;
         const M = Math.floor(Math.max(...s.counted.map((c) => c.t)) / 60);
         const countAfter = s.counted.filter((c) => minuteOf(c) >= M - 59 && minuteOf(c) <= M).length;
         const H = newestHour.get(address)!;
         const previous7Days = s.counted.filter((c) => c.inHours === true && Math.floor(c.t / HOUR) >= H - 169 && Math.floor(c.t / HOUR) <= H - 2).length;
         const newest = ordered.findLast((tx) => tx.from === address || tx.to === address)!;
         for (const alert of alertsOf) {
-          if (!reachesLimit(alert, countBefore, previous7Days) && reachesLimit(alert, countAfter, previous7Days)) {
+          const belowBefore =
+            !reachesLimit(alert, countBefore, previous7Days) || (atNewestBefore !== undefined && !reachesLimit(alert, countBefore, atNewestBefore.previous7Days));
+          if (belowBefore && reachesLimit(alert, countAfter, previous7Days)) {
             fire(alert, "unusual_activity", newest, multipleReached(alert, countAfter, previous7Days));
           } else if (alert.armed && reachesLimit(alert, countAfter, previous7Days) && !armedFirst.has(alert.id)) {
-            armedFirst.set(alert.id, { alert, tx: newest, observed: multipleReached(alert, countAfter, previous7Days) });
+            armedFirst.set(alert.id, { alert, tx: newest, observed: multipleReached(alert, countAfter, previous7Days), minute: M });
           }
         }
       }
       // The armed alerts judged in this batch: the burst in progress fires once, unless a
-      // crossing fired already; either way their arming is spent.
+      // crossing fired already, or the alert has an event (README) "on a transaction dated within
+      // an hour of the minute judged": that burst it reported. Either way their arming is spent.
+      const reportedNear = (alertId: string, minute: number) =>
+        (burstsReported.get(alertId) ?? []).some((t) => Math.abs(Math.floor(t / 60) - minute) <= 59);
       for (const address of touched) {
         for (const alert of activeAlerts(address, "unusual_activity").filter((a) => a.armed)) {
           const first = armedFirst.get(alert.id);
-          if (first && !firedAlerts.has(alert.id)) fire(alert, "unusual_activity", first.tx, first.observed);
+          if (first && !firedAlerts.has(alert.id) && !reportedNear(alert.id, first.minute)) fire(alert, "unusual_activity", first.tx, first.observed);
           alert.armed = false;
         }
       }
 
-      for (const { alert, condition, tx, observed } of fired.values()) record(alert, condition, tx.signature, observed, now);
+      for (const { alert, condition, tx, observed } of fired.values()) {
+        record(alert, condition, tx.signature, observed, now);
+        if (condition === "unusual_activity") burstsReported.set(alert.id, [...(burstsReported.get(alert.id) ?? []), tx.blockTime]);
+      }
 
       // Every tracked address the batch touched is rescored: exposure is sticky, behaviour from the counters.
       for (const address of touched) {

@@ -11,7 +11,11 @@
 // counterparties, so that its remembered set is trimmed, and then pays some of them again.
 // A third, `dust`, sends a wallet with a risk_score_increase alert waves of address-poisoning
 // dust from fresh addresses, which it then pays back in part (README "Risk score": a transfer
-// it received is only remembered, never a new counterparty).
+// it received is only remembered, never a new counterparty). A fourth, `limitFalls`, gives a
+// wallet of its own a busy hour 169 hours before a burst, so that its unusual_activity limit
+// falls under the burst at the next hour boundary (README "Alert conditions": the verdict before
+// a transaction is judged against the limit of its own hour), then re-arms its alert with a
+// lower threshold in the burst it reported (an armed alert does not page that burst again).
 import { createRandom, type Random } from "../../src/sim/random.ts";
 import { MINTS } from "./chain.ts";
 import type { HeliusItem } from "./reference-helius.ts";
@@ -35,6 +39,13 @@ const CROWD_STEPS = [5, 6, 12, 45];
  * few fresh addresses; both in one batch; fresh addresses paid that pay dust back.
  */
 const DUST_STEPS = [14, 15, 50, 55];
+/**
+ * The steps of the `limitFalls` option: the busy hour (672 transfers, 4 an hour over the next
+ * 168 hours' baselines); 10 transfers at minutes 50–59 of the hour that busy hour is the oldest
+ * of (limit 3 × 4 = 12); one at the next hour's start (limit 3: it fires); its threshold lowered
+ * to 2.5 (armed again); one more two minutes later (the burst is reported: nothing).
+ */
+const LIMIT_STEPS = [7, 8, 9, 10, 11];
 /** 100 lamports. */
 const DUST_SOL = 0.0000001;
 export const LABELS = COUNTERPARTY_LABELS;
@@ -85,7 +96,7 @@ function randomAlert(random: Random, owner: "alice" | "bob", wallet: number): Al
   return { owner, wallet, condition, threshold: thresholdFor(random, condition), token, cooldownSeconds: random.pick([0, 0, 0, 300, 3600, 86_400]) };
 }
 
-export type ScenarioOptions = { veryLate?: boolean; crowd?: boolean; dust?: boolean };
+export type ScenarioOptions = { veryLate?: boolean; crowd?: boolean; dust?: boolean; limitFalls?: boolean };
 
 export function scenario(seed: number, options: ScenarioOptions = {}): Scenario {
   const random = createRandom(seed);
@@ -94,6 +105,9 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
   const crowdRandom = createRandom(seed, 2);
   if (options.crowd) wallets.push(crowdRandom.address());
   const dustRandom = createRandom(seed, 4);
+  const limitRandom = createRandom(seed, 5);
+  // The limitFalls wallet: alice's, nobody's counterparty, with one unusual_activity alert.
+  const limitWallet = options.limitFalls ? wallets.push(limitRandom.address()) - 1 : -1;
   // One of alice's wallets tracked throughout (not DROPPED, not LATE).
   const dustWallet = dustRandom.pick([0, 1, 2, 4, 5]);
   const labelled = LABELS.map(random.address);
@@ -112,6 +126,9 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     // Dust counted as new counterparties fired this alert (and paged its owner).
     alerts.push({ owner: "alice", wallet: dustWallet, condition: "risk_score_increase", threshold: 10, token: null, cooldownSeconds: 0 });
   }
+  if (options.limitFalls) alerts.push({ owner: "alice", wallet: limitWallet, condition: "unusual_activity", threshold: 3, token: null, cooldownSeconds: 0 });
+  /** The limitFalls alert's slot: its steps pause, edit or delete it, no random one does. */
+  const limitSlot = options.limitFalls ? alerts.length - 1 : -1;
   const initialAlerts = alerts.length;
   const status = alerts.map(() => "active" as "active" | "paused" | "deleted");
 
@@ -163,11 +180,14 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
   const dustSenders: string[] = [];
   let veryLate: { wallet: string; t: number } | null = null;
   const steps: Scenario["steps"] = [];
-  const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) ? [i] : []));
+  const liveSlots = (...states: string[]) => status.flatMap((s, i) => (states.includes(s) && i !== limitSlot ? [i] : []));
+  /** The limitFalls burst's first hour (Unix hours). */
+  let burstHour = 0;
   for (let s = 0; s < STEPS; s++) {
     // Between steps: mostly minutes, sometimes hours; three months of silence two thirds in
     // (inside that step's batch: a backfill that spans it).
-    clock += random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
+    const advance = random.weighted({ minutes: 7, hour: 2, hours: 1 }) === "minutes" ? random.int(10, 300) : random.int(600, 5 * 3600);
+    clock += advance;
     let step: Step;
     if (s === Math.floor((STEPS * 2) / 3)) {
       const wallet = trackedWallet();
@@ -198,6 +218,10 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
       step = { kind: "ingest", ...crowdStep(s) };
     } else if (options.dust && DUST_STEPS.includes(s)) {
       step = { kind: "ingest", ...dustStep(s) };
+    } else if (options.limitFalls && LIMIT_STEPS.includes(s)) {
+      // Its steps keep to the burst's clock: the step's advance is taken back.
+      if (s !== LIMIT_STEPS[0]) clock -= advance;
+      step = limitStep(s);
     } else {
       const kind = random.weighted({ ingest: 56, helius: 10, labels: 9, alert: 8, status: 8, patch: 4, delete: 3 });
       if (kind === "labels") {
@@ -363,6 +387,34 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     return { note: "payments answered with dust", txs: Array.from({ length: 10 }, dustRandom.address).flatMap((to) => [pay(to), move(to, W, DUST_SOL)]) };
   }
 
+  /** The limitFalls steps (LIMIT_STEPS): transfers to its wallet from a few fresh addresses, at the block times given. */
+  function limitStep(s: number): Step {
+    const W = wallets[limitWallet]!;
+    const senders = Array.from({ length: 8 }, limitRandom.address);
+    const receive = (blockTime: number): ModelTx => {
+      slot += limitRandom.int(1, 40);
+      const from = limitRandom.pick(senders);
+      return { signature: limitRandom.signature(), type: "transfer", amount: 0.5, token: "SOL", from, to: W, blockTime, slot, fee: 0.000005, status: "success" };
+    };
+    const at = (minutes: number[]) => minutes.map((minute) => receive(burstHour * 3600 + minute * 60 + limitRandom.int(0, 50)));
+    if (s === LIMIT_STEPS[0]) {
+      burstHour = Math.floor(clock / 3600) + 2;
+      return { kind: "ingest", note: "busy hour 169 hours back", txs: Array.from({ length: 672 }, (_, i) => receive((burstHour - 169) * 3600 + i * 5)) };
+    }
+    if (s === LIMIT_STEPS[1]) {
+      const txs = at([50, 51, 52, 53, 54, 55, 56, 57, 58, 59]);
+      clock = txs.at(-1)!.blockTime;
+      return { kind: "ingest", note: "burst under the limit", txs };
+    }
+    if (s === LIMIT_STEPS[2] || s === LIMIT_STEPS[4]) {
+      const txs = at([s === LIMIT_STEPS[2] ? 60 : 62]);
+      clock = txs[0]!.blockTime;
+      return { kind: "ingest", note: s === LIMIT_STEPS[2] ? "burst over the fallen limit" : "burst reported", txs };
+    }
+    clock += 5;
+    return { kind: "patch", slot: limitSlot, patch: { threshold: 2.5 } };
+  }
+
   function ingestStep(): { note: string; txs: ModelTx[] } {
     const shape = options.veryLate
       ? random.weighted({ mixed: 10, burst: 3, failing: 1, drain: 1, between: 2, replay: 1, self: 1, late: 2, veryLate: 4 })
@@ -414,8 +466,9 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
     return { note: shape, txs };
   }
 
+  const extraWallets = [...(options.crowd ? [CROWD] : []), ...(options.limitFalls ? [limitWallet] : [])];
   return {
-    ...(options.crowd ? { extraWallets: [CROWD] } : {}),
+    ...(extraWallets.length > 0 ? { extraWallets } : {}),
     wallets,
     labelled,
     strangers,

@@ -1,7 +1,7 @@
 // The activity counters' Lua script against real Redis, checked against a plain recount of
 // every event (the definition the running sums must agree with).
 import { Redis } from "ioredis";
-import { pack } from "msgpackr";
+import { pack, unpack } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyActivityInOrder, applyBatchActivity, forgetAddressActivity, type ActivityEvent, type AddressEvents } from "../../src/pipeline/activity.ts";
 import { randomAddress } from "../helpers/chain.ts";
@@ -52,9 +52,12 @@ function recount(batches: readonly Event[][]) {
   // The trailing hour at the newest minute before the last batch, without its events.
   const earlier = all.slice(0, start);
   const Mb = earlier.length > 0 ? minute(Math.max(...earlier.map((e) => e.blockTime))) : 0;
+  const Hb = Math.floor(Mb / 60);
   return {
     transactionsLastHour: all.filter((e) => minute(e.blockTime) >= M - 59).length,
     transactionsLastHourBefore: earlier.filter((e) => minute(e.blockTime) >= Mb - 59).length,
+    // The baseline that trailing hour was judged by: the 168 hours before the hour preceding its own.
+    previous7DaysBefore: earlier.length > 0 ? earlier.filter((e) => inHours(e, Hb - 169, Hb - 2)).length : null,
     previous7DaysCount: all.filter((e) => inHours(e, H - 169, H - 2)).length,
     transactions24h: all.filter((e) => inHours(e, H - 23, H)).length,
     failed24h: all.filter((e) => e.failedSent && inHours(e, H - 23, H)).length,
@@ -500,6 +503,36 @@ describe("the trailing hour at the newest minute before each batch (unusual_acti
     const again = (await applyBatchActivity(redis, prefix, late)).get(address)!;
     expect(again).toEqual(first);
     expect([again.transactionsLastHourBefore, again.transactionsLastHour]).toEqual([4, 5]);
+  });
+
+  it("answers the baseline of the newest minute's own hour before each batch, which falls at the hour boundary", async () => {
+    // Five transactions 169 hours before hour h: in h's baseline, not in h+1's. Then 12:59 and 13:00 (h = 12:00).
+    const address = randomAddress();
+    const old = [0, 1, 2, 3, 4].map((m) => at(m - 169 * 60));
+    await run([{ address, needWindows: true, events: old }]);
+    const atBoundary = [];
+    for (const minutes of [[59], [60]]) atBoundary.push((await run([{ address, needWindows: true, events: minutes.map(at) }])).get(address)!);
+    expect(atBoundary.map((a) => [a.previous7DaysBefore, a.previous7DaysAt, a.previous7DaysCount])).toEqual([
+      // Before 12:59, the newest minute was in hour h−169, whose 7 days before held nothing.
+      [0, [5], 5],
+      // Before 13:00, the newest minute was 12:59: its hour's baseline held the five; 13:00's does not.
+      [5, [0], 0],
+    ]);
+  });
+
+  it("reads the newest minute's baseline as not known in an answer stored by an older version", async () => {
+    const address = randomAddress();
+    await run([{ address, needWindows: true, events: [0, 1].map(at) }]);
+    const batchId = `bat_legacy${batchCounter++}`;
+    const first = (await applyBatchActivity(redis, prefix, inBatch(batchId, [{ address, needWindows: true, events: [at(2)] }]))).get(address)!;
+    expect(first.previous7DaysBefore).toBe(0);
+    // The answer as an older version stored it: its last number, the baseline, left off.
+    const key = `${prefix}:activity-answers:${batchId}`;
+    const [bucket] = Object.keys(await redis.hgetall(key));
+    const stored = unpack((await redis.hgetBuffer(key, bucket!))!) as Record<string, number[]>;
+    await redis.hset(key, bucket!, pack({ [address]: stored[address]!.slice(0, -1) }));
+    const again = (await applyBatchActivity(redis, prefix, inBatch(batchId, [{ address, needWindows: true, events: [at(2)] }]))).get(address)!;
+    expect(again).toEqual({ ...first, previous7DaysBefore: null });
   });
 
   it("answers no count before when no unusual_activity alert needs the windows", async () => {

@@ -8,8 +8,9 @@
 // events (alert, condition, dedupe key, observed, suppressed) and the score changes must be the
 // model's, and at the end every wallet's riskScore and riskFactors as the API shows them. A
 // failure names the seed, the step and what differs. Two more seeds add transactions one to
-// five hours late and a wallet with more than 1,000 counterparties, and two add waves of
-// address-poisoning dust that a wallet partly pays back (reference-scenario.ts).
+// five hours late and a wallet with more than 1,000 counterparties, two add waves of
+// address-poisoning dust that a wallet partly pays back, and two a burst whose unusual_activity
+// limit falls under it at an hour boundary, then an alert re-armed in it (reference-scenario.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChannels } from "../../src/notify/channels/index.ts";
 import { runWorkers, type RunningWorkers } from "../../src/queue/run-workers.ts";
@@ -27,6 +28,8 @@ const SEEDS: Array<[number, ScenarioOptions]> = [
   [202, { veryLate: true, crowd: true }],
   [303, { dust: true }],
   [404, { veryLate: true, crowd: true, dust: true }],
+  [505, { limitFalls: true }],
+  [606, { veryLate: true, crowd: true, limitFalls: true }],
 ];
 
 let t: TestApp;

@@ -91,3 +91,61 @@ describe("unusual_activity judged once on a burst in progress after a create, re
     expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: fifth, observed: 5 }]);
   });
 });
+
+// An armed judgment fires for a burst the alert never reported: a pause and resume, or a new
+// threshold, in the middle of a burst it fired on paged that burst again (the semantics review's
+// t13). The rule: not when the alert has an event on a transaction dated within an hour of the
+// minute judged.
+describe("unusual_activity armed again in the middle of a burst it reported", () => {
+  /** A quiet wallet with unusual_activity at 5×, fired at minute 4 of a burst of sends at minutes 0–5. */
+  async function burstReported() {
+    const wallet = await track(t, token);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "unusual_activity", threshold: 5 });
+    const [, , , , fifth] = await sendsAt(wallet.address, [0, 1, 2, 3, 4, 5]);
+    expect(await keysOf(alertId)).toEqual([fifth]);
+    return { address: wallet.address, alertId, fifth: fifth! };
+  }
+
+  it("fires nothing more for the burst after a pause and resume", async () => {
+    const { address, alertId, fifth } = await burstReported();
+    await patchAlert(alertId, { status: "paused" });
+    await patchAlert(alertId, { status: "active" });
+    await sendsAt(address, [6]);
+    await sendsAt(address, [7]);
+    expect(await keysOf(alertId)).toEqual([fifth]);
+  });
+
+  it("fires nothing more for the burst after its threshold is raised, or lowered, while it is over both", async () => {
+    const { address, alertId, fifth } = await burstReported();
+    await patchAlert(alertId, { threshold: 6 });
+    await sendsAt(address, [6]);
+    await patchAlert(alertId, { threshold: 4 });
+    await sendsAt(address, [7]);
+    expect(await keysOf(alertId)).toEqual([fifth]);
+  });
+
+  it("fires for a burst an hour after the one it reported, which went over the limit while it was paused", async () => {
+    const { address, alertId, fifth } = await burstReported();
+    await patchAlert(alertId, { status: "paused" });
+    await sendsAt(address, [70, 71, 72, 73, 74, 75, 76, 77]);
+    await patchAlert(alertId, { status: "active" });
+    const [next] = await sendsAt(address, [78]);
+    expect(await eventsOf(t, alertId)).toMatchObject([{ dedupeKey: fifth }, { dedupeKey: next, observed: 9 }]);
+  });
+});
+
+describe("unusual_activity's reason for a burst judged at the wallet's newest minute", () => {
+  it("names the hour to the wallet's newest minute, not the late transaction the event is on (the semantics review's t18)", async () => {
+    const wallet = await track(t, token);
+    await sendsAt(wallet.address, [100, 101, 102, 103, 104, 105, 106, 107]);
+    const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "unusual_activity", threshold: 5 });
+    const [late] = await sendsAt(wallet.address, [0]);
+    const events = await t.deps.sql<Array<{ dedupeKey: string; reason: string }>>`
+      select dedupe_key as "dedupeKey", reason from alert_events where alert_id = ${alertId}`;
+    const newest = new Date((START + 107 * 60) * 1000);
+    const hourTo = `${newest.toISOString().slice(0, 10)} ${newest.toISOString().slice(11, 16)}`;
+    expect(events).toHaveLength(1);
+    expect(events[0]!.dedupeKey).toBe(late);
+    expect(events[0]!.reason).toMatch(new RegExp(`^8 transactions in the hour to (${hourTo}|${hourTo.slice(11)}) UTC, 8× `));
+  });
+});

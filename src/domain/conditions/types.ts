@@ -82,6 +82,20 @@ export type ActivityWindow = {
    * at or over the limit, the burst the late transaction joins has been judged already.
    */
   newestBefore?: { count: number; previous7DaysCount: number };
+  /**
+   * The verdict before this one: the trailing hour at the wallet's transaction judged before this
+   * one (the batch's previous one, or the wallet's newest before the batch), with the baseline of
+   * that transaction's own hour. The limit moves at each hour boundary: where it falls below the
+   * count a burst has reached, countBefore is over the new limit already, and only this verdict,
+   * below the limit it was judged by, shows that the burst has not crossed a limit yet.
+   * Absent: none known (the wallet's first transaction, or a late one: see transaction-firings.ts).
+   */
+  previous?: { count: number; previous7DaysCount: number };
+  /**
+   * The end of the trailing hour judged (Unix seconds) where it is not the transaction's own
+   * minute: the wallet's newest minute, for the judgment of a batch as a whole. Named in the reason.
+   */
+  hourTo?: number;
   /** When the window is judged (Unix seconds): a burst judged well after it happened is named by its time in the reason. */
   evaluatedAt?: number;
 };

@@ -8,6 +8,12 @@
 // - Edge-triggered: it fires on the transaction that takes the count from below the limit to at
 //   or above it (countBefore < limit ≤ countAfter), so a burst fires once, not once per
 //   transaction; it can fire again after the hour's count has fallen back below the limit.
+// - The limit moves at each hour boundary (the baseline is the 7 days before the hour), so "below
+//   the limit before it" is judged twice: the count before this transaction against this hour's
+//   limit, and the verdict at the transaction before it, against the limit of that one's own hour
+//   (window.previous). Either below, and this one at or over, is a crossing. Against this hour's
+//   limit alone, a burst under way when a busy hour left the baseline was over the lower limit
+//   "before" its next transaction: no crossing was ever seen, and the burst was never reported.
 // - The same edge is judged at the wallet's newest minute for a batch as a whole (before and
 //   after it), so that transactions delivered out of order cannot carry a burst over the limit
 //   unseen; the pipeline does that second judgment (src/pipeline/transaction-firings.ts).
@@ -20,6 +26,8 @@
 //   (evaluateArmedUnusualActivity), once for the burst in progress, which this alert never
 //   reported; after it, only crossings fire. Edge-triggered alone, an alert lowered from 10 to 5
 //   in an hour of 8 transactions, or created during that hour, stayed silent through the burst.
+//   A burst this alert did report (an event of it on a transaction dated within an hour of the
+//   minute judged) does not fire again: record-events.ts checks that under the alert's lock.
 // - `observed` is the multiple of the baseline reached (countAfter / baseline), in the
 //   threshold's unit, cut down to the threshold's decimals (at least 2): never below the
 //   threshold it crossed, never above the multiple reached (observedMultiple).
@@ -94,13 +102,14 @@ export function observedMultiple(count: number, threshold: number, previous7Days
 export function evaluateUnusualActivity(rule: AlertRule, tx: Transaction, window: ActivityWindow): Firing | null {
   if (rule.condition !== "unusual_activity") return null;
   if (tx.from !== rule.address && tx.to !== rule.address) return null;
-  const { countBefore, countAfter, previous7DaysCount } = window;
+  const { countBefore, countAfter, previous7DaysCount, previous } = window;
   // A limit of zero or less would be "reached" before any transaction, so it never crosses.
   if (!(rule.threshold > 0)) return null;
-  const crossed =
-    !reachesMultiple(countBefore, rule.threshold, previous7DaysCount) &&
-    reachesMultiple(countAfter, rule.threshold, previous7DaysCount);
-  if (!crossed) return null;
+  if (!reachesMultiple(countAfter, rule.threshold, previous7DaysCount)) return null;
+  const belowBefore =
+    !reachesMultiple(countBefore, rule.threshold, previous7DaysCount) ||
+    (previous !== undefined && !reachesMultiple(previous.count, rule.threshold, previous.previous7DaysCount));
+  if (!belowBefore) return null;
   // A late transaction crossing at its own minute, while the wallet's newest trailing hour is
   // over the limit already: the burst has fired (a burst under way when the alert was made or
   // re-armed is its armed judgment's: evaluateArmedUnusualActivity), and the count at the newest
@@ -135,11 +144,19 @@ function activityFiring(rule: AlertRule, tx: Transaction, window: ActivityWindow
     dedupeKey: tx.signature,
     observed: multiple,
     // The sentence shows that same multiple (rounded as the threshold beside it: reason.ts).
-    // The hour judged ends at this transaction's minute (its own, or the wallet's newest); a
+    // The hour judged ends at this transaction's minute, or at the wallet's newest minute for
+    // the judgment of a batch as a whole (window.hourTo: that hour holds the burst, the batch's
+    // newest transaction, which the event is on, may be a late one hours before it); a
     // baseline at the floor is said to be one ("the usual 1 per hour" of a wallet with no
     // history read as a measured rate).
     reason: unusualActivityReason(
-      { count: countAfter, usualPerHour: previous7DaysCount / BASELINE_HOURS, baseline, hourTo: tx.blockTime, evaluatedAt: window.evaluatedAt },
+      {
+        count: countAfter,
+        usualPerHour: previous7DaysCount / BASELINE_HOURS,
+        baseline,
+        hourTo: window.hourTo ?? tx.blockTime,
+        evaluatedAt: window.evaluatedAt,
+      },
       multiple,
       rule.threshold,
     ),

@@ -58,7 +58,7 @@ type Step = {
 
 const FIRST_SECOND = 1_717_502_400;
 
-function firings(step: Step, alerts: ActiveAlertRow[], armedJudged = new Set<string>()) {
+function evaluate(step: Step, alerts: ActiveAlertRow[], armedJudged = new Set<string>()) {
   const txs = step.countAfter.map((_, event) => tx({ signature: `sig${event}`, blockTime: FIRST_SECOND + event * 60, from: WALLET, to: OTHER }));
   const sides: AddressSides = {
     events: { address: WALLET, needWindows: true, events: [] },
@@ -77,14 +77,24 @@ function firings(step: Step, alerts: ActiveAlertRow[], armedJudged = new Set<str
     countAfter: step.countAfter,
     previous7DaysAt: step.countAfter.map(() => 0),
     newestMinuteBefore: step.newestMinuteBefore === undefined ? null : FIRST_SECOND / 60 + step.newestMinuteBefore,
+    previous7DaysBefore: step.newestMinuteBefore === undefined ? null : 0,
   };
-  const found = evaluateTransactions(txs, groupByAddress(alerts), {
+  return evaluateTransactions(txs, groupByAddress(alerts), {
     sides: new Map([[WALLET, sides]]),
     activity: new Map([[WALLET, activity]]),
     counterparty: () => counterparty(),
     armedJudged,
+    evaluatedAt: FIRST_SECOND + 6 * 3_600,
   });
-  return found.map(({ firing, armed }) => ({ alert: firing.alertId, key: firing.dedupeKey, observed: firing.observed, armed: armed ?? false }));
+}
+
+function firings(step: Step, alerts: ActiveAlertRow[], armedJudged = new Set<string>()) {
+  return evaluate(step, alerts, armedJudged).map(({ firing, armed }) => ({
+    alert: firing.alertId,
+    key: firing.dedupeKey,
+    observed: firing.observed,
+    armed: armed !== undefined,
+  }));
 }
 
 describe("an armed unusual_activity alert in a batch (limit 5)", () => {
@@ -116,6 +126,20 @@ describe("an armed unusual_activity alert in a batch (limit 5)", () => {
     },
   ])("$case", ({ step, fired }) => {
     expect(firings(step as Step, [alert("alr_5", 5, true)])).toEqual(fired);
+  });
+
+  it("names the hour it judged and its end: the transaction's own minute, or the wallet's newest minute for a late one", () => {
+    const hhmm = (minute: number) => new Date((FIRST_SECOND + minute * 60) * 1000).toISOString().slice(11, 16);
+    const own = evaluate({ countAfter: [9, 10], newest: [8, 10] }, [alert("alr_5", 5, true)]);
+    expect(own.map(({ firing, armed }) => [firing.dedupeKey, armed, firing.reason])).toEqual([
+      ["sig0", { hourTo: FIRST_SECOND }, `9 transactions in the hour to ${hhmm(0)} UTC, 9× the floor of 1 per hour (no earlier activity, threshold 5×).`],
+    ]);
+    // 8 sends at minutes 180–187, then a late one at minute 0 (the semantics review's t18): the
+    // hour to minute 0 held 1; the 8 are in the hour to the wallet's newest minute, 187.
+    const late = evaluate({ countAfter: [1], newest: [8, 8], newestMinuteBefore: 187 }, [alert("alr_5", 5, true)]);
+    expect(late.map(({ firing, armed }) => [firing.dedupeKey, armed, firing.reason])).toEqual([
+      ["sig0", { hourTo: FIRST_SECOND + 187 * 60 }, `8 transactions in the hour to ${hhmm(187)} UTC, 8× the floor of 1 per hour (no earlier activity, threshold 5×).`],
+    ]);
   });
 
   it("fires nothing in a burst in progress for an alert that is not armed (it fired on the crossing, or judged the hour before)", () => {

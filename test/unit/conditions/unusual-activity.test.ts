@@ -157,3 +157,40 @@ describe("unusual_activity", () => {
     expect(evaluateUnusualActivity(rule("suspicious_counterparty", { threshold: 5 }), tx(), window)).toBeNull();
   });
 });
+
+// The limit moves at each hour boundary: threshold 5 on 672 transactions in the 7 days before
+// hour h (4 an hour) is a limit of 20; on none before hour h+1 (the busy hour has left them), 5.
+// The verdict before a transaction's is the one at the wallet's transaction before it, against
+// the limit of that one's own hour (window.previous).
+describe("unusual_activity with the verdict before it judged against its own hour's limit", () => {
+  it.each([
+    { countBefore: 10, countAfter: 11, now: 0, previous: { count: 10, previous7DaysCount: 672 }, fires: true, case: "10 under 20 at h:59, then 11 over 5 at h+1:00 (the limit fell under the burst)" },
+    { countBefore: 11, countAfter: 12, now: 0, previous: { count: 11, previous7DaysCount: 0 }, fires: false, case: "11 over 5, then 12 over 5 (the burst is reported)" },
+    { countBefore: 10, countAfter: 11, now: 0, previous: undefined, fires: false, case: "no verdict before it known: this hour's limit alone, as before" },
+    { countBefore: 3, countAfter: 4, now: 0, previous: { count: 3, previous7DaysCount: 672 }, fires: false, case: "below the lower limit still" },
+    { countBefore: 4, countAfter: 5, now: 0, previous: { count: 6, previous7DaysCount: 0 }, fires: true, case: "the count fell below the limit at this minute since the verdict before (a crossing, as before)" },
+    { countBefore: 6, countAfter: 7, now: 672, previous: { count: 6, previous7DaysCount: 0 }, fires: false, case: "over 5, then under a limit that rose to 20" },
+    { countBefore: 19, countAfter: 20, now: 672, previous: { count: 19, previous7DaysCount: 0 }, fires: true, case: "reaching a limit that rose to 20, which the count was below (a crossing of this hour's limit)" },
+  ])("$case: fires $fires", ({ countBefore, countAfter, now, previous, fires }) => {
+    const window = { countBefore, countAfter, previous7DaysCount: now, ...(previous ? { previous } : {}) };
+    const firing = evaluateUnusualActivity(rule("unusual_activity"), tx(), window);
+    expect(firing !== null).toBe(fires);
+    if (firing) expect(firing.facts).toEqual({ activity: { count: countAfter, baselinePerHour: now === 0 ? 1 : 4 } });
+  });
+
+  it("fires nothing on a late transaction while the newest minute's hour is over the limit it was judged by", () => {
+    const window = { countBefore: 4, countAfter: 5, previous7DaysCount: 0, newestBefore: { count: 10, previous7DaysCount: 0 } };
+    expect(evaluateUnusualActivity(rule("unusual_activity"), tx(), window)).toBeNull();
+    // Under the higher limit of that minute's own hour (20), the late crossing at its own minute fires.
+    expect(evaluateUnusualActivity(rule("unusual_activity"), tx(), { ...window, newestBefore: { count: 10, previous7DaysCount: 672 } })).not.toBeNull();
+  });
+
+  it("names the end of the hour judged when it is not the transaction's own minute", () => {
+    // The transaction at 07:06 UTC, the hour judged to 07:13 (the wallet's newest minute), evaluated an hour later.
+    const window = { countBefore: 4, countAfter: 5, previous7DaysCount: 0, hourTo: tx().blockTime + 7 * 60, evaluatedAt: tx().blockTime + 3_600 };
+    expect(new Date(tx().blockTime * 1000).toISOString().slice(11, 16)).toBe("07:06");
+    expect(evaluateUnusualActivity(rule("unusual_activity"), tx(), window)?.reason).toBe(
+      "5 transactions in the hour to 07:13 UTC, 5× the floor of 1 per hour (no earlier activity, threshold 5×).",
+    );
+  });
+});
