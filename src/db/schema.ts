@@ -297,8 +297,8 @@ export const alerts = pgTable(
     /**
      * unusual_activity: created, resumed or given a new threshold, and not judged since. Its
      * first judgment fires if the trailing hour is at or over the limit already (a burst in
-     * progress, which this alert never reported), not only on a crossing; the evaluation that
-     * judges it clears the mark. In the triggers of 0002 (migration 0024): the workers cache it.
+     * progress), not only on a crossing, unless the alert has an event within an hour of it (it
+     * reported that burst: record-events.ts); the evaluation that judges it clears the mark. In the triggers of 0002 (migration 0024): the workers cache it.
      */
     activityArmed: boolean("activity_armed").notNull().default(false),
     lastNotifiedAt: timestamp("last_notified_at", { withTimezone: true, mode: "date" }),

@@ -274,7 +274,7 @@ async function scoreOfResumedAlert(tx: TransactionSql, owner: string, alertId: s
  * the alert is disabled again before it runs (queue/jobs/disabled-notice.ts), and is no
  * longer owed (the reconciler does not queue it again). An unusual_activity alert resumed or
  * given another threshold is armed again (activity_armed): its next judgment fires on a burst
- * already at or over its limit, which it never reported at that threshold.
+ * already at or over its limit, unless it reported that burst already (record-events.ts).
  */
 export async function updateAlert(
   sql: Sql,
