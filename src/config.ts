@@ -340,3 +340,22 @@ function urlAlone(env: Env, name: string, parse: (raw: string) => string): strin
     throw new ConfigError(`invalid configuration: ${name}: ${(error as Error).message}`);
   }
 }
+/**
+ * npm run migrate's: the database, and how long one of its statements may wait for a table's
+ * lock. Queued behind an old process's open transaction, a migration's ALTER TABLE made every
+ * later read and write of that table queue behind it in turn; bounded, it gives way and tries
+ * again (src/db/migrate.ts). 0: wait as long as it takes.
+ */
+export function loadMigrateSettings(env: Env = process.env): { databaseUrl: string; lockTimeoutMs: number } {
+  const databaseUrl = loadDatabaseUrl(env);
+  const raw = env.MIGRATION_LOCK_TIMEOUT;
+  if (raw === undefined || raw === "") return { databaseUrl, lockTimeoutMs: DEFAULT_MIGRATION_LOCK_TIMEOUT_MS };
+  try {
+    return { databaseUrl, lockTimeoutMs: durationBetween(0, 600_000)(raw) };
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: MIGRATION_LOCK_TIMEOUT: ${(error as Error).message}`);
+  }
+}
+
+export const DEFAULT_MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+

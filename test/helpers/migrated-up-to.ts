@@ -10,12 +10,12 @@ import { TEST_ADMIN_DATABASE_URL, databaseUrl } from "./env.ts";
 
 /**
  * Runs `check` against a database migrated up to migration `lastIdx` only; `check` seeds it,
- * runs the rest (`upgrade`), and looks. `nextTag`: the migration right after `lastIdx` must be
+ * runs the rest (`upgrade`, or a command of its own on `url`), and looks. `nextTag`: the migration right after `lastIdx` must be
  * that one (a test of one migration that a later renumbering would silently point elsewhere).
  */
 export async function fromDatabaseMigratedUpTo(
   lastIdx: number,
-  check: (old: postgres.Sql, upgrade: () => Promise<void>) => Promise<void>,
+  check: (old: postgres.Sql, upgrade: () => Promise<void>, url: string) => Promise<void>,
   options: { nextTag?: string; connections?: number } = {},
 ) {
   const name = `wa_test_upgrade_${process.pid}_${Date.now()}`;
@@ -31,7 +31,7 @@ export async function fromDatabaseMigratedUpTo(
     await runMigrations(databaseUrl(name), earlier);
     const old = postgres(databaseUrl(name), { max: options.connections ?? 1, onnotice: () => {} });
     try {
-      await check(old, () => runMigrations(databaseUrl(name)));
+      await check(old, () => runMigrations(databaseUrl(name)), databaseUrl(name));
     } finally {
       await old.end();
     }
