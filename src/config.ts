@@ -49,6 +49,12 @@ export type Config = Readonly<{
     maxTokenAgeMs?: number | undefined;
   }>;
   smtpUrl: string | undefined;
+  /**
+   * EMAIL_TRANSPORT as set: `outbox` writes each email to an .eml file instead of sending it (the
+   * demo, tests), `smtp` insists on SMTP_URL. Unset: SMTP when SMTP_URL is set, else email is
+   * off (notify/transports.ts). Optional, so that a config built by hand (a test) need not name it.
+   */
+  emailTransport?: EmailTransport | undefined;
   emailFrom: string;
   /** A transaction's page on a block explorer, `{signature}` standing for its signature, linked from each alert email; undefined: no link. */
   explorerTxUrl: string | undefined;
@@ -63,6 +69,8 @@ export type Config = Readonly<{
      */
     statusCallbackUrl: string | undefined;
   }>;
+  /** SMS_TRANSPORT as set: `log` logs each SMS instead of sending it, `twilio` insists on TWILIO_*; unset: Twilio when configured, else SMS is off. */
+  smsTransport?: SmsTransport | undefined;
   /**
    * The countries (ISO 3166-1 alpha-2, upper case) whose numbers SMS alerts may text, checked when
    * an alert is created or changed and before every send; undefined: every country.
@@ -134,6 +142,11 @@ export type Config = Readonly<{
   queuePrefix: string;
 }>;
 
+/** How email leaves: through SMTP_URL, or into .eml files that nobody receives (an opt-in). */
+export type EmailTransport = "smtp" | "outbox";
+/** How SMS leave: through Twilio, or into the worker's log, unsent (an opt-in). */
+export type SmsTransport = "twilio" | "log";
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -183,6 +196,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
       maxTokenAgeMs: optional("JWT_MAX_TOKEN_AGE", durationBetween(60_000, 8_760 * 3_600_000)),
     },
     smtpUrl: optional("SMTP_URL", urlWithScheme(["smtp:", "smtps:"])),
+    emailTransport: optional("EMAIL_TRANSPORT", oneOf(["smtp", "outbox"]) as (raw: string) => EmailTransport),
     emailFrom: read("EMAIL_FROM", oneMailbox, "wallet-alerts <alerts@localhost>"),
     // Set empty, no link (unset: the default): a desk may not want its alerts to point at a third party.
     explorerTxUrl: env.EXPLORER_TX_URL === "" ? undefined : read("EXPLORER_TX_URL", explorerTxUrl, DEFAULT_EXPLORER_TX_URL),
@@ -193,6 +207,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
       baseUrl: read("TWILIO_BASE_URL", urlWithScheme(["https:", "http:"]), "https://api.twilio.com"),
       statusCallbackUrl: optional("TWILIO_STATUS_CALLBACK_URL", statusCallbackUrl(env.WEBHOOK_ALLOW_HTTP === "true")),
     },
+    smsTransport: optional("SMS_TRANSPORT", oneOf(["twilio", "log"]) as (raw: string) => SmsTransport),
     smsAllowedCountries: optional("SMS_ALLOWED_COUNTRIES", countryCodes),
     webhookAllowHttp: read("WEBHOOK_ALLOW_HTTP", boolean, false),
     webhookAllowedCidrs: read("WEBHOOK_ALLOWED_CIDRS", commaList(cidr), []),
@@ -267,6 +282,17 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // SMS asks for one: the route would refuse or never hear anything.
   if (config.twilio.statusCallbackUrl && twilioSet < 3)
     problems.push("TWILIO_STATUS_CALLBACK_URL needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM: callbacks are signed with the auth token");
+  // The fallbacks are asked for by name, never taken for a missing or misspelled setting: an
+  // alert written to a file or a log line reaches nobody (they were the silent default until
+  // 2026-11-28). Each name is checked against the settings it stands for.
+  if (config.emailTransport === "smtp" && !env.SMTP_URL)
+    problems.push("EMAIL_TRANSPORT=smtp needs SMTP_URL (for example smtp://user:pass@smtp.example.com:587)");
+  if (config.emailTransport === "outbox" && env.SMTP_URL)
+    problems.push("EMAIL_TRANSPORT=outbox and SMTP_URL exclude each other: outbox writes email to .eml files instead of sending it; unset one");
+  if (config.smsTransport === "twilio" && twilioSet === 0)
+    problems.push("SMS_TRANSPORT=twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM");
+  if (config.smsTransport === "log" && twilioSet > 0)
+    problems.push("SMS_TRANSPORT=log and TWILIO_* exclude each other: log writes SMS to the worker's log instead of sending them; unset one");
 
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   return deepFreeze(config) as Config;
@@ -322,24 +348,6 @@ export function loadDatabaseUrl(env: Env = process.env): string {
   return urlAlone(env, "DATABASE_URL", urlWithScheme(["postgres:", "postgresql:"]));
 }
 
-/** What a required setting looks like on a machine that runs everything locally, for its "is required". */
-const EXAMPLES: Readonly<Record<string, string>> = {
-  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
-  REDIS_URL: "redis://127.0.0.1:6379",
-};
-
-const exampleOf = (name: string): string => (EXAMPLES[name] ? ` (for example ${EXAMPLES[name]})` : "");
-
-/** One URL setting read on its own, for commands that need nothing else. */
-function urlAlone(env: Env, name: string, parse: (raw: string) => string): string {
-  const raw = env[name];
-  if (!raw) throw new ConfigError(`invalid configuration: ${name} is required${exampleOf(name)}`);
-  try {
-    return parse(raw);
-  } catch (error) {
-    throw new ConfigError(`invalid configuration: ${name}: ${(error as Error).message}`);
-  }
-}
 /**
  * npm run migrate's: the database, and how long one of its statements may wait for a table's
  * lock. Queued behind an old process's open transaction, a migration's ALTER TABLE made every
@@ -359,3 +367,21 @@ export function loadMigrateSettings(env: Env = process.env): { databaseUrl: stri
 
 export const DEFAULT_MIGRATION_LOCK_TIMEOUT_MS = 5_000;
 
+/** What a required setting looks like on a machine that runs everything locally, for its "is required". */
+const EXAMPLES: Readonly<Record<string, string>> = {
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/wallet_alerts",
+  REDIS_URL: "redis://127.0.0.1:6379",
+};
+
+const exampleOf = (name: string): string => (EXAMPLES[name] ? ` (for example ${EXAMPLES[name]})` : "");
+
+/** One URL setting read on its own, for commands that need nothing else. */
+function urlAlone(env: Env, name: string, parse: (raw: string) => string): string {
+  const raw = env[name];
+  if (!raw) throw new ConfigError(`invalid configuration: ${name} is required${exampleOf(name)}`);
+  try {
+    return parse(raw);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${name}: ${(error as Error).message}`);
+  }
+}

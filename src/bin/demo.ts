@@ -77,6 +77,10 @@ const env = {
   // The demo's webhook sink listens on loopback, which the SSRF guard refuses unless opened.
   WEBHOOK_ALLOW_HTTP: "true",
   WEBHOOK_ALLOWED_CIDRS: "127.0.0.0/8,::1/128",
+  // Every channel with nothing configured: email to .eml files, SMS to the worker's log, opted
+  // into by name (the service never falls back on its own); SMTP_URL or TWILIO_* send for real.
+  EMAIL_TRANSPORT: process.env.EMAIL_TRANSPORT || (process.env.SMTP_URL ? "" : "outbox"),
+  SMS_TRANSPORT: process.env.SMS_TRANSPORT || (process.env.TWILIO_ACCOUNT_SID ? "" : "log"),
 };
 const attachTo = settings.attachTo;
 const apiUrl = attachTo ?? `http://127.0.0.1:${env.PORT}`;

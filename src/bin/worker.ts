@@ -16,7 +16,8 @@ import {
 import { createChannels } from "../notify/channels/index.ts";
 import { keepReconcileScheduled, upsertReconcileSchedule, type ScheduleKeeper } from "../pipeline/reconcile-schedule.ts";
 import { watchActivityCounters, type CountersWatch } from "../pipeline/activity-reseed-watch.ts";
-import { QUEUES } from "../queue/names.ts";
+import { channelsOff, channelsOffWarning } from "../notify/transports.ts";
+import { DELIVERY_QUEUE, QUEUES } from "../queue/names.ts";
 import { chosenQueues, runWorkers, type RunningWorkers } from "../queue/run-workers.ts";
 import { checkReadinessEvery, createReadinessCheck } from "../readiness.ts";
 import { onStopSignal } from "../signals.ts";
@@ -93,6 +94,10 @@ if (!stopping) {
     deps.logger.warn({ err: error }, "could not create the reconciler schedule yet; retrying on a timer"),
   );
   deps.logger.info({ queues: running.queues, channels: channels.describe(), metricsPort: metricsServer?.port }, "worker started");
+  // A channel without a provider fails each of its notifications unsent: said at warn, so that a
+  // forgotten or misspelled SMTP_URL or TWILIO_* stands out among the start lines.
+  const offWarning = channelsOffWarning(channelsOff(config).filter((channel) => queues.includes(DELIVERY_QUEUE[channel])));
+  if (offWarning) deps.logger.warn({ channels: channels.describe() }, offWarning);
   await reportDatabaseAtStart(deps.sql, deps.logger, "worker", "its jobs fail and are retried until it is");
 }
 

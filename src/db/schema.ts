@@ -381,6 +381,11 @@ export const notifications = pgTable(
     payload: jsonb("payload").notNull(),
     /** pending → delivered | retrying → delivered | failed */
     status: text("status").notNull().default("pending"),
+    /**
+     * The retry schedule's steps taken (notify/retry-steps.ts: one per attempt while no slot of
+     * RETRY_SCHEDULE is longer than 30 s, a slot's steps for a recipient's failure otherwise);
+     * 0 before the first attempt. The attempts made are delivery_attempts' rows.
+     */
     attemptCount: integer("attempt_count").notNull().default(0),
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true, mode: "date" }),
     createdAt: createdAt(),

@@ -8,9 +8,13 @@ import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.t
 import type { JobDurations, JobRun } from "./job-metrics.ts";
 import { METRIC_PREFIX } from "./registry.ts";
 
-/** What an attempt came to: sent, to be tried again later, or given up. */
-export type AttemptOutcome = "delivered" | "retrying" | "failed";
-const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "retrying", "failed"];
+/**
+ * What an attempt came to: sent, to be tried again later, or given up; `not_sent`: taken by a
+ * fallback the operator opted into (EMAIL_TRANSPORT=outbox, SMS_TRANSPORT=log), so that a file or
+ * a log line that reaches nobody is never counted as delivered.
+ */
+export type AttemptOutcome = "delivered" | "not_sent" | "retrying" | "failed";
+const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "not_sent", "retrying", "failed"];
 
 export type DeliveryMetrics = {
   attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void;
@@ -18,13 +22,15 @@ export type DeliveryMetrics = {
   parkedForRetry: (job: JobRun) => void;
   /** An SMS not sent because its alert owner's hourly budget was spent (SMS_PER_CALLER_PER_HOUR). */
   smsBudgetSpent: () => void;
+  /** An attempt our own provider could not take (the SMTP server or Twilio unreachable, busy or failing). */
+  providerUnavailable: (channel: NotificationMethod) => void;
 };
 
 /** `durations`: the worker's job metrics (createJobMetrics on the same registry). */
 export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDurations, "observeRun">): DeliveryMetrics {
   const attempts = new Counter({
     name: `${METRIC_PREFIX}delivery_attempts_total`,
-    help: "Delivery attempts this worker recorded, by channel (email, webhook, sms) and outcome (delivered; retrying: failed, tried again later; failed: given up).",
+    help: "Delivery attempts this worker recorded, by channel (email, webhook, sms) and outcome (delivered; not_sent: written to the outbox or the log, EMAIL_TRANSPORT=outbox or SMS_TRANSPORT=log; retrying: failed, tried again later; failed: given up).",
     labelNames: ["channel", "outcome"],
     registers: [registry],
   });
@@ -36,8 +42,18 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
     help: "SMS notifications this worker failed without sending because their alert owner had used up SMS_PER_CALLER_PER_HOUR for the clock hour (each also counts as a failed sms attempt; its owner can redeliver it).",
     registers: [registry],
   });
+  // Apart from the attempts' outcomes, which cannot tell our provider's outage from a recipient's
+  // trouble: an outage keeps a few notifications retrying, too few for any count of them to show.
+  const providerDown = new Counter({
+    name: `${METRIC_PREFIX}delivery_provider_unavailable_total`,
+    help: "Delivery attempts this worker made that our own provider could not take (the SMTP server or Twilio unreachable, busy or failing; each also counts as a retrying or failed attempt), by channel. Retried every 30 s while it lasts.",
+    labelNames: ["channel"],
+    registers: [registry],
+  });
+  for (const channel of NOTIFICATION_METHODS) providerDown.inc({ channel }, 0);
   return {
     attempted: (channel, outcome) => attempts.inc({ channel, outcome }),
+    providerUnavailable: (channel) => providerDown.inc({ channel }),
     parkedForRetry: (job) => durations.observeRun(job, "retrying"),
     smsBudgetSpent: () => overBudget.inc(),
   };

@@ -111,6 +111,28 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     },
   });
 
+  // Retrying ones, which the gauge above leaves out: for email and SMS mostly our own provider's
+  // outage (the SMTP server or Twilio unreachable, busy or failing), which keeps even one
+  // notification undelivered, and which the counts only show once there are many. Old from when
+  // it fell due, as above (a cooldown digest from its cooldown's end); a redelivered one from its
+  // creation. For webhooks, a receiver that is down makes it old by its retry schedule's design.
+  new Gauge({
+    name: `${METRIC_PREFIX}notification_oldest_retrying_seconds`,
+    help: "Seconds since the oldest notification that failed and waits to be tried again fell due (its creation, or a cooldown digest's cooldown end), by channel (0 when none retries; no sample when PostgreSQL could not be read).",
+    labelNames: ["channel"],
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (oldest retrying notification)", async () => {
+        const rows = await deps.sql<{ channel: string; age: number }[]>`
+          select n.channel, extract(epoch from now() - min(greatest(n.created_at, d.window_end)))::float8 as age
+          from notifications n left join cooldown_digests d on d.notification_id = n.id
+          where n.status in ('retrying') group by n.channel`;
+        for (const channel of NOTIFICATION_METHODS) this.set({ channel }, 0);
+        for (const row of rows) this.set({ channel: row.channel }, Math.max(0, row.age));
+      });
+    },
+  });
+
   new Gauge({
     name: `${METRIC_PREFIX}evaluation_lag_seconds`,
     help: "Seconds since the oldest ingest batch that is not evaluated yet was stored (0 when every batch is evaluated; no sample when PostgreSQL could not be read).",

@@ -44,6 +44,17 @@
 // while attempts are in flight or jobs are due back; a receiver that answers quickly again after
 // being slow starts a new one.
 //
+// The jobs already in a line reckoned at a slow pace are called back by the receiver's next quick
+// answer (give returns them; deliver.ts promotes them out of BullMQ's delayed set). Left to their
+// delays, they kept them after the receiver had recovered: after a 30 s spell of 8 s answers, the
+// newer notifications went out at once and the older ones up to 6 minutes late. Not a cap on the
+// delay, re-reckoned at each wake: a cap of a few seconds brings a backlog of 20,000 jobs to a
+// receiver that hangs back thousands of times a second (the re-runs the line exists to avoid).
+// Called back, each job stepping aside at a slow pace costs at most one run more, whatever the
+// backlog, however often the receiver turns slow and quick again. Only this worker process's own
+// jobs: another's are called back by the first quick answer it gets, which its own line, waking at
+// the receiver's pace, brings soon.
+//
 // Silence is time with attempts in flight and none of them answered: since the latest attempt
 // ended or, if later, since the oldest one now in flight began. Time with nothing in flight is
 // quiet, not silence. Counted from the latest end alone, a quiet spell read as a receiver that
@@ -87,14 +98,19 @@ export type HostSlots = {
    * its cap, and the owner's bound on slow receivers allows.
    */
   tryTake: (owner: string, host: string) => boolean;
-  /** Gives back a slot taken by tryTake, with how the attempt went. */
-  give: (owner: string, host: string, attempt: { durationMs: number; answered: boolean }) => void;
+  /**
+   * Gives back a slot taken by tryTake, with how the attempt went. After a quick answer, the jobs
+   * to call back now: those that stepped aside from the host at a slow pace and are not due back
+   * within `stepAsideMs` anyway, earliest due first (each one once).
+   */
+  give: (owner: string, host: string, attempt: { durationMs: number; answered: boolean }) => string[];
   /**
    * How long a job that tryTake turned away should wait before it comes back (ms), and takes
    * its place at the end of the line it waits in: the owner's share of the host's, or, turned
-   * away by the owner's bound on slow receivers, the owner's.
+   * away by the owner's bound on slow receivers, the owner's. With `jobId`, a wait reckoned at a
+   * slow pace is remembered, for give to call the job back.
    */
-  stepAside: (owner: string, host: string) => number;
+  stepAside: (owner: string, host: string, jobId?: string) => number;
   /** The cap of the owner's share of the host now (for tests and logs). */
   capOf: (owner: string, host: string) => number;
 };
@@ -114,7 +130,18 @@ type OwnerState = Line & {
   hosts: Map<string, HostState>;
   /** Its hosts with attempts in flight: at most as many as the process has slots, so cheap to walk. */
   busy: Set<HostState>;
+  /** Per host, the jobs that stepped aside from it at a slow pace (in either line), for give to call back. */
+  parked: Map<string, Parked>;
 };
+
+/** Jobs stepping aside at a slow pace: each one's due time, by job id. */
+type Parked = {
+  dueAt: Map<string, number>;
+  /** At this size the entries already due (those jobs came back by themselves) are dropped: amortised, and bounded by the jobs really parked. */
+  pruneAtSize: number;
+};
+/** The least size at which Parked is pruned. */
+const PRUNE_AT_LEAST = 64;
 
 type HostState = Line & {
   inFlight: number;
@@ -183,6 +210,28 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
     return pace;
   };
 
+  /** Remembers a job that stepped aside at a slow pace until `dueAt`, for give to call back. */
+  const remember = (owner: OwnerState, host: string, jobId: string, dueAt: number, at: number) => {
+    const parked = owner.parked.get(host) ?? { dueAt: new Map<string, number>(), pruneAtSize: PRUNE_AT_LEAST };
+    parked.dueAt.set(jobId, dueAt);
+    if (parked.dueAt.size >= parked.pruneAtSize) {
+      for (const [id, due] of parked.dueAt) if (due <= at) parked.dueAt.delete(id);
+      parked.pruneAtSize = Math.max(PRUNE_AT_LEAST, 2 * parked.dueAt.size);
+    }
+    owner.parked.set(host, parked);
+  };
+
+  /** The jobs of `host` to call back now, forgotten once returned. */
+  const callBack = (owner: OwnerState, host: string, at: number): string[] => {
+    const parked = owner.parked.get(host);
+    if (!parked) return [];
+    owner.parked.delete(host);
+    return [...parked.dueAt]
+      .filter(([, due]) => due > at + stepAsideMs)
+      .sort(([, a], [, b]) => a - b)
+      .map(([id]) => id);
+  };
+
   /** A place at the end of `line`, which moves at `pace`; how long to wait for it (the header says how). */
   const lineUp = (line: Line, pace: Pace, at: number): number => {
     // Behind the last job in line, by what one attempt takes over the slots it may use; and
@@ -200,7 +249,7 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
   return {
     tryTake: (ownerName, host) => {
       const at = now();
-      const owner = owners.get(ownerName) ?? { hosts: new Map(), busy: new Set(), lineEndsAt: at, dueBackBy: at };
+      const owner = owners.get(ownerName) ?? { hosts: new Map(), busy: new Set(), parked: new Map(), lineEndsAt: at, dueBackBy: at };
       const state = owner.hosts.get(host) ?? {
         inFlight: 0,
         cap: options.floor,
@@ -224,7 +273,7 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
     give: (ownerName, host, attempt) => {
       const owner = owners.get(ownerName);
       const state = owner?.hosts.get(host);
-      if (!owner || !state) return;
+      if (!owner || !state) return [];
       const at = now();
       state.inFlight = Math.max(0, state.inFlight - 1);
       // An attempt that threw before it could say how long it took counts as a slow one.
@@ -242,21 +291,25 @@ export function createHostSlots(options: HostSlotsOptions): HostSlots {
       state.slow = !quick;
       state.ended = true;
       state.silentSince = at;
+      // Quick: the jobs that stepped aside at a slow pace come back now, not at that pace.
+      const callBackNow = quick ? callBack(owner, host, at) : [];
       if (state.inFlight === 0) owner.busy.delete(state);
       // Nothing to remember of a receiver back at the floor with nothing in flight or stepping aside,
       // nor of an owner with no receiver left and no job due back from its line.
       if (state.inFlight === 0 && state.cap <= options.floor && state.dueBackBy <= at) owner.hosts.delete(host);
       if (owner.hosts.size === 0 && owner.dueBackBy <= at) owners.delete(ownerName);
+      return callBackNow;
     },
-    stepAside: (ownerName, host) => {
+    stepAside: (ownerName, host, jobId) => {
       const at = now();
       const owner = owners.get(ownerName);
       const state = owner?.hosts.get(host);
-      if (state && state.inFlight >= state.cap) return lineUp(state, paceOfHost(state, at), at);
-      // Turned away by the owner's bound on its slow receivers: in the owner's line.
-      const pace = owner && paceOfOwner(owner, at);
-      if (owner && pace) return lineUp(owner, pace, at);
-      return Math.round(stepAsideMs * (0.5 + random()));
+      // Turned away by its share's cap: in its share's line; else by the owner's bound on its slow receivers: in the owner's.
+      const [line, pace] = state && state.inFlight >= state.cap ? [state, paceOfHost(state, at)] : [owner, owner && paceOfOwner(owner, at)];
+      if (!owner || !line || !pace) return Math.round(stepAsideMs * (0.5 + random()));
+      const wait = lineUp(line, pace, at);
+      if (pace.slow && jobId !== undefined) remember(owner, host, jobId, at + wait, at);
+      return wait;
     },
     capOf: (ownerName, host) => owners.get(ownerName)?.hosts.get(host)?.cap ?? options.floor,
   };

@@ -30,8 +30,12 @@ export type DeliveryOutcome = {
   providerUnavailable?: boolean;
 };
 
-/** What of the deployment's own a provider refused (see DeliveryOutcome.deploymentFault). */
-export type DeploymentFault = "credentials" | "sender" | "permission" | "encryption";
+/**
+ * What of the deployment's own a provider refused (see DeliveryOutcome.deploymentFault);
+ * `unconfigured`: the channel has no provider at all (no SMTP_URL, no TWILIO_*, and no opt-in to
+ * the outbox or the log), so nothing was tried.
+ */
+export type DeploymentFault = "credentials" | "sender" | "permission" | "encryption" | "unconfigured";
 
 export type Verdict = "delivered" | "retry" | "permanent";
 

@@ -18,7 +18,7 @@ export type SafeDispatcherOptions = {
   connectTimeoutMs?: number;
   /** Replaces the resolver (createHostResolver: c-ares, off the threadpool), for tests that need a name resolving to a chosen address. */
   resolve?: ResolveAll;
-  /** Sockets per origin; webhooks to one busy receiver share these. */
+  /** Sockets per origin; no limit unless given (createSafeDispatcher says why). */
   connectionsPerOrigin?: number;
 };
 
@@ -88,7 +88,14 @@ export function createSafeDispatcher(options: SafeDispatcherOptions): Dispatcher
 
   return new Agent({
     connect,
-    connections: options.connectionsPerOrigin ?? 64,
+    // No limit of its own per origin: the worker's webhook slots (deliver.ts, 200 a process) and
+    // each receiver's share of them (host-slots.ts) already bound the attempts in flight, so
+    // this bound could only add a wait, inside undici, that the attempt's timeout counts as the
+    // receiver's slowness. With 64 a receiver's 200 slots shared 64 sockets: in a burst, the
+    // attempts past 64 reached a receiver answering in 8 s 7-15 s into their 15 s, were recorded
+    // "no complete answer within 15000 ms" (halving its cap) and sent again later under the same
+    // webhook-id. Sockets are one per attempt in flight at most, idle ones closed after 10 s.
+    connections: options.connectionsPerOrigin ?? null,
     keepAliveTimeout: 10_000,
     // Redirects are never followed: no redirect interceptor is composed onto this agent.
   });

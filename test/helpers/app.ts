@@ -21,8 +21,15 @@ export type TestApp = {
 export const ALL_SCOPES =
   "wallets:read wallets:write transactions:read alerts:read alerts:write ingest:write risk:write";
 
+/**
+ * Email to the outbox and SMS to the log unless a test names SMTP_URL or TWILIO_* (or sets
+ * EMAIL_TRANSPORT / SMS_TRANSPORT itself; "" is unset): the tests that make email and SMS
+ * alerts without a provider opt in, as the demo does, since the service no longer falls back alone.
+ */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   return {
+    ...(overrides.SMTP_URL ? {} : { EMAIL_TRANSPORT: "outbox" }),
+    ...(overrides.TWILIO_ACCOUNT_SID ? {} : { SMS_TRANSPORT: "log" }),
     REDIS_URL: TEST_REDIS_URL,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: "silent",

@@ -95,7 +95,7 @@ export type DeliveryWorkers = { channels: Channels; workers: readonly Worker[]; 
 export function startDeliveryWorkers(
   t: TestApp,
   channelOptions: ChannelOptions = {},
-  processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver" | "deliveryMetrics" | "recordRetryMs"> = {},
+  processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver" | "deliveryMetrics" | "recordRetryMs" | "providerRetryMs"> = {},
 ): DeliveryWorkers {
   const channels = createChannels(t.config, t.deps.logger, channelOptions);
   const deps = { ...t.deps, channels, ...processorOptions };

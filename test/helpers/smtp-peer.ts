@@ -25,9 +25,10 @@ export type SmtpPeer = {
 
 /**
  * `login`: the peer requires a login and accepts only this one (535 otherwise); without it, no
- * login is needed. `host`: the address it listens on (127.0.0.1 unless told).
+ * login is needed. `host`: the address it listens on (127.0.0.1 unless told). `port`: its port
+ * (any free one unless told: a peer started again where a closed one listened).
  */
-export async function startSmtpPeer(options: { login?: { user: string; password: string }; host?: string } = {}): Promise<SmtpPeer> {
+export async function startSmtpPeer(options: { login?: { user: string; password: string }; host?: string; port?: number } = {}): Promise<SmtpPeer> {
   const host = options.host ?? "127.0.0.1";
   const messages: ReceivedMail[] = [];
   const logins: string[] = [];
@@ -80,7 +81,7 @@ export async function startSmtpPeer(options: { login?: { user: string; password:
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, host, () => resolve());
+    server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.server.address() as AddressInfo;
 

@@ -18,7 +18,9 @@ export type ScriptedResponse =
   /** The status line and headers, then `endless` over and over, for as long as the client reads. */
   | { status: number; endless: string }
   /** The status line and headers and the first half of the body, then the rest a moment later, as a slow network brings it. */
-  | { status: number; body: string; inTwoParts: true };
+  | { status: number; body: string; inTwoParts: true }
+  /** A whole answer, `afterMs` after the request came in: a receiver that takes its time. */
+  | { status: number; body?: string; afterMs: number };
 
 export type ReceivedRequest = {
   method: string;
@@ -79,6 +81,7 @@ export async function startWebhookReceiver(options: { host?: string } = {}): Pro
       if ("breakOff" in next) return answerHalf(res, next);
       if ("endless" in next) return answerEndlessly(res, next);
       if ("inTwoParts" in next) return answerInTwoParts(res, next);
+      if ("afterMs" in next) return void setTimeout(() => answer(res, next), next.afterMs);
       answer(res, next);
     });
   });

@@ -110,9 +110,12 @@ describe("DELETE /v1/risk/alerts/{id}", () => {
     expect(await job.runNow()).toBe("completed");
 
     expect(alert.route.requests).toHaveLength(2);
-    const [owed] = await t.deps.sql<{ status: string; attemptCount: number }[]>`
-      select status, attempt_count as "attemptCount" from deleted_notifications where id = ${alert.owedId}`;
-    expect(owed).toEqual({ status: "retrying", attemptCount: 1 });
+    // Archived as it stood: retrying, after its one attempt (attempt_count counts the retry
+    // schedule's steps: retry-steps.ts; the attempts are the archived attempts' rows).
+    const [owed] = await t.deps.sql<{ status: string; attempts: number }[]>`
+      select status, (select count(*)::int from deleted_delivery_attempts d where d.notification_id = n.id) as attempts
+      from deleted_notifications n where id = ${alert.owedId}`;
+    expect(owed).toEqual({ status: "retrying", attempts: 1 });
   });
 
   it("archives and deletes nothing when another caller deletes the alert, or when the alert does not exist", async () => {

@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { alerts } from "../../src/db/schema.ts";
 import { createChannels } from "../../src/notify/channels/index.ts";
-import { classifyOutcome } from "../../src/notify/retry-policy.ts";
+import { classifyOutcome, isDestinationsFault } from "../../src/notify/retry-policy.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { failingFor } from "../helpers/failure-run.ts";
 import {
@@ -210,10 +210,10 @@ describe("email delivery", () => {
     }
   });
 
-  it("writes .eml files to the outbox and counts them delivered when SMTP_URL is not set", async () => {
+  it("writes .eml files to the outbox with EMAIL_TRANSPORT=outbox and no SMTP_URL, and says in the attempt that they were not sent", async () => {
     const outboxDir = await mkdtemp(join(tmpdir(), "wa-outbox-"));
     // EXPLORER_TX_URL set empty: no explorer link.
-    const channels = createChannels({ ...t.config, smtpUrl: undefined, explorerTxUrl: undefined }, t.deps.logger, { outboxDir });
+    const channels = createChannels({ ...t.config, smtpUrl: undefined, emailTransport: "outbox", explorerTxUrl: undefined }, t.deps.logger, { outboxDir });
     try {
       const alert = await seedAlert(t, { method: "email", recipient: "demo@example.com" });
       const result = await channels.email.send({
@@ -224,6 +224,8 @@ describe("email delivery", () => {
         attemptAt: new Date(),
       });
       expect(classifyOutcome(result)).toBe("delivered");
+      expect(result.notSent).toBe(true);
+      expect(result.responseBody).toBe(`not sent: written to ${outboxDir}/ntf_outbox.eml (EMAIL_TRANSPORT=outbox)`);
       expect(await readdir(outboxDir)).toEqual(["ntf_outbox.eml"]);
       const parsed = parseMessage(await readFile(join(outboxDir, "ntf_outbox.eml"), "utf8"));
       expect(parsed.subject).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzD…AWWM");
@@ -231,6 +233,29 @@ describe("email delivery", () => {
       expect(parsed.text).toContain("Sent 25,000 USDC");
       expect(parsed.text).not.toContain("Explorer:");
       expect(parsed.html).toContain("<table");
+    } finally {
+      await channels.close();
+      await rm(outboxDir, { recursive: true, force: true });
+    }
+  });
+
+  it("writes no file and fails the attempt as the deployment's fault naming SMTP_URL when neither SMTP_URL nor EMAIL_TRANSPORT=outbox is set", async () => {
+    const outboxDir = await mkdtemp(join(tmpdir(), "wa-outbox-"));
+    const channels = createChannels({ ...t.config, smtpUrl: undefined, emailTransport: undefined }, t.deps.logger, { outboxDir });
+    try {
+      const alert = await seedAlert(t, { method: "email", recipient: "demo@example.com" });
+      const result = await channels.email.send({
+        notificationId: "ntf_nowhere",
+        destination: "demo@example.com",
+        payload: samplePayload(alert),
+        secrets: [],
+        attemptAt: new Date(),
+      });
+      expect(result).toMatchObject({ deploymentFault: "unconfigured", error: expect.stringContaining("SMTP_URL") });
+      expect(classifyOutcome(result)).toBe("retry");
+      expect(isDestinationsFault(result)).toBe(false);
+      expect(channels.describe().email).toBe("off (SMTP_URL not set)");
+      expect(await readdir(outboxDir)).toEqual([]);
     } finally {
       await channels.close();
       await rm(outboxDir, { recursive: true, force: true });

@@ -203,11 +203,15 @@ describe("SMS delivery through the Twilio SDK", () => {
     }
   });
 
-  it("writes the SMS to the log at warn (shown at the demo's level) and counts it delivered when Twilio is not configured", async () => {
+  it("logs the SMS at info with the number masked and its text only at debug, and says in the attempt it was not sent, with SMS_TRANSPORT=log and no Twilio", async () => {
     const lines: string[] = [];
-    const logger = createLogger("warn", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const logger = createLogger("debug", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const unconfigured = createChannels(
-      { ...t.config, twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com", statusCallbackUrl: undefined } },
+      {
+        ...t.config,
+        smsTransport: "log",
+        twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com", statusCallbackUrl: undefined },
+      },
       logger,
     );
     try {
@@ -220,10 +224,39 @@ describe("SMS delivery through the Twilio SDK", () => {
         attemptAt: new Date(),
       });
       expect(classifyOutcome(result)).toBe("delivered");
-      const entry = JSON.parse(lines.find((line) => line.includes("ntf_logged"))!);
-      expect(entry).toMatchObject({ level: 40, to: "+14155550004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) });
+      expect(result).toMatchObject({ notSent: true, responseBody: "not sent: written to the log (SMS_TRANSPORT=log)" });
+      const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.notificationId === "ntf_logged");
+      expect(entries).toEqual([
+        expect.objectContaining({ level: 30, to: "+*******0004", characters: expect.any(Number) }),
+        expect.objectContaining({ level: 20, to: "+*******0004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) }),
+      ]);
+      expect(lines.join("")).not.toContain("+14155550004");
+      expect(entries[0]).not.toHaveProperty("sms");
     } finally {
       await unconfigured.close();
+    }
+  });
+
+  it("logs nothing of the SMS and fails the attempt as the deployment's fault naming TWILIO_* when neither Twilio nor SMS_TRANSPORT=log is set", async () => {
+    const lines: string[] = [];
+    const logger = createLogger("debug", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    const off = createChannels(
+      {
+        ...t.config,
+        smsTransport: undefined,
+        twilio: { accountSid: undefined, authToken: undefined, from: undefined, baseUrl: "https://api.twilio.com", statusCallbackUrl: undefined },
+      },
+      logger,
+    );
+    try {
+      const alert = await seedAlert(t, { method: "sms", recipient: "+14155550004" });
+      const result = await off.sms.send({ notificationId: "ntf_off", destination: "+14155550004", payload: samplePayload(alert), secrets: [], attemptAt: new Date() });
+      expect(result).toMatchObject({ deploymentFault: "unconfigured", error: expect.stringContaining("TWILIO_ACCOUNT_SID") });
+      expect(classifyOutcome(result)).toBe("retry");
+      expect(off.describe().sms).toBe("off (TWILIO_* not set)");
+      expect(lines.filter((line) => line.includes("ntf_off"))).toEqual([]);
+    } finally {
+      await off.close();
     }
   });
 });

@@ -19,6 +19,7 @@ export type DeliveryRow = {
   destination: string;
   payload: NotificationPayload;
   status: NotificationStatus;
+  /** Steps of its retry schedule taken in this run (notify/retry-steps.ts): more than one per attempt the recipient failed once a slot is longer than a provider's retry. */
   attemptCount: number;
   nextAttemptAt: Date | null;
   alertStatus: AlertStatus;
@@ -69,6 +70,8 @@ export type AttemptRecord = {
   nextAttemptAt: Date | null;
   /** The provider's id of the message it accepted (a Twilio SMS's sid), kept for its status callbacks. */
   providerMessageId?: string | null;
+  /** How many steps of its retry schedule the attempt takes (notify/retry-steps.ts); 1 unless given. */
+  steps?: number;
 };
 
 /**
@@ -96,6 +99,7 @@ export async function recordAttempts(
       status: a.status,
       next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
       provider_message_id: a.providerMessageId ?? null,
+      steps: a.steps ?? 1,
     })),
   );
   // Planned for each run, not once per connection (see RECORD_ATTEMPTS).
@@ -125,7 +129,7 @@ const RECORD_ATTEMPTS = `
     with input as (
       select * from jsonb_to_recordset($1::text::jsonb) as t(
         notification_id text, alert_id text, destination text, at timestamptz, duration_ms int, status_code int, error text,
-        response_body text, status text, next_attempt_at timestamptz, provider_message_id text)
+        response_body text, status text, next_attempt_at timestamptz, provider_message_id text, steps int)
     ), ending_runs as materialized (
       -- The alerts whose run of failures a delivery ends, locked first and by id: every writer
       -- locks an alert before its notifications (alert-archive.ts), this statement through the
@@ -164,7 +168,7 @@ const RECORD_ATTEMPTS = `
     -- open notification through that index to join the few it moves, and a burst has
     -- thousands open.
     update notifications n
-    set status = i.status, destination = i.destination, attempt_count = n.attempt_count + 1, next_attempt_at = i.next_attempt_at,
+    set status = i.status, destination = i.destination, attempt_count = n.attempt_count + coalesce(i.steps, 1), next_attempt_at = i.next_attempt_at,
         delivered_at = case when i.status = 'delivered' then i.at end, updated_at = i.at,
         provider_message_id = coalesce(i.provider_message_id, n.provider_message_id)
     from live i

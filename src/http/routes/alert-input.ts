@@ -10,6 +10,7 @@ import type { SmsNumberRules } from "../../domain/sms-number.ts";
 import type { Condition, NotificationMethod } from "../../domain/types.ts";
 import { INEXACT_DIGITS, inexactNumberLiterals, numberPaths } from "../../ingest/exact-token-amounts.ts";
 import { checkWebhookUrl, type WebhookUrlOptions } from "../../notify/ssrf.ts";
+import { channelOffMessage } from "../../notify/transports.ts";
 import { ProblemError, invalid, type FieldError } from "../problem.ts";
 
 export type CreateAlertInput = {
@@ -39,14 +40,22 @@ export type AlertSettings = {
   token: string | null;
 };
 
+/**
+ * channelsOff: the channels this deployment cannot send by (notify/transports.ts). An alert on
+ * one would only make notifications that reach nobody, so it is refused when made or resumed.
+ */
 export async function checkNewAlert(
   body: CreateAlertInput,
   claims: ClaimedContacts,
   webhookRules: WebhookUrlOptions,
   smsRules: SmsNumberRules,
+  channelsOff: readonly NotificationMethod[] = [],
 ): Promise<AlertSettings> {
   const problems: FieldError[] = [];
   const fail = (field: string, message: string) => problems.push({ path: `body.${field}`, message });
+  if (body.notificationMethod !== "webhook" && channelsOff.includes(body.notificationMethod)) {
+    fail("notificationMethod", `${channelOffMessage(body.notificationMethod)}; choose another channel`);
+  }
 
   let threshold = 0;
   const checked = effectiveThreshold(body.condition, body.threshold);
@@ -92,6 +101,7 @@ export async function checkAlertChanges(
   alert: AlertRow,
   webhookRules: WebhookUrlOptions,
   smsRules: SmsNumberRules,
+  channelsOff: readonly NotificationMethod[] = [],
 ): Promise<AlertChanges> {
   if (Object.keys(body).length === 0) {
     throw new ProblemError("validation_failed", "body must change at least one of status, threshold, cooldownSeconds, recipient, webhookUrl", {
@@ -101,6 +111,12 @@ export async function checkAlertChanges(
   const problems: FieldError[] = [];
   const fail = (field: string, message: string) => problems.push({ path: `body.${field}`, message });
   const changes: AlertChanges = {};
+  // Pausing, or a threshold or cooldown, stays possible: only what would send again is refused.
+  const method = alert.notificationMethod;
+  if (method !== "webhook" && channelsOff.includes(method)) {
+    if (body.status === "active") fail("status", `cannot be active: ${channelOffMessage(method)}`);
+    if (body.recipient !== undefined) fail("recipient", `cannot change: ${channelOffMessage(method)}`);
+  }
   if (body.status !== undefined) changes.status = body.status;
   if (body.cooldownSeconds !== undefined) changes.cooldownSeconds = body.cooldownSeconds;
 

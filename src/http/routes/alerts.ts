@@ -19,6 +19,7 @@ import { ownerEmailOf } from "../../domain/recipients.ts";
 import { isId, newId } from "../../ids.ts";
 import type { WebhookUrlOptions } from "../../notify/ssrf.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
+import { channelsOff } from "../../notify/transports.ts";
 import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
@@ -52,6 +53,8 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     allowedCidrs: deps.config.webhookAllowedCidrs,
   };
   const smsRules = { allowedCountries: deps.config.smsAllowedCountries };
+  // Read from the settings the worker reads too (one environment): the API cannot ask a worker.
+  const offChannels = channelsOff(deps.config);
   const alertNotFound = (alertId: string) => notFound(`alert ${alertId}`);
 
   /** What a PATCH refuses to change, and what to do instead: an alert's events and baseline belong to what it watches. */
@@ -130,7 +133,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         // could refuse the retry of a create that succeeded, and the client would make another.
         const made = key === undefined ? undefined : await findAlertByIdempotencyKey(deps.sql, owner, key);
         if (made) return replay(reply, key!, made, fingerprint);
-        const settings = await checkNewAlert(body, request.caller, webhookRules, smsRules);
+        const settings = await checkNewAlert(body, request.caller, webhookRules, smsRules, offChannels);
         const now = deps.now();
         const webhookSecret = body.notificationMethod === "webhook" ? generateWebhookSecret() : null;
         const inserted = await insertAlert(deps.sql, {
@@ -245,7 +248,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         // (its condition and channel); the If-Match is judged on the row the update locks.
         const current = await findAlert(deps.sql, request.caller.sub, alertId);
         if (!current) throw alertNotFound(alertId);
-        const changes = await checkAlertChanges(request.body, current, webhookRules, smsRules);
+        const changes = await checkAlertChanges(request.body, current, webhookRules, smsRules, offChannels);
         // A token without a usable email claim keeps the address stored before.
         const ownerEmail = ownerEmailOf(request.caller);
         const outcome = await updateAlert(deps.sql, request.caller.sub, alertId, { ...changes, ...(ownerEmail ? { ownerEmail } : {}) }, deps.now(), ifMatch);

@@ -1,6 +1,8 @@
-// Email through nodemailer: a pooled SMTP transport to SMTP_URL, or — when SMTP_URL is not
-// set — a stream transport that writes each message as an .eml file under var/outbox/ and
-// counts it as delivered, so the demo shows real messages without a mail server.
+// Email through nodemailer: a pooled SMTP transport to SMTP_URL, or — with EMAIL_TRANSPORT=outbox
+// and no SMTP_URL — a stream transport that writes each message as an .eml file under
+// var/outbox/, so the demo shows real messages without a mail server: recorded as delivered
+// (the attempt says where it went, and the metric says not_sent). With neither, email is off:
+// each attempt fails as the deployment's fault, retried on its schedule (notify/transports.ts).
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -14,9 +16,13 @@ import { smtpFault } from "./smtp-faults.ts";
 import type { AttemptResult, EmailChannel, OutboundMessage } from "./index.ts";
 import { redactUrl } from "../../redact-url.ts";
 import { isLoopbackHost } from "../../config-parsers.ts";
+import type { EmailTransport } from "../../config.ts";
+import { channelOffMessage, emailTransportOf } from "../transports.ts";
 
 export type EmailChannelOptions = {
   smtpUrl: string | undefined;
+  /** EMAIL_TRANSPORT: only `outbox` (without smtpUrl) writes files; smtpUrl alone is SMTP. */
+  transport?: EmailTransport | undefined;
   from: string;
   timeoutMs: number;
   outboxDir: string;
@@ -41,6 +47,7 @@ type SentInfo = { response?: string; message?: Buffer | string };
 export function createEmailChannel(
   options: EmailChannelOptions,
 ): EmailChannel & { describe: () => string; close: () => Promise<void> } {
+  const mode = emailTransportOf({ smtpUrl: options.smtpUrl, emailTransport: options.transport });
   const transport = options.smtpUrl
     ? nodemailer.createTransport({
         url: options.smtpUrl,
@@ -60,6 +67,8 @@ export function createEmailChannel(
   const messageIdDomain = domainOfSender(options.from);
 
   const deliver = async (to: string, email: RenderedEmail, fileStem: string, messageId?: string): Promise<AttemptResult> => {
+    // Nothing to send with: the deployment's to fix, never the recipient's (retry-policy.ts).
+    if (mode === undefined) return { deploymentFault: "unconfigured", error: `not sent: ${channelOffMessage("email")}`, durationMs: 0 };
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     try {
@@ -82,7 +91,11 @@ export function createEmailChannel(
         outboxReady ??= mkdir(options.outboxDir, { recursive: true });
         await outboxReady;
         await writeFile(join(options.outboxDir, `${fileStem}.eml`), info.message ?? "");
-        return { durationMs: elapsed(), responseBody: `written to ${options.outboxDir}/${fileStem}.eml` };
+        return {
+          durationMs: elapsed(),
+          notSent: true,
+          responseBody: `not sent: written to ${options.outboxDir}/${fileStem}.eml (EMAIL_TRANSPORT=outbox)`,
+        };
       }
       const reply = info.response ?? "";
       const code = /^(\d{3})/.exec(reply)?.[1];
@@ -96,7 +109,12 @@ export function createEmailChannel(
     send: (message: OutboundMessage) =>
       deliver(message.destination, renderEmail(message.payload, { explorerTxUrl: options.explorerTxUrl }), message.notificationId, messageIdFor(message.notificationId, messageIdDomain)),
     sendMail: (to, email) => deliver(to, email, `notice-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
-    describe: () => (options.smtpUrl ? `SMTP ${redactUrl(options.smtpUrl)}` : `.eml files in ${options.outboxDir}/ (SMTP_URL not set)`),
+    describe: () =>
+      options.smtpUrl
+        ? `SMTP ${redactUrl(options.smtpUrl)}`
+        : mode === "outbox"
+          ? `.eml files in ${options.outboxDir}/, not sent (EMAIL_TRANSPORT=outbox)`
+          : "off (SMTP_URL not set)",
     close: async () => {
       transport.close();
     },

@@ -10,6 +10,7 @@ import type { ResolveAll } from "../safe-dispatcher.ts";
 import { createEmailChannel } from "./email.ts";
 import { createSmsChannel } from "./sms.ts";
 import { createWebhookChannel } from "./webhook.ts";
+import { emailTransportOf, smsTransportOf } from "../transports.ts";
 
 export type OutboundMessage = {
   notificationId: string;
@@ -29,6 +30,8 @@ export type AttemptResult = DeliveryOutcome & {
   responseBody?: string;
   /** The provider's id of the message it accepted (a Twilio SMS's sid): its status callbacks name it. */
   providerMessageId?: string;
+  /** Taken by an opted-in fallback (EMAIL_TRANSPORT=outbox, SMS_TRANSPORT=log): it reached nobody. */
+  notSent?: true;
 };
 
 export type Channel = { send: (message: OutboundMessage) => Promise<AttemptResult> };
@@ -56,7 +59,7 @@ export type ChannelOptions = {
   smsTimeoutMs?: number;
   /** Replaces DNS for webhook hosts (tests). */
   resolve?: ResolveAll;
-  /** Where email goes when SMTP_URL is not set (var/outbox). */
+  /** Where email goes with EMAIL_TRANSPORT=outbox (var/outbox). */
   outboxDir?: string;
 };
 
@@ -70,6 +73,7 @@ export function createChannels(config: Config, logger: Logger, options: ChannelO
     resolve: options.resolve,
   });
   const email = createEmailChannel({
+    transport: emailTransportOf(config),
     smtpUrl: config.smtpUrl,
     from: config.emailFrom,
     timeoutMs: options.smtpTimeoutMs ?? DEFAULT_CHANNEL_TIMEOUT_MS,
@@ -78,6 +82,7 @@ export function createChannels(config: Config, logger: Logger, options: ChannelO
   });
   const sms = createSmsChannel({
     twilio: config.twilio,
+    transport: smsTransportOf(config),
     allowedCountries: config.smsAllowedCountries,
     timeoutMs: options.smsTimeoutMs ?? DEFAULT_CHANNEL_TIMEOUT_MS,
     logger,

@@ -1,6 +1,7 @@
 // SMS through the official twilio SDK, pointed at TWILIO_BASE_URL (tests and staging use a
-// stand-in). Without Twilio credentials the message is written to the log and counted as
-// delivered, so the demo runs with nothing configured. With TWILIO_STATUS_CALLBACK_URL each
+// stand-in). Without Twilio credentials, SMS_TRANSPORT=log writes a line per message to the log
+// instead (the demo, compose): recorded as delivered, said not sent in the attempt and the
+// metric; with neither, SMS is off and each attempt fails as the deployment's fault. With TWILIO_STATUS_CALLBACK_URL each
 // message asks Twilio to report what the carrier did with it, naming it by the sid kept here.
 // Before any of that, the number is judged again as it was when the alert was made
 // (domain/sms-number.ts): the rules, or SMS_ALLOWED_COUNTRIES, may have tightened since.
@@ -9,7 +10,7 @@ import { performance } from "node:perf_hooks";
 import twilio from "twilio";
 import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
-import type { Config } from "../../config.ts";
+import type { Config, SmsTransport } from "../../config.ts";
 import { checkSmsNumber, countryOfNumber } from "../../domain/sms-number.ts";
 import { createRepeatGate, REPEAT_LOG_WINDOW_MS } from "../../log-repeats.ts";
 import type { Logger } from "../../logger.ts";
@@ -18,11 +19,14 @@ import { PERMANENT_ERROR_CODES } from "../retry-policy.ts";
 import { withoutPeerAddress } from "./peer-address.ts";
 import { renderSms } from "../render-sms.ts";
 import type { AttemptResult, Channel, OutboundMessage } from "./index.ts";
+import { channelOffMessage, smsTransportOf } from "../transports.ts";
 
 const TWILIO_API = "https://api.twilio.com";
 
 export type SmsChannelOptions = {
   twilio: Config["twilio"];
+  /** SMS_TRANSPORT: only `log` (without Twilio's credentials) logs messages; the credentials alone are Twilio. */
+  transport?: SmsTransport | undefined;
   /** SMS_ALLOWED_COUNTRIES: undefined, every country. */
   allowedCountries: Config["smsAllowedCountries"];
   timeoutMs: number;
@@ -154,10 +158,13 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
       ? twilio(accountSid, authToken, { httpClient: baseUrlRequestClient(baseUrl, options.timeoutMs), autoRetry: false })
       : undefined;
 
+  const mode = smsTransportOf({ twilio: options.twilio, smsTransport: options.transport });
   const smsRules = { allowedCountries: options.allowedCountries };
   const warnCountryNotEnabled = countryNotEnabledWarning(options.logger);
 
   const send = async (message: OutboundMessage): Promise<AttemptResult> => {
+    // Nothing to send with: the deployment's to fix, before anything of the recipient's is judged.
+    if (mode === undefined) return { deploymentFault: "unconfigured", error: `not sent: ${channelOffMessage("sms")}`, durationMs: 0 };
     // A missing number is left to the SDK, which refuses the message (BAD_MESSAGE).
     if (message.destination) {
       const verdict = checkSmsNumber(message.destination, smsRules);
@@ -167,9 +174,12 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     if (!client || !from) {
-      // At warn: the message was not really sent, and the demo (LOG_LEVEL warn) shows it this way.
-      options.logger.warn({ notificationId: message.notificationId, to: message.destination, sms: body }, "sms (Twilio not configured; logged instead)");
-      return { durationMs: 0, responseBody: "written to the log (Twilio not configured)" };
+      // The number and the text are the recipient's: the number masked and the length at info
+      // (until 2026-11-28 both whole, at warn, into every log pipeline); the text at debug only.
+      const to = maskedNumber(message.destination);
+      options.logger.info({ notificationId: message.notificationId, to, characters: body.length }, "sms not sent (SMS_TRANSPORT=log): logged instead");
+      options.logger.debug({ notificationId: message.notificationId, to, sms: body }, "sms text (SMS_TRANSPORT=log)");
+      return { durationMs: 0, notSent: true, responseBody: "not sent: written to the log (SMS_TRANSPORT=log)" };
     }
     try {
       const sent = await client.messages.create({ to: message.destination, from, body, ...statusCallback });
@@ -188,9 +198,15 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
   return {
     send,
     // TWILIO_BASE_URL may carry a proxy's credentials: the start-up line shows it without them.
-    describe: () => (client ? `Twilio ${redactUrl(baseUrl)}` : "the log (Twilio not configured)"),
+    describe: () => (client ? `Twilio ${redactUrl(baseUrl)}` : mode === "log" ? "the log, not sent (SMS_TRANSPORT=log)" : "off (TWILIO_* not set)"),
     close: async () => {},
   };
+}
+
+/** A phone number as the log may show it: all but its last 4 digits starred ("+********2671"). */
+export function maskedNumber(number: string): string {
+  const digits = number.replace(/\D/g, "");
+  return `${number.startsWith("+") ? "+" : ""}${"*".repeat(Math.max(0, digits.length - 4))}${digits.slice(-4)}`;
 }
 
 /**

@@ -19,15 +19,17 @@ import {
   classifyOutcome,
   isDestinationsFault,
   marksAlertGone,
-  nextDelayMs,
   parseRetryAfterMs,
   type DeploymentFault,
 } from "../../notify/retry-policy.ts";
+import { nextRetry, PROVIDER_RETRY_MS } from "../../notify/retry-steps.ts";
 import { secretsInForce } from "../../notify/sign.ts";
 import { createSmsBudget } from "../../notify/sms-budget.ts";
+import { SETTINGS_OF_CHANNEL } from "../../notify/transports.ts";
 import { settleDigestPayload } from "../../pipeline/cooldown-digest.ts";
 import { enqueueDisabledNotice } from "../disabled-notices.ts";
-import type { DeliverJob } from "../names.ts";
+import { DELIVERY_QUEUE, type DeliverJob } from "../names.ts";
+import { wakeSteppedAside } from "../wake-stepped-aside.ts";
 import { recordOwed, recordSent, type RecordSentDeps } from "./record-sent.ts";
 
 /**
@@ -84,6 +86,8 @@ export type DeliverDeps = Pick<Deps, "config" | "logger" | "sql" | "redis" | "no
   deliveryMetrics?: DeliveryMetrics;
   /** How long a made attempt's record is retried (record-sent.ts RECORD_RETRY_MS unless given: tests). */
   recordRetryMs?: number;
+  /** The wait between attempts while the provider cannot take messages (retry-steps.ts PROVIDER_RETRY_MS unless given: tests). */
+  providerRetryMs?: number;
 };
 
 export function makeDeliverProcessor(
@@ -102,7 +106,7 @@ export function makeDeliverProcessor(
   // An outage of our SMTP server or Twilio fails every attempt on the channel: one line a minute.
   const warnProviderUnavailable = createRepeatedWarning(
     deps.logger,
-    `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried on their schedule and do not count against their alerts`,
+    `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried every ${Math.round((deps.providerRetryMs ?? PROVIDER_RETRY_MS) / 1_000)} s and do not count against their alerts`,
   );
   const recording: RecordSentDeps = { store, logger: deps.logger, retryForMs: deps.recordRetryMs };
   const smsBudget = createSmsBudget({
@@ -185,7 +189,7 @@ export function makeDeliverProcessor(
       // its timeout, and longer behind a backlog, for one that hangs). In BullMQ's delayed set
       // meanwhile, like a retry: alive to the reconciler, whose sweep only doubts a job in none
       // of the queue's sets and lists.
-      await sleepUntil(job, new Date(deps.now().getTime() + receivers.stepAside(row.owner, receiver)), token);
+      await sleepUntil(job, new Date(deps.now().getTime() + receivers.stepAside(row.owner, receiver, job.id)), token);
     }
     const attemptAt = deps.now();
     let result: AttemptResult | undefined;
@@ -203,16 +207,20 @@ export function makeDeliverProcessor(
         }));
     } finally {
       if (receiver !== undefined) {
-        receivers.give(row.owner, receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
+        const callBack = receivers.give(row.owner, receiver, { durationMs: result?.durationMs ?? Infinity, answered: result?.statusCode !== undefined });
+        // Quick again: the jobs that stepped aside at its slow pace come back now (host-slots.ts).
+        if (callBack.length > 0) void wakeSteppedAside(deps.queues[DELIVERY_QUEUE[channel]], callBack);
       }
     }
-    const outcome = decide(row, result, deps.config.retryScheduleMs, random, deps.now());
+    const outcome = decide(row, result, { scheduleMs: deps.config.retryScheduleMs, providerRetryMs: deps.providerRetryMs ?? PROVIDER_RETRY_MS, random }, deps.now());
     const level = attemptLogLevel(result);
     const fault = result.deploymentFault;
     if (level === "error" && fault) {
       deps.logger.error(
         { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
-        `the ${row.channel} provider refused ${REFUSED[fault]} (${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`,
+        fault === "unconfigured"
+          ? `the ${row.channel} channel is not configured (set ${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`
+          : `the ${row.channel} provider refused ${REFUSED[fault]} (${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`,
       );
     }
     if (level === "warn") {
@@ -255,9 +263,12 @@ export function makeDeliverProcessor(
       status: outcome.status,
       nextAttemptAt: outcome.nextAttemptAt,
       providerMessageId: result.providerMessageId ?? null,
+      steps: outcome.steps,
     });
     if (!recorded) return; // another run finished it meanwhile
-    deps.deliveryMetrics?.attempted(row.channel, outcome.status);
+    if (result.providerUnavailable) deps.deliveryMetrics?.providerUnavailable(row.channel);
+    // An outbox file or a log line is where an operator who opted in wants it, but it reached nobody.
+    deps.deliveryMetrics?.attempted(row.channel, result.notSent && outcome.status === "delivered" ? "not_sent" : outcome.status);
 
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
       // Once parked, this run ends in a DelayedError, for which BullMQ emits neither completed
@@ -277,6 +288,7 @@ const REFUSED: Readonly<Record<DeploymentFault, string>> = {
   sender: "this service's sender",
   permission: "to send there on this service's account",
   encryption: "an encrypted connection for this service's login",
+  unconfigured: "nothing: there is no provider",
 };
 
 /** Where an operator fixes what each channel's provider refused. */
@@ -296,21 +308,44 @@ const SETTING_TO_FIX: Readonly<Record<DeploymentFault, Readonly<Record<Notificat
     email: "the SMTP server's STARTTLS and certificate, or SMTP_URL (smtps://; ?requireTLS=false sends the login in clear text)",
     sms: "none of ours",
   },
+  // No SMTP_URL or TWILIO_*, and no opt-in to the outbox or the log (notify/transports.ts).
+  unconfigured: { webhook: "none of ours", email: SETTINGS_OF_CHANNEL.email, sms: SETTINGS_OF_CHANNEL.sms },
 };
 
-type Decision = { status: "delivered" | "retrying" | "failed"; nextAttemptAt: Date | null; error: string | undefined };
+type Decision = {
+  status: "delivered" | "retrying" | "failed";
+  nextAttemptAt: Date | null;
+  error: string | undefined;
+  /** The retry schedule's steps this attempt takes (retry-steps.ts). */
+  steps: number;
+};
+type Retrying = { scheduleMs: readonly number[]; providerRetryMs: number; random: () => number };
 
-function decide(row: DeliveryRow, result: AttemptResult, scheduleMs: readonly number[], random: () => number, now: Date): Decision {
+function decide(row: DeliveryRow, result: AttemptResult, retrying: Retrying, now: Date): Decision {
   const verdict = classifyOutcome(result);
-  if (verdict === "delivered") return { status: "delivered", nextAttemptAt: null, error: undefined };
+  if (verdict === "delivered") return { status: "delivered", nextAttemptAt: null, error: undefined, steps: 1 };
   const error = result.error ?? "not delivered";
-  if (verdict === "permanent") return { status: "failed", nextAttemptAt: null, error };
-  const attemptsMade = row.attemptCount + 1;
-  const delay = nextDelayMs(attemptsMade, scheduleMs, random, parseRetryAfterMs(result.retryAfter, now.getTime()));
-  if (delay === null) {
-    return { status: "failed", nextAttemptAt: null, error: `${error} (gave up after ${attemptsMade} attempts)` };
-  }
-  return { status: "retrying", nextAttemptAt: new Date(now.getTime() + delay), error };
+  if (verdict === "permanent") return { status: "failed", nextAttemptAt: null, error, steps: 1 };
+  const next = nextRetry({
+    stepsTaken: row.attemptCount,
+    scheduleMs: retrying.scheduleMs,
+    providerUnavailable: result.providerUnavailable === true,
+    providerRetryMs: retrying.providerRetryMs,
+    random: retrying.random,
+    retryAfterMs: parseRetryAfterMs(result.retryAfter, now.getTime()),
+  });
+  if (next === null) return { status: "failed", nextAttemptAt: null, error: `${error} (${gaveUp(row, retrying)})`, steps: 1 };
+  return { status: "retrying", nextAttemptAt: new Date(now.getTime() + next.delayMs), error, steps: next.steps };
+}
+
+/**
+ * Why a retried notification failed. Its attempts are counted in steps of the schedule
+ * (retry-steps.ts), one per attempt only while no slot of the schedule is longer than a
+ * provider's retry: then the count is said, as it always was; otherwise that the schedule ran out.
+ */
+function gaveUp(row: DeliveryRow, retrying: Retrying): string {
+  if (retrying.scheduleMs.every((slot) => slot <= retrying.providerRetryMs)) return `gave up after ${row.attemptCount + 1} attempts`;
+  return "gave up: its retry schedule (RETRY_SCHEDULE) ran out";
 }
 
 /**
