@@ -9,9 +9,33 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDeliveryMetrics, createJobMetrics } from "../../src/metrics/index.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { auth, fieldErrors, insertWallet } from "../helpers/alert-fixtures.ts";
-import { alertRow, attemptsOf, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
+import { auth, fieldErrors, insertWallet, problem } from "../helpers/alert-fixtures.ts";
+import {
+  alertRow,
+  attemptsOf,
+  seedAlert,
+  seedNotification,
+  startDeliveryWorkers,
+  waitForNotification,
+  type DeliveryWorkers,
+  type SeededAlert,
+} from "../helpers/delivery.ts";
 import { waitFor } from "../helpers/wait.ts";
+
+/** A notification that has failed its schedule (not queued: no worker touches it). */
+async function failedNotification(t: TestApp, alert: SeededAlert, channel: "webhook" | "email", destination: string): Promise<string> {
+  const id = await seedNotification(t, alert, channel, destination, { enqueue: false });
+  await t.deps.sql`update notifications set status = 'failed', attempt_count = 3 where id = ${id}`;
+  return id;
+}
+
+const notificationState = async (t: TestApp, id: string) =>
+  (await t.deps.sql<{ status: string; attemptCount: number }[]>`select status, attempt_count as "attemptCount" from notifications where id = ${id}`)[0];
+
+const notificationsOf = async (t: TestApp, alertId: string) =>
+  (await t.deps.sql<{ n: number }[]>`select count(*)::int as n from notifications where alert_id = ${alertId}`)[0]?.n;
+
+const lastHour = () => ({ since: new Date(Date.now() - 3_600_000).toISOString() });
 
 const attemptsCounted = async (registry: Registry, channel: string, outcome: string) =>
   Number(new RegExp(`^wallet_alerts_delivery_attempts_total\\{channel="${channel}",outcome="${outcome}"\\} (\\d+)$`, "m").exec(await registry.metrics())?.[1]);
@@ -25,7 +49,14 @@ describe("without SMTP_URL, TWILIO_* or an opt-in to their fallbacks", () => {
 
   beforeAll(async () => {
     // "" is unset: the test helpers otherwise opt in to the outbox and the log.
-    t = await startTestApp("channels-off", { EMAIL_TRANSPORT: "", SMS_TRANSPORT: "", RETRY_SCHEDULE: "100ms,100ms" });
+    // One test and one redelivery an hour: a refusal that spent either leaves none for the webhook after it.
+    t = await startTestApp("channels-off", {
+      EMAIL_TRANSPORT: "",
+      SMS_TRANSPORT: "",
+      RETRY_SCHEDULE: "100ms,100ms",
+      TEST_NOTIFICATIONS_PER_HOUR: "1",
+      REDELIVERIES_PER_HOUR: "1",
+    });
     token = await t.token("alice");
     ({ walletId } = await insertWallet(t, "alice"));
     workers = startDeliveryWorkers(t, {}, { deliveryMetrics: createDeliveryMetrics(registry, createJobMetrics(registry)) });
@@ -78,6 +109,49 @@ describe("without SMTP_URL, TWILIO_* or an opt-in to their fallbacks", () => {
     expect(await attemptsCounted(registry, "email", "delivered")).toBe(0);
     expect(await attemptsCounted(registry, "email", "not_sent")).toBe(0);
   });
+  it("refuses a test of an email alert with a 409 naming SMTP_URL, writing no notification and spending no test quota", async () => {
+    const bob = await t.token("bob");
+    const email = await seedAlert(t, { method: "email", recipient: "desk@example.com", owner: "bob" });
+    const refused = problem(await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${email.alertId}/test`, headers: auth(bob) }), 409, "conflict");
+    expect(refused.detail).toMatch(/^a test of alert alr_\S+ cannot be sent: email is not configured on this service: .*SMTP_URL .*EMAIL_TRANSPORT=outbox/);
+    expect(await notificationsOf(t, email.alertId)).toBe(0);
+    // The hour's one test is still there.
+    const webhook = await seedAlert(t, { method: "webhook", webhookUrl: "http://127.0.0.1:9/hook", owner: "bob" });
+    expect((await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${webhook.alertId}/test`, headers: auth(bob) })).statusCode).toBe(202);
+  });
+
+  it("refuses to redeliver a failed email notification with a 409 naming SMTP_URL, leaving it failed and the redelivery quota unspent", async () => {
+    const carol = await t.token("carol");
+    const email = await seedAlert(t, { method: "email", recipient: "desk@example.com", owner: "carol" });
+    const id = await failedNotification(t, email, "email", "desk@example.com");
+    const redeliver = (notificationId: string) => t.app.inject({ method: "POST", url: `/v1/notifications/${notificationId}/redeliver`, headers: auth(carol) });
+    const refused = problem(await redeliver(id), 409, "conflict");
+    expect(refused.detail).toMatch(/^notification ntf_\S+ cannot be sent: email is not configured on this service: .*SMTP_URL/);
+    expect(await notificationState(t, id)).toEqual({ status: "failed", attemptCount: 3 });
+    const webhook = await seedAlert(t, { method: "webhook", webhookUrl: "http://127.0.0.1:9/hook", owner: "carol" });
+    expect((await redeliver(await failedNotification(t, webhook, "webhook", "http://127.0.0.1:9/hook"))).statusCode).toBe(202);
+  });
+
+  it("refuses an email alert's window redelivery whole with a 409, leaving its notifications failed, its failure run and the redelivery quota as they were", async () => {
+    const dave = await t.token("dave");
+    const email = await seedAlert(t, { method: "email", recipient: "desk@example.com", owner: "dave" });
+    const id = await failedNotification(t, email, "email", "desk@example.com");
+    const failingSince = new Date(Date.now() - 60_000);
+    await t.deps.sql`update alerts set failing_since = ${failingSince.toISOString()}::timestamptz where id = ${email.alertId}`;
+    const redeliver = (alertId: string) =>
+      t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alertId}/notifications/redeliver`, headers: auth(dave), payload: lastHour() });
+    const refused = problem(await redeliver(email.alertId), 409, "conflict");
+    expect(refused.detail).toMatch(/^alert alr_\S+'s notifications cannot be sent: email is not configured on this service: .*SMTP_URL/);
+    expect(await notificationState(t, id)).toEqual({ status: "failed", attemptCount: 3 });
+    expect((await alertRow(t, email.alertId)).failingSince).toEqual(failingSince);
+    // Even with nothing failed in the window: the answer does not depend on what it holds.
+    expect((await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${email.alertId}/notifications/redeliver`, headers: auth(dave), payload: { since: "2020-01-01T00:00:00Z", until: "2020-01-02T00:00:00Z" } })).statusCode).toBe(409);
+    const webhook = await seedAlert(t, { method: "webhook", webhookUrl: "http://127.0.0.1:9/hook", owner: "dave" });
+    const webhookId = await failedNotification(t, webhook, "webhook", "http://127.0.0.1:9/hook");
+    const accepted = await redeliver(webhook.alertId);
+    expect(accepted.statusCode).toBe(202);
+    expect(accepted.json()).toEqual({ redelivered: 1, notificationIds: [webhookId], more: false });
+  });
 });
 
 describe("with EMAIL_TRANSPORT=outbox and no SMTP_URL", () => {
@@ -118,5 +192,17 @@ describe("with EMAIL_TRANSPORT=outbox and no SMTP_URL", () => {
     expect(attempt!.responseBody).toBe(`not sent: written to ${outboxDir}/${id}.eml (EMAIL_TRANSPORT=outbox)`);
     await waitFor("the attempt counted", async () => (await attemptsCounted(registry, "email", "not_sent")) === 1);
     expect(await attemptsCounted(registry, "email", "delivered")).toBe(0);
+  });
+  it("sends a test of an email alert and redelivers its failed notifications, by id and by window", async () => {
+    const alert = await seedAlert(t, { method: "email", recipient: "desk@example.com" });
+    expect((await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/test`, headers: auth(token) })).statusCode).toBe(202);
+    const byId = await failedNotification(t, alert, "email", "desk@example.com");
+    const single = await t.app.inject({ method: "POST", url: `/v1/notifications/${byId}/redeliver`, headers: auth(token) });
+    expect(single.statusCode).toBe(202);
+    await waitForNotification(t, byId, (row) => row.status === "delivered");
+    const inWindow = await failedNotification(t, alert, "email", "desk@example.com");
+    const bulk = await t.app.inject({ method: "POST", url: `/v1/risk/alerts/${alert.alertId}/notifications/redeliver`, headers: auth(token), payload: lastHour() });
+    expect(bulk.statusCode).toBe(202);
+    expect(bulk.json()).toEqual({ redelivered: 1, notificationIds: [inWindow], more: false });
   });
 });

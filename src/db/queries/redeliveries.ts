@@ -6,7 +6,8 @@
 import type { TransactionSql } from "postgres";
 import type { AlertStatus, NotificationMethod, NotificationPayload, NotificationStatus } from "../../domain/types.ts";
 
-export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus };
+/** channel: the alert's notification method, which its notifications share (it cannot change). */
+export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus; channel: NotificationMethod };
 /**
  * type: the payload's, which says what the notification is; its event does not (a test and a
  * cooldown digest both have none). A test (`risk_alert.test`) is sent even while its alert is
@@ -15,7 +16,6 @@ export type RedeliveryAlert = { alertId: string; alertStatus: AlertStatus };
 export type RedeliveryTarget = RedeliveryAlert & {
   notificationId: string;
   status: NotificationStatus;
-  channel: NotificationMethod;
   type: NotificationPayload["type"];
 };
 export type Reopened = { notificationId: string; channel: NotificationMethod };
@@ -38,7 +38,7 @@ export async function findRedeliveryTarget(sql: TransactionSql, owner: string, n
 /** The owner's alert with its status, locked as above; undefined when it is not the owner's. */
 export async function findRedeliveryAlert(sql: TransactionSql, owner: string, alertId: string): Promise<RedeliveryAlert | undefined> {
   const [row] = await sql<RedeliveryAlert[]>`
-    select id as "alertId", status as "alertStatus" from alerts
+    select id as "alertId", status as "alertStatus", notification_method as channel from alerts
     where id = ${alertId} and owner = ${owner}
     for key share`;
   return row;

@@ -13,12 +13,14 @@ import type { Deps } from "../../deps.ts";
 import type { NotificationPayload } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
 import { walletName } from "../../notify/render.ts";
+import { channelsOff } from "../../notify/transports.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
 import { enqueueDeliveries } from "../../queue/deliveries.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { NO_STORE, described, errorResponses, idSchema, noStore, withLocation } from "../schemas.ts";
+import { assertChannelOn } from "./channel-off.ts";
 import { NotificationSchema, summaryJson } from "./notification-schemas.ts";
 import { QUOTA_TIMEOUT_MS, takeTestQuota } from "./test-quota.ts";
 import { withTimeout } from "../../with-timeout.ts";
@@ -37,6 +39,7 @@ const RotatedSecret = Type.Object({
 const TAGS = ["notifications"];
 
 export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  const offChannels = channelsOff(deps.config);
   return async (app) => {
     app.post(
       "/risk/alerts/:alertId/test",
@@ -61,6 +64,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           if (!found) throw notFound(`alert ${request.params.alertId}`);
           const destination = found.notificationMethod === "webhook" ? found.webhookUrl : found.recipient;
           if (!destination) throw new ProblemError("conflict", `alert ${found.alertId} has no ${found.notificationMethod} destination`);
+          assertChannelOn(offChannels, found.notificationMethod, `a test of alert ${found.alertId}`);
           await takeTestQuota(deps.redis, deps.config.queuePrefix, request.caller.sub, deps.config.testNotificationsPerHour, now);
           await insertNotification(tx, {
             id: notificationId,

@@ -19,11 +19,13 @@ import {
 } from "../../db/queries/redeliveries.ts";
 import type { Deps } from "../../deps.ts";
 import type { NotificationStatus } from "../../domain/types.ts";
+import { channelsOff } from "../../notify/transports.ts";
 import { requeueDeliveries } from "../../queue/redeliveries.ts";
 import { withTimeout } from "../../with-timeout.ts";
 import { assertNoBody } from "../no-body.ts";
 import { ProblemError, invalid, notFound } from "../problem.ts";
 import { described, errorResponses, idSchema, withLocation } from "../schemas.ts";
+import { assertChannelOn } from "./channel-off.ts";
 import { redeliveryOff, redeliveryQuota, type RedeliveryQuota } from "./redelivery-quota.ts";
 import { QUOTA_TIMEOUT_MS } from "./test-quota.ts";
 
@@ -58,6 +60,7 @@ const RedeliveringMany = Type.Object({
 });
 
 export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
+  const offChannels = channelsOff(deps.config);
   return async (app) => {
     app.post(
       "/notifications/:notificationId/redeliver",
@@ -85,6 +88,8 @@ export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             const target = await findRedeliveryTarget(tx, owner, notificationId);
             if (!target) throw notFound(`notification ${notificationId}`);
             if (target.status !== "failed") throw notFailed(notificationId, target.status);
+            // Before the disabled alert's 409: re-enabling it would be refused too, for this reason.
+            assertChannelOn(offChannels, target.channel, `notification ${notificationId}`);
             assertSendable(target);
             await taken.take(1);
             await restartFailureRun(tx, target.alertId, now);
@@ -130,6 +135,8 @@ export function redeliverRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           return deps.sql.begin(async (tx) => {
             const alert = await findRedeliveryAlert(tx, owner, alertId);
             if (!alert) throw notFound(`alert ${alertId}`);
+            // The whole request, even for an empty window: none of its notifications could be sent.
+            assertChannelOn(offChannels, alert.channel, `alert ${alertId}'s notifications`);
             assertRedeliverable(alert);
             // One more than the cap: whether the window holds more than this request reopens.
             const failed = await failedInWindow(tx, alertId, since, until, MAX_REDELIVERED_PER_REQUEST + 1);
