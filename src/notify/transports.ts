@@ -44,7 +44,7 @@ export function channelsOffWarning(off: readonly NotificationMethod[]): string |
   const named = off.filter((channel): channel is Exclude<NotificationMethod, "webhook"> => channel !== "webhook");
   if (named.length === 0) return undefined;
   return (
-    `${named.join(" and ")} not configured: such notifications are not sent (each is retried on its schedule, then fails) and the API refuses new alerts on ${named.length > 1 ? "these channels" : "this channel"}; ` +
+    `${named.join(" and ")} not configured: such notifications are not sent (each is retried on its schedule, then fails) and the API refuses new alerts, tests and redeliveries on ${named.length > 1 ? "these channels" : "this channel"}; ` +
     named.map((channel) => `for ${channel} set ${SETTINGS_OF_CHANNEL[channel]}`).join("; ")
   );
 }
