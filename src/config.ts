@@ -269,7 +269,8 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // Keys fetched in the clear can be swapped on the way; only this machine's own loopback is exempt.
   if (config.jwt.jwksUrl && new URL(config.jwt.jwksUrl).protocol === "http:" && !isLoopbackHost(new URL(config.jwt.jwksUrl).hostname))
     problems.push("JWT_JWKS_URL: https is required (http only on loopback): keys fetched in the clear can be replaced on the way");
-  if (config.admin.user && !config.admin.password) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
+  // Only when none was given: one given and refused (too short) has its own problem above already.
+  if (config.admin.user && !env.ADMIN_PASSWORD) problems.push("ADMIN_PASSWORD is required with ADMIN_USER");
   // A password alone turned nothing on (the admin surfaces answer 404 without a user), without
   // a word: Prometheus's scrapes then failed for a reason hard to see. Only when none was given:
   // one given and refused has its own problem above already.

@@ -19,6 +19,7 @@ import { webhooksDocument } from "./openapi-webhooks.ts";
 import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { lazyRequestLogger } from "./lazy-request-logger.ts";
+import { requestLogFields, requestLogLevel } from "./request-log-line.ts";
 import { createReadCache } from "./read-cache.ts";
 import { createOperationDocumenter } from "./openapi-operations.ts";
 import { createServerRefusals } from "./server-refusals.ts";
@@ -166,22 +167,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
 
   completed.observe((request, reply, ms) => {
     if (request.method !== "GET" && request.method !== "HEAD" && reply.statusCode < 400) readCache.clear();
-    if (deps.logger.isLevelEnabled("info")) {
-      // Through the service's logger, with the request id a request's logger would bind: the
-      // line every request writes does not make one (lazy-request-logger.ts).
-      deps.logger.info(
-        {
-          reqId: request.id,
-          method: request.method,
-          url: request.url.split("?")[0],
-          route: request.routeOptions.url,
-          status: reply.statusCode,
-          ms: Math.round(ms * 10) / 10,
-          caller: request.caller?.sub,
-        },
-        "request",
-      );
-    }
+    // Through the service's logger: the line every request writes does not make a request's own
+    // (lazy-request-logger.ts). A successful probe's is at debug (request-log-line.ts).
+    const level = requestLogLevel(request.routeOptions.url, reply.statusCode);
+    if (deps.logger.isLevelEnabled(level)) deps.logger[level](requestLogFields(request, reply, ms), "request");
   });
 
   await app.register(swagger, {

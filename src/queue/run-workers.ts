@@ -168,9 +168,12 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     worker.on("failed", (job, error) => {
       // jobRuns: BullMQ's runs of the job, which a delivery's attempts are not (its
       // notification's attempt_count; logged as "attempts", it read 1 beside "gave up after 3 attempts").
-      const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade, ...notificationOf(job) };
+      const fields = { queue: name, jobId: job?.id, jobRuns: job?.attemptsMade, ...subjectOf(job, error) };
       if (jobFailure(job, error) === "outage") return logOutageFailure(name, error, fields);
-      deps.logger.warn({ ...fields, err: error }, "job failed");
+      // An UnrecoverableError is a job given up as designed (a schedule run out, a receiver's
+      // refusal), not a crash: its words, without the stack (only where the processor threw, in
+      // every line), and not as `err`, whose serializer would add one back.
+      deps.logger.warn({ ...fields, ...(isUnrecoverable(error) ? { error: error.message } : { err: error }) }, "job failed");
     });
     for (const metrics of options.metrics ?? []) metrics.watch(worker);
     return worker;
@@ -227,14 +230,24 @@ export function jobFailure(job: Pick<Job, "finishedOn"> | undefined, error: unkn
   return job?.finishedOn !== undefined ? "given up" : "failed";
 }
 
-function isUnrecoverable(error: unknown): boolean {
+function isUnrecoverable(error: unknown): error is Error {
   return error instanceof UnrecoverableError || (error as { name?: unknown } | null)?.name === "UnrecoverableError";
 }
 
-/** The notification a delivery job sends, named so in its failure's line (its jobId is the same id). */
-function notificationOf(job: Pick<Job, "data"> | undefined): { notificationId?: string } {
-  const id = (job?.data as { notificationId?: unknown } | undefined)?.notificationId;
-  return typeof id === "string" ? { notificationId: id } : {};
+/**
+ * What a failed job was about, named so in its failure's line: the notification a delivery job
+ * sends (its jobId is the same id), and the alert: a disabled-alert notice's from its data, a
+ * given-up delivery's, with its webhook's receiver, from the error it throws (deliver.ts givenUp).
+ */
+function subjectOf(job: Pick<Job, "data"> | undefined, error: unknown): { notificationId?: string; alertId?: string; receiver?: string } {
+  const data = job?.data as { notificationId?: unknown; alertId?: unknown } | undefined;
+  const thrown = error as { alertId?: unknown; receiver?: unknown } | null | undefined;
+  const alertId = thrown?.alertId ?? data?.alertId;
+  return {
+    ...(typeof data?.notificationId === "string" && { notificationId: data.notificationId }),
+    ...(typeof alertId === "string" && { alertId }),
+    ...(typeof thrown?.receiver === "string" && { receiver: thrown.receiver }),
+  };
 }
 
 /** One line per paused queue of `names`, all at once. */

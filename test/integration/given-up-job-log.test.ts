@@ -37,20 +37,23 @@ afterAll(async () => {
   await t?.close();
 });
 
-type LogLine = { level: number; msg: string; notificationId?: string; jobId?: string; queue?: string };
+type LogLine = { level: number; msg: string; notificationId?: string; jobId?: string; queue?: string; error?: string; err?: unknown };
 const linesFrom = (from: number): LogLine[] => logLines.slice(from).map((line) => JSON.parse(line) as LogLine);
 const outageLines = (lines: LogLine[]) => lines.filter((line) => line.msg.startsWith("job failed: a backing service"));
 const jobFailedLine = (lines: LogLine[], id: string) => lines.find((line) => line.msg === "job failed" && line.notificationId === id);
 
 describe("the log line of a job given up", () => {
-  it("logs each webhook notification given up on a receiver that refuses connections as `job failed` at warn, with its id", async () => {
+  it("logs each webhook notification given up on a receiver that refuses connections as `job failed` at warn, with its id, its alert and its receiver, without a stack", async () => {
     const from = logLines.length;
     // A port nothing listens on: every attempt is refused (ECONNREFUSED), as by a receiver that is down.
     const hook = `http://127.0.0.1:${await freePort()}/hook`;
     const ids: string[] = [];
+    const alertOf = new Map<string, string>();
     for (let i = 0; i < 3; i++) {
       const alert = await seedAlert(t, { method: "webhook", webhookUrl: hook });
-      ids.push(await seedNotification(t, alert, "webhook", hook));
+      const id = await seedNotification(t, alert, "webhook", hook);
+      ids.push(id);
+      alertOf.set(id, alert.alertId);
     }
     for (const id of ids) {
       const row = await waitForNotification(t, id, (n) => n.status === "failed");
@@ -62,8 +65,18 @@ describe("the log line of a job given up", () => {
     expect(outageLines(lines), JSON.stringify(lines)).toEqual([]);
     for (const id of ids) {
       const line = jobFailedLine(lines, id);
-      expect(line, `${id}: ${JSON.stringify(lines)}`).toMatchObject({ level: 40, queue: "deliver-webhook", jobId: id, notificationId: id });
-      expect(JSON.stringify(line)).toContain("ECONNREFUSED");
+      expect(line, `${id}: ${JSON.stringify(lines)}`).toMatchObject({
+        level: 40,
+        queue: "deliver-webhook",
+        jobId: id,
+        notificationId: id,
+        alertId: alertOf.get(id),
+        receiver: "127.0.0.1",
+      });
+      expect(line!.error).toContain("ECONNREFUSED");
+      // A given-up delivery is an expected outcome, not a crash: no stack of where it was thrown.
+      expect(line!.err).toBeUndefined();
+      expect(JSON.stringify(line)).not.toContain("stack");
     }
   });
 

@@ -20,6 +20,14 @@ describe("ADMIN_PASSWORD without ADMIN_USER", () => {
   });
 });
 
+describe("ADMIN_USER with an ADMIN_PASSWORD too short", () => {
+  it("is refused for the password's length only, not also as a password missing", () => {
+    expect(problemsOf({ ADMIN_USER: "ops", ADMIN_PASSWORD: "short" })).toBe("invalid configuration: ADMIN_PASSWORD: expected at least 16 characters");
+    // Unset, it is missing: said so.
+    expect(problemsOf({ ADMIN_USER: "ops" })).toBe("invalid configuration: ADMIN_PASSWORD is required with ADMIN_USER");
+  });
+});
+
 describe("the JWT_SECRET placeholder that .env.example shipped", () => {
   it("is refused: it is public", () => {
     expect(problemsOf({ JWT_SECRET: "change-me-to-32-or-more-random-characters" })).toBe(

@@ -148,7 +148,8 @@ export function makeDeliverProcessor(
       // before it could fail the job, a reconciler sweep that read the row open just before
       // its run failed it (it replaces that failed job with this one). Unrecoverable: BullMQ's
       // attempts would only say it again. No attempt is made or counted toward the alert.
-      throw new UnrecoverableError(
+      throw givenUp(
+        row,
         `notification ${row.notificationId} had already failed; nothing was sent (its owner sends it again with POST /v1/notifications/${row.notificationId}/redeliver)`,
       );
     }
@@ -162,7 +163,8 @@ export function makeDeliverProcessor(
     if (row.alertStatus === "disabled" && row.payload.type !== "risk_alert.test") {
       await failWithoutAttempt(deps.sql, row.notificationId, now);
       // Failed, not completed, as for a failed row above: "completed" reads as "sent".
-      throw new UnrecoverableError(
+      throw givenUp(
+        row,
         `notification ${row.notificationId} was not sent: its alert was disabled (its disabledReason says why; PATCH status active re-enables it)`,
       );
     }
@@ -277,9 +279,19 @@ export function makeDeliverProcessor(
     }
     if (outcome.status === "failed") {
       // The job fails too, so Bull Board shows it with the reason; BullMQ does not retry it.
-      throw new UnrecoverableError(outcome.error ?? "delivery failed");
+      throw givenUp(row, outcome.error ?? "delivery failed");
     }
   };
+}
+
+/**
+ * The error a notification given up for good fails its job with. Its `job failed` line names the
+ * alert and, for a webhook, the receiver (a domain or an address, never the URL: its path and
+ * query may carry the owner's secrets) beside the notification's id (run-workers.ts).
+ */
+function givenUp(row: DeliveryRow, message: string): UnrecoverableError {
+  const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
+  return Object.assign(new UnrecoverableError(message), { alertId: row.alertId, ...(receiver !== undefined && { receiver }) });
 }
 
 /** What each kind of deployment fault refused, for the log. */
