@@ -145,7 +145,16 @@ export function nextDelayMs(
 ): number | null {
   const scheduled = scheduleMs[attemptsMade - 1];
   if (attemptsMade < 1 || scheduled === undefined) return null;
-  const jittered = Math.round(scheduled * (1 - JITTER + 2 * JITTER * random()));
+  return spreadDelay(scheduled, random, retryAfterMs);
+}
+
+/**
+ * A scheduled wait with its ±20 % jitter (`random`: 0 ≤ r < 1), and a Retry-After, clamped to
+ * [1 s, 24 h], as its lower bound: so that the notifications a receiver or provider comes back
+ * to are not all sent at once, and never sooner than it asked.
+ */
+export function spreadDelay(scheduledMs: number, random: () => number, retryAfterMs?: number): number {
+  const jittered = Math.round(scheduledMs * (1 - JITTER + 2 * JITTER * random()));
   if (retryAfterMs === undefined) return jittered;
   const asked = Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, retryAfterMs));
   return Math.max(jittered, asked);

@@ -16,7 +16,7 @@
 // before), and an outage uses up the recipient's schedule as time does: a recipient's failure
 // after it waits what is left of the slot the outage reached. A schedule whose slots are all
 // shorter than a step (tests) is tried exactly as it was.
-import { JITTER, RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS } from "./retry-policy.ts";
+import { spreadDelay } from "./retry-policy.ts";
 
 /**
  * The most a notification waits between attempts while its provider cannot take it. 30 s: an
@@ -52,18 +52,9 @@ export function nextRetry(input: RetryInput): NextRetry {
     if (input.stepsTaken < slotEnd) {
       const steps = input.providerUnavailable ? 1 : slotEnd - input.stepsTaken;
       const scheduled = (slotMs / stepsInSlot) * steps;
-      return { delayMs: atLeastRetryAfter(jittered(scheduled, input.random), input.retryAfterMs), steps };
+      return { delayMs: spreadDelay(scheduled, input.random, input.retryAfterMs), steps };
     }
     slotStart = slotEnd;
   }
   return null;
-}
-
-// ±20 % so that the notifications a provider or receiver comes back to are not all sent at once.
-const jittered = (ms: number, random: () => number) => Math.round(ms * (1 - JITTER + 2 * JITTER * random()));
-
-// A Retry-After is a lower bound, never a reason to try sooner or more often.
-function atLeastRetryAfter(delayMs: number, retryAfterMs: number | undefined): number {
-  if (retryAfterMs === undefined) return delayMs;
-  return Math.max(delayMs, Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, retryAfterMs)));
 }
