@@ -10,6 +10,7 @@
 // sends it again, and counts again. Over the budget it is not sent: its attempt says why, it
 // fails without counting against its alert, and its owner can redeliver it once the hour turns.
 import type { Redis } from "ioredis";
+import { addToHourCount, hourOf } from "../hour-count.ts";
 import { createRepeatGate, REPEAT_LOG_WINDOW_MS } from "../log-repeats.ts";
 import type { Logger } from "../logger.ts";
 import { withTimeout } from "../with-timeout.ts";
@@ -42,12 +43,10 @@ export function createSmsBudget(deps: SmsBudgetDeps): (sms: BudgetedSms, at: Dat
   const gate = createRepeatGate(REPEAT_LOG_WINDOW_MS);
   return async (sms, at) => {
     if (sms.attemptCount > 0) return undefined;
-    const hour = Math.floor(at.getTime() / HOUR_MS);
+    const hour = hourOf(at);
     const key = `${deps.prefix}:sms-budget:${hour}:${sms.owner}`;
-    const results = await withTimeout(() => deps.redis.multi().incr(key).pexpire(key, HOUR_MS).exec(), COUNT_TIMEOUT_MS, "Redis");
-    const [error, taken] = results?.[0] ?? [new Error("the SMS budget could not be counted")];
-    if (error) throw error;
-    if (Number(taken) <= deps.perHour) return undefined;
+    const taken = await withTimeout(() => addToHourCount(deps.redis, key, 1, "the SMS budget"), COUNT_TIMEOUT_MS, "Redis");
+    if (taken <= deps.perHour) return undefined;
 
     deps.onSpent?.();
     const nextHour = new Date((hour + 1) * HOUR_MS).toISOString();

@@ -6,11 +6,10 @@
 // thousand POSTs per request at a URL of its choosing. One counter per caller per clock hour,
 // in Redis (every API process shares it), counted in notifications, not requests.
 import type { Redis } from "ioredis";
+import { addToHourCount, hourOf, secondsLeftInHour } from "../../hour-count.ts";
 import { TimedOut, withTimeout } from "../../with-timeout.ts";
 import { ProblemError } from "../problem.ts";
 import { QUOTA_TIMEOUT_MS, quotaSpent } from "./test-quota.ts";
-
-const HOUR_SECONDS = 3600;
 
 export type RedeliveryQuota = {
   /**
@@ -25,7 +24,7 @@ export type RedeliveryQuota = {
 export const redeliveryOff = (): ProblemError => new ProblemError("forbidden", "redelivery is turned off here (REDELIVERIES_PER_HOUR=0)");
 
 export function redeliveryQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): RedeliveryQuota {
-  const hour = Math.floor(now.getTime() / 1000 / HOUR_SECONDS);
+  const hour = hourOf(now);
   const key = `${prefix}:redelivery-quota:${hour}:${caller}`;
   const bounded = <T>(command: () => Promise<T>) =>
     withTimeout(command, QUOTA_TIMEOUT_MS, "Redis").catch((error: unknown) => {
@@ -45,13 +44,11 @@ export function redeliveryQuota(redis: Redis, prefix: string, caller: string, pe
       if (perHour === 0) throw redeliveryOff();
       // Counted first, then what is over the hour given back: two requests at once may each be
       // granted less than was left, never more.
-      const results = await bounded(() => redis.multi().incrby(key, wanted).expire(key, HOUR_SECONDS).exec());
-      const [error, total] = results?.[0] ?? [new Error("the redelivery quota could not be counted")];
-      if (error) throw error;
-      const granted = Math.max(0, Math.min(wanted, perHour - (Number(total) - wanted)));
+      const total = await bounded(() => addToHourCount(redis, key, wanted, "the redelivery quota"));
+      const granted = Math.max(0, Math.min(wanted, perHour - (total - wanted)));
       await giveBack(wanted - granted);
       if (granted > 0) return granted;
-      const retryAfter = (hour + 1) * HOUR_SECONDS - Math.floor(now.getTime() / 1000);
+      const retryAfter = secondsLeftInHour(hour, now);
       throw quotaSpent(
         `at most ${perHour} notifications redelivered an hour per caller (REDELIVERIES_PER_HOUR); retry in ${retryAfter} s`,
         perHour,

@@ -5,6 +5,7 @@
 // number and domain and at its cost. One counter per caller per clock hour, in Redis, so
 // every API process shares it; losing it (a Redis flush) only resets the hour.
 import type { Redis } from "ioredis";
+import { addToHourCount, hourOf, secondsLeftInHour } from "../../hour-count.ts";
 import { TimedOut, withTimeout } from "../../with-timeout.ts";
 import { ProblemError } from "../problem.ts";
 
@@ -15,22 +16,20 @@ export const QUOTA_TIMEOUT_MS = 2_000;
 
 /** Takes one test from the caller's hourly quota, or throws a 429 that says when the next hour starts. */
 export async function takeTestQuota(redis: Redis, prefix: string, caller: string, perHour: number, now: Date): Promise<void> {
-  const hour = Math.floor(now.getTime() / 1000 / QUOTA_HOUR_SECONDS);
+  const hour = hourOf(now);
   const key = `${prefix}:test-quota:${hour}:${caller}`;
   if (perHour === 0) throw new ProblemError("forbidden", "test notifications are turned off here (TEST_NOTIFICATIONS_PER_HOUR=0)");
-  let results;
+  let taken: number;
   try {
-    results = await withTimeout(() => redis.multi().incr(key).expire(key, QUOTA_HOUR_SECONDS).exec(), QUOTA_TIMEOUT_MS, "Redis");
+    taken = await withTimeout(() => addToHourCount(redis, key, 1, "the test quota"), QUOTA_TIMEOUT_MS, "Redis");
   } catch (error) {
     if (!(error instanceof TimedOut)) throw error;
     // A Redis that stops answering raises no error: unbounded, this request waited for ever,
     // holding its alert's row lock and a database connection (ten of them held the pool).
     throw new ProblemError("unavailable", `the test quota could not be counted: ${error.message}; retry shortly`, { headers: { "retry-after": "5" } });
   }
-  const [error, taken] = results?.[0] ?? [new Error("the test quota could not be counted")];
-  if (error) throw error;
-  if (Number(taken) <= perHour) return;
-  const retryAfter = (hour + 1) * QUOTA_HOUR_SECONDS - Math.floor(now.getTime() / 1000);
+  if (taken <= perHour) return;
+  const retryAfter = secondsLeftInHour(hour, now);
   throw quotaSpent(`at most ${perHour} test notifications an hour per caller; retry in ${retryAfter} s`, perHour, retryAfter);
 }
 
