@@ -96,6 +96,8 @@ export function startDeliveryWorkers(
   t: TestApp,
   channelOptions: ChannelOptions = {},
   processorOptions: Pick<DeliverDeps, "webhookAttemptsPerReceiver" | "deliveryMetrics" | "recordRetryMs" | "providerRetryMs"> = {},
+  /** Jobs each worker runs at once (5 unless given: a test of a burst wants more in flight). */
+  concurrency = 5,
 ): DeliveryWorkers {
   const channels = createChannels(t.config, t.deps.logger, channelOptions);
   const deps = { ...t.deps, channels, ...processorOptions };
@@ -104,7 +106,7 @@ export function startDeliveryWorkers(
       new Worker(DELIVERY_QUEUE[channel], channel === "email" ? makeEmailQueueProcessor(deps) : makeDeliverProcessor(deps, channel), {
         connection: createWorkerRedis(t.config.redisUrl),
         prefix: t.config.queuePrefix,
-        concurrency: 5,
+        concurrency,
         settings: { backoffStrategy: retryScheduleBackoff(t.config.retryScheduleMs) },
       }),
   );

@@ -7,15 +7,10 @@
 // loopback receiver, a real BullMQ worker running our delivery processor, PostgreSQL and Redis;
 // the slow spell is real time (an 8 s answer: past the 5 s that counts as slow, deliver.ts
 // SLOW_ATTEMPT_MS), since the processor's clock also sets BullMQ's due times.
-import { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
-import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
-import { DELIVERY_QUEUE, type DeliverJob } from "../../src/queue/names.ts";
-import { createWorkerRedis } from "../../src/redis.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { attemptsOf, isFinished, seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
+import { attemptsOf, isFinished, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 /** The receiver's slots (its floor): one attempt at a time while it is slow. */
@@ -31,25 +26,15 @@ const RECOVERED_WITHIN_MS = 25_000;
 
 let t: TestApp;
 let receiver: WebhookReceiver;
-let channels: Channels;
-let worker: Worker<DeliverJob>;
+let workers: DeliveryWorkers;
 
 beforeAll(async () => {
   t = await startTestApp("receiver-recovery", { RETRY_SCHEDULE: "1h" });
   receiver = await startWebhookReceiver();
-  channels = createChannels(t.config, t.deps.logger);
-  const deliver = makeDeliverProcessor({ ...t.deps, channels, webhookAttemptsPerReceiver: SLOTS }, "webhook");
-  worker = new Worker<DeliverJob>(DELIVERY_QUEUE.webhook, deliver, {
-    connection: createWorkerRedis(t.config.redisUrl),
-    prefix: t.config.queuePrefix,
-    concurrency: BACKLOG,
-  });
-  worker.on("error", (error) => console.error("delivery worker error:", error));
+  workers = startDeliveryWorkers(t, {}, { webhookAttemptsPerReceiver: SLOTS }, BACKLOG);
 });
 afterAll(async () => {
-  await worker?.close();
-  await channels?.close();
-  await t?.deps.queues[DELIVERY_QUEUE.webhook].obliterate({ force: true });
+  await workers?.close();
   await receiver?.close();
   await t?.close();
 });

@@ -4,15 +4,10 @@
 // recorded as timeouts although it answered each in time; their retries sent it the same
 // webhook-id again (notify/safe-dispatcher.ts). Real peers: a loopback receiver, a real BullMQ
 // worker running our delivery processor, PostgreSQL and Redis; the timeout is shortened to 3 s.
-import { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChannels, type Channels } from "../../src/notify/channels/index.ts";
 import { enqueueDeliveries } from "../../src/queue/deliveries.ts";
-import { makeDeliverProcessor } from "../../src/queue/jobs/deliver.ts";
-import { DELIVERY_QUEUE, type DeliverJob } from "../../src/queue/names.ts";
-import { createWorkerRedis } from "../../src/redis.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { attemptsOf, isFinished, seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
+import { attemptsOf, isFinished, seedAlert, seedNotification, startDeliveryWorkers, waitForNotification, type DeliveryWorkers } from "../helpers/delivery.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 /** More than the 64 sockets per origin of before, all in flight at once. */
@@ -23,27 +18,17 @@ const ANSWER_MS = 2_000;
 
 let t: TestApp;
 let receiver: WebhookReceiver;
-let channels: Channels;
-let worker: Worker<DeliverJob>;
+let workers: DeliveryWorkers;
 
 beforeAll(async () => {
   // A timed-out attempt would be retried a second later, so a duplicate would show within the test.
   t = await startTestApp("webhook-burst-sockets", { RETRY_SCHEDULE: "1s" });
   receiver = await startWebhookReceiver();
-  channels = createChannels(t.config, t.deps.logger, { webhookTimeoutMs: TIMEOUT_MS });
   // The receiver's share may take the whole burst at once, and so may the worker.
-  const deliver = makeDeliverProcessor({ ...t.deps, channels, webhookAttemptsPerReceiver: BURST }, "webhook");
-  worker = new Worker<DeliverJob>(DELIVERY_QUEUE.webhook, deliver, {
-    connection: createWorkerRedis(t.config.redisUrl),
-    prefix: t.config.queuePrefix,
-    concurrency: BURST,
-  });
-  worker.on("error", (error) => console.error("delivery worker error:", error));
+  workers = startDeliveryWorkers(t, { webhookTimeoutMs: TIMEOUT_MS }, { webhookAttemptsPerReceiver: BURST }, BURST);
 });
 afterAll(async () => {
-  await worker?.close();
-  await channels?.close();
-  await t?.deps.queues[DELIVERY_QUEUE.webhook].obliterate({ force: true });
+  await workers?.close();
   await receiver?.close();
   await t?.close();
 });
