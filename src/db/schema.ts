@@ -33,6 +33,9 @@ const identifier = customType<{ data: string }>({ dataType: () => 'text COLLATE 
 /** A webhook secret that a rotation replaced: it keeps signing until `expiresAt` (ISO 8601). */
 export type PreviousSecret = { secret: string; expiresAt: string };
 
+/** An alert's settings as an event was judged by them (alert_events.judged_settings). */
+export type JudgedSettings = { threshold: string; token: string | null; cooldownSeconds: number };
+
 const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 const updatedAt = () => timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 
@@ -263,6 +266,53 @@ export const riskScoreHistory = pgTable(
   ],
 );
 
+/**
+ * What each label load changed (PUT and DELETE /v1/risk/labels), append-only: one row per label
+ * whose category or score it set, changed or removed (a label loaded again as it was is no
+ * change), with the load it came in (`load_id`, the request's), who made it (the token's sub)
+ * and when. risk_score_history's `labels:<load id>` cause points back here.
+ */
+export const labelChanges = pgTable(
+  "label_changes",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    loadId: text("load_id").notNull(),
+    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    by: text("by").notNull(),
+    address: identifier("address").notNull(),
+    source: identifier("source").notNull(),
+    /** Null when the load added the label. */
+    previousCategory: text("previous_category"),
+    previousScore: smallint("previous_score"),
+    /** Null when the load removed the label. */
+    category: text("category"),
+    score: smallint("score"),
+  },
+  (t) => [index("label_changes_address_idx").on(t.address, t.id), index("label_changes_load_idx").on(t.loadId)],
+);
+
+/**
+ * Every change of an alert, append-only: its creation, each edit of its settings or status by
+ * its owner (PATCH), the service's own (disabled after 24 h of failures), a secret rotation and
+ * its deletion, with who (the token's sub, or `service`) and when, and each changed setting's
+ * value before and after (never a secret). No foreign key: the history outlives the alert (the
+ * archive, deleted_alerts, keeps the same id).
+ */
+export const alertChanges = pgTable(
+  "alert_changes",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    alertId: text("alert_id").notNull(),
+    owner: text("owner").notNull(),
+    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    by: text("by").notNull(),
+    action: text("action").notNull(),
+    /** Per changed setting (the API's names): [before, after]; on creation, every setting's value as [null, value]. */
+    changes: jsonb("changes").$type<Record<string, [unknown, unknown]>>().notNull(),
+  },
+  (t) => [index("alert_changes_alert_idx").on(t.alertId, t.id)],
+);
+
 export const alerts = pgTable(
   "alerts",
   {
@@ -361,6 +411,15 @@ export const alertEvents = pgTable(
     transactionSignature: text("transaction_signature"),
     reason: text("reason").notNull(),
     createdAt: createdAt(),
+    /**
+     * The alert's settings the event was judged by (threshold, token, cooldownSeconds), as they
+     * were then: a later PATCH does not change what a past event was held to. Null for events
+     * recorded before migration 0028.
+     */
+    judgedSettings: jsonb("judged_settings").$type<JudgedSettings>(),
+    /** The wallet's risk score and factors with the event (the notification's), suppressed or not; null before 0028. */
+    riskScore: smallint("risk_score"),
+    riskFactors: text("risk_factors").array(),
   },
   (t) => [
     uniqueIndex("alert_events_alert_dedupe_key").on(t.alertId, t.dedupeKey),
@@ -433,6 +492,12 @@ export const deliveryAttempts = pgTable(
     statusCode: integer("status_code"),
     error: text("error"),
     responseBody: text("response_body"),
+    /**
+     * Where this attempt went (the webhook URL, email address or phone number of the alert
+     * then): an alert's destination may change between attempts, and the notification row keeps
+     * only the latest. Null for attempts recorded before migration 0028.
+     */
+    destination: text("destination"),
   },
   (t) => [index("delivery_attempts_notification_idx").on(t.notificationId, t.at)],
 );
@@ -536,6 +601,9 @@ export const deletedAlertEvents = pgTable(
     transactionSignature: text("transaction_signature"),
     reason: text("reason").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    judgedSettings: jsonb("judged_settings").$type<JudgedSettings>(),
+    riskScore: smallint("risk_score"),
+    riskFactors: text("risk_factors").array(),
   },
   (t) => [index("deleted_alert_events_alert_idx").on(t.alertId, t.createdAt)],
 );
@@ -576,6 +644,7 @@ export const deletedDeliveryAttempts = pgTable(
     statusCode: integer("status_code"),
     error: text("error"),
     responseBody: text("response_body"),
+    destination: text("destination"),
   },
   (t) => [index("deleted_delivery_attempts_notification_idx").on(t.notificationId, t.at)],
 );
