@@ -36,4 +36,23 @@ ALTER TABLE "deleted_delivery_attempts" ADD COLUMN IF NOT EXISTS "destination" t
 ALTER TABLE "delivery_attempts" ADD COLUMN IF NOT EXISTS "destination" text;--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "alert_changes_alert_idx" ON "alert_changes" USING btree ("alert_id","id");--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "label_changes_address_idx" ON "label_changes" USING btree ("address","id");--> statement-breakpoint
-CREATE INDEX IF NOT EXISTS "label_changes_load_idx" ON "label_changes" USING btree ("load_id");
+CREATE INDEX IF NOT EXISTS "label_changes_load_idx" ON "label_changes" USING btree ("load_id");--> statement-breakpoint
+-- Written by hand (drizzle-kit models no triggers). An alert's record (its events,
+-- notifications and delivery attempts, which go with it: ON DELETE CASCADE) is archived by the
+-- transaction that deletes it (src/db/queries/alert-archive.ts), before the delete. The database
+-- now holds every deleter to that: a row of alerts is deleted only once deleted_alerts has its
+-- id, so a plain `delete from tracked_wallets` (a cleanup script, a support session) fails
+-- instead of erasing the record of every alert on the wallet with no archive row. An operator
+-- who must erase anyway archives first, or says so on purpose:
+-- ALTER TABLE alerts DISABLE TRIGGER alerts_archived_before_delete.
+CREATE OR REPLACE FUNCTION "refuse_unarchived_alert_delete"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "deleted_alerts" WHERE "id" = OLD."id") THEN
+    RAISE EXCEPTION 'alert % is not archived: delete it through the API (its record is archived first), or archive it in deleted_alerts', OLD."id"
+      USING ERRCODE = 'restrict_violation';
+  END IF;
+  RETURN OLD;
+END $$;--> statement-breakpoint
+DROP TRIGGER IF EXISTS "alerts_archived_before_delete" ON "alerts";--> statement-breakpoint
+CREATE TRIGGER "alerts_archived_before_delete" BEFORE DELETE ON "alerts" FOR EACH ROW
+  EXECUTE FUNCTION "refuse_unarchived_alert_delete"();

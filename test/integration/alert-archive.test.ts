@@ -132,6 +132,24 @@ describe("DELETE /v1/risk/alerts/{id}", () => {
   });
 });
 
+describe("a delete that does not archive", () => {
+  it("is refused by the database: a plain delete of the wallet or the alert fails and the whole record stays", async () => {
+    const alert = await alertThatFiredTwice();
+    const before = await liveRecord(t, [alert.alertId]);
+    const archiveBefore = await archiveSize(t);
+
+    // A cleanup script's or a support session's SQL, past the API (which archives first).
+    await expect(t.deps.sql`delete from tracked_wallets where id = ${alert.walletId}`).rejects.toThrow(/is not archived/);
+    await expect(t.deps.sql`delete from alerts where id = ${alert.alertId}`).rejects.toThrow(/is not archived/);
+
+    expect(await liveRecord(t, [alert.alertId])).toEqual(before);
+    expect(await archiveSize(t)).toBe(archiveBefore);
+    // The API's own delete still goes through.
+    expect((await deleteAlert(alert.alertId)).statusCode).toBe(204);
+    expect(await archivedRecord(t, [alert.alertId])).toEqual(before);
+  });
+});
+
 describe("the README's SQL for the archive", () => {
   it("reads a deleted alert, its events, and its notifications with each attempt's answer", async () => {
     const alert = await alertThatFiredTwice();

@@ -3,6 +3,7 @@
 // first (404, nothing written, no quota spent) or the write does; never a 500. Real API and
 // Postgres, the delete held open on a second session.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveAlerts } from "../../src/db/queries/alert-archive.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
 import { holdTransaction, waitForALockWait } from "../helpers/held-transaction.ts";
@@ -54,7 +55,11 @@ describe("a write racing a delete that commits first", () => {
     const wallet = await trackWallet(t, token);
     const doomed = await createAlert(wallet.walletId);
     const kept = await createAlert(wallet.walletId);
-    const release = await holdTransaction(t.deps.sql, (tx) => tx`delete from alerts where id = ${doomed}`);
+    // As the API deletes it: archived, then deleted (the database refuses an unarchived delete).
+    const release = await holdTransaction(t.deps.sql, async (tx) => {
+      await archiveAlerts(tx, { owner: "alice", alertId: doomed }, { deletedBy: "alice", reason: "alert deleted" });
+      await tx`delete from alerts where id = ${doomed}`;
+    });
 
     const testing = t.app.inject({ method: "POST", url: `/v1/risk/alerts/${doomed}/test`, headers: bearer(token) });
     await blockedOnALock();
