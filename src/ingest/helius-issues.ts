@@ -4,7 +4,7 @@
 import { isAddress, isSignature } from "../domain/base58.ts";
 import { isExactAsDouble } from "../domain/decimal.ts";
 import { INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
-import { present, type HeliusTransaction } from "./helius.ts";
+import { compressedNftEvents, present, type HeliusTransaction } from "./helius.ts";
 
 export type FieldIssue = { path: string; message: string };
 
@@ -50,7 +50,7 @@ export function heliusItemAddressIssues(item: HeliusTransaction, at: string, che
     account(`tokenTransfers.${j}.toUserAccount`, t.toUserAccount, true);
     account(`tokenTransfers.${j}.mint`, t.mint, false);
   });
-  (item.events?.compressed ?? []).forEach((event, j) => {
+  compressedNftEvents(item).forEach((event, j) => {
     account(`events.compressed.${j}.treeId`, event.treeId, false);
     account(`events.compressed.${j}.assetId`, event.assetId, false);
     account(`events.compressed.${j}.oldLeafOwner`, event.oldLeafOwner, true);

@@ -9,7 +9,7 @@
 import { blockTimeAheadIssue } from "./block-time.ts";
 import type { InexactHeliusNumber } from "./exact-token-amounts.ts";
 import { heliusItemAddressIssues, heliusItemAmountIssues, type AddressVerdicts, type FieldIssue } from "./helius-issues.ts";
-import type { HeliusTransaction } from "./helius.ts";
+import { compressedNftEvents, type HeliusTransaction } from "./helius.ts";
 
 /**
  * What is wrong with the shape of one item, the `index`-th, at `at` (`body.3.fee`): the schema's
@@ -125,7 +125,7 @@ export function triageHeliusItems(
  * a token's plumbing, see nativeLegs in helius.ts), one when it names none.
  */
 function movementsOf(item: HeliusTransaction): number {
-  const named = (item.nativeTransfers?.length ?? 0) + (item.tokenTransfers?.length ?? 0) + (item.events?.compressed?.length ?? 0);
+  const named = (item.nativeTransfers?.length ?? 0) + (item.tokenTransfers?.length ?? 0) + compressedNftEvents(item).length;
   return Math.max(1, named);
 }
 

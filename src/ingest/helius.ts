@@ -16,8 +16,9 @@
 // the item moved something: the rules below pick among the non-zero movements first, and
 // among all of them only when every one is zero.
 //
-//   nft    the largest native transfer (the price going to the seller), else the first token
-//          transfer or compressed NFT (the NFT itself, amount 1, token = its mint or asset id).
+//   nft    the largest native transfer (the buyer's payment: in Helius's documented sale, into
+//          the marketplace's escrow, which pays the seller in a leg of its own), else the first
+//          token transfer or compressed NFT (the NFT itself, amount 1, token = its mint or asset id).
 //   swap   the fee payer's input leg — what the signing wallet gave up: the first token
 //          transfer it sent, else the largest native transfer it sent; else as below.
 //   token-first types (TRANSFER, STAKE_TOKEN, UNSTAKE_TOKEN): the first token transfer, else
@@ -25,7 +26,9 @@
 //   others the largest native transfer, else the first token transfer.
 //   none   an item that names no movement at all (a failed transaction, a listing) is still
 //          stored — its fee was paid, it is activity and, when failed, it feeds
-//          failed_tx_ratio — as amount 0 SOL from the fee payer to the fee payer.
+//          failed_tx_ratio — as amount 0 SOL from the fee payer to the fee payer. A failed item
+//          that names transfers (Helius lists the ones the transaction tried) is stored with
+//          them, failed: the attempt, which large_transfer and the SOL-sent counters pass over.
 //
 // A compressed NFT (events.compressed[]) has no token account and no token transfer: Helius
 // reports it as a change of the leaf owner in a Merkle tree. It is a movement of 1 of its
@@ -82,9 +85,16 @@ export type HeliusTransaction = {
   transactionError?: unknown;
   nativeTransfers?: HeliusNativeTransfer[] | null;
   tokenTransfers?: HeliusTokenTransfer[] | null;
-  /** Helius's parsed events; only the compressed-NFT ones are read. */
-  events?: { compressed?: HeliusCompressedNftEvent[] | null } | null;
+  /**
+   * Helius's parsed events; only the compressed-NFT ones are read (compressedNftEvents). `[]` is
+   * how Helius's webhooks say "none" in some deliveries, where others send `{}`.
+   */
+  events?: { compressed?: HeliusCompressedNftEvent[] | null } | [] | null;
 };
+
+/** The item's compressed-NFT events; none when `events` is absent, null or `[]`. */
+export const compressedNftEvents = (item: HeliusTransaction): readonly HeliusCompressedNftEvent[] =>
+  (Array.isArray(item.events) ? null : item.events?.compressed) ?? [];
 
 export const LAMPORTS_PER_SOL = 1_000_000_000;
 
@@ -151,7 +161,7 @@ const uiAmount = (amount: number | string): number => (typeof amount === "number
 
 /** A compressed NFT moves whole, as an NFT's token transfer does: 1 of it, shown by its asset id. */
 function compressedNftLegs(item: HeliusTransaction): Leg[] {
-  return (item.events?.compressed ?? []).map((event) => ({
+  return compressedNftEvents(item).map((event) => ({
     from: present(event.oldLeafOwner) ? event.oldLeafOwner : event.treeId,
     to: present(event.newLeafOwner) ? event.newLeafOwner : event.treeId,
     amount: 1,

@@ -49,14 +49,16 @@ export function repeatedHeliusKeys(body: Buffer, items: readonly unknown[]): Map
   return repeats;
 }
 
-type Shape = { properties?: Record<string, Shape>; items?: Shape };
+type Shape = { properties?: Record<string, Shape>; items?: Shape; else?: Shape };
 
 /** Whether the item schema reads the value at `steps` (keys and array indices under an item). */
 function reads(steps: readonly (string | number)[]): boolean {
   let shape: Shape | undefined = HeliusItemSchema as Shape;
   for (const step of steps) {
+    // A field of two shapes (`events`: [] or an object) names its object's fields in `else`.
+    const object: Shape = shape.properties === undefined && shape.else !== undefined ? shape.else : shape;
     if (typeof step === "number") shape = shape.items;
-    else shape = shape.properties && Object.hasOwn(shape.properties, step) ? shape.properties[step] : undefined;
+    else shape = object.properties && Object.hasOwn(object.properties, step) ? object.properties[step] : undefined;
     if (shape === undefined) return false;
   }
   return true;
