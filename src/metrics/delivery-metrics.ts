@@ -5,6 +5,7 @@
 // attempt, which only the processor knows of (see job-metrics.ts).
 import { Counter, type Registry } from "prom-client";
 import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.ts";
+import { GIVE_UP_CAUSES, type GiveUpCause } from "../notify/give-up-cause.ts";
 import type { JobDurations, JobRun } from "./job-metrics.ts";
 import { METRIC_PREFIX } from "./registry.ts";
 
@@ -18,6 +19,8 @@ const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "not_sent", "retrying"
 
 export type DeliveryMetrics = {
   attempted: (channel: NotificationMethod, outcome: AttemptOutcome) => void;
+  /** A notification given up for good after an attempt (each also an attempt `failed`), and whose that is. */
+  gaveUp: (channel: NotificationMethod, cause: GiveUpCause) => void;
   /** A run whose attempt failed and whose job now waits in the delayed set for the next one (no BullMQ event says so). */
   parkedForRetry: (job: JobRun) => void;
   /** An SMS not sent because its alert owner's hourly budget was spent (SMS_PER_CALLER_PER_HOUR). */
@@ -36,6 +39,15 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
   });
   // Every pair from the start (0), so rate() and alerts see a series before the first attempt.
   for (const channel of NOTIFICATION_METHODS) for (const outcome of OUTCOMES) attempts.inc({ channel, outcome }, 0);
+  // Beside the attempts' outcomes, which page the operator alike for a customer's broken receiver
+  // and for our own provider refusing our login: the rules page on the operator's causes only.
+  const givenUp = new Counter({
+    name: `${METRIC_PREFIX}deliveries_given_up_total`,
+    help: "Notifications this worker gave up for good after an attempt (each also counts as a failed attempt), by channel and cause (destination: the receiver, mailbox or number refused, or kept failing until the retry schedule ran out; deployment: our provider refused our own login, sender or account, or the channel has no provider, until the schedule ran out; provider: our SMTP server or Twilio could not take messages until the schedule ran out; sms_budget: SMS_PER_CALLER_PER_HOUR spent).",
+    labelNames: ["channel", "cause"],
+    registers: [registry],
+  });
+  for (const channel of NOTIFICATION_METHODS) for (const cause of GIVE_UP_CAUSES) givenUp.inc({ channel, cause }, 0);
   // No label per caller: callers are unbounded; the worker's warn line names them.
   const overBudget = new Counter({
     name: `${METRIC_PREFIX}sms_budget_refusals_total`,
@@ -53,6 +65,7 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
   for (const channel of NOTIFICATION_METHODS) providerDown.inc({ channel }, 0);
   return {
     attempted: (channel, outcome) => attempts.inc({ channel, outcome }),
+    gaveUp: (channel, cause) => givenUp.inc({ channel, cause }),
     providerUnavailable: (channel) => providerDown.inc({ channel }),
     parkedForRetry: (job) => durations.observeRun(job, "retrying"),
     smsBudgetSpent: () => overBudget.inc(),

@@ -12,6 +12,7 @@ import type { NotificationMethod } from "../../domain/types.ts";
 import { createRepeatedWarning } from "../../log-repeats.ts";
 import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
 import { recordPermanentFailure, type AlertHealthDeps } from "../../notify/alert-health.ts";
+import { giveUpCause } from "../../notify/give-up-cause.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
 import {
@@ -132,6 +133,7 @@ export function makeDeliverProcessor(
     // then says what is left to do.
     const owed = await recordOwed(recording, job);
     if (owed) deps.deliveryMetrics?.attempted(owed.channel, owed.status);
+    if (owed?.givenUp) deps.deliveryMetrics?.gaveUp(owed.channel, owed.givenUp);
     const row = await store.load(job.data.notificationId);
     // Gone (its alert deleted), or delivered by another run (a stalled job's second run, a
     // reconciler sweep that read the row still open): nothing is owed, a quiet no-op.
@@ -251,6 +253,9 @@ export function makeDeliverProcessor(
         now: deps.now(),
       });
     }
+    // Whose a give-up is, so that the operator is paged for one of ours, not for a customer's
+    // receiver (README, Monitoring); kept with the attempt for a later run that records it.
+    const cause = outcome.status === "failed" ? giveUpCause(result) : undefined;
     // Made: its record is retried rather than the attempt made again (record-sent.ts).
     const recorded = await recordSent(recording, job, {
       channel: row.channel,
@@ -266,11 +271,13 @@ export function makeDeliverProcessor(
       nextAttemptAt: outcome.nextAttemptAt,
       providerMessageId: result.providerMessageId ?? null,
       steps: outcome.steps,
+      ...(cause && { givenUp: cause }),
     });
     if (!recorded) return; // another run finished it meanwhile
     if (result.providerUnavailable) deps.deliveryMetrics?.providerUnavailable(row.channel);
     // An outbox file or a log line is where an operator who opted in wants it, but it reached nobody.
     deps.deliveryMetrics?.attempted(row.channel, result.notSent && outcome.status === "delivered" ? "not_sent" : outcome.status);
+    if (cause) deps.deliveryMetrics?.gaveUp(row.channel, cause);
 
     if (outcome.status === "retrying" && outcome.nextAttemptAt) {
       // Once parked, this run ends in a DelayedError, for which BullMQ emits neither completed

@@ -15,6 +15,7 @@ import type { AttemptRecord, DeliveryStore } from "../../db/queries/deliveries.t
 import { isUnavailableError } from "../../dependency-errors.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
 import type { Logger } from "../../logger.ts";
+import type { GiveUpCause } from "../../notify/give-up-cause.ts";
 import type { DeliverJob } from "../names.ts";
 
 /** How long a made attempt's record is retried inside the job: about a PostgreSQL restart. */
@@ -28,8 +29,14 @@ const MAX_RETRY_DELAY_MS = 4_000;
  */
 const RETRIED_SQLSTATES = new Set(["40P01", "40001", "57014", "55P03"]);
 
+/**
+ * An attempt made, to be recorded. `givenUp`: why it failed its notification for good, if it did
+ * (give-up-cause.ts), kept with it so that a later run that records it counts it as this one would.
+ */
+export type MadeAttempt = AttemptRecord & { channel: NotificationMethod; givenUp?: GiveUpCause };
+
 /** An attempt made and not yet recorded, as the job's data keeps it (JSON: dates as ISO text). */
-type UnrecordedAttempt = Omit<AttemptRecord, "at" | "nextAttemptAt"> & { at: string; nextAttemptAt: string | null; channel: NotificationMethod };
+type UnrecordedAttempt = Omit<MadeAttempt, "at" | "nextAttemptAt"> & { at: string; nextAttemptAt: string | null };
 
 /** A delivery job's data: its notification, and an attempt owed to PostgreSQL, if one is. */
 export type DeliverJobData = DeliverJob & { unrecorded?: UnrecordedAttempt };
@@ -50,7 +57,7 @@ export type RecordSentDeps = {
 export async function recordSent(
   deps: RecordSentDeps,
   job: Job<DeliverJob>,
-  attempt: AttemptRecord & { channel: NotificationMethod },
+  attempt: MadeAttempt,
   again = false,
 ): Promise<boolean> {
   const deadline = Date.now() + (deps.retryForMs ?? RECORD_RETRY_MS);
@@ -81,12 +88,12 @@ export async function recordSent(
 export async function recordOwed(
   deps: RecordSentDeps,
   job: Job<DeliverJob>,
-): Promise<{ channel: NotificationMethod; status: AttemptRecord["status"] } | undefined> {
+): Promise<Pick<MadeAttempt, "channel" | "status" | "givenUp"> | undefined> {
   const owed = (job.data as DeliverJobData).unrecorded;
   if (!owed) return undefined;
   const attempt = { ...owed, at: new Date(owed.at), nextAttemptAt: owed.nextAttemptAt === null ? null : new Date(owed.nextAttemptAt) };
   const recorded = await recordSent(deps, job, attempt, true);
-  return recorded ? { channel: owed.channel, status: owed.status } : undefined;
+  return recorded ? { channel: owed.channel, status: owed.status, givenUp: owed.givenUp } : undefined;
 }
 
 function worthRetrying(error: unknown): boolean {
@@ -95,7 +102,7 @@ function worthRetrying(error: unknown): boolean {
 }
 
 /** Into the job's data. Redis failing too leaves the next run to send it again, as before: said in the log. */
-async function keep(deps: RecordSentDeps, job: Job<DeliverJob>, attempt: AttemptRecord & { channel: NotificationMethod }): Promise<void> {
+async function keep(deps: RecordSentDeps, job: Job<DeliverJob>, attempt: MadeAttempt): Promise<void> {
   const unrecorded: UnrecordedAttempt = { ...attempt, at: attempt.at.toISOString(), nextAttemptAt: attempt.nextAttemptAt?.toISOString() ?? null };
   const data: DeliverJobData = { notificationId: job.data.notificationId, unrecorded };
   await job.updateData(data).catch((error: unknown) =>
