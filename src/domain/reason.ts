@@ -104,9 +104,15 @@ function movement(facts: MovementFacts): string {
   return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty, COUNTERPARTY_KEPT)}${others}${transfers}${KIND[type]}`;
 }
 
-/** "Sent 25,000 USDC to 7xKXtg…9fQaBc (threshold 10,000)." */
-export function largeTransferReason(facts: MovementFacts, threshold: number): string {
-  return `${movement(facts)} (threshold ${formatAmount(threshold)}).`;
+/**
+ * "Sent 25,000 USDC to 7xKXtg…9fQaBc (threshold 10,000)."; to or from a labelled address, its
+ * label's category as suspiciousCounterpartyReason names it: "… (sanctioned, threshold 10,000)."
+ * Until 2026-12 a large transfer to an OFAC-listed address said nothing of it, in the SMS or
+ * anywhere else but the email's label row, though the evaluation knew.
+ */
+export function largeTransferReason(facts: MovementFacts, threshold: number, category: LabelCategory | null = null): string {
+  const label = category === null ? "" : `${category}, `;
+  return `${movement(facts)} (${label}threshold ${formatAmount(threshold)}).`;
 }
 
 /** "Sent 5 SOL to 7xKXtg…9fQaBc (sanctioned, risk 95, threshold 75)." */

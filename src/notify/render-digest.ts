@@ -3,8 +3,8 @@
 // no I/O, no clock.
 import { formatAmount } from "../domain/reason.ts";
 import type { Condition, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
-import { CONDITION_NAMES, escapeHtml, headerText, oneLine, walletName, type RenderedEmail } from "./render.ts";
-import { GSM7_SEGMENT_SEPTETS, gsm7Length, isGsm7, toGsm7Friendly } from "./render-sms.ts";
+import { CONDITION_NAMES, categoryInDetail, escapeHtml, headerText, oneLine, reasonParts, walletName, type RenderedEmail } from "./render.ts";
+import { fitSms, smsWalletName } from "./render-sms.ts";
 
 /** How the strongest held-back event is introduced, by condition. */
 const STRONGEST: Readonly<Record<Condition, string>> = {
@@ -60,32 +60,25 @@ export function renderDigestEmail(payload: NotificationPayload): RenderedEmail {
 }
 
 /**
- * "Risk alert: Cooldown desk. 2 more large_transfer firings held back during the cooldown;
- * largest: Sent 1,000,000 SOL to 8jb5...kegn (threshold 100)." Always one GSM-7 segment: an
- * alias GSM-7 cannot spell gives way to the short address, any other such character reads "?",
- * a long alias gives way to the address before the reason is cut, and a cut drops whole words.
+ * "Risk alert on Cooldown desk: 2 more large_transfer held back in the cooldown; largest: Sent
+ * 1,000,000 SOL to 8jb5...kegn (threshold 100)." Always one GSM-7 segment, named and cut as a
+ * firing's SMS is (render-sms.ts fitSms): the strongest's label first ("riskiest (SANCTIONED
+ * counterparty): Sent …"), its detail left out first, then "in the cooldown", then a long alias
+ * cut (never swapped for the address), then the strongest's news at a word. Until 2026-12 a digest that did not fit named
+ * the wallet by its address and lost the label at the end of the reason.
  */
 export function renderDigestSms(payload: NotificationPayload): string {
   const { data } = payload;
-  const spell = (text: string) => Array.from(toGsm7Friendly(text), (c) => (isGsm7(c) ? c : "?")).join("");
-  const address = spell(walletName({ alias: null, address: data.address }));
-  const alias = data.alias === null ? "" : toGsm7Friendly(oneLine(data.alias));
-  const sms = (name: string) => `Risk alert: ${name}. ${spell(oneLine(data.reason))}`;
-  const name = alias && isGsm7(alias) && gsm7Length(sms(alias)) <= GSM7_SEGMENT_SEPTETS ? alias : address;
-  return cut(sms(name), GSM7_SEGMENT_SEPTETS);
-}
-
-/** `text` in at most `limit` septets, cut before a word that would not fit whole, ending "...". */
-function cut(text: string, limit: number): string {
-  if (gsm7Length(text) <= limit) return text;
-  const words = text.split(" ");
-  let kept = "";
-  for (const word of words) {
-    const next = kept ? `${kept} ${word}` : word;
-    if (gsm7Length(next) + 3 > limit) break;
-    kept = next;
-  }
-  return `${kept.replace(/[,;:]+$/, "")}...`;
+  const held = data.suppressed;
+  const name = smsWalletName(data);
+  if (!held) return fitSms("Risk alert", name, [oneLine(data.reason)]);
+  const { news, detail } = reasonParts(oneLine(held.strongest.reason));
+  const category = categoryInDetail(detail);
+  const label = category === null ? "" : ` (${category.toUpperCase()} counterparty)`;
+  const which = held.count === 1 ? label : `; ${STRONGEST[data.condition]}${label}`;
+  const intro = (where: string) => `${formatAmount(held.count)} more ${data.condition} held back${where}${which}: ${news}`;
+  // "in the cooldown" goes before the strongest's amount does.
+  return fitSms("Risk alert", name, [...(detail === "" ? [] : [`${intro(" in the cooldown")} ${detail}`]), `${intro(" in the cooldown")}.`, `${intro("")}.`]);
 }
 
 const capitalised = (word: string) => `${word[0]!.toUpperCase()}${word.slice(1)}`;

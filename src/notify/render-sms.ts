@@ -1,9 +1,9 @@
 // The SMS a person reads, rendered from the same NotificationPayload as the email and the
-// webhook: one segment where it can (GSM-7's 160 septets, or UCS-2's 70 units), facts cut
-// whole, the wallet's score kept. Pure: no I/O, no clock.
+// webhook: one GSM-7 segment (160 septets), the most decisive facts first and kept, facts cut
+// whole. Pure: no I/O, no clock.
 import { shortAddress } from "../domain/reason.ts";
 import type { NotificationPayload } from "../domain/types.ts";
-import { CONDITION_NAMES, isTest, oneLine, reasonOf, walletName } from "./render.ts";
+import { headline, isTest, oneLine, reasonOf, reasonParts } from "./render.ts";
 import { renderDigestSms } from "./render-digest.ts";
 
 /** GSM 03.38 basic character set: one septet each. */
@@ -16,7 +16,6 @@ const BASIC = new Set(GSM7_BASIC);
 const EXTENDED = new Set(GSM7_EXTENDED);
 
 export const GSM7_SEGMENT_SEPTETS = 160;
-export const UCS2_SEGMENT_UNITS = 70;
 
 /** Typography that our own sentences use, spelled in GSM-7 so that one segment holds 160 characters, not 70. */
 const TRANSLITERATIONS: Readonly<Record<string, string>> = {
@@ -51,87 +50,97 @@ export function gsm7Length(text: string): number {
   return septets;
 }
 
-/** How long a segment may be, how text is counted and spelled, and how a cut is marked, in one encoding. */
-type Encoding = {
-  limit: number;
-  length: (text: string) => number;
-  spell: (text: string) => string;
-  ellipsis: string;
-};
+/**
+ * Our text in GSM-7, each character it cannot spell shown as "?": a token symbol "币安人生" in a
+ * reason written before tokens.ts named it "(unlisted)" reads "????", and a lookalike "USDС"
+ * (a Cyrillic С) reads "USD?", never "USDC". Nothing is transliterated here but our own
+ * typography: a symbol's "Ć" read as "C" would be the lookalike again.
+ */
+export function spellGsm7(text: string): string {
+  return Array.from(toGsm7Friendly(text), (c) => (isGsm7(c) ? c : "?")).join("");
+}
 
-const GSM7: Encoding = { limit: GSM7_SEGMENT_SEPTETS, length: gsm7Length, spell: toGsm7Friendly, ellipsis: "..." };
-/** In UCS-2 our typography stays as it is: "…" is one unit, and spelled "..." it would take two more from the facts. */
-const UCS2: Encoding = { limit: UCS2_SEGMENT_UNITS, length: (text) => text.length, spell: (text) => text, ellipsis: "…" };
+/** Latin letters that no decomposition takes to GSM-7. */
+const LATIN_LETTERS: Readonly<Record<string, string>> = { ł: "l", Ł: "L", đ: "d", Đ: "D", ı: "i", œ: "oe", Œ: "OE", ŀ: "l", Ŀ: "L", ħ: "h", Ħ: "H", ŧ: "t", Ŧ: "T", þ: "th", Þ: "Th", ð: "d" };
 
 /**
- * The SMS text: one GSM-7 segment (≤ 160 septets) whenever the content can be written in
- * GSM-7, otherwise one UCS-2 segment (≤ 70 UTF-16 units). Either way a long alias gives way
- * before the facts after it do, and the text is cut with the encoding's ellipsis. `attemptAt`
- * is when this attempt sends it: a notification sent late says how late (lateNote).
+ * An alias as GSM-7 can spell it, or undefined when it cannot: its owner's name for the wallet,
+ * which one word of another script would cost the whole message its 160-septet segment (a
+ * UCS-2 segment holds 70 characters, too few for the facts). Accented letters GSM-7 lacks lose
+ * their accent ("Tesorería" → "Tesoreria", "Skarbiec Łódź" → "Skarbiec Lodz"), typography is
+ * spelled as ours is, and symbols and emoji are left out ("Treasury 🏦 cold" → "Treasury cold"):
+ * they name nothing. A letter or digit of another script ("Казна", "東京 desk") cannot be
+ * spelled, and part of a name could read as another wallet's: undefined, and the short address.
+ */
+export function aliasInGsm7(alias: string): string | undefined {
+  let spelled = "";
+  for (const c of toGsm7Friendly(alias)) {
+    const bare = LATIN_LETTERS[c] ?? c.normalize("NFD").replace(/\p{M}/gu, "");
+    if (isGsm7(c)) spelled += c;
+    else if (bare !== "" && isGsm7(bare)) spelled += bare;
+    else if (/[\p{L}\p{N}]/u.test(c)) return undefined;
+  }
+  const shown = spelled.replace(/ {2,}/g, " ").trim();
+  return shown === "" ? undefined : shown;
+}
+
+/** A wallet as an SMS names it: its alias in GSM-7, else its short address (which is never cut). */
+export type SmsName = { text: string; isAlias: boolean };
+
+export function smsWalletName(data: Pick<NotificationPayload["data"], "alias" | "address">): SmsName {
+  const alias = data.alias === null ? undefined : aliasInGsm7(oneLine(data.alias));
+  return alias === undefined ? { text: spellGsm7(shortAddress(data.address)), isAlias: false } : { text: alias, isAlias: true };
+}
+
+/**
+ * The SMS text, always one GSM-7 segment (≤ 160 septets): `Risk alert on <wallet>: <headline>.
+ * <news> <detail> Wallet risk 82/100.`, the most decisive facts first (the wallet, what fired
+ * with the other side's label, the amount, token and direction, then the counterparty) and the
+ * least decisive dropped first when the text is too long: the reason's detail (its threshold,
+ * and the label the headline gives already), then the wallet's score, then the tail of a long alias,
+ * then the news from its end, a whole word at a time. Until 2026-12 the label came last in the
+ * reason and was cut first, and an alias that did not fit gave way to the longer short address:
+ * a sanctions hit on "Treasury" read "Suspicious counterparty on FGK2...JBGr (risk 90/100).
+ * Tried to receive 12,345,678.912345678 JitoSOL from 6R9jQi...kFJqLF in an NFT...".
+ * `attemptAt` is when this attempt sends it: a notification sent late says how late (lateNote).
  */
 export function renderSms(payload: NotificationPayload, attemptAt?: Date): string {
   if (payload.type === "risk_alert.suppressed") return renderDigestSms(payload);
   const { data } = payload;
   const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(happenedAt(payload), attemptAt)}`;
-  const address = shortAddress(data.address);
-  const named = data.alias ? walletName(data) : undefined;
-  // An alias outside GSM-7 would cost the whole message its 160-character segment; the
-  // short address names the wallet just as well.
-  const alias = named && isGsm7(toGsm7Friendly(named)) ? named : undefined;
-  // A test's reason names the wallet by its alias again: in another script, that alone would
-  // cut the SMS to one UCS-2 segment of 70 characters.
-  const reason = isTest(payload) ? SMS_TEST_NOTE : smsReason(payload);
-  // A score-increase reason states the new score itself.
-  const score = data.condition === "risk_score_increase" ? "" : `risk ${data.riskScore}/100`;
-  // In a 160-character segment the wallet's score comes before the reason: a reason long
-  // enough to be cut (a counterparty alert on a wallet without an alias, an NFT trade, a late
-  // note) lost the score at the end. A 70-unit UCS-2 segment has room for one fact besides the
-  // wallet, and the reason's amount is the news: there the score comes last, if it fits.
-  const sms = (name: string, encoding: Encoding) => {
-    const early = score && encoding === GSM7 ? ` (${score})` : "";
-    const late = score && encoding === UCS2 ? ` ${score[0]!.toUpperCase()}${score.slice(1)}` : "";
-    return `${head}: ${CONDITION_NAMES[data.condition]} on ${name}${early}${!early && ENDS_CUT.test(name) ? "" : "."} ${reason}${late}`;
-  };
-  // The name is GSM-7 whichever it is, so the rest of the text decides the encoding.
-  const encoding = isGsm7(toGsm7Friendly(sms(address, GSM7))) ? GSM7 : UCS2;
-  const spelledLength = (name: string) => encoding.length(encoding.spell(sms(name, encoding)));
-  let name = alias ?? address;
-  if (alias && spelledLength(alias) > encoding.limit) {
-    // A long alias (up to 64 characters) gives way to the facts after it: the amount,
-    // counterparty and threshold are the news, the alias only names the wallet.
-    const room = encoding.limit - spelledLength("");
-    name = room >= MIN_ALIAS_SHOWN ? fit(encoding.spell(alias), room, encoding, false) : address;
-  }
-  return fit(encoding.spell(sms(name, encoding)), encoding.limit, encoding, true);
+  const lead = headline(payload);
+  // A test's reason names the wallet by its alias again, as its owner typed it.
+  const { news, detail } = isTest(payload) ? { news: SMS_TEST_NOTE, detail: "" } : reasonParts(reasonOf(payload));
+  // "Wallet": a bare "(risk 0/100)" beside a 25,000 USDC transfer read as a verdict on the
+  // transfer. A score rise states the new score in its news.
+  const score = data.condition === "risk_score_increase" ? "" : ` Wallet risk ${data.riskScore}/100.`;
+  const body = (withDetail: boolean, withScore: boolean) =>
+    `${lead === "" ? "" : `${lead}. `}${news}${withDetail && detail !== "" ? ` ${detail}` : "."}${withScore ? score : ""}`;
+  return fitSms(head, smsWalletName(data), [body(true, true), body(false, true), body(false, false)]);
 }
 
-const SMS_TEST_NOTE = "Sent on request to check that this channel works.";
+const SMS_TEST_NOTE = "Sent on request to check that this channel works";
 
-/** Fewer characters of an alias than this name nothing; the short address (11) does better. */
+/** Fewer characters of an alias than this name nothing: it is cut no shorter. */
 const MIN_ALIAS_SHOWN = 12;
 
-/** A name cut to fit already ends with an ellipsis, and takes no full stop after it. */
-const ENDS_CUT = /(\.\.\.|…)$/;
-
 /**
- * The reason, with a token symbol that GSM-7 cannot spell shown with "?" for each character
- * it cannot: "币安人生" as "????". Native ingest takes any 1–64 characters as a symbol, and
- * one such character would make the whole SMS one UCS-2 segment of 70 characters, too short
- * for the alias, the counterparty, the threshold and the score besides the amount: the
- * reader needs those more than the symbol's glyphs, which the email and the webhook carry as
- * given. A lookalike symbol ("USDС" with a Cyrillic С) then reads "USD?", not "USDC".
+ * `${head} on ${name}: ${body}` in one GSM-7 segment. `bodies` go from the fullest to the barest,
+ * each without the least decisive fact the one before it had: the first that fits is taken.
+ * Past the barest, an alias is cut (to no fewer than MIN_ALIAS_SHOWN characters: never swapped
+ * for an address, which names the wallet less well), then the text at a whole word.
  */
-function smsReason(payload: NotificationPayload): string {
-  const reason = reasonOf(payload);
-  const token = payload.data.transaction?.token;
-  if (token === undefined) return reason;
-  // As a reason written before tokenShown showed it (the raw symbol): reasons now name such a
-  // token "(unlisted)", and this finds nothing in them.
-  const shown = oneLine(shortAddress(token));
-  const spelled = toGsm7Friendly(shown);
-  if (isGsm7(spelled)) return reason;
-  const standIn = Array.from(spelled, (c) => (isGsm7(c) ? c : "?")).join("");
-  return reason.replaceAll(shown, () => standIn);
+export function fitSms(head: string, name: SmsName, bodies: readonly string[]): string {
+  const text = (shownName: string, body: string) => `${head} on ${shownName}: ${spellGsm7(body)}`;
+  for (const body of bodies) {
+    const whole = text(name.text, body);
+    if (gsm7Length(whole) <= GSM7_SEGMENT_SEPTETS) return whole;
+  }
+  const barest = bodies.at(-1) ?? "";
+  let shownName = name.text;
+  const room = GSM7_SEGMENT_SEPTETS - gsm7Length(text("", barest));
+  if (name.isAlias && gsm7Length(name.text) > room) shownName = fit(name.text, Math.max(room, MIN_ALIAS_SHOWN), false);
+  return fit(text(shownName, barest), GSM7_SEGMENT_SEPTETS, true);
 }
 
 /** An SMS shows no time of its own: one sent later than this after what it reports says how much later. */
@@ -167,18 +176,18 @@ function lateNote(happened: number, attemptAt: Date | undefined): string {
 }
 
 /**
- * `text` cut to `limit` in `encoding` and ended with its ellipsis, never inside a character
- * (a surrogate pair, a GSM-7 escape). With `wholeWords`, a cut that falls inside a word
- * drops the whole word: part of an amount or a score reads as another one ("1,250,000" as
- * "1,250", "82/100" as "82/1"), and part of a word ("thresho...") reads as a garbled message.
+ * `text` cut to `limit` septets and ended with "...", never inside a GSM-7 escape. With
+ * `wholeWords`, a cut that falls inside a word drops the whole word: part of an amount or a
+ * score reads as another one ("1,250,000" as "1,250", "82/100" as "82/1"), and part of a word
+ * ("thresho...") reads as a garbled message.
  */
-function fit(text: string, limit: number, encoding: Encoding, wholeWords: boolean): string {
-  if (encoding.length(text) <= limit) return text;
-  const room = limit - encoding.length(encoding.ellipsis);
+function fit(text: string, limit: number, wholeWords: boolean): string {
+  if (gsm7Length(text) <= limit) return text;
+  const room = limit - ELLIPSIS.length;
   let kept = "";
   let used = 0;
   for (const c of text) {
-    const cost = encoding.length(c);
+    const cost = gsm7Length(c);
     if (used + cost > room) break;
     kept += c;
     used += cost;
@@ -189,5 +198,7 @@ function fit(text: string, limit: number, encoding: Encoding, wholeWords: boolea
     if (wordStart && wordRest && wordStart.length < kept.length) kept = kept.slice(0, -wordStart.length);
   }
   // "(flagged, risk 95,..." reads better without the comma the cut left hanging.
-  return `${kept.trimEnd().replace(/[,;:]+$/, "")}${encoding.ellipsis}`;
+  return `${kept.trimEnd().replace(/[,;:]+$/, "")}${ELLIPSIS}`;
 }
+
+const ELLIPSIS = "...";

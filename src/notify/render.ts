@@ -3,7 +3,7 @@
 // Pure: no I/O, no clock.
 import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
 import { isSol, tokenNamed, tokenShown, wellKnownSymbol } from "../domain/tokens.ts";
-import type { Condition, NotificationMethod, NotificationPayload } from "../domain/types.ts";
+import { LABEL_CATEGORIES, type Condition, type LabelCategory, type NotificationMethod, type NotificationPayload } from "../domain/types.ts";
 import { renderDigestEmail } from "./render-digest.ts";
 
 export type RenderedEmail = { subject: string; text: string; html: string };
@@ -45,40 +45,102 @@ const SUBJECT_MAX = 78;
 const SUBJECT_NAME_MAX = 24;
 
 /**
- * `[Risk alert] Treasury: Sent 25,000 USDC to GmNGab…cdvxPM`: the wallet and the reason's first
- * clause, at most SUBJECT_MAX characters (a long alias cut first, then the clause at a word,
- * never inside an amount). Every firing of an alert had one subject, which clients threaded
- * into one conversation and a crowded inbox told apart by nothing. A test's names its condition:
+ * `[Risk alert] Treasury: SANCTIONED counterparty — Sent 2,000 SOL to 6R9jQi…kFJqLF`: the wallet,
+ * what fired (headline) and what happened (the reason's news), at most SUBJECT_MAX characters:
+ * a long alias is cut first, then the news at a word (never inside an amount); the headline
+ * stays whole, so two conditions fired by one transaction never share a subject. Until 2026-12
+ * the subject was the reason up to its first parenthesis, which is where "sanctioned" sits: a
+ * sanctions hit and a routine large transfer of one transaction had the same subject, and mail
+ * clients threaded them into one conversation. A test's names its condition:
  * `[Risk alert test] large_transfer on Treasury`.
  */
 export function emailSubject(payload: NotificationPayload): string {
   const name = walletName(payload.data);
   if (isTest(payload)) return headerText(`[Risk alert test] ${payload.data.condition} on ${name}`);
-  const clause = firstClause(reasonOf(payload));
-  const whole = `[Risk alert] ${name}: ${clause}`;
+  const lead = headline(payload);
+  const { news } = reasonParts(reasonOf(payload));
+  const clause = payload.data.condition === "risk_score_increase" ? news.replace(SCORE_RISE, "Risk score $1 → $2") : news;
+  const subject = (shownName: string, shownClause: string) =>
+    `[Risk alert] ${shownName}: ${[lead, shownClause].filter((part) => part !== "").join(" — ")}`;
+  const whole = subject(name, clause);
   if ([...whole].length <= SUBJECT_MAX) return headerText(whole);
   const shortName = [...name].length > SUBJECT_NAME_MAX ? `${[...name].slice(0, SUBJECT_NAME_MAX - 1).join("").trimEnd()}…` : name;
-  return headerText(cutAtWord(`[Risk alert] ${shortName}: ${clause}`, SUBJECT_MAX));
+  const room = SUBJECT_MAX - [...subject(shortName, "")].length - (lead === "" ? 0 : " — ".length);
+  const cut = cutAtWord(clause, room);
+  // "Sent…" alone tells nothing the headline does not.
+  return headerText(subject(shortName, cut.includes(" ") ? cut : ""));
+}
+
+/** A score rise's "Risk score rose 36 points, from 60 to 96" (riskScoreIncreaseReason), which the subject says in fewer characters, "Risk score 60 → 96", to leave room for its cause. */
+const SCORE_RISE = /^Risk score rose \d+ points?, from (\d+) to (\d+)/;
+
+/** A label category as the subject and the SMS lead with it: "SANCTIONED", seen before anything else. */
+const shouted = (category: string) => category.toUpperCase();
+
+/**
+ * What fired, as the subject and the SMS lead with it, from the payload's fields (a reason is
+ * for reading): "Large transfer", "Large transfer to SANCTIONED" / "from EXCHANGE" (the other
+ * side's label, the highest first), "SANCTIONED counterparty" (a suspicious_counterparty crossed
+ * by that label), "Suspicious counterparty, risk 90" (crossed by its own score), "Unusual
+ * activity"; "" for a score rise, whose news names it ("Risk score rose …"). A test names its
+ * condition.
+ */
+export function headline(payload: NotificationPayload): string {
+  const { condition, counterparty, direction } = payload.data;
+  if (isTest(payload)) return CONDITION_NAMES[condition];
+  const top = counterparty?.labels[0];
+  switch (condition) {
+    case "large_transfer":
+      if (!top) return CONDITION_NAMES[condition];
+      return `Large transfer ${direction === "received" ? "from" : direction === "sent" ? "to" : "with"} ${shouted(top.category)}`;
+    case "suspicious_counterparty":
+      if (top && counterparty?.risk === top.score) return `${shouted(top.category)} counterparty`;
+      return counterparty?.risk == null ? CONDITION_NAMES[condition] : `${CONDITION_NAMES[condition]}, risk ${formatAmount(counterparty.risk)}`;
+    case "unusual_activity":
+      return CONDITION_NAMES[condition];
+    case "risk_score_increase":
+      return "";
+  }
 }
 
 /**
- * A reason up to its first parenthesis (the threshold's, or a label's): "Sent 25,000 USDC to
- * GmNGab…cdvxPM", "Risk score rose 36 points, from 60 to 96". A token the reason names
- * "(unlisted)" (tokens.ts UNLISTED_TOKEN) is part of the clause.
+ * A reason split for the subject and the SMS: `news`, what happened ("Sent 25,000 USDC to
+ * 9WzDXw…YtAWWM"; a score rise with its cause, "Risk score rose 36 points, from 60 to 96:
+ * sanctioned counterparty"), without a full stop; and `detail`, the reason's parenthesis
+ * ("(sanctioned, risk 95, threshold 75)."), which they leave out first. A token the reason names
+ * "(unlisted)" (tokens.ts UNLISTED_TOKEN) is part of the news.
  */
-function firstClause(reason: string): string {
+export function reasonParts(reason: string): { news: string; detail: string } {
   const open = reason.search(/ \((?!unlisted\))/);
-  return (open > 0 ? reason.slice(0, open) : reason).replace(/\.$/, "");
+  const close = open < 0 ? -1 : reason.indexOf(")", open);
+  if (close < 0) return { news: reason.replace(/\.$/, ""), detail: "" };
+  const before = reason.slice(0, open);
+  const parenthesis = reason.slice(open + 1, close + 1);
+  const after = reason.slice(close + 1).replace(/\.$/, "");
+  // "… (threshold 10): sanctioned counterparty.": the cause is news, the threshold detail.
+  if (after.startsWith(": ")) return { news: `${before}${after}`, detail: `${parenthesis}.` };
+  return { news: before, detail: `${parenthesis}${after}.` };
 }
 
-/** `text` in at most `max` characters, cut before a word rather than inside it ("25,000" never reads "25,"), ended with "…". */
+/** The label category a reason's detail names first ("(sanctioned, risk 100, threshold 75)."), or null: a digest has no other record of it. */
+export function categoryInDetail(detail: string): LabelCategory | null {
+  const first = /^\(([a-z]+),/.exec(detail)?.[1];
+  return LABEL_CATEGORIES.find((category) => category === first) ?? null;
+}
+
+/**
+ * `text` in at most `max` characters, cut before a word rather than inside it ("25,000" never
+ * reads "25,"), ended with "…"; "" when not even its first word fits.
+ */
 function cutAtWord(text: string, max: number): string {
   const characters = [...text];
   if (characters.length <= max) return text;
+  if (max < 2) return "";
   let kept = characters.slice(0, max - 1).join("");
   const space = kept.lastIndexOf(" ");
-  if (characters[max - 1] !== " " && space > 0) kept = kept.slice(0, space);
-  return `${kept.trimEnd().replace(/[,;:]+$/, "")}…`;
+  if (characters[max - 1] !== " ") kept = space > 0 ? kept.slice(0, space) : "";
+  kept = kept.trimEnd().replace(/[,;:]+$/, "");
+  return kept === "" ? "" : `${kept}…`;
 }
 
 /**
@@ -109,7 +171,8 @@ function inUnit(condition: Condition, value: number, token: string | undefined):
     case "suspicious_counterparty":
       return `risk ${formatAmount(value)}/100`;
     case "unusual_activity":
-      return `${formatRounded(value)}× the usual hourly count`;
+      // Not "the usual count": on a quiet wallet the baseline is the floor (the reason says which).
+      return `${formatRounded(value)}× the hourly baseline`;
     case "risk_score_increase":
       return `${formatAmount(value)} ${value === 1 ? "point" : "points"}`;
   }
@@ -124,6 +187,13 @@ function filterShown(filter: string): string {
   const token = tokenNamed(filter);
   if ("mint" in token) return wellKnownSymbol(token.mint) ?? shortAddress(token.mint);
   return oneLine(filter);
+}
+
+/** " (5 transactions in the hour, baseline 1 per hour)": what an unusual_activity's multiple is of; "" without the counts. */
+function activityShown(activity: NotificationPayload["data"]["activity"]): string {
+  if (activity === undefined) return "";
+  const noun = activity.count === 1 ? "transaction" : "transactions";
+  return ` (${formatAmount(activity.count)} ${noun} in the hour, baseline ${formatRounded(activity.baselinePerHour)} per hour)`;
 }
 
 /** Optional parts of the email that the deployment sets (EXPLORER_TX_URL). */
@@ -146,15 +216,17 @@ function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
     ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
     ["Threshold", inUnit(data.condition, data.threshold, shownToken)],
-    ["Observed", data.observed === null ? "—" : inUnit(data.condition, data.observed, shownToken)],
+    ["Observed", data.observed === null ? "—" : `${inUnit(data.condition, data.observed, shownToken)}${activityShown(data.activity)}`],
     ["Risk score", `${data.riskScore}/100`],
     ["Risk factors", data.riskFactors.length > 0 ? data.riskFactors.map((f) => f.replaceAll("_", " ")).join(", ") : "none"],
   ];
   const tx = data.transaction;
+  // An unusual_activity's transaction is the newest of its hour, not the incident.
+  const [txLabel, movementLabel] = data.condition === "unusual_activity" ? ["Latest transaction", "Latest movement"] : ["Transaction", "Movement"];
   if (tx) {
     rows.push(
-      ["Transaction", tx.signature],
-      ["Movement", `${formatAmount(tx.amount)} ${shownToken} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
+      [txLabel, tx.signature],
+      [movementLabel, `${formatAmount(tx.amount)} ${shownToken} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
       // The mint in full: what tells a token apart, whatever symbol it gave itself.
       ["Mint", tx.mint ?? (isSol(tx) ? "none (native SOL)" : "none given")],
       ["Block time", new Date(tx.blockTime * 1000).toISOString()],

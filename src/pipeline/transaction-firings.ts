@@ -96,7 +96,8 @@ export function evaluateTransactions(
   for (const [address, sides] of lookups.sides) {
     const alerts = alertsByAddress.get(address);
     if (!alerts) continue;
-    const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
+    // large_transfer names the other side's label in its reason.
+    const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty" || alert.condition === "large_transfer");
     const totals = alerts.some((alert) => alert.condition === "large_transfer") ? legTotalsOf(address, txs, sides) : null;
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
@@ -162,7 +163,7 @@ export function evaluateTransactions(
 /**
  * The firing with its transaction's other side as this evaluation sees it (before the batch is
  * scored), for the notification: a receiver reads its risk and labels without parsing the reason.
- * A suspicious_counterparty firing has its own already; a self-transfer has no other side.
+ * A suspicious_counterparty or large_transfer firing has its own already; a self-transfer has no other side.
  */
 function withCounterparty(found: TxFiring, lookup: FiringLookups["counterparty"]): TxFiring {
   const { firing, alert, transaction } = found;

@@ -54,7 +54,7 @@ describe("email delivery", () => {
     const [mail] = mailsTo(to);
     expect(mail!.from).toBe("alerts@wallet-alerts.test");
     const parsed = parseMessage(mail!.raw);
-    expect(parsed.subject).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzD…AWWM");
+    expect(parsed.subject).toBe("[Risk alert] Treasury: Large transfer — Sent 25,000 USDC to 9WzD…AWWM");
     expect(parsed.headers.get("to")).toBe(to);
     // The notification id (the same on every attempt) at EMAIL_FROM's domain: a right-hand
     // side that is not a domain is a spam signal (MID_RHS_NOT_FQDN).
@@ -127,7 +127,7 @@ describe("email delivery", () => {
     });
     expect(result.smtpResponseCode).toBe(250);
     const parsed = parseMessage(mailsTo(to)[0]!.raw);
-    expect(parsed.subject).toBe("[Risk alert] Cold wallet: Sent 25,000 USDC to 9WzD…AWWM");
+    expect(parsed.subject).toBe("[Risk alert] Cold wallet: Large transfer — Sent 25,000 USDC to 9WzD…AWWM");
     expect(parsed.text).toContain(`Wallet:       Cold wallet (${alert.address})`);
     expect(parsed.html).toContain(`<td>Cold wallet (${alert.address})</td>`);
   });
@@ -228,7 +228,7 @@ describe("email delivery", () => {
       expect(result.responseBody).toBe(`not sent: written to ${outboxDir}/ntf_outbox.eml (EMAIL_TRANSPORT=outbox)`);
       expect(await readdir(outboxDir)).toEqual(["ntf_outbox.eml"]);
       const parsed = parseMessage(await readFile(join(outboxDir, "ntf_outbox.eml"), "utf8"));
-      expect(parsed.subject).toBe("[Risk alert] Treasury: Sent 25,000 USDC to 9WzD…AWWM");
+      expect(parsed.subject).toBe("[Risk alert] Treasury: Large transfer — Sent 25,000 USDC to 9WzD…AWWM");
       expect(parsed.headers.get("to")).toBe("demo@example.com");
       expect(parsed.text).toContain("Sent 25,000 USDC");
       expect(parsed.text).not.toContain("Explorer:");

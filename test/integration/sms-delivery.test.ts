@@ -228,7 +228,7 @@ describe("SMS delivery through the Twilio SDK", () => {
       const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.notificationId === "ntf_logged");
       expect(entries).toEqual([
         expect.objectContaining({ level: 30, to: "+*******0004", characters: expect.any(Number) }),
-        expect.objectContaining({ level: 20, to: "+*******0004", sms: expect.stringMatching(/^Risk alert: Large transfer on Treasury \(risk \d+\/100\)\. /) }),
+        expect.objectContaining({ level: 20, to: "+*******0004", sms: expect.stringMatching(/^Risk alert on Treasury: Large transfer\. .* Wallet risk \d+\/100\.$/) }),
       ]);
       expect(lines.join("")).not.toContain("+14155550004");
       expect(entries[0]).not.toHaveProperty("sms");

@@ -19,7 +19,7 @@ import { decimalAtLeast, decimalValue, sumDecimals, type ExactDecimal } from "..
 import { isSol, movesToken, tokenNamed, tokenOf, tokenShown } from "../tokens.ts";
 import type { Transaction } from "../types.ts";
 import { largeTransferReason, type MovementFacts } from "../reason.ts";
-import type { AlertRule, Firing } from "./types.ts";
+import type { AlertRule, CounterpartyRisk, Firing } from "./types.ts";
 
 /** Whether the transaction is in the token the rule asks for (null = any). */
 export function matchesToken(filter: string | null, tx: Transaction): boolean {
@@ -87,9 +87,16 @@ export function legTotals(address: string, legs: readonly Transaction[]): Array<
 
 /**
  * `total`: the leg's LegTotal when the wallet is on other legs of the transaction too (one leg
- * alone is judged by its own amount).
+ * alone is judged by its own amount). `counterparty`: the other side as the evaluation sees it,
+ * when it was looked up: a label of it is named in the reason (the desk whose only alert is a
+ * large_transfer hears that the 2,000 SOL went to a sanctioned address), and it is the firing's.
  */
-export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction, total: LegTotal | null = null): Firing | null {
+export function evaluateLargeTransfer(
+  rule: AlertRule,
+  tx: Transaction,
+  total: LegTotal | null = null,
+  counterparty: CounterpartyRisk | null = null,
+): Firing | null {
   if (rule.condition !== "large_transfer") return null;
   if (tx.status !== "success") return null;
   const movement = movementOf(rule.address, tx);
@@ -101,11 +108,14 @@ export function evaluateLargeTransfer(rule: AlertRule, tx: Transaction, total: L
   if (!(total ? decimalAtLeast(total.exact, rule.threshold) : amount >= rule.threshold)) return null;
   const named = { ...movement, token: tokenShown(tx) };
   const facts = total && total.legs > 1 ? { ...named, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : named;
+  // Only a lookup of this transaction's other side (never some other address's).
+  const other = counterparty !== null && counterparty.address === movement.counterparty ? counterparty : null;
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,
     observed: amount,
-    reason: largeTransferReason(facts, rule.threshold),
+    reason: largeTransferReason(facts, rule.threshold, other?.labelCategory ?? null),
     transactionSignature: tx.signature,
+    ...(other ? { facts: { counterparty: other } } : {}),
   };
 }

@@ -34,8 +34,8 @@ export type Firing = {
 
 /**
  * The facts behind a firing's reason. `counterparty` is the transaction's other side as the
- * evaluation saw it: a suspicious_counterparty firing gives its own, the pipeline adds it to
- * the other transaction firings (pipeline/transaction-firings.ts).
+ * evaluation saw it: a suspicious_counterparty or large_transfer firing gives its own, the
+ * pipeline adds it to the other transaction firings (pipeline/transaction-firings.ts).
  */
 export type FiringFacts = {
   counterparty?: CounterpartyRisk;
