@@ -94,6 +94,9 @@ export type NotificationPayload = {
   type: "risk_alert.triggered" | "risk_alert.test" | "risk_alert.suppressed";
   timestamp: string;
   data: {
+    /** A firing's: its notification (the webhook-id) and its event, for a receiver that keeps only the body; none in one made before 2026-12. */
+    notificationId?: string;
+    eventId?: string;
     alertId: string;
     walletId: string;
     address: string;

@@ -129,11 +129,33 @@ const facts = {
   ),
 };
 
+/**
+ * Which notification and which event a firing's body is (pipeline/notification.ts FiringIds).
+ * Optional: added within v1 in 2026-12, so a notification made before then, redelivered, has
+ * neither; a receiver that must have the notification's id reads the webhook-id header.
+ */
+const ids = {
+  notificationId: Type.Optional(
+    Type.String({
+      pattern: "^ntf_",
+      description: "this notification (ntf_…): the webhook-id header's value, the same on every attempt, for a receiver that keeps only the body",
+    }),
+  ),
+  eventId: Type.Optional(
+    Type.String({
+      pattern: "^evt_",
+      description:
+        "the firing (evt_…), as GET /v1/risk/alerts/{alertId}/events and GET /v1/notifications/{notificationId} name it, and as a cooldown digest's suppressed.eventIds name the ones it held back",
+    }),
+  ),
+};
+
 /** The conditions a transaction fires: every one but risk_score_increase, which a score change fires. */
 const TRANSACTION_CONDITIONS = CONDITIONS.filter((condition) => condition !== "risk_score_increase");
 
 const TriggeredDataSchema = Type.Object(
   {
+    ...ids,
     ...wallet,
     observed: Type.Number({
       description:
@@ -238,7 +260,7 @@ export type PayloadSchemaChecks = [
   Assert<Same<keyof Triggered, keyof NotificationPayload>>,
   // A test alone carries its alert's token filter (a firing's unit is its transaction's token).
   Assert<Same<keyof Triggered["data"], Exclude<keyof Data, "suppressed" | "token">>>,
-  Assert<Same<keyof Test["data"], Exclude<keyof Data, "transaction" | "suppressed" | keyof typeof facts>>>,
+  Assert<Same<keyof Test["data"], Exclude<keyof Data, "transaction" | "suppressed" | keyof typeof facts | keyof typeof ids>>>,
   Assert<Same<keyof NonNullable<Triggered["data"]["transaction"]>, Exclude<keyof Transaction, "leg">>>,
   // A cooldown digest's body has a schema of its own (digest-payload-schema.ts).
   Assert<Same<WebhookPayload["type"], Exclude<NotificationPayload["type"], "risk_alert.suppressed">>>,

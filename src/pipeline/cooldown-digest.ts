@@ -97,7 +97,15 @@ function unbuiltPayload(alert: ActiveAlertRow, risk: WalletRisk, now: Date): Not
 }
 
 type Summary = { count: number; firstAt: Date | string; lastAt: Date | string; eventIds: string[]; windowStart: Date | string; windowEnd: Date | string };
-type Strongest = { eventId: string; observed: number; reason: string; transactionSignature: string | null; createdAt: Date | string };
+type Strongest = {
+  eventId: string;
+  observed: number;
+  reason: string;
+  transactionSignature: string | null;
+  createdAt: Date | string;
+  riskScore: number | null;
+  riskFactors: string[] | null;
+};
 
 /**
  * The digest's payload as its attempts send it: built from the window's suppressed events at
@@ -107,9 +115,11 @@ type Strongest = { eventId: string; observed: number; reason: string; transactio
 export async function settleDigestPayload(sql: Sql, notificationId: string, unbuilt: NotificationPayload, now: Date): Promise<NotificationPayload | undefined> {
   const held = await heldBackEvents(sql, notificationId);
   if (held === undefined) return undefined;
-  const [risk] = await sql<{ riskScore: number; riskFactors: string[] }[]>`
-    select risk_score as "riskScore", risk_factors as "riskFactors" from address_state where address = ${unbuilt.data.address}`;
-  const payload = digestPayload(unbuilt, held.summary, risk, now);
+  // The score as of the firing it names (README: riskScore "as of the firing"), as its event
+  // stored it, not the address's now: a counterparty delisted before the cooldown ended made a
+  // transfer sent at 90 read 0. An event recorded before it stored one (migration 0028) leaves
+  // the score the digest was made with, the window's first held-back event's at its firing.
+  const payload = digestPayload(unbuilt, held.summary, held.strongestRisk, now);
   // Stored once: a second run racing this one (a stalled job run twice) keeps the first's body.
   const [stored] = await sql<{ payload: NotificationPayload | string }[]>`
     update notifications set payload = ${JSON.stringify(payload)}::jsonb
@@ -146,7 +156,10 @@ export function digestPayload(
  * risk_score_increase the highest score reached (a rise is measured from a baseline each firing
  * moves, so the largest rise need not be the worst score), the first among equals.
  */
-async function heldBackEvents(sql: Sql, notificationId: string): Promise<{ summary: SuppressedSummary | undefined } | undefined> {
+async function heldBackEvents(
+  sql: Sql,
+  notificationId: string,
+): Promise<{ summary: SuppressedSummary | undefined; strongestRisk?: { riskScore: number; riskFactors: string[] } } | undefined> {
   const rows = await sql<Array<Summary & { strongest: Strongest | null }>>`
     with d as (
       select alert_id, window_start, window_end from cooldown_digests where notification_id = ${notificationId}
@@ -160,7 +173,7 @@ async function heldBackEvents(sql: Sql, notificationId: string): Promise<{ summa
                  and exists (select 1 from notifications n where n.event_id = e.id)), 'infinity')) as until
       from d
     ), held as (
-      select e.id, e.observed::float8 as observed, e.reason, e.transaction_signature, e.created_at,
+      select e.id, e.observed::float8 as observed, e.reason, e.transaction_signature, e.created_at, e.risk_score, e.risk_factors,
              case when e.condition = 'risk_score_increase' and e.dedupe_key like 'score:%'
                   then (select h.score::float8 from risk_score_history h where h.id = substring(e.dedupe_key from 7)::bigint)
              end as score
@@ -173,7 +186,8 @@ async function heldBackEvents(sql: Sql, notificationId: string): Promise<{ summa
            (select max(created_at) from held) as "lastAt",
            coalesce((select (array_agg(id order by created_at, id))[1:${SUPPRESSED_EVENT_IDS_SHOWN}::int] from held), '{}') as "eventIds",
            (select jsonb_build_object('eventId', id, 'observed', observed, 'reason', reason,
-                                      'transactionSignature', transaction_signature, 'createdAt', created_at)
+                                      'transactionSignature', transaction_signature, 'createdAt', created_at,
+                                      'riskScore', risk_score, 'riskFactors', risk_factors)
             from held order by coalesce(score, observed) desc, created_at, id limit 1) as strongest
     from bounds b`;
   const [row] = rows;
@@ -196,5 +210,6 @@ async function heldBackEvents(sql: Sql, notificationId: string): Promise<{ summa
     },
     eventIds: row.eventIds,
   };
-  return { summary };
+  const stored = strongest.riskScore === null ? undefined : { riskScore: strongest.riskScore, riskFactors: strongest.riskFactors ?? [] };
+  return { summary, ...(stored ? { strongestRisk: stored } : {}) };
 }

@@ -34,17 +34,23 @@ export function alertData(alert: ActiveAlertRow, risk: WalletRisk) {
   };
 }
 
+/** A firing's notification and event: the webhook-id header alone named the notification, and nothing the event, which many SOAR and SIEM intakes, keeping only the body, lost. */
+export type FiringIds = { notificationId: string; eventId: string };
+
 export function triggeredPayload(
   alert: ActiveAlertRow,
   firing: Firing,
   risk: WalletRisk,
   transaction: Transaction | undefined,
   now: Date,
+  ids: FiringIds,
 ): NotificationPayload {
   return {
     type: "risk_alert.triggered",
     timestamp: now.toISOString(),
     data: {
+      notificationId: ids.notificationId,
+      eventId: ids.eventId,
       ...alertData(alert, risk),
       observed: firing.observed,
       ...(transaction ? { transaction: publicTransaction(transaction) } : {}),

@@ -9,6 +9,7 @@
 // The first suppressed event of a cooldown window also makes that window's digest.
 import type { TransactionSql } from "postgres";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
+import type { JudgedSettings } from "../db/schema.ts";
 import {
   disarmAlerts,
   insertEvents,
@@ -23,6 +24,7 @@ import {
 import { alertsThatReportedBurst } from "../db/queries/reported-bursts.ts";
 import { isSuppressedByCooldown, judgeScoreChange, oneEventPerTransaction, type Firing, type ScoreAlertState, type ScoreChange } from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
+import { plainDecimal } from "../domain/decimal.ts";
 import { newId } from "../ids.ts";
 import type { DeliveryItem } from "../queue/deliveries.ts";
 import { insertCooldownDigests } from "./cooldown-digest.ts";
@@ -95,7 +97,9 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
   }
   await disarmAlerts(tx, armedJudged.filter((alertId) => locked.get(alertId)?.activityArmed === true));
 
-  const events = withCooldown(candidates, locked, input.now);
+  // The score the notification carries, and what a suppressed event would have carried: stored with each event.
+  const riskOf = (candidate: Candidate): WalletRisk => candidate.risk ?? input.risk(candidate.alert.address);
+  const events = withCooldown(candidates, locked, input.now, riskOf);
   const inserted = await insertEvents(tx, events.map((e) => e.row), input.now);
   const notifications: NewNotification[] = [];
   const fired = new Map<string, AlertFired>();
@@ -105,10 +109,11 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
     const destination = destinationOf(candidate.alert);
     if (destination === null) continue; // nowhere to send it: recorded, and the cooldown does not start
     fired.set(row.alertId, { ...(fired.get(row.alertId) ?? { id: row.alertId, baselineScore: null }), lastNotifiedAt: input.now });
-    const risk = candidate.risk ?? input.risk(candidate.alert.address);
-    const payload = triggeredPayload(candidate.alert, candidate.firing, risk, candidate.transaction, input.now);
+    const risk = riskOf(candidate);
+    const id = newId("ntf", input.now.getTime());
+    const payload = triggeredPayload(candidate.alert, candidate.firing, risk, candidate.transaction, input.now, { notificationId: id, eventId: row.id });
     notifications.push({
-      id: newId("ntf", input.now.getTime()),
+      id,
       alertId: row.alertId,
       eventId: row.id,
       channel: candidate.alert.channel,
@@ -125,7 +130,7 @@ export async function recordEvents(tx: TransactionSql, input: EventsInput): Prom
     events.flatMap(({ row, candidate, cooldownStart }) => {
       if (!inserted.has(row.id) || cooldownStart === null) return [];
       const alert = locked.get(row.alertId)!;
-      const risk = candidate.risk ?? input.risk(candidate.alert.address);
+      const risk = riskOf(candidate);
       return [{ alert: candidate.alert, owner: alert.owner, windowStart: cooldownStart, cooldownSeconds: alert.cooldownSeconds, risk }];
     }),
     input.now,
@@ -148,17 +153,22 @@ function strongestOfEachEvent(firings: readonly TxFiring[]): TxFiring[] {
 /**
  * Events in firing order; within an alert's cooldown after a notification, an event is
  * suppressed. `cooldownStart`: a suppressed event's window, the notification that started it.
+ * Each keeps what it was judged by: the threshold and token this evaluation judged with (as
+ * loaded, which a PATCH racing it may have changed since), the cooldown as locked (what decided
+ * `suppressed`), and the wallet's score with it.
  */
 function withCooldown(
   candidates: readonly Candidate[],
   locked: ReadonlyMap<string, LockedAlert>,
   now: Date,
+  riskOf: (candidate: Candidate) => WalletRisk,
 ): Array<{ row: NewEvent; candidate: Candidate; cooldownStart: Date | null }> {
   const lastNotified = new Map<string, Date | null>();
   return candidates.map((candidate) => {
     const alert = locked.get(candidate.alert.alertId)!;
     const last = lastNotified.has(alert.id) ? lastNotified.get(alert.id)! : alert.lastNotifiedAt;
     const suppressed = isSuppressedByCooldown(last, alert.cooldownSeconds, now);
+    const risk = riskOf(candidate);
     if (!suppressed) lastNotified.set(alert.id, now);
     const row: NewEvent = {
       id: newId("evt", now.getTime()),
@@ -169,7 +179,15 @@ function withCooldown(
       suppressed,
       transactionSignature: candidate.firing.transactionSignature ?? null,
       reason: candidate.firing.reason,
+      judged: judgedSettings(candidate.alert, alert.cooldownSeconds),
+      riskScore: risk.score,
+      riskFactors: risk.factors,
     };
     return { row, candidate, cooldownStart: suppressed ? last : null };
   });
+}
+
+/** The settings an event was judged by; the threshold as the decimal it is (never in exponent form). */
+function judgedSettings(alert: ActiveAlertRow, cooldownSeconds: number): JudgedSettings {
+  return { threshold: plainDecimal(String(alert.threshold)), token: alert.token, cooldownSeconds };
 }

@@ -255,4 +255,41 @@ describe("cooldown digest", () => {
     expect(sent.data.reason).toMatch(/^1 more risk_score_increase firing held back during the cooldown: Risk score rose 36 points, from 60 to 96 .*sanctioned counterparty/);
     expect(sent.data.riskScore).toBe(96);
   });
+
+  it("reports the score the held-back transfer was made at, not the wallet's after its counterparty was delisted", async () => {
+    const wallet = await track(t, token);
+    const route = receiver.route(`/digest-${++routes}`);
+    const alertId = await webhookAlert(wallet.walletId, route, { condition: "large_transfer", threshold: 10 });
+    await send(wallet.address, randomAddress(), 20);
+    await waitFor("the first webhook", async () => route.requests.length === 1);
+    const sanctioned = randomAddress();
+    expect((await putLabels(t, token, [{ address: sanctioned, category: "sanctioned", score: 100, source: "ofac-sdn" }])).statusCode).toBe(200);
+    await settled(t);
+    offsetMs += 2_000;
+    await send(wallet.address, sanctioned, 30);
+    const scoreNow = async () =>
+      (await t.deps.sql<{ score: number; factors: string[] }[]>`
+        select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`)[0]!;
+    const atFiring = await scoreNow();
+    expect(atFiring.factors).toContain("sanctioned_counterparty");
+
+    // The suppressed event keeps the score it was judged with, as the events API shows.
+    const listed = await t.app.inject({ url: `/v1/risk/alerts/${alertId}/events`, headers: bearer(token) });
+    const held = (listed.json() as { events: Array<{ suppressed: boolean; riskScore: number; riskFactors: string[] }> }).events.find((e) => e.suppressed)!;
+    expect(held).toMatchObject({ riskScore: atFiring.score, riskFactors: atFiring.factors });
+
+    // Delisted before the cooldown ends: the wallet's score falls back.
+    const delisted = await t.app.inject({ method: "DELETE", url: "/v1/risk/labels", headers: bearer(token), payload: { addresses: [sanctioned], source: "ofac-sdn" } });
+    expect(delisted.statusCode, delisted.body).toBe(200);
+    await settled(t);
+    expect((await scoreNow()).score).toBeLessThan(atFiring.score);
+
+    const [digest] = await digestsOf(alertId);
+    await parked(digest!.id);
+    await advance(COOLDOWN_SECONDS * 1000);
+    await waitFor("the digest", async () => route.requests.length === 2);
+    const sent = bodies(route)[1]!;
+    expect(sent.type).toBe("risk_alert.suppressed");
+    expect(sent.data).toMatchObject({ observed: 30, riskScore: atFiring.score, riskFactors: atFiring.factors });
+  });
 });

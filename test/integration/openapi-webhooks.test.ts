@@ -47,6 +47,8 @@ type Kind = NotificationPayload["type"];
 const KINDS: readonly Kind[] = ["risk_alert.triggered", "risk_alert.test"];
 /** A firing's facts, each there only where its condition gives it (pipeline/notification.ts factsOf). */
 const FACT_FIELDS = ["direction", "counterparty", "activity", "previousScore"];
+/** A firing's notification and event ids: added within v1 in 2026-12, so a notification made before, redelivered, has neither. */
+const ID_FIELDS = ["notificationId", "eventId"];
 /** Headers of the connection and the message itself, which no OpenAPI operation declares. */
 const TRANSPORT_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding"]);
 // ajv-formats is CommonJS; under NodeNext its default import is the module object's type.
@@ -237,7 +239,7 @@ function builtFirings(): NotificationPayload[] {
         if (firing === null) throw new Error(`${condition} did not fire on ${JSON.stringify(tx)}`);
         // The pipeline hands a transaction to the builder only when one fired the alert.
         const transaction = condition === "risk_score_increase" ? undefined : tx;
-        payloads.push(triggeredPayload(alert, firing, risks[i]!, transaction, new Date()));
+        payloads.push(triggeredPayload(alert, firing, risks[i]!, transaction, new Date(), { notificationId: `ntf_${payloads.length}`, eventId: `evt_${payloads.length}` }));
       }
     }
   }
@@ -279,7 +281,7 @@ describe("the webhooks of the OpenAPI document", () => {
           // The transaction, and the facts added within v1 (a notification made before them, redelivered, has none).
           // A test's token: only when its alert filters large transfers by one.
           const optional =
-            at !== "#/properties/data" ? [] : kind === "risk_alert.triggered" ? ["transaction", ...FACT_FIELDS] : kind === "risk_alert.test" ? ["token"] : [];
+            at !== "#/properties/data" ? [] : kind === "risk_alert.triggered" ? ["transaction", ...FACT_FIELDS, ...ID_FIELDS] : kind === "risk_alert.test" ? ["token"] : [];
           const properties = Object.keys(node.properties as Schema).filter((name) => !optional.includes(name));
           expect(sorted(node.required as string[]), `${form} ${kind} ${at}`).toEqual(sorted(properties));
         }
@@ -415,7 +417,7 @@ describe("the webhooks of the OpenAPI document", () => {
 
     it("is refused by both when it lacks a field either requires, at every level, or has one of the wrong type or null where null is not allowed", () => {
       for (const errors of [publishedErrors, closedErrors]) {
-        for (const field of fieldNames(base).filter((name) => !FACT_FIELDS.some((fact) => name === `data.${fact}`))) {
+        for (const field of fieldNames(base).filter((name) => ![...FACT_FIELDS, ...ID_FIELDS].some((optional) => name === `data.${optional}`))) {
           const path = field.split(".");
           const missing = variant(errors, (b) => {
             const parent = path.slice(0, -1).reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, b);
@@ -555,6 +557,15 @@ describe("requests a receiver gets from real deliveries", () => {
     expect(sorted(firings.map((p) => p.data.condition))).toEqual(sorted(CONDITIONS));
     expect(firings.some((p) => p.data.alias === null && p.data.transaction?.mint === MINTS.USDC)).toBe(true);
     expect(firings.some((p) => p.data.transaction !== undefined && p.data.transaction.mint === null)).toBe(true);
+    // A firing's body names its notification (the webhook-id) and its event, for a receiver that keeps only the body.
+    for (const { request } of requests) {
+      const body = JSON.parse(request.body) as NotificationPayload;
+      if (body.type !== "risk_alert.triggered") continue;
+      expect(body.data.notificationId).toBe(String(request.headers["webhook-id"]));
+      const [row] = await t.deps.sql<Array<{ eventId: string | null }>>`select event_id as "eventId" from notifications where id = ${body.data.notificationId!}`;
+      expect(body.data.eventId).toMatch(/^evt_/);
+      expect(body.data.eventId).toBe(row!.eventId);
+    }
     // The 503 was retried under the same webhook-id, with a signature of its own attempt.
     const ids = alerts[3]!.route.requests.map((r) => String(r.headers["webhook-id"]));
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toHaveLength(1);

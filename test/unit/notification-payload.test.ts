@@ -20,6 +20,7 @@ import { triggeredPayload } from "../../src/pipeline/notification.ts";
 import { OTHER, THIRD, WALLET, counterparty, tx } from "./conditions/fixtures.ts";
 
 const NOW = new Date("2026-12-01T08:00:00.000Z");
+const IDS = { notificationId: "ntf_01jz0000000000000000000000", eventId: "evt_01jz0000000000000000000000" };
 const RISK = { score: 40, factors: ["sanctioned_counterparty" as const] };
 
 function alert(condition: Condition, threshold: number, baselineScore: number | null = null): ActiveAlertRow {
@@ -118,25 +119,30 @@ describe("triggeredPayload: what the reason says, as fields", () => {
   ])("$case", ({ condition, firing, transaction, fields }) => {
     const made = firing();
     expect(made).not.toBeNull();
-    const { data } = triggeredPayload(alert(condition, 0), made!, RISK, transaction, NOW);
+    const { data } = triggeredPayload(alert(condition, 0), made!, RISK, transaction, NOW, IDS);
     expect(data).toMatchObject(fields);
     // Only the fields that apply: none of the others, not even as undefined or null.
     const facts = ["direction", "counterparty", "activity", "previousScore"];
     expect(Object.keys(data).filter((key) => facts.includes(key)).sort()).toEqual(Object.keys(fields).sort());
   });
 
+  it("names its notification and its event, which the webhook-id header alone named, for a receiver that keeps only the body", () => {
+    const { data } = triggeredPayload(alert("large_transfer", 1_000), evaluateLargeTransfer(alert("large_transfer", 1_000), received)!, RISK, received, NOW, IDS);
+    expect(data).toMatchObject(IDS);
+  });
+
   it("gives no counterparty the evaluation did not see, and none for another address than the transaction's other side", () => {
     const plain = evaluateLargeTransfer(alert("large_transfer", 1_000), received)!;
-    const { data } = triggeredPayload(alert("large_transfer", 1_000), plain, RISK, received, NOW);
+    const { data } = triggeredPayload(alert("large_transfer", 1_000), plain, RISK, received, NOW, IDS);
     expect(data.direction).toBe("received");
     expect("counterparty" in data).toBe(false);
     const elsewhere = seen(plain, counterparty({ address: THIRD, labels: [] }));
-    expect("counterparty" in triggeredPayload(alert("large_transfer", 1_000), elsewhere, RISK, received, NOW).data).toBe(false);
+    expect("counterparty" in triggeredPayload(alert("large_transfer", 1_000), elsewhere, RISK, received, NOW, IDS).data).toBe(false);
   });
 
   it("keeps the fields as JSON carries them: the stored payload reads back the same", () => {
     const firing = evaluateSuspiciousCounterparty(alert("suspicious_counterparty", 75), sent, OFAC)!;
-    const payload = triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW);
+    const payload = triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW, IDS);
     expect(JSON.parse(JSON.stringify(payload))).toEqual(payload);
   });
 });
@@ -145,7 +151,7 @@ describe("the email of a firing with a labelled counterparty", () => {
   it("names each label's source in its facts, in the text part and the HTML part", () => {
     const sent = tx({ amount: 12.5, token: "SOL", mint: null, from: WALLET, to: OTHER });
     const firing = evaluateSuspiciousCounterparty(alert("suspicious_counterparty", 75), sent, OFAC)!;
-    const email = renderEmail(triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW));
+    const email = renderEmail(triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW, IDS));
     expect(email.text).toMatch(/^Counterparty risk: +100\/100$/m);
     expect(email.text).toMatch(/^Counterparty labels: +sanctioned \(score 100, source OFAC SDN\); mixer \(score 90, source vendor-x\)$/m);
     expect(email.html).toContain("<th align=\"left\">Counterparty labels</th><td>sanctioned (score 100, source OFAC SDN); mixer (score 90, source vendor-x)</td>");
@@ -154,7 +160,7 @@ describe("the email of a firing with a labelled counterparty", () => {
   it("says so when the counterparty has no label, and its risk is unknown", () => {
     const received = tx({ from: OTHER, to: WALLET });
     const firing = seen(evaluateLargeTransfer(alert("large_transfer", 1_000), received), counterparty({ labels: [] }));
-    const { text } = renderEmail(triggeredPayload(alert("large_transfer", 1_000), firing, RISK, received, NOW));
+    const { text } = renderEmail(triggeredPayload(alert("large_transfer", 1_000), firing, RISK, received, NOW, IDS));
     expect(text).toMatch(/^Counterparty risk: +unknown$/m);
     expect(text).toMatch(/^Counterparty labels: +none$/m);
   });
@@ -163,7 +169,7 @@ describe("the email of a firing with a labelled counterparty", () => {
     const sent = tx({ from: WALLET, to: OTHER });
     const unsourced = counterparty({ labelScore: 100, labelCategory: "sanctioned", labels: [{ category: "sanctioned", score: 100, source: null }] });
     const firing = evaluateSuspiciousCounterparty(alert("suspicious_counterparty", 75), sent, unsourced)!;
-    const payload = triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW);
+    const payload = triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW, IDS);
     expect(payload.data.counterparty?.labels).toEqual([{ category: "sanctioned", score: 100, source: null }]);
     // A payload made until 2026-11-28 (stored, then redelivered) carries "" for it.
     const stored = { ...payload, data: { ...payload.data, counterparty: { ...payload.data.counterparty!, labels: [{ category: "sanctioned" as const, score: 100, source: "" }] } } };
@@ -178,7 +184,7 @@ describe("the email of a firing with a labelled counterparty", () => {
     const sent = tx({ from: WALLET, to: OTHER });
     const odd = counterparty({ labelScore: 95, labelCategory: "scam", labels: [{ category: "scam", score: 95, source: "vendor\nx\u202e" }] });
     const firing = evaluateSuspiciousCounterparty(alert("suspicious_counterparty", 75), sent, odd)!;
-    const { text } = renderEmail(triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW));
+    const { text } = renderEmail(triggeredPayload(alert("suspicious_counterparty", 75), firing, RISK, sent, NOW, IDS));
     expect(text).toMatch(/^Counterparty labels: +scam \(score 95, source vendor x\)$/m);
   });
 });

@@ -9,6 +9,7 @@ import type { TransactionSql } from "postgres";
 import type { ScoreChange } from "../../domain/conditions/index.ts";
 import type { Condition, NotificationMethod, RiskFactor } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import type { JudgedSettings } from "../schema.ts";
 import { openBatchesAmong } from "./pipeline.ts";
 
 type Tx = TransactionSql;
@@ -212,21 +213,36 @@ export type NewEvent = {
   suppressed: boolean;
   transactionSignature: string | null;
   reason: string;
+  /** The alert's settings the event was judged by (a later PATCH does not change them). */
+  judged: JudgedSettings;
+  /** The wallet's score and factors with the event: the notification's, or what it would have carried (suppressed). */
+  riskScore: number;
+  riskFactors: readonly RiskFactor[];
 };
 
-/** Inserts events; one already recorded for (alert, dedupe key) is skipped. Returns the ids inserted. */
+/**
+ * Inserts events; one already recorded for (alert, dedupe key) is skipped. Returns the ids inserted.
+ * The judged settings go in as three columns, built into their jsonb by the statement, and the
+ * factors joined by commas (as writeScores takes them): arrays of scalars, still one statement.
+ */
 export async function insertEvents(tx: Tx, rows: readonly NewEvent[], now: Date): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const col = <T>(pick: (row: NewEvent) => T) => rows.map(pick);
   const inserted = await tx<{ id: string }[]>`
-    insert into alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at)
+    insert into alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at,
+                              judged_settings, risk_score, risk_factors)
     select id, alert_id, dedupe_key, condition, observed::numeric, suppressed = 1, transaction_signature, reason,
-           ${now.toISOString()}::timestamptz
+           ${now.toISOString()}::timestamptz,
+           jsonb_build_object('threshold', threshold, 'token', token, 'cooldownSeconds', cooldown_seconds),
+           risk_score, string_to_array(risk_factors, ',')
     from unnest(${col((r) => r.id)}::text[], ${col((r) => r.alertId)}::text[], ${col((r) => r.dedupeKey)}::text[],
                 ${col((r) => r.condition)}::text[], ${col((r) => String(r.observed))}::text[],
                 ${col((r) => (r.suppressed ? 1 : 0))}::int[], ${col((r) => r.transactionSignature)}::text[],
-                ${col((r) => r.reason)}::text[])
-         as u(id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason)
+                ${col((r) => r.reason)}::text[], ${col((r) => r.judged.threshold)}::text[], ${col((r) => r.judged.token)}::text[],
+                ${col((r) => r.judged.cooldownSeconds)}::int[], ${col((r) => r.riskScore)}::smallint[],
+                ${col((r) => r.riskFactors.join(","))}::text[])
+         as u(id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason,
+              threshold, token, cooldown_seconds, risk_score, risk_factors)
     on conflict (alert_id, dedupe_key) do nothing
     returning id`;
   return new Set(inserted.map((row) => row.id));
