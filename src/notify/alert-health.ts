@@ -21,6 +21,7 @@
 //   (queue/disabled-notices.ts): sent from here, one 451 or a short SMTP outage lost it.
 //   It is owed in Postgres too (alerts.disabled_notice_owed, set with the disabling, cleared
 //   by the job when it is done): the reconciler queues it again if Redis lost the job.
+// The disabling is entered in the alert's history, by `service` (db/queries/alert-changes.ts).
 // The disabling is dated (disabled_at), and its notice carries the date: a notice of an earlier
 // disabling, still waiting for its retry when the alert is re-enabled and disabled again, is
 // dropped instead of telling the owner twice (queue/jobs/disabled-notice.ts).
@@ -37,6 +38,7 @@
 // really gone answers 410 to the next notification, which disables the alert then.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
+import { SERVICE_ACTOR, recordAlertChange } from "../db/queries/alert-changes.ts";
 import type { Logger } from "../logger.ts";
 
 export const FAILING_DISABLES_AFTER_MS = 24 * 3_600_000;
@@ -59,7 +61,7 @@ export type FailureFacts = {
 /** What decides where an alert's disabled notice goes. */
 export type NoticeContacts = { ownerEmail: string | null; notificationMethod: string; recipient: string | null };
 
-type DisabledAlert = { alertId: string; owner: string; disabledReason: string };
+type DisabledAlert = { alertId: string; owner: string; disabledReason: string; previousReason: string | null };
 
 /** One disabling to tell the owner about; `disabledAt` tells it apart from a later one. */
 export type DisabledNotice = { alertId: string; disabledAt: Date };
@@ -126,7 +128,19 @@ export async function recordPermanentFailure(deps: AlertHealthDeps, facts: Failu
 async function markFailing(sql: Sql, facts: FailureFacts): Promise<DisabledAlert | undefined> {
   return sql.begin(async (tx) => {
     await tx`select 1 from alerts where id = ${facts.alertId} for update`;
-    return markLockedFailing(tx, facts);
+    const disabled = await markLockedFailing(tx, facts);
+    // The disabling is the service's change of the alert: entered in its history with it.
+    if (disabled) {
+      await recordAlertChange(tx, {
+        alertId: disabled.alertId,
+        owner: disabled.owner,
+        at: facts.now,
+        by: SERVICE_ACTOR,
+        action: "disabled",
+        changes: { status: ["active", "disabled"], disabledReason: [disabled.previousReason, disabled.disabledReason] },
+      });
+    }
+    return disabled;
   });
 }
 
@@ -141,7 +155,7 @@ async function markLockedFailing(sql: TransactionSql, facts: FailureFacts): Prom
       where id = ${notificationId}::text and status not in ('delivered', 'failed')
       for share
     ), before as (
-      select id, failing_since
+      select id, failing_since, disabled_reason
       from alerts
       where id = ${facts.alertId} and status = 'active'
         and (${notificationId}::text is null or exists (select 1 from open_notification))
@@ -158,10 +172,11 @@ async function markLockedFailing(sql: TransactionSql, facts: FailureFacts): Prom
                  where n.alert_id = before.id and n.status = 'failed' and n.updated_at >= ${cutoff}::timestamptz
                ) then failing_since
                else ${now}::timestamptz
-             end as since
+             end as since,
+             disabled_reason as previous_reason
       from before
     ), verdict as (
-      select id, since, ${facts.gone}::boolean or since <= ${cutoff}::timestamptz as disable
+      select id, since, previous_reason, ${facts.gone}::boolean or since <= ${cutoff}::timestamptz as disable
       from run
     )
     update alerts a
@@ -179,7 +194,8 @@ async function markLockedFailing(sql: TransactionSql, facts: FailureFacts): Prom
         updated_at = ${now}::timestamptz
     from verdict
     where a.id = verdict.id
-    returning a.id as "alertId", a.owner, a.disabled_reason as "disabledReason", verdict.disable as "disabledNow"`;
+    returning a.id as "alertId", a.owner, a.disabled_reason as "disabledReason", verdict.previous_reason as "previousReason",
+              verdict.disable as "disabledNow"`;
   return row?.disabledNow ? row : undefined;
 }
 

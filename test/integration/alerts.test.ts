@@ -297,6 +297,10 @@ describe("GET /v1/risk/alerts/{alertId}/events", () => {
       createdAt: "2026-03-01T12:04:00.000Z",
       notificationId: expected[0]!.notificationId,
       digestNotificationId: null,
+      // Written as events were before the service kept what they were judged by.
+      judgedSettings: null,
+      riskScore: null,
+      riskFactors: null,
     });
     // The suppressed one was not sent, and the score-change one has no transaction.
     expect(body.events[1]).toEqual(expect.objectContaining({ suppressed: true }));

@@ -1,8 +1,9 @@
 // The archive of deleted alerts (migration 0020): an alert deleted by its owner, or with its
 // wallet, is copied here with every event it fired, every notification and every delivery
 // attempt, in the transaction that deletes it. The API answers as before (the alert is gone),
-// while a compliance desk can still show what it fired and what was sent. Nothing here deletes:
-// an operator prunes the archive (README, Risk alerts).
+// while a compliance desk can still show what it fired and what was sent. The same transaction
+// ends the alert's history with its deletion (alert_changes, which the API still serves). Nothing
+// here deletes: an operator prunes the archive (README, Risk alerts).
 import type { TransactionSql } from "postgres";
 
 /** Why an alert was deleted: its own DELETE, or its wallet's. */
@@ -30,6 +31,20 @@ const SETTINGS = `jsonb_build_object(
   'disabled_reason', a.disabled_reason, 'disabled_at', a.disabled_at,
   'disabled_notice_owed', a.disabled_notice_owed, 'secret_rotated_at', a.secret_rotated_at,
   'updated_at', a.updated_at)`;
+
+/**
+ * A deletion's history entry: every setting of domain/alert-history.ts ALERT_SETTINGS by the
+ * API's name and as the API shows it (the threshold a double, as in AlertRow), [value, null];
+ * disabledReason too when there is one.
+ */
+const DELETED_CHANGES = `jsonb_build_object(
+    'walletId', jsonb_build_array(a.wallet_id, null), 'condition', jsonb_build_array(a.condition, null),
+    'status', jsonb_build_array(a.status, null), 'threshold', jsonb_build_array(a.threshold::float8, null),
+    'token', jsonb_build_array(a.token, null), 'notificationMethod', jsonb_build_array(a.notification_method, null),
+    'webhookUrl', jsonb_build_array(a.webhook_url, null), 'recipient', jsonb_build_array(a.recipient, null),
+    'cooldownSeconds', jsonb_build_array(a.cooldown_seconds, null))
+  || case when a.disabled_reason is null then '{}'::jsonb
+          else jsonb_build_object('disabledReason', jsonb_build_array(a.disabled_reason, null)) end`;
 
 /**
  * Copies the alerts and their records into the archive and returns the ids archived (none for
@@ -73,10 +88,18 @@ export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, 
     returning id`;
   const ids = alerts.map((row) => row.id);
   if (ids.length === 0) return ids;
+  // The last entry of each alert's history (alert-changes.ts), which outlives it: its settings as they were, [value, null].
+  await tx`
+    insert into alert_changes (alert_id, owner, by, action, changes)
+    select a.id, a.owner, ${deletion.deletedBy}, 'deleted', ${tx.unsafe(DELETED_CHANGES)}
+    from alerts a where a.id = any(${ids}::text[])
+    order by a.id`;
 
   await tx`
-    insert into deleted_alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at)
-    select id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at
+    insert into deleted_alert_events (id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at,
+                                      judged_settings, risk_score, risk_factors)
+    select id, alert_id, dedupe_key, condition, observed, suppressed, transaction_signature, reason, created_at,
+           judged_settings, risk_score, risk_factors
     from alert_events where alert_id = any(${ids}::text[])`;
   await tx`
     insert into deleted_notifications (id, alert_id, event_id, channel, destination, payload, status, attempt_count,
@@ -89,8 +112,8 @@ export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, 
     for update`;
   // A statement of its own, after the notifications are locked: it sees every attempt committed.
   await tx`
-    insert into deleted_delivery_attempts (id, notification_id, at, duration_ms, status_code, error, response_body)
-    select d.id, d.notification_id, d.at, d.duration_ms, d.status_code, d.error, d.response_body
+    insert into deleted_delivery_attempts (id, notification_id, at, duration_ms, status_code, error, response_body, destination)
+    select d.id, d.notification_id, d.at, d.duration_ms, d.status_code, d.error, d.response_body, d.destination
     from notifications n join delivery_attempts d on d.notification_id = n.id
     where n.alert_id = any(${ids}::text[])`;
   return ids;

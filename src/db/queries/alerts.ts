@@ -3,9 +3,11 @@
 // as ISO 8601 UTC in SQL (drizzle turns postgres.js's date parsing off for the shared pool,
 // so Date values neither come back nor go in as parameters).
 import type { TransactionSql } from "postgres";
+import { changedSettings, createdChanges, patchAction } from "../../domain/alert-history.ts";
 import type { AlertStatus, Condition, NotificationMethod } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { archiveAlerts } from "./alert-archive.ts";
+import { recordAlertChange } from "./alert-changes.ts";
 import { ownerLock } from "./advisory-lock.ts";
 import type { Changed, Deleted, Precondition } from "./guarded-write.ts";
 
@@ -87,7 +89,10 @@ export async function insertAlert(sql: Sql, alert: NewAlert, caps: AlertCaps): P
       if (state!.inAll >= caps.perCaller) return { kind: "capped", cap: "caller", limit: caps.perCaller };
     }
     const row = await insertAlertRow(tx, alert);
-    return row ? { kind: "created", row } : { kind: "not-inserted" };
+    if (!row) return { kind: "not-inserted" };
+    // Its history begins with it: every setting it was made with, by its owner.
+    await recordAlertChange(tx, { alertId: row.alertId, owner: alert.owner, at: alert.createdAt, by: alert.owner, action: "created", changes: createdChanges(row) });
+    return { kind: "created", row };
   });
 }
 
@@ -275,6 +280,8 @@ async function scoreOfResumedAlert(tx: TransactionSql, owner: string, alertId: s
  * longer owed (the reconciler does not queue it again). An unusual_activity alert resumed or
  * given another threshold is armed again (activity_armed): its next judgment fires on a burst
  * already at or over its limit, unless it reported that burst already (record-events.ts).
+ * A change of any setting the API shows is entered in the alert's history, as `paused`,
+ * `resumed` or `updated` (domain/alert-history.ts); one that changed none leaves no entry.
  */
 export async function updateAlert(
   sql: Sql,
@@ -317,20 +324,23 @@ export async function updateAlert(
       returning ${db.unsafe(COLUMNS)}`;
     return row;
   };
-  const changed = (row: AlertRow | undefined): Changed<AlertRow> => (row ? { kind: "changed", row } : { kind: "not-found" });
-  // Only a resume (which reads the score first, under its lock) or a precondition takes a
-  // transaction: any other change is one statement, whose RETURNING is its own write.
-  if (!resumes && !precondition) return changed(await update(sql, null));
+  // One transaction: the alert as it was is read under the lock the update takes, so that the
+  // history entry (alert-changes.ts) says what this change changed, from what, and no other
+  // write comes between; a precondition is judged on that read.
   return sql.begin(async (tx) => {
+    // A resume reads the score first, as an evaluation locks them: the score, then the alert.
     const score = resumes ? await scoreOfResumedAlert(tx, owner, alertId) : null;
-    // After the score, as an evaluation locks them: the score, then the alert.
-    if (precondition) {
-      const [current] = await tx<AlertRow[]>`
-        select ${tx.unsafe(COLUMNS)} from alerts where id = ${alertId} and owner = ${owner} for no key update`;
-      if (!current) return { kind: "not-found" };
-      if (!precondition(current)) return { kind: "precondition-failed" };
-    }
-    return changed(await update(tx, score));
+    const [current] = await tx<AlertRow[]>`
+      select ${tx.unsafe(COLUMNS)} from alerts where id = ${alertId} and owner = ${owner} for no key update`;
+    if (!current) return { kind: "not-found" };
+    if (precondition && !precondition(current)) return { kind: "precondition-failed" };
+    const row = await update(tx, score);
+    if (!row) return { kind: "not-found" };
+    const settings = changedSettings(current, row);
+    const action = patchAction(settings);
+    // The caller that changes an alert is its owner (every query here is scoped by owner).
+    if (action) await recordAlertChange(tx, { alertId, owner, at: now, by: owner, action, changes: settings });
+    return { kind: "changed", row };
   });
 }
 

@@ -3,6 +3,7 @@
 // cooldown digest that tells of it.
 import type { Condition } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
+import type { JudgedSettings } from "../schema.ts";
 
 export type AlertEventRow = {
   eventId: string;
@@ -17,18 +18,30 @@ export type AlertEventRow = {
   notificationId: string | null;
   /** A suppressed event's cooldown digest (cooldown-digest.ts); null for any other, and when none was made (no destination). */
   digestNotificationId: string | null;
+  /** The alert's settings it was judged by, and the wallet's score with it; null for an event recorded before migration 0028. */
+  judgedSettings: JudgedSettings | null;
+  riskScore: number | null;
+  riskFactors: string[] | null;
 };
+
+/** createdAt at or after `since`, and before `until` (ISO 8601); either may be left out. */
+export type EventWindow = { since?: string | undefined; until?: string | undefined };
 
 /**
  * The caller checks that the alert is theirs first; this reads by alert id only. `after`: only
  * the events the list shows after that one (a cursor past the offset's bound); undefined when
  * no event of the alert has that id. `hasMore` is whether the list goes on past this page.
+ * `window` selects by createdAt, `total` included (the cursor aside); a range of
+ * alert_events_alert_newest_idx, as the cursor is.
  */
 export async function listAlertEvents(
   sql: Sql,
   alertId: string,
-  page: { offset: number; limit: number; after?: string },
+  page: { offset: number; limit: number; after?: string | undefined },
+  window: EventWindow = {},
 ): Promise<{ rows: AlertEventRow[]; total: number; hasMore: boolean } | undefined> {
+  const since = window.since === undefined ? sql`` : sql`and created_at >= ${window.since}::timestamptz`;
+  const until = window.until === undefined ? sql`` : sql`and created_at < ${window.until}::timestamptz`;
   let cursor = sql``;
   if (page.after !== undefined) {
     const [at] = await sql<{ createdAt: Date }[]>`
@@ -61,15 +74,16 @@ export async function listAlertEvents(
              where d.alert_id = e.alert_id and d.window_end > e.created_at
                and d.window_start = (select max(s.window_start) from cooldown_digests s
                                      where s.alert_id = e.alert_id and s.window_start <= e.created_at)
-             order by d.window_end limit 1) end as "digestNotificationId"
+             order by d.window_end limit 1) end as "digestNotificationId",
+           e.judged_settings as "judgedSettings", e.risk_score as "riskScore", e.risk_factors as "riskFactors"
     from (
       select * from alert_events
-      where alert_id = ${alertId} ${cursor}
+      where alert_id = ${alertId} ${since} ${until} ${cursor}
       order by created_at desc nulls last, id
       limit ${page.limit + 1} offset ${page.offset}
     ) e
     order by e.created_at desc nulls last, e.id`;
   const [count] = await sql<{ total: number }[]>`
-    select count(*)::int as total from alert_events where alert_id = ${alertId}`;
+    select count(*)::int as total from alert_events where alert_id = ${alertId} ${since} ${until}`;
   return { rows: rows.slice(0, page.limit), total: count?.total ?? 0, hasMore: rows.length > page.limit };
 }

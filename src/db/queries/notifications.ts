@@ -156,7 +156,8 @@ export const MAX_PREVIOUS_SECRETS = 5;
  * `previousExpiresAt`, beside the earlier replaced ones still in their grace period (at most
  * MAX_PREVIOUS_SECRETS, the newest). Undefined when the alert is not the owner's. Records the
  * rotation (secret_rotated_at): a create replayed under its Idempotency-Key would otherwise
- * hand out the new secret (routes/alerts.ts).
+ * hand out the new secret (routes/alerts.ts); and enters it in the alert's history
+ * (alert-changes.ts: `secret_rotated`, with no setting, for the secret is none).
  */
 export async function rotateWebhookSecret(
   sql: Sql,
@@ -186,7 +187,11 @@ export async function rotateWebhookSecret(
           webhook_secret = ${secret}, secret_rotated_at = ${now.toISOString()}::timestamptz,
           updated_at = ${now.toISOString()}::timestamptz
       from target where a.id = target.id and target.webhook
-      returning a.id
+      returning a.id, a.owner
+    ), entered as (
+      -- In its history that it rotated, by its owner; never a secret.
+      insert into alert_changes (alert_id, owner, at, by, action, changes)
+      select id, owner, ${now.toISOString()}::timestamptz, owner, 'secret_rotated', '{}'::jsonb from rotated
     )
     select exists (select 1 from rotated) as rotated from target`;
   return row;

@@ -121,6 +121,12 @@ export const EventsQuery = Type.Object(
     after: Type.Optional(
       idSchema("evt", "only the events listed after this one (older; a cursor that pages past offset's bound): the eventId of the last event received"),
     ),
+    since: Type.Optional(
+      Type.String({ format: "date-time", maxLength: 64, description: "ISO 8601 date-time (2026-03-01T00:00:00Z): only the events with createdAt at or after it" }),
+    ),
+    until: Type.Optional(
+      Type.String({ format: "date-time", maxLength: 64, description: "ISO 8601 date-time: only the events with createdAt before it; later than since" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -172,6 +178,25 @@ export const EventListSchema = Type.Object({
         description:
           "a suppressed event: the cooldown digest (risk_alert.suppressed) that tells, or will tell when the cooldown ends, of it; null for an event that was not suppressed, and when no digest was made (the alert had no destination)",
       }),
+      judgedSettings: Type.Union(
+        [
+          Type.Object({
+            threshold: Type.Number({ description: "the threshold the event was judged against" }),
+            token: Type.Union([Type.String(), Type.Null()], { description: "large_transfer: the token filter (null: any token)" }),
+            cooldownSeconds: Type.Integer({ description: "the cooldown that decided whether it was suppressed" }),
+          }),
+          Type.Null(),
+        ],
+        {
+          description:
+            "extension: the alert's settings the event was judged by, as they were when it fired (a later PATCH does not change them); null for an event recorded before the service kept them",
+        },
+      ),
+      riskScore: Type.Union([Type.Integer(), Type.Null()], {
+        description:
+          "extension: the wallet's risk score with the event, as the notification carries it (for a suppressed event, as it would have); null for an event recorded before the service kept it",
+      }),
+      riskFactors: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "extension: the risk factors with riskScore; null with it" }),
     }),
   ),
   total: Type.Integer(),
@@ -189,5 +214,9 @@ export function eventJson(row: AlertEventRow) {
     createdAt: row.createdAt,
     ...(row.notificationId !== null ? { notificationId: row.notificationId } : {}),
     digestNotificationId: row.digestNotificationId,
+    // The threshold stored as its exact decimal, shown as the alert's own threshold is (a number).
+    judgedSettings: row.judgedSettings && { ...row.judgedSettings, threshold: Number(row.judgedSettings.threshold) },
+    riskScore: row.riskScore,
+    riskFactors: row.riskFactors,
   };
 }

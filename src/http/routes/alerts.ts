@@ -27,6 +27,7 @@ import { ProblemError, invalid, notFound } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
 import { NO_STORE, described, errorResponses, noStore, parseQueryInteger, withLocation } from "../schemas.ts";
 import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
+import { eventWindow } from "./event-window.ts";
 import {
   AlertIdParams,
   AlertListSchema,
@@ -294,7 +295,9 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           description:
             "Newest first (createdAt descending, then eventId ascending). Paged by limit and offset (offset at most 100,000), or from after, the eventId of the last event received, " +
             "which goes on to older events (offset then counts from it). Events recorded while you page push offset pages down (a page repeats entries of the one before); " +
-            "pages read with after do not move, so page with it while the alert fires, until hasMore is false.",
+            "pages read with after do not move, so page with it while the alert fires, until hasMore is false. " +
+            "since and until select a period by createdAt (at or after since, before until; total counts the period), for an export of one period. " +
+            "Each event keeps the settings it was judged by (judgedSettings) and the wallet's risk score and factors with it.",
           params: AlertIdParams,
           querystring: EventsQuery,
           response: { 200: described(EventListSchema, "what the alert fired, newest first, one page"), ...errorResponses(400, 404) },
@@ -304,9 +307,10 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         const { alertId } = request.params;
         const limit = parseQueryInteger("limit", request.query.limit, EVENTS_LIMIT);
         const offset = parseQueryInteger("offset", request.query.offset, EVENTS_OFFSET);
+        const window = eventWindow(request.query);
         if (!(await findAlert(deps.sql, request.caller.sub, alertId))) throw alertNotFound(alertId);
         const { after } = request.query;
-        const page = await listAlertEvents(deps.sql, alertId, { offset, limit, after });
+        const page = await listAlertEvents(deps.sql, alertId, { offset, limit, after }, window);
         if (!page) throw invalid("query.after", `must be the eventId of an event of alert ${alertId}`);
         return { events: page.rows.map(eventJson), total: page.total, hasMore: page.hasMore };
       },

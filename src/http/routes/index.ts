@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import type { ReadCache } from "../read-cache.ts";
+import { alertHistoryRoutes } from "./alert-history.ts";
 import { alertNotificationRoutes } from "./alert-notifications.ts";
 import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
@@ -22,6 +23,7 @@ export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTy
     await app.register(notificationRoutes(deps));
     await app.register(alertNotificationRoutes(deps));
     await app.register(redeliverRoutes(deps));
+    await app.register(alertHistoryRoutes(deps));
     await app.register(heliusRoutes(deps));
     await app.register(riskLabelRoutes(deps));
     await app.register(twilioStatusCallbackRoutes(deps));

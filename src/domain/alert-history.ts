@@ -1,0 +1,65 @@
+// What one change of an alert changed, as its history (alert_changes, GET
+// /v1/risk/alerts/{id}/history) records it: each setting by the API's name, [before, after].
+// Pure: the writers read the alert as it was and as they left it, and this says what differs.
+// A secret is no setting here, and never will be by accident: only the names listed are read.
+
+/** An alert's settings as the API shows them (AlertRow has these among others). */
+export type AlertSettingsView = {
+  walletId: string;
+  condition: string;
+  status: string;
+  threshold: number;
+  token: string | null;
+  notificationMethod: string;
+  webhookUrl: string | null;
+  recipient: string | null;
+  cooldownSeconds: number;
+  disabledReason: string | null;
+};
+
+/** What a creation lists (every one, nulls included) and a deletion too; disabledReason comes and goes with a disabling. */
+export const ALERT_SETTINGS = [
+  "walletId",
+  "condition",
+  "status",
+  "threshold",
+  "token",
+  "notificationMethod",
+  "webhookUrl",
+  "recipient",
+  "cooldownSeconds",
+] as const satisfies ReadonlyArray<keyof AlertSettingsView>;
+
+export type SettingName = keyof AlertSettingsView;
+/** Per setting: [before, after], each null where there was none (before a creation, after a deletion). */
+export type SettingChanges = { [Name in SettingName]?: [AlertSettingsView[Name] | null, AlertSettingsView[Name] | null] };
+
+/**
+ * created: by its owner; updated / paused / resumed: by its owner's PATCH; disabled: by the
+ * service (alert health); secret_rotated: by its owner; deleted: by its owner, alone or with its wallet.
+ */
+export const ALERT_ACTIONS = ["created", "updated", "paused", "resumed", "disabled", "secret_rotated", "deleted"] as const;
+export type AlertAction = (typeof ALERT_ACTIONS)[number];
+
+/** A creation: every setting, [null, value]. */
+export function createdChanges(alert: AlertSettingsView): SettingChanges {
+  return Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, alert[name]]])) as SettingChanges;
+}
+
+/** Only the settings whose value differs, disabledReason included (a PATCH of status clears it). */
+export function changedSettings(before: AlertSettingsView, after: AlertSettingsView): SettingChanges {
+  const names: SettingName[] = [...ALERT_SETTINGS, "disabledReason"];
+  return Object.fromEntries(names.filter((name) => before[name] !== after[name]).map((name) => [name, [before[name], after[name]]])) as SettingChanges;
+}
+
+/**
+ * A PATCH's action: `paused` or `resumed` when it changed the status (to paused; to active from
+ * paused or disabled), whatever else it changed with it (its changes list all of it); else
+ * `updated`. Undefined when it changed nothing: a PATCH that sets what is already there leaves
+ * no entry.
+ */
+export function patchAction(changes: SettingChanges): Extract<AlertAction, "updated" | "paused" | "resumed"> | undefined {
+  const status = changes.status;
+  if (status) return status[1] === "active" ? "resumed" : "paused";
+  return Object.keys(changes).length > 0 ? "updated" : undefined;
+}
