@@ -59,7 +59,7 @@ type NotificationBody = {
   status: string;
   createdAt: string;
   deliveredAt: string | null;
-  attempts: Array<{ at: string; durationMs: number; statusCode: number | null; error: string | null }>;
+  attempts: Array<{ at: string; durationMs: number; statusCode: number | null; error: string | null; destination: string | null }>;
 };
 
 /** Polls GET /v1/notifications/{id} until the notification is delivered or failed (bounded). */
@@ -88,7 +88,7 @@ describe("POST /v1/risk/alerts/{id}/test", () => {
     const body = await settled(notificationId);
     expect(body).toMatchObject({ notificationId, alertId: alert.alertId, eventId: null, channel: "webhook", status: "delivered" });
     expect(body.deliveredAt).toMatch(/Z$/);
-    expect(body.attempts).toEqual([{ at: expect.stringMatching(/Z$/), durationMs: expect.any(Number), statusCode: 200, error: null }]);
+    expect(body.attempts).toEqual([{ at: expect.stringMatching(/Z$/), durationMs: expect.any(Number), statusCode: 200, error: null, destination: route.url }]);
 
     const [request] = route.requests;
     expect(request!.headers["webhook-id"]).toBe(notificationId);

@@ -58,7 +58,7 @@ export async function loadForDelivery(sql: Sql, notificationIds: readonly string
 export type AttemptRecord = {
   notificationId: string;
   alertId: string;
-  /** Where the attempt went: the notification shows the latest. */
+  /** Where the attempt went: kept with the attempt (an owner's PATCH may move the next one elsewhere), and the notification's as its latest. */
   destination: string;
   at: Date;
   durationMs: number;
@@ -156,8 +156,8 @@ const RECORD_ATTEMPTS = `
       order by n.id
       for no key update of n
     ), attempt as (
-      insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body)
-      select notification_id, at, duration_ms, status_code, error, response_body from live
+      insert into delivery_attempts (notification_id, at, duration_ms, status_code, error, response_body, destination)
+      select notification_id, at, duration_ms, status_code, error, response_body, destination from live
     ), healthy as (
       update alerts a set failing_since = null, updated_at = d.at
       from (select alert_id, max(at) as at from input where status = 'delivered' group by alert_id) d

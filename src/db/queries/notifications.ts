@@ -68,7 +68,8 @@ export type NotificationSummary = {
 };
 
 export type NotificationView = NotificationSummary & {
-  attempts: Array<{ at: Date; durationMs: number; statusCode: number | null; error: string | null }>;
+  /** `destination`: where the attempt went, as stored (null for attempts made before migration 0028). */
+  attempts: Array<{ at: Date; durationMs: number; statusCode: number | null; error: string | null; destination: string | null }>;
 };
 
 export type SummaryRow = Omit<NotificationSummary, "carrier"> & {
@@ -106,7 +107,7 @@ export async function findNotification(sql: Sql, owner: string, notificationId: 
     where n.id = ${notificationId} and a.owner = ${owner}`;
   if (!row) return undefined;
   const attempts = await sql<NotificationView["attempts"]>`
-    select at, duration_ms as "durationMs", status_code as "statusCode", error
+    select at, duration_ms as "durationMs", status_code as "statusCode", error, destination
     from delivery_attempts where notification_id = ${notificationId}
     order by at, id`;
   return { ...summaryOf(row), attempts: attempts.map((attempt) => ({ ...attempt, at: asDate(attempt.at) })) };

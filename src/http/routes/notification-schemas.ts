@@ -55,6 +55,10 @@ export const NotificationSchema = Type.Object({
       durationMs: Type.Integer(),
       statusCode: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status (webhook, Twilio) or SMTP reply code" }),
       error: Type.Union([Type.String(), Type.Null()]),
+      destination: Type.Union([Type.String(), Type.Null()], {
+        description:
+          "where this attempt went, as the alert said then (an owner's PATCH moves the attempts after it, never the ones before): the email address or phone number; a webhook URL as scheme, host and path, without its query (which often carries the receiver's token); null for attempts made before the service recorded it",
+      }),
     }),
   ),
 });

@@ -7,12 +7,13 @@ import {
   findTestTarget,
   insertNotification,
   rotateWebhookSecret,
+  type NotificationView,
   type TestTarget,
 } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
-import type { NotificationPayload } from "../../domain/types.ts";
+import type { NotificationMethod, NotificationPayload } from "../../domain/types.ts";
 import { newId } from "../../ids.ts";
-import { walletName } from "../../notify/render.ts";
+import { destinationShown, walletName } from "../../notify/render.ts";
 import { channelsOff } from "../../notify/transports.ts";
 import { PREVIOUS_SECRET_GRACE_MS } from "../../notify/sign.ts";
 import { generateWebhookSecret } from "../../notify/webhook-secret.ts";
@@ -129,9 +130,24 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
       async (request) => {
         const row = await findNotification(deps.sql, request.caller.sub, request.params.notificationId);
         if (!row) throw notFound(`notification ${request.params.notificationId}`);
-        return { ...summaryJson(row), attempts: row.attempts.map((attempt) => ({ ...attempt, at: attempt.at.toISOString() })) };
+        return { ...summaryJson(row), attempts: row.attempts.map((attempt) => attemptJson(row.channel, attempt)) };
       },
     );
+  };
+}
+
+/**
+ * An attempt as its owner reads it. Its destination is shown as the owner's notice of a disabled
+ * alert shows one (destinationShown): a webhook URL without its query, which often carries the
+ * receiver's token. GET /v1/risk/alerts/{id} shows the current URL whole, since the owner edits
+ * it there; an attempt is a record, kept after the owner replaced a URL (and its token), and
+ * scheme, host and path say where it went. The database keeps the URL whole.
+ */
+function attemptJson(channel: NotificationMethod, attempt: NotificationView["attempts"][number]) {
+  return {
+    ...attempt,
+    at: attempt.at.toISOString(),
+    destination: attempt.destination === null ? null : destinationShown(channel, attempt.destination),
   };
 }
 
