@@ -4,7 +4,8 @@ import { randomBytes } from "node:crypto";
 // sort by creation and a stray id says what it names. Within one process, ids made for the
 // same millisecond count up from the first one's random part (ULID's monotonic mode): the
 // events of one evaluation share their time and list in the order they were recorded.
-export type IdPrefix = "wal" | "alr" | "evt" | "ntf" | "bat";
+// lld: a label load, one PUT or DELETE of /v1/risk/labels (label_changes.load_id).
+export type IdPrefix = "wal" | "alr" | "evt" | "ntf" | "bat" | "lld";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
 const TAIL_DIGITS = 16;

@@ -42,8 +42,10 @@ import {
   type Exposure,
   type LabelInput,
 } from "../db/queries/risk-labels.ts";
+import { insertLabelChanges, type LabelChange, type LabelLoad } from "../db/queries/label-changes.ts";
 import { riskScore } from "../domain/risk/index.ts";
 import { RISK_FACTORS, type RiskFactor } from "../domain/types.ts";
+import { newId } from "../ids.ts";
 import { enqueueScoreEvaluation } from "./enqueue-risk.ts";
 import type { AddressActivity } from "./activity.ts";
 import { retryTransaction } from "./retry.ts";
@@ -58,87 +60,94 @@ import { behaviouralFactors, isLabelFactor, labelFactorsOf, sameFactors } from "
 export const RESCORE_CHUNK = 1_000;
 export const LABELS_CAUSE = "labels";
 
-export type RelabelResult = { upserted: number; changed: number; rescored: number; scoreChangeIds: number[] };
+/**
+ * risk_score_history's cause for a label load's rescore: `labels:<load id>`, the load whose
+ * label_changes rows say what changed, by whom. A rescore taken over by the reconciler (its
+ * process ended before finishing it) says `labels` alone: label_rescores does not keep the load.
+ */
+export const labelsCause = (loadId: string | null): string => (loadId === null ? LABELS_CAUSE : `${LABELS_CAUSE}:${loadId}`);
 
-/** PUT /v1/risk/labels: `updatedBy` is the caller's sub, kept on the labels it writes. */
-export async function applyLabels(
-  deps: Pick<Deps, "sql" | "queues" | "logger">,
-  labels: readonly LabelInput[],
-  updatedBy: string | null = null,
-): Promise<RelabelResult> {
-  const { upserted, changed, rescoreId } = await recordLabels(deps, labels, updatedBy);
-  return { upserted, changed, ...(await rescoreAfterCommit(deps, rescoreId)) };
+/** `changed`: the addresses of which a label is new, changed or removed; `changedLabels`: the labels. */
+export type RelabelResult = { loadId: string; upserted: number; changed: number; changedLabels: number; rescored: number; scoreChangeIds: number[] };
+
+/** PUT /v1/risk/labels: `by` is the caller's sub, kept on the labels it changes and on its label_changes rows. */
+export async function applyLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, labels: readonly LabelInput[], by: string): Promise<RelabelResult> {
+  const recorded = await recordLabels(deps, labels, by);
+  return { ...recorded, ...(await rescoreAfterCommit(deps, recorded.rescoreId, recorded.loadId)) };
 }
 
 /**
- * The first step: the labels, and (when any changed) the record of the rescore they are owed.
- * `changed` counts the addresses of which a label is new or changed its category or score.
+ * The first step: the labels, what they changed (label_changes, under a new load id), and (when
+ * any changed) the record of the rescore they are owed. `changed` counts the addresses of which
+ * a label is new or changed its category or score.
  */
 export async function recordLabels(
   deps: Pick<Deps, "sql">,
   labels: readonly LabelInput[],
-  updatedBy: string | null = null,
-): Promise<{ upserted: number; changed: number; rescoreId: number | null }> {
+  by: string,
+): Promise<{ loadId: string; upserted: number; changed: number; changedLabels: number; rescoreId: number | null }> {
   // The last of several labels for one address and source wins, as if they had been sent one by one.
   const byKey = new Map(labels.map((label) => [JSON.stringify([label.address, label.source]), label]));
-  const { changed, rescoreId } = await commitLabelChange(deps, (tx) => upsertLabels(tx, [...byKey.values()], updatedBy));
-  return { upserted: byKey.size, changed: changed.length, rescoreId };
+  const load = { id: newId("lld"), by };
+  const { changes, changed, rescoreId } = await commitLabelChange(deps, load, (tx) => upsertLabels(tx, [...byKey.values()], by));
+  return { loadId: load.id, upserted: byKey.size, changed: changed.length, changedLabels: changes.length, rescoreId };
 }
 
-export type RemovalResult = { removed: number; changed: number; rescored: number; scoreChangeIds: number[] };
+export type RemovalResult = { loadId: string; removed: number; changed: number; rescored: number; scoreChangeIds: number[] };
 
 /**
  * A removal (DELETE /v1/risk/labels: a delisting, a row loaded by mistake) is a label change
  * like any other: the same two steps, the same record, the same rescore, the same reconciler.
  * The tracked addresses that dealt with a removed address lose its factor (unless another list
  * labels it so too) and their scores fall. `source`: only that list's labels (null: those loaded
- * without a source); undefined: every list's.
+ * without a source); undefined: every list's. `by`: the caller's sub, on its label_changes rows.
  */
 export async function removeLabels(
   deps: Pick<Deps, "sql" | "queues" | "logger">,
   addresses: readonly string[],
-  source?: string | null,
+  source: string | null | undefined,
+  by: string,
 ): Promise<RemovalResult> {
-  const { removed, changed, rescoreId } = await recordLabelRemovals(deps, addresses, source);
-  return { removed, changed, ...(await rescoreAfterCommit(deps, rescoreId)) };
+  const { loadId, removed, changed, rescoreId } = await recordLabelRemovals(deps, addresses, source, by);
+  return { loadId, removed, changed, ...(await rescoreAfterCommit(deps, rescoreId, loadId)) };
 }
 
 /**
- * The first step of a removal: the labels deleted, and (when any was there) the record of the
- * rescore owed. `removed` counts the labels, `changed` the addresses that lost one.
+ * The first step of a removal: the labels deleted, each recorded in label_changes, and (when any
+ * was there) the record of the rescore owed. `removed` counts the labels, `changed` the addresses
+ * that lost one.
  */
 export async function recordLabelRemovals(
   deps: Pick<Deps, "sql">,
   addresses: readonly string[],
-  source?: string | null,
-): Promise<{ removed: number; changed: number; rescoreId: number | null }> {
+  source: string | null | undefined,
+  by: string,
+): Promise<{ loadId: string; removed: number; changed: number; rescoreId: number | null }> {
   const unique = [...new Set(addresses)].sort();
-  let removed = 0;
-  const { changed, rescoreId } = await commitLabelChange(deps, async (tx) => {
-    const deleted = await deleteLabels(tx, unique, source);
-    // Set by the attempt that commits (retryTransaction may run this again).
-    removed = deleted.removed;
-    return deleted.changed;
-  });
-  return { removed, changed: changed.length, rescoreId };
+  const load = { id: newId("lld"), by };
+  const { changes, changed, rescoreId } = await commitLabelChange(deps, load, (tx) => deleteLabels(tx, unique, source));
+  return { loadId: load.id, removed: changes.length, changed: changed.length, rescoreId };
 }
 
 /**
- * The first step of any label change, in one transaction: `write` changes the labels and names
- * the addresses whose labels changed, and the record of the rescore they are owed (when any)
- * commits with them.
+ * The first step of any label change, in one transaction: `write` changes the labels and says
+ * what it changed; the load's label_changes rows, and the record of the rescore the changed
+ * addresses are owed (when any), commit with them.
  */
 async function commitLabelChange(
   deps: Pick<Deps, "sql">,
-  write: (tx: TransactionSql) => Promise<string[]>,
-): Promise<{ changed: string[]; rescoreId: number | null }> {
+  load: LabelLoad,
+  write: (tx: TransactionSql) => Promise<LabelChange[]>,
+): Promise<{ changes: LabelChange[]; changed: string[]; rescoreId: number | null }> {
   return retryTransaction(() =>
     deps.sql.begin(async (tx) => {
       // Beside a tracking (track-wallet.ts), one of the two must see the other: held until commit,
       // this lock makes a tracking wait for this change, or this change wait for the new wallet.
       await shareLabelExposure(tx);
-      const changed = await write(tx);
-      return { changed, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
+      const changes = await write(tx);
+      await insertLabelChanges(tx, load, changes);
+      const changed = [...new Set(changes.map((change) => change.address))];
+      return { changes, changed, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
     }),
   );
 }
@@ -147,10 +156,11 @@ async function commitLabelChange(
 async function rescoreAfterCommit(
   deps: Pick<Deps, "sql" | "queues" | "logger">,
   rescoreId: number | null,
+  loadId: string,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
   if (rescoreId === null) return { rescored: 0, scoreChangeIds: [] };
   try {
-    return await rescoreRelabelled(deps, rescoreId);
+    return await rescoreRelabelled(deps, rescoreId, RESCORE_CHUNK, undefined, loadId);
   } catch (error) {
     // The change is committed, and what is left is owed in Postgres (the rescore's record, or
     // the unevaluated score changes whose jobs could not be enqueued): the reconciler does it.
@@ -172,7 +182,10 @@ export async function rescoreRelabelled(
   chunkSize: number = RESCORE_CHUNK,
   /** The reconciler's take-over: only a rescore untouched since then, and no chunk of it under way. */
   staleBefore?: Date,
+  /** The load that owes it, named in the score changes' cause (labelsCause); null when unknown (a take-over). */
+  loadId: string | null = null,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
+  const cause = labelsCause(loadId);
   let lease: string | null = null;
   // Looked up once, in the first chunk's transaction (after the labels committed), in address
   // order: the wallets after those that the chunks of an earlier run (ended, or taken over) committed.
@@ -188,7 +201,7 @@ export async function rescoreRelabelled(
         if (claimed === null) return null;
         const all = affected ?? (await trackedCounterpartiesOf(tx, claimed.addresses, claimed.doneThrough));
         const wallets = all.slice(done, done + chunkSize);
-        const written = await rescoreExposure(tx, wallets, { behaviour: "stored", cause: LABELS_CAUSE, evaluatedAt: null });
+        const written = await rescoreExposure(tx, wallets, { behaviour: "stored", cause, evaluatedAt: null });
         const last = done + chunkSize >= all.length;
         if (last) await finishLabelRescore(tx, rescoreId);
         else await recordLabelRescoreProgress(tx, rescoreId, wallets.at(-1)!);

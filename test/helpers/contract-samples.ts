@@ -44,6 +44,7 @@ export function sampleRequest(key: string, ids: { walletId?: string; alertId?: s
     "POST /v1/risk/alerts/{alertId}/test": { method: "POST", url: `/v1/risk/alerts/${alertId}/test` },
     "POST /v1/risk/alerts/{alertId}/rotate-secret": { method: "POST", url: `/v1/risk/alerts/${alertId}/rotate-secret` },
     "GET /v1/risk/alerts/{alertId}/notifications": { method: "GET", url: `/v1/risk/alerts/${alertId}/notifications` },
+    "GET /v1/risk/alerts/{alertId}/history": { method: "GET", url: `/v1/risk/alerts/${alertId}/history` },
     "GET /v1/notifications/{notificationId}": { method: "GET", url: "/v1/notifications/ntf_0000000000000000" },
     "POST /v1/notifications/{notificationId}/redeliver": { method: "POST", url: "/v1/notifications/ntf_0000000000000000/redeliver" },
     "POST /v1/risk/alerts/{alertId}/notifications/redeliver": {
@@ -61,6 +62,7 @@ export function sampleRequest(key: string, ids: { walletId?: string; alertId?: s
     "PUT /v1/risk/labels": { method: "PUT", url: "/v1/risk/labels", payload: { labels: [{ address: randomAddress(), category: "scam", score: 90 }] } },
     "DELETE /v1/risk/labels": { method: "DELETE", url: "/v1/risk/labels", payload: { addresses: [randomAddress()] } },
     "GET /v1/risk/labels/{address}": { method: "GET", url: `/v1/risk/labels/${randomAddress()}` },
+    "GET /v1/risk/labels/{address}/history": { method: "GET", url: `/v1/risk/labels/${randomAddress()}/history` },
   };
   const sample = samples[key];
   if (!sample) throw new Error(`no sample request for ${key}: add one, so the contract test reaches it`);

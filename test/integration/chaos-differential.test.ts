@@ -435,7 +435,8 @@ async function snapshot(run: Run): Promise<Snapshot> {
   const batchStep = await stepsOfBatches(run.t);
   const causeName = (id: number, cause: string) => {
     if (cause.startsWith("batch:")) return `b${batchStep.get(cause.slice("batch:".length))}`;
-    if (cause === "labels") return `labels#${run.labelChangeAfter.filter((after) => id > after).length}`;
+    // A label load's id (labels:lld_…) differs between the runs: the changes are told apart by when they came.
+    if (cause === "labels" || cause.startsWith("labels:")) return `labels#${run.labelChangeAfter.filter((after) => id > after).length}`;
     return cause;
   };
   const historyRows = await sql<{ id: number; address: string; cause: string; previous: number; score: number; factors: string[] }[]>`

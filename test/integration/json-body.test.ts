@@ -205,7 +205,7 @@ describe("a body holding more arrays and objects than its route can use", () => 
       t.app.inject({ method: "PUT", url: "/v1/risk/labels", headers: { ...headers, "content-type": "application/json" }, payload: JSON.stringify(payload) });
     const upserted = await put({ labels });
     expect(upserted.statusCode, upserted.body).toBe(200);
-    expect(upserted.json()).toEqual({ upserted: MAX_LABELS });
+    expect(upserted.json()).toEqual({ upserted: MAX_LABELS, changed: MAX_LABELS, loadId: expect.stringMatching(/^lld_/) });
 
     const tooLong = problem(await put({ labels: [...labels, { address: randomAddress(), category: "scam", score: 50 }] }), 400, "validation_failed");
     expect(tooLong.errors?.[0]?.path).toBe("body.labels");

@@ -29,7 +29,7 @@ const CHUNK = 3;
 const walletsThatPaid = (hub: string) => paidBy(t, alice, hub, WALLETS);
 
 const sanction = async (hub: string) =>
-  (await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }])).rescoreId!;
+  (await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops")).rescoreId!;
 
 /** Each wallet's score and factors, and its score changes, in the order of `wallets`. */
 async function stateOf(wallets: string[]) {

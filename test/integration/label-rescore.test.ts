@@ -49,7 +49,7 @@ describe("a label change's rescore", () => {
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
 
     // The first step alone: the labels and the record of the rescore they owe.
-    await recordLabels(t.deps, [{ address: sanctioned, category: "sanctioned", score: 100, source: "OFAC" }]);
+    await recordLabels(t.deps, [{ address: sanctioned, category: "sanctioned", score: 100, source: "OFAC" }], "ops");
     expect(await owedRescores()).toBe(1);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
 
@@ -62,7 +62,7 @@ describe("a label change's rescore", () => {
   it("leaves a batch stored between the two steps to its own evaluation, which reads the committed labels, and adds no second change", async () => {
     const wallet = await track(t, alice);
     const mixer = randomAddress();
-    const { rescoreId } = await recordLabels(t.deps, [{ address: mixer, category: "mixer", score: 90, source: null }]);
+    const { rescoreId } = await recordLabels(t.deps, [{ address: mixer, category: "mixer", score: 90, source: null }], "ops");
     // Stored and evaluated after the labels committed, before their rescore ran.
     await dealtWith(wallet.address, mixer);
     expect(await riskOf(wallet.walletId)).toMatchObject({ riskFactors: ["mixer_interaction"] });
@@ -77,7 +77,7 @@ describe("a label change's rescore", () => {
     const wallet = await track(t, alice);
     const scam = randomAddress();
     await dealtWith(wallet.address, scam);
-    const { rescoreId } = await recordLabels(t.deps, [{ address: scam, category: "scam", score: 80, source: null }]);
+    const { rescoreId } = await recordLabels(t.deps, [{ address: scam, category: "scam", score: 80, source: null }], "ops");
     const [first, second] = await Promise.all([rescoreRelabelled(t.deps, rescoreId!), rescoreRelabelled(t.deps, rescoreId!)]);
     expect(first.rescored + second.rescored).toBe(1);
     expect((await historyOf(wallet.address)).length).toBe(1);
@@ -96,7 +96,7 @@ describe("a label change's rescore waiting for a lock", () => {
       { address: flagged, category: "exchange", score: 60, source: null },
       { address: sanctioned, category: "sanctioned", score: 100, source: "OFAC" },
       { address: hacker, category: "hack", score: 95, source: null },
-    ]);
+    ], "ops");
     // An evaluation holds the first wallet's score: the rescore, locking in address order, waits there.
     const release = await holdTransaction(t.deps.sql, (held) => held`select 1 from address_state where address = ${waitedFor.address} for update`);
     const rescoring = rescoreRelabelled(t.deps, rescoreId!);

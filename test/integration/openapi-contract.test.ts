@@ -223,6 +223,8 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(200, { method: "PUT", url: "/v1/risk/labels", token: alice, payload: { labels: [{ address: mistaken, category: "scam", score: 80 }] } });
     await expectStatus(200, { method: "DELETE", url: "/v1/risk/labels", token: alice, payload: { addresses: [mistaken, randomAddress()] } });
     await expectStatus(400, { method: "DELETE", url: "/v1/risk/labels", token: alice, payload: { addresses: [mistaken, mistaken] } });
+    await expectStatus(200, { method: "GET", url: `/v1/risk/labels/${mistaken}/history?limit=1`, token: alice });
+    await expectStatus(400, { method: "GET", url: `/v1/risk/labels/${mistaken}/history?after=lld_unknown`, token: alice });
     await expectStatus(202, {
       method: "POST",
       url: "/v1/ingest/accounts",
@@ -467,8 +469,20 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
       return res.status === "delivered";
     });
 
+    // Events of a period; each with what it was judged by (or null, an event from before the service kept it).
+    await expectStatus(200, { method: "GET", url: one(webhookAlert, `/events?since=${encodeURIComponent(new Date(0).toISOString())}&until=2999-01-01T00:00:00Z`), token: alice });
+    await expectStatus(400, { method: "GET", url: one(webhookAlert, "/events?since=yesterday"), token: alice });
+
     await expectStatus(204, { method: "DELETE", url: one(withToken), token: alice });
     await expectStatus(404, { method: "DELETE", url: one(withToken), token: alice });
+    // The history of an alert, a deleted one's too (its deletion last); a cursor; another caller's is a 404.
+    type History = { history: Array<{ changeId: number; action: string }>; hasMore: boolean };
+    const changed = await expectStatus<History>(200, { method: "GET", url: one(withToken, "/history?limit=1"), token: alice });
+    expect(changed.hasMore).toBe(true);
+    const rest = await expectStatus<History>(200, { method: "GET", url: one(withToken, `/history?after=${changed.history[0]!.changeId}`), token: alice });
+    expect(rest.history.at(-1)!.action).toBe("deleted");
+    await expectStatus(400, { method: "GET", url: one(withToken, "/history?after=x"), token: alice });
+    await expectStatus(404, { method: "GET", url: one(withToken, "/history"), token: bob });
   });
 
   it("refuses, as documented, a request without a valid token, without the scope, with an unknown parameter, the wrong media type or too large a body", async () => {

@@ -33,7 +33,7 @@ const walletsThatPaid = (hub: string) => paidBy(t, alice, hub, WALLETS);
  * what each wallet looks like then to another session.
  */
 async function rescoreWaitingOn(hub: string, wallets: string[], held: number) {
-  const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
+  const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops");
   const release = await holdTransaction(t.deps.sql, (tx) => tx`select 1 from address_state where address = ${wallets[held]!} for update`);
   const rescoring = rescoreRelabelled(t.deps, rescoreId!, CHUNK);
   await waitForALockWait(t.deps.sql, "the rescore to wait on the held score");
@@ -103,7 +103,7 @@ describe("a label change's rescore in chunks", () => {
   it("is never taken over by the reconciler while one of its chunks is under way, however long the chunk runs: the sweep passes it by and the first run finishes alone", async () => {
     const hub = randomAddress();
     const wallets = await walletsThatPaid(hub);
-    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
+    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops");
     await t.deps.sql`update label_rescores set created_at = now() - interval '1 hour' where id = ${rescoreId!}`;
 
     const release = await holdTransaction(t.deps.sql, (tx) => tx`select 1 from address_state where address = ${wallets[CHUNK + 1]!} for update`);
@@ -124,7 +124,7 @@ describe("a label change's rescore in chunks", () => {
   it("keeps its record out of the reconciler's hands while chunks commit; a second run takes it over and the first stops, each wallet rescored once", async () => {
     const hub = randomAddress();
     const wallets = await walletsThatPaid(hub);
-    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
+    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops");
     // As if the change had been recorded long ago (its process ended): the reconciler's to take.
     await t.deps.sql`update label_rescores set created_at = now() - interval '1 hour' where id = ${rescoreId!}`;
     expect(await pendingLabelRescores(t.deps.sql, new Date(Date.now() - 5_000), 10)).toEqual([rescoreId]);
@@ -155,7 +155,7 @@ describe("a label change's rescore in chunks", () => {
   it("rescores every chunk when the rises cannot be enqueued (Redis down), and throws once it is done: the changes are left to the reconciler", async () => {
     const hub = randomAddress();
     const wallets = await walletsThatPaid(hub);
-    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "mixer", score: 90, source: "vendor-x" }]);
+    const { rescoreId } = await recordLabels(t.deps, [{ address: hub, category: "mixer", score: 90, source: "vendor-x" }], "ops");
     let attempts = 0;
     const down = {
       addBulk: async () => {

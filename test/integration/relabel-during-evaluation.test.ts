@@ -94,7 +94,7 @@ describe("a label change during an evaluation", () => {
 
     // Another list labels the counterparty a mixer: only the first step, so that no rescore
     // corrects the wallet afterwards; the evaluation must see it when it writes.
-    await recordLabels(t.deps, [{ address: counterparty, category: "mixer", score: 90, source: "vendor-y" }]);
+    await recordLabels(t.deps, [{ address: counterparty, category: "mixer", score: 90, source: "vendor-y" }], "ops");
     await release();
     expect(await evaluation).toMatchObject({ status: "evaluated" });
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 80, riskFactors: ["mixer_interaction", "scam_interaction"] });

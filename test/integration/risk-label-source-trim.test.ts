@@ -43,7 +43,7 @@ describe("a label's source, trimmed", () => {
     ]);
     const res = await remove({ addresses: [address], source: " ofac-sdn " });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ removed: 1 });
+    expect(res.json()).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
     await settled(t);
     expect(await storedSources(address)).toEqual(["vendor-x"]);
   });

@@ -25,7 +25,7 @@ describe("labels per address and source (0018)", () => {
       expect(await findLabels(old, "unsourced")).toEqual({ address: "unsourced", ...label, labels: [label] });
 
       // Keyed by (address, source) now: another list's label of the address is a row of its own,
-      // and the same source (none) replaces the migrated row.
+      // and the same source (none), loaded again as it was, leaves the migrated row as it is.
       const changed = await old.begin((tx) =>
         upsertLabels(
           tx,
@@ -36,10 +36,10 @@ describe("labels per address and source (0018)", () => {
           "loader",
         ),
       );
-      expect(changed).toEqual(["unsourced"]);
+      expect(changed).toEqual([{ address: "unsourced", source: "vendor-x", previous: null, label: { category: "mixer", score: 90 } }]);
       const after = await old`select source, category, updated_by as "updatedBy" from risk_labels where address = 'unsourced' order by source`;
       expect(after).toEqual([
-        { source: "", category: "sanctioned", updatedBy: "loader" },
+        { source: "", category: "sanctioned", updatedBy: null },
         { source: "vendor-x", category: "mixer", updatedBy: "loader" },
       ]);
       const [key] = await old<{ columns: string }[]>`

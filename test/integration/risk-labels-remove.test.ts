@@ -54,20 +54,21 @@ describe("DELETE /v1/risk/labels", () => {
     const counterparty = randomAddress();
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
     await ingestTransactions(t, token, [tx({ from: counterparty, to: wallet.address, amount: 1, blockTime: clock++ })]);
-    await putLabels(t, token, [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
+    const sanctioning = await putLabels(t, token, [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
     await settled(t);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 90, riskFactors: ["sanctioned_counterparty"] });
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 
     const res = await remove({ addresses: [counterparty] });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ removed: 1 });
+    expect(res.json()).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
     await settled(t);
 
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    // Each change names the load that caused it (label_changes.load_id).
     expect(await historyOf(wallet.address)).toEqual([
-      { previous: 0, score: 90, cause: "labels" },
-      { previous: 90, score: 0, cause: "labels" },
+      { previous: 0, score: 90, cause: `labels:${sanctioning.json<{ loadId: string }>().loadId}` },
+      { previous: 90, score: 0, cause: `labels:${res.json<{ loadId: string }>().loadId}` },
     ]);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
     const [owed] = await t.deps.sql<{ n: number }[]>`select count(*)::int as n from label_rescores`;
@@ -75,12 +76,12 @@ describe("DELETE /v1/risk/labels", () => {
   });
 
   it("counts only the addresses that had a label: an unknown one removes nothing and is no error", async () => {
-    expect((await remove({ addresses: [randomAddress()] })).json()).toEqual({ removed: 0 });
+    expect((await remove({ addresses: [randomAddress()] })).json()).toEqual({ removed: 0, loadId: expect.stringMatching(/^lld_/) });
     const labelled = randomAddress();
     await putLabels(t, token, [{ address: labelled, category: "scam", score: 80 }]);
-    expect((await remove({ addresses: [randomAddress(), labelled] })).json()).toEqual({ removed: 1 });
+    expect((await remove({ addresses: [randomAddress(), labelled] })).json()).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
     // Removed already: a second removal finds nothing.
-    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 0 });
+    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 0, loadId: expect.stringMatching(/^lld_/) });
   });
 
   const address = randomAddress();
@@ -119,13 +120,14 @@ describe("DELETE /v1/risk/labels", () => {
   it("leaves the rescore to the reconciler when the process ended after the removal committed", async () => {
     const wallet = await sanctionedExposure();
     // The first step alone: the label deleted, with the record of the rescore it owes.
-    expect(await recordLabelRemovals(t.deps, [wallet.counterparty])).toMatchObject({ removed: 1, rescoreId: expect.any(Number) });
+    expect(await recordLabelRemovals(t.deps, [wallet.counterparty], undefined, "ops")).toMatchObject({ removed: 1, rescoreId: expect.any(Number) });
     expect((await getLabel(wallet.counterparty)).statusCode).toBe(404);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 90, riskFactors: ["sanctioned_counterparty"] });
 
     const swept = await runReconcileOnce({ ...t.deps, now: () => new Date(Date.now() + 60_000) }, { graceMs: 0 });
     expect(swept.labelRescores).toBe(1);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
+    // label_rescores does not keep the load: a rescore the reconciler does names none.
     expect((await historyOf(wallet.address)).at(-1)).toEqual({ previous: 90, score: 0, cause: "labels" });
   });
 });
@@ -148,7 +150,7 @@ describe("GET /v1/risk/labels/{address}", () => {
     await putLabels(t, token, [{ address: labelled, category: "flagged", score: 10 }]);
     expect((await getLabel(labelled)).json()).toMatchObject({ category: "flagged", score: 10, source: null, labels: [{}, {}] });
 
-    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 2 });
+    expect((await remove({ addresses: [labelled] })).json()).toEqual({ removed: 2, loadId: expect.stringMatching(/^lld_/) });
     expectProblem(await getLabel(labelled), 404, "not_found");
   });
 

@@ -38,7 +38,7 @@ async function remove(payload: unknown) {
   const res = await t.app.inject({ method: "DELETE", url: "/v1/risk/labels", headers: bearer(token), payload: payload as object });
   expect(res.statusCode, res.body).toBe(200);
   await settled(t);
-  return res.json() as { removed: number };
+  return res.json() as { removed: number; loadId: string };
 }
 
 const getLabels = (address: string) => t.app.inject({ url: `/v1/risk/labels/${address}`, headers: bearer(token) });
@@ -117,7 +117,8 @@ describe("DELETE /v1/risk/labels with and without a source", () => {
     expect((await riskOf(wallet.walletId)).riskScore).toBe(96);
 
     // OFAC delists the address; the vendor still calls it a mixer.
-    expect(await remove({ addresses: [wallet.counterparty], source: "ofac-sdn" })).toEqual({ removed: 1 });
+    const delisting = await remove({ addresses: [wallet.counterparty], source: "ofac-sdn" });
+    expect(delisting).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 60, riskFactors: ["mixer_interaction"] });
     expect((await getLabels(wallet.counterparty)).json()).toMatchObject({
       category: "mixer",
@@ -125,19 +126,19 @@ describe("DELETE /v1/risk/labels with and without a source", () => {
       labels: [{ category: "mixer", source: "vendor-x" }],
     });
     const history = await t.deps.sql`select previous_score as previous, score, cause from risk_score_history where address = ${wallet.address} order by id`;
-    expect(history.at(-1)).toEqual({ previous: 96, score: 60, cause: "labels" });
+    expect(history.at(-1)).toEqual({ previous: 96, score: 60, cause: `labels:${delisting.loadId}` });
 
     // Null names the labels loaded without a source: there is none here.
-    expect(await remove({ addresses: [wallet.counterparty], source: null })).toEqual({ removed: 0 });
+    expect(await remove({ addresses: [wallet.counterparty], source: null })).toEqual({ removed: 0, loadId: expect.stringMatching(/^lld_/) });
     // A source that never labelled it removes nothing either.
-    expect(await remove({ addresses: [wallet.counterparty], source: "ofac-sdn" })).toEqual({ removed: 0 });
+    expect(await remove({ addresses: [wallet.counterparty], source: "ofac-sdn" })).toEqual({ removed: 0, loadId: expect.stringMatching(/^lld_/) });
     expect((await riskOf(wallet.walletId)).riskScore).toBe(60);
   });
 
   it("with source null removes only the labels loaded without a source", async () => {
     const address = randomAddress();
     await label({ address, category: "scam", score: 80 }, { address, category: "hack", score: 90, source: "vendor-y" });
-    expect(await remove({ addresses: [address], source: null })).toEqual({ removed: 1 });
+    expect(await remove({ addresses: [address], source: null })).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
     expect((await getLabels(address)).json()).toMatchObject({ category: "hack", source: "vendor-y", labels: [{ source: "vendor-y" }] });
   });
 
@@ -151,7 +152,7 @@ describe("DELETE /v1/risk/labels with and without a source", () => {
     );
     expect((await riskOf(wallet.walletId)).riskScore).toBe(96);
 
-    expect(await remove({ addresses: [wallet.counterparty, other] })).toEqual({ removed: 3 });
+    expect(await remove({ addresses: [wallet.counterparty, other] })).toEqual({ removed: 3, loadId: expect.stringMatching(/^lld_/) });
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
     expect((await getLabels(wallet.counterparty)).statusCode).toBe(404);
     expect((await getLabels(other)).statusCode).toBe(404);
@@ -241,7 +242,7 @@ describe("the record of who changed labels", () => {
         headers: { authorization: `Bearer ${bearerToken}` },
         payload: { addresses: [address], source: "vendor-x" },
       });
-      expect(removal.json()).toEqual({ removed: 1 });
+      expect(removal.json()).toEqual({ removed: 1, loadId: expect.stringMatching(/^lld_/) });
 
       const changes = logged.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.msg).startsWith("labels: "));
       expect(changes).toMatchObject([

@@ -105,11 +105,11 @@ describe("PUT /v1/risk/labels effects", () => {
     const [a, b] = [randomAddress(), randomAddress()];
     const first = await put({ labels: [{ address: a, category: "exchange", score: 5, source: "vendor-x" }, { address: b, category: "scam", score: 80 }] });
     expect(first.statusCode).toBe(200);
-    expect(first.json()).toEqual({ upserted: 2 });
+    expect(first.json()).toEqual({ upserted: 2, changed: 2, loadId: expect.stringMatching(/^lld_/) });
     // Another source's label of `a` is a second label; the same source's replaces the first.
-    expect((await put({ labels: [{ address: a, category: "hack", score: 90 }] })).json()).toEqual({ upserted: 1 });
+    expect((await put({ labels: [{ address: a, category: "hack", score: 90 }] })).json()).toEqual({ upserted: 1, changed: 1, loadId: expect.stringMatching(/^lld_/) });
     const other = await t.token("loader-2", "risk:write");
-    expect((await put({ labels: [{ address: a, category: "exchange", score: 20, source: "vendor-x" }] }, other)).json()).toEqual({ upserted: 1 });
+    expect((await put({ labels: [{ address: a, category: "exchange", score: 20, source: "vendor-x" }] }, other)).json()).toEqual({ upserted: 1, changed: 1, loadId: expect.stringMatching(/^lld_/) });
     const rows = await t.deps.sql<{ address: string; category: string; score: number; source: string; updatedBy: string }[]>`
       select address, category, score, source, updated_by as "updatedBy" from risk_labels where address in (${a}, ${b}) order by score`;
     expect(rows).toEqual([
@@ -128,7 +128,7 @@ describe("PUT /v1/risk/labels effects", () => {
         { address, category: "flagged", score: 50 },
       ],
     });
-    expect(twoSources.json()).toEqual({ upserted: 3 });
+    expect(twoSources.json()).toEqual({ upserted: 3, changed: 3, loadId: expect.stringMatching(/^lld_/) });
     const body = expectProblem(
       await put({ labels: [{ address, category: "scam", score: 50, source: null }, { address, category: "mixer", score: 60 }] }),
       400,
@@ -144,7 +144,8 @@ describe("PUT /v1/risk/labels effects", () => {
     await ingestTransactions(t, token, [tx({ from: wallet.address, to: counterparty, amount: 1, blockTime: now })]);
     await settled(t);
 
-    expect((await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] })).statusCode).toBe(200);
+    const sanctioning = await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] });
+    expect(sanctioning.statusCode).toBe(200);
     await settled(t);
     const [state] = await t.deps.sql<{ score: number; factors: string[] }[]>`
       select risk_score as score, risk_factors as factors from address_state where address = ${wallet.address}`;
@@ -152,12 +153,13 @@ describe("PUT /v1/risk/labels effects", () => {
     const history = await t.deps.sql<{ previous: number; score: number; cause: string; evaluated: boolean }[]>`
       select previous_score as previous, score, cause, evaluated_at is not null as evaluated
       from risk_score_history where address = ${wallet.address} order by id`;
-    expect(history).toEqual([{ previous: 0, score: 90, cause: "labels", evaluated: true }]);
+    // The change names the load that caused it: its label_changes rows say what changed, by whom.
+    expect(history).toEqual([{ previous: 0, score: 90, cause: `labels:${sanctioning.json<{ loadId: string }>().loadId}`, evaluated: true }]);
     const events = await eventsOf(t, alertId);
     expect(events).toMatchObject([{ condition: "risk_score_increase", observed: 90, suppressed: false }]);
 
     // The same labels again change nothing: no history, no event.
-    expect((await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] })).json()).toEqual({ upserted: 1 });
+    expect((await put({ labels: [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac" }] })).json()).toEqual({ upserted: 1, changed: 0, loadId: expect.stringMatching(/^lld_/) });
     await settled(t);
     expect(await eventsOf(t, alertId)).toHaveLength(1);
 

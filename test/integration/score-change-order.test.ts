@@ -49,13 +49,14 @@ describe("the order score changes are evaluated in", () => {
     const wallet = await walletThatDealtWith([mixer]);
 
     // The label change rescores the wallet 0 → 60; its risk job waits (no worker serves `risk`).
-    expect((await putLabels(t, token, [{ address: mixer, category: "mixer", score: 90 }])).statusCode).toBe(200);
+    const mixing = await putLabels(t, token, [{ address: mixer, category: "mixer", score: 90 }]);
+    expect(mixing.statusCode).toBe(200);
     // Then a batch takes it 60 → 96 (a sanctioned counterparty).
     await ingestTransactions(t, token, [tx({ from: wallet.address, to: sanctioned, amount: 1, blockTime: now + 10 })]);
     await batchesEvaluated(t);
 
     const [labelChange, batchChange] = await historyOf(wallet.address);
-    expect(labelChange).toMatchObject({ previous: 0, score: 60, cause: "labels", evaluated: true });
+    expect(labelChange).toMatchObject({ previous: 0, score: 60, cause: `labels:${mixing.json<{ loadId: string }>().loadId}`, evaluated: true });
     expect(batchChange).toMatchObject({ previous: 60, score: 96, evaluated: true });
     // Two rises of at least 10 over the baseline, each fired: 60 over 0, then 36 over 60.
     const fired = [

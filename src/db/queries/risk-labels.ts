@@ -13,6 +13,7 @@ import { FACTOR_WEIGHTS, labelFactor } from "../../domain/risk/index.ts";
 import type { LabelCategory } from "../../domain/types.ts";
 import type { Sql } from "../client.ts";
 import { transactionLock } from "./advisory-lock.ts";
+import type { LabelChange, LabelValue } from "./label-changes.ts";
 
 type Tx = TransactionSql;
 
@@ -73,59 +74,90 @@ export function compareLabels(a: RankedLabel, b: RankedLabel): number {
 const labelKey = (label: { address: string; source: string }): string => `${label.address}\u0000${label.source}`;
 
 /**
- * Upserts the labels (each address and source once) as written by `updatedBy` (the caller's sub);
- * returns the addresses of which a label is new or changed its category or score.
+ * Stores the labels (each address and source once) as written by `updatedBy` (the caller's sub),
+ * and returns what changed: each label added, or whose category or score changed, with what it
+ * had before. A label loaded again as it is stays as it is, its updated_by and updated_at those
+ * of the load that set it: an identical re-load is no change (no label_changes row, no rescore).
  */
-export async function upsertLabels(tx: Tx, labels: readonly LabelInput[], updatedBy: string | null): Promise<string[]> {
+export async function upsertLabels(tx: Tx, labels: readonly LabelInput[], updatedBy: string | null): Promise<LabelChange[]> {
   if (labels.length === 0) return [];
-  // Each key once (the last wins): one statement cannot upsert a row twice.
+  // Each key once (the last wins): one statement cannot write a row twice.
   const stored = labels.map((label) => ({ ...label, source: storedSource(label.source) }));
   const sorted = [...new Map(stored.map((label) => [labelKey(label), label])).values()].sort(byKey);
-  const addresses = sorted.map((l) => l.address);
-  const sources = sorted.map((l) => l.source);
   // Only the rows this import writes: another list's label of the same address is not its business.
-  const before = await tx<{ address: string; source: string; category: string; score: number }[]>`
+  const previous = await lockLabels(tx, sorted);
+  // A new label is inserted unless another load inserted it since the lock above (it committed
+  // meanwhile, or this insert waited for it to): then it is locked now and compared as any other,
+  // its previous values that load's. One deleted again in between is tried again.
+  const added = new Set<string>();
+  let absent = sorted.filter((label) => !previous.has(labelKey(label)));
+  while (absent.length > 0) {
+    const inserted = new Set((await insertNewLabels(tx, absent, updatedBy)).map(labelKey));
+    for (const key of inserted) added.add(key);
+    const raced = absent.filter((label) => !inserted.has(labelKey(label)));
+    for (const [key, value] of await lockLabels(tx, raced)) previous.set(key, value);
+    absent = raced.filter((label) => !previous.has(labelKey(label)));
+  }
+  const changes = sorted.flatMap((label): LabelChange[] => {
+    const value = { category: label.category, score: label.score };
+    if (added.has(labelKey(label))) return [{ address: label.address, source: label.source, previous: null, label: value }];
+    const old = previous.get(labelKey(label))!;
+    return old.category === label.category && old.score === label.score ? [] : [{ address: label.address, source: label.source, previous: old, label: value }];
+  });
+  const replaced = changes.filter((change) => change.previous !== null);
+  if (replaced.length > 0) {
+    await tx`
+      update risk_labels l set category = u.category, score = u.score, updated_by = ${updatedBy}, updated_at = now()
+      from unnest(${replaced.map((c) => c.address)}::text[], ${replaced.map((c) => c.source)}::text[],
+                  ${replaced.map((c) => c.label!.category)}::text[], ${replaced.map((c) => c.label!.score)}::smallint[]) as u(address, source, category, score)
+      where l.address = u.address and l.source = u.source`;
+  }
+  return changes;
+}
+
+type StoredKey = { address: string; source: string };
+
+/** The labels of these keys that exist, locked in (address, source) order, by key. */
+async function lockLabels(tx: Tx, keys: readonly StoredKey[]): Promise<Map<string, LabelValue>> {
+  if (keys.length === 0) return new Map();
+  const rows = await tx<(StoredKey & LabelValue)[]>`
     select l.address, l.source, l.category, l.score
     from risk_labels l
-    join unnest(${addresses}::text[], ${sources}::text[]) as k(address, source) on l.address = k.address and l.source = k.source
+    join unnest(${keys.map((k) => k.address)}::text[], ${keys.map((k) => k.source)}::text[]) as k(address, source)
+      on l.address = k.address and l.source = k.source
     order by l.address, l.source for update of l`;
-  const previous = new Map(before.map((row) => [labelKey(row), row]));
-  await tx`
+  return new Map(rows.map((row) => [labelKey(row), { category: row.category, score: row.score }]));
+}
+
+/** Inserts the labels that no row holds; returns the keys inserted (one inserted by another load meanwhile is not). */
+async function insertNewLabels(tx: Tx, labels: ReadonlyArray<StoredKey & LabelValue>, updatedBy: string | null): Promise<StoredKey[]> {
+  return tx<StoredKey[]>`
     insert into risk_labels (address, source, category, score, updated_by, updated_at)
     select address, source, category, score, ${updatedBy}, now()
-    from unnest(${addresses}::text[], ${sources}::text[], ${sorted.map((l) => l.category)}::text[],
-                ${sorted.map((l) => l.score)}::smallint[]) as u(address, source, category, score)
-    on conflict (address, source) do update
-      set category = excluded.category, score = excluded.score, updated_by = excluded.updated_by, updated_at = now()`;
-  const changed = sorted.filter((l) => {
-    const old = previous.get(labelKey(l));
-    return !old || old.category !== l.category || old.score !== l.score;
-  });
-  return [...new Set(changed.map((l) => l.address))];
+    from unnest(${labels.map((l) => l.address)}::text[], ${labels.map((l) => l.source)}::text[], ${labels.map((l) => l.category)}::text[],
+                ${labels.map((l) => l.score)}::smallint[]) as u(address, source, category, score)
+    on conflict (address, source) do nothing
+    returning address, source`;
 }
 
 /**
  * Deletes the labels of `addresses`: those of `source` only (null: the labels loaded without one),
- * or every source's when `source` is undefined. An address without such a label is skipped. Returns
- * the number of labels removed and the addresses that lost one. Locked in (address, source) order
- * first, as upsertLabels locks.
+ * or every source's when `source` is undefined. An address without such a label is skipped.
+ * Returns each label removed, with what it was. Locked in (address, source) order first, as
+ * upsertLabels locks.
  */
-export async function deleteLabels(
-  tx: Tx,
-  addresses: readonly string[],
-  source?: string | null,
-): Promise<{ removed: number; changed: string[] }> {
-  if (addresses.length === 0) return { removed: 0, changed: [] };
+export async function deleteLabels(tx: Tx, addresses: readonly string[], source?: string | null): Promise<LabelChange[]> {
+  if (addresses.length === 0) return [];
   const ofSource = source === undefined ? tx`` : tx`and source = ${storedSource(source)}`;
-  const locked = await tx<{ address: string; source: string }[]>`
-    select address, source from risk_labels where address = any(${addresses as string[]}::text[]) ${ofSource}
+  const locked = await tx<(StoredKey & LabelValue)[]>`
+    select address, source, category, score from risk_labels where address = any(${addresses as string[]}::text[]) ${ofSource}
     order by address, source for update`;
-  if (locked.length === 0) return { removed: 0, changed: [] };
+  if (locked.length === 0) return [];
   await tx`
     delete from risk_labels l
     using unnest(${locked.map((row) => row.address)}::text[], ${locked.map((row) => row.source)}::text[]) as k(address, source)
     where l.address = k.address and l.source = k.source`;
-  return { removed: locked.length, changed: [...new Set(locked.map((row) => row.address))] };
+  return locked.map((row) => ({ address: row.address, source: row.source, previous: { category: row.category, score: row.score }, label: null }));
 }
 
 /** One label of an address as the API answers it. `updatedAt` ISO 8601 UTC with Z, formatted by Postgres as every date-time the API answers. */

@@ -7,6 +7,7 @@ import { alertNotificationRoutes } from "./alert-notifications.ts";
 import { alertRoutes } from "./alerts.ts";
 import { heliusRoutes } from "./helius.ts";
 import { ingestRoutes } from "./ingest.ts";
+import { labelHistoryRoutes } from "./label-history.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { redeliverRoutes } from "./redeliver.ts";
 import { riskLabelRoutes } from "./risk-labels.ts";
@@ -22,10 +23,11 @@ export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTy
     await app.register(ingestRoutes(deps));
     await app.register(notificationRoutes(deps));
     await app.register(alertNotificationRoutes(deps));
-    await app.register(redeliverRoutes(deps));
     await app.register(alertHistoryRoutes(deps));
+    await app.register(redeliverRoutes(deps));
     await app.register(heliusRoutes(deps));
     await app.register(riskLabelRoutes(deps));
+    await app.register(labelHistoryRoutes(deps));
     await app.register(twilioStatusCallbackRoutes(deps));
   };
 }

@@ -6,8 +6,11 @@
 // reads an address's labels back.
 //
 // Labels are shared by every caller: a change moves the scores, and fires the risk_score_increase
-// alerts, of every caller's wallets. So each change is logged at info with the caller's sub and its
-// counts, and each label keeps the sub of the PUT that last wrote it (updated_by).
+// alerts, of every caller's wallets. So each PUT or DELETE is a load with an id (lld_…, in its
+// answer and its log line): each label it adds, changes or removes is recorded with the load and
+// the caller's sub (label_changes, read at GET /v1/risk/labels/{address}/history), the score
+// changes it causes name it, and each label keeps the sub of the load that last changed it
+// (updated_by). A label loaded again as it is is no change: none of these move.
 import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
 import { LABEL_CATEGORIES } from "../../domain/types.ts";
@@ -57,11 +60,16 @@ const RemoveBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
+const LoadIdSchema = Type.String({
+  description: "this load's id (lld_…): its changes are in each address's label history (GET /v1/risk/labels/{address}/history), and the score changes they caused name it",
+});
+
 const LabelsRemovedSchema = Type.Object({
   removed: Type.Integer({
     description:
       "labels removed, one per address and source (an address with labels from two lists counts 2 when both go); an address without such a label is not an error",
   }),
+  loadId: LoadIdSchema,
 });
 
 const LabelParamsSchema = Type.Object({ address: AddressSchema });
@@ -70,7 +78,7 @@ const labelFields = {
   category: Type.Enum(LABEL_CATEGORIES),
   score: Type.Integer({ minimum: 0, maximum: 100 }),
   source: Type.Union([Type.String(), Type.Null()], { description: "the list the label comes from; null when none was given" }),
-  updatedAt: Type.String({ format: "date-time", description: "when the label was last created or replaced" }),
+  updatedAt: Type.String({ format: "date-time", description: "when the label was created, or its category or score last changed (a load that left it as it was does not move it)" }),
 };
 
 const StoredLabelSchema = Type.Object({
@@ -105,7 +113,11 @@ function assertUnique(addresses: readonly string[], keyOf: (i: number) => string
 }
 
 const LabelsUpsertedSchema = Type.Object({
-  upserted: Type.Integer({ description: "labels created or replaced (one per address and source)" }),
+  upserted: Type.Integer({ description: "labels stored (one per address and source): created, changed, or already so" }),
+  changed: Type.Integer({
+    description: "of those, the labels this load created or whose category or score it changed; a label loaded again as it is keeps its updatedAt, and rescores nothing",
+  }),
+  loadId: LoadIdSchema,
 });
 
 export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
@@ -136,10 +148,17 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         );
         const result = await applyLabels(deps, labels, request.caller.sub);
         request.log.info(
-          { caller: request.caller.sub, labels: result.upserted, changedAddresses: result.changed, rescored: result.rescored },
+          {
+            caller: request.caller.sub,
+            loadId: result.loadId,
+            labels: result.upserted,
+            changedLabels: result.changedLabels,
+            changedAddresses: result.changed,
+            rescored: result.rescored,
+          },
           "labels: upserted",
         );
-        return { upserted: result.upserted };
+        return { upserted: result.upserted, changed: result.changedLabels, loadId: result.loadId };
       },
     );
 
@@ -162,12 +181,12 @@ export function riskLabelRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         // Absent: every list's labels; null: those loaded without one.
         const source = request.body.source === undefined ? undefined : labelSource(request.body.source, "body.source");
         assertUnique(addresses, (i) => addresses[i]!, (i) => `body.addresses.${i}`, "appears more than once in the request");
-        const result = await removeLabels(deps, addresses, source);
+        const result = await removeLabels(deps, addresses, source, request.caller.sub);
         request.log.info(
-          { caller: request.caller.sub, source, removed: result.removed, changedAddresses: result.changed, rescored: result.rescored },
+          { caller: request.caller.sub, loadId: result.loadId, source, removed: result.removed, changedAddresses: result.changed, rescored: result.rescored },
           "labels: removed",
         );
-        return { removed: result.removed };
+        return { removed: result.removed, loadId: result.loadId };
       },
     );
 
