@@ -34,6 +34,7 @@ ALTER TABLE "deleted_alert_events" ADD COLUMN IF NOT EXISTS "risk_score" smallin
 ALTER TABLE "deleted_alert_events" ADD COLUMN IF NOT EXISTS "risk_factors" text[];--> statement-breakpoint
 ALTER TABLE "deleted_delivery_attempts" ADD COLUMN IF NOT EXISTS "destination" text;--> statement-breakpoint
 ALTER TABLE "delivery_attempts" ADD COLUMN IF NOT EXISTS "destination" text;--> statement-breakpoint
+ALTER TABLE "label_rescores" ADD COLUMN IF NOT EXISTS "load_id" text;--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "alert_changes_alert_idx" ON "alert_changes" USING btree ("alert_id","id");--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "label_changes_address_idx" ON "label_changes" USING btree ("address","id");--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "label_changes_load_idx" ON "label_changes" USING btree ("load_id");--> statement-breakpoint

@@ -208,7 +208,8 @@ export const heliusRejectedItems = pgTable(
  * Counterparty labels loaded by operators: one per address and source (OFAC's list, each vendor's),
  * so that one list's import never replaces or removes another list's verdict on the same address.
  * `source` is '' for the labels loaded without one (the API's null). `updated_by` is the caller (the
- * JWT's sub) of the PUT that last wrote the row.
+ * JWT's sub) of the PUT that last changed the row (a label loaded again as it was is not
+ * rewritten: label_changes has every change, with its load).
  */
 export const riskLabels = pgTable(
   "risk_labels",
@@ -238,6 +239,12 @@ export const labelRescores = pgTable("label_rescores", {
    */
   doneThrough: identifier("done_through"),
   createdAt: createdAt(),
+  /**
+   * The label load that owes it (label_changes.load_id), named in the score changes' cause
+   * (`labels:<load id>`) by whoever finishes it, the reconciler too. Null for rescores owed
+   * before migration 0028.
+   */
+  loadId: text("load_id"),
 });
 
 /** Every change of an address's risk score; its id is the dedupe key of risk_score_increase. */

@@ -62,8 +62,8 @@ export const LABELS_CAUSE = "labels";
 
 /**
  * risk_score_history's cause for a label load's rescore: `labels:<load id>`, the load whose
- * label_changes rows say what changed, by whom. A rescore taken over by the reconciler (its
- * process ended before finishing it) says `labels` alone: label_rescores does not keep the load.
+ * label_changes rows say what changed, by whom. The rescore's record keeps the load, so one the
+ * reconciler finishes names it too; one owed before migration 0028 says `labels` alone.
  */
 export const labelsCause = (loadId: string | null): string => (loadId === null ? LABELS_CAUSE : `${LABELS_CAUSE}:${loadId}`);
 
@@ -73,7 +73,7 @@ export type RelabelResult = { loadId: string; upserted: number; changed: number;
 /** PUT /v1/risk/labels: `by` is the caller's sub, kept on the labels it changes and on its label_changes rows. */
 export async function applyLabels(deps: Pick<Deps, "sql" | "queues" | "logger">, labels: readonly LabelInput[], by: string): Promise<RelabelResult> {
   const recorded = await recordLabels(deps, labels, by);
-  return { ...recorded, ...(await rescoreAfterCommit(deps, recorded.rescoreId, recorded.loadId)) };
+  return { ...recorded, ...(await rescoreAfterCommit(deps, recorded.rescoreId)) };
 }
 
 /**
@@ -109,7 +109,7 @@ export async function removeLabels(
   by: string,
 ): Promise<RemovalResult> {
   const { loadId, removed, changed, rescoreId } = await recordLabelRemovals(deps, addresses, source, by);
-  return { loadId, removed, changed, ...(await rescoreAfterCommit(deps, rescoreId, loadId)) };
+  return { loadId, removed, changed, ...(await rescoreAfterCommit(deps, rescoreId)) };
 }
 
 /**
@@ -147,7 +147,7 @@ async function commitLabelChange(
       const changes = await write(tx);
       await insertLabelChanges(tx, load, changes);
       const changed = [...new Set(changes.map((change) => change.address))];
-      return { changes, changed, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed) : null };
+      return { changes, changed, rescoreId: changed.length > 0 ? await insertLabelRescore(tx, changed, load.id) : null };
     }),
   );
 }
@@ -156,11 +156,10 @@ async function commitLabelChange(
 async function rescoreAfterCommit(
   deps: Pick<Deps, "sql" | "queues" | "logger">,
   rescoreId: number | null,
-  loadId: string,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
   if (rescoreId === null) return { rescored: 0, scoreChangeIds: [] };
   try {
-    return await rescoreRelabelled(deps, rescoreId, RESCORE_CHUNK, undefined, loadId);
+    return await rescoreRelabelled(deps, rescoreId, RESCORE_CHUNK);
   } catch (error) {
     // The change is committed, and what is left is owed in Postgres (the rescore's record, or
     // the unevaluated score changes whose jobs could not be enqueued): the reconciler does it.
@@ -182,10 +181,7 @@ export async function rescoreRelabelled(
   chunkSize: number = RESCORE_CHUNK,
   /** The reconciler's take-over: only a rescore untouched since then, and no chunk of it under way. */
   staleBefore?: Date,
-  /** The load that owes it, named in the score changes' cause (labelsCause); null when unknown (a take-over). */
-  loadId: string | null = null,
 ): Promise<{ rescored: number; scoreChangeIds: number[] }> {
-  const cause = labelsCause(loadId);
   let lease: string | null = null;
   // Looked up once, in the first chunk's transaction (after the labels committed), in address
   // order: the wallets after those that the chunks of an earlier run (ended, or taken over) committed.
@@ -201,6 +197,8 @@ export async function rescoreRelabelled(
         if (claimed === null) return null;
         const all = affected ?? (await trackedCounterpartiesOf(tx, claimed.addresses, claimed.doneThrough));
         const wallets = all.slice(done, done + chunkSize);
+        // Named after the load that owes it, as its record keeps it (whoever finishes it).
+        const cause = labelsCause(claimed.loadId);
         const written = await rescoreExposure(tx, wallets, { behaviour: "stored", cause, evaluatedAt: null });
         const last = done + chunkSize >= all.length;
         if (last) await finishLabelRescore(tx, rescoreId);

@@ -28,8 +28,13 @@ const CHUNK = 3;
 
 const walletsThatPaid = (hub: string) => paidBy(t, alice, hub, WALLETS);
 
-const sanction = async (hub: string) =>
-  (await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops")).rescoreId!;
+/** Labels `hub` sanctioned: the rescore owed, and the load that owes it. */
+async function sanctionLoad(hub: string) {
+  const recorded = await recordLabels(t.deps, [{ address: hub, category: "sanctioned", score: 100, source: "ofac-sdn" }], "ops");
+  return { rescoreId: recorded.rescoreId!, loadId: recorded.loadId };
+}
+
+const sanction = async (hub: string) => (await sanctionLoad(hub)).rescoreId;
 
 /** Each wallet's score and factors, and its score changes, in the order of `wallets`. */
 async function stateOf(wallets: string[]) {
@@ -71,7 +76,7 @@ describe("a label change's rescore taken over after its process ended", () => {
   it("continues after the last chunk that committed: the first chunk's wallets are neither locked nor rescored again, the rest are, as an uninterrupted rescore leaves them", async () => {
     const hub = randomAddress();
     const wallets = await walletsThatPaid(hub);
-    const rescoreId = await sanction(hub);
+    const { rescoreId, loadId } = await sanctionLoad(hub);
 
     await rescoreEndingInSecondChunk(rescoreId, wallets);
     const scored = (await stateOf(wallets)).map((wallet) => wallet.score > 0);
@@ -105,6 +110,10 @@ describe("a label change's rescore taken over after its process ended", () => {
     await rescoreRelabelled(t.deps, await sanction(otherHub), CHUNK);
     const uninterrupted = await stateOf(others);
     expect(uninterrupted.every((wallet) => wallet.score > 0 && wallet.changes.length === 1)).toBe(true);
-    expect(await stateOf(wallets)).toEqual(uninterrupted);
+    // Each change names the load that owed it, the one the reconciler finished too.
+    const resumed = await stateOf(wallets);
+    expect(resumed.flatMap((wallet) => wallet.changes.map((change) => change.cause))).toEqual(wallets.map(() => `labels:${loadId}`));
+    const withoutCause = (states: typeof resumed) => states.map((state) => ({ ...state, changes: state.changes.map(({ cause: _cause, ...rest }) => rest) }));
+    expect(withoutCause(resumed)).toEqual(withoutCause(uninterrupted));
   });
 });

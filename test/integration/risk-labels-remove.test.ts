@@ -120,15 +120,16 @@ describe("DELETE /v1/risk/labels", () => {
   it("leaves the rescore to the reconciler when the process ended after the removal committed", async () => {
     const wallet = await sanctionedExposure();
     // The first step alone: the label deleted, with the record of the rescore it owes.
-    expect(await recordLabelRemovals(t.deps, [wallet.counterparty], undefined, "ops")).toMatchObject({ removed: 1, rescoreId: expect.any(Number) });
+    const removal = await recordLabelRemovals(t.deps, [wallet.counterparty], undefined, "ops");
+    expect(removal).toMatchObject({ removed: 1, rescoreId: expect.any(Number) });
     expect((await getLabel(wallet.counterparty)).statusCode).toBe(404);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 90, riskFactors: ["sanctioned_counterparty"] });
 
     const swept = await runReconcileOnce({ ...t.deps, now: () => new Date(Date.now() + 60_000) }, { graceMs: 0 });
     expect(swept.labelRescores).toBe(1);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
-    // label_rescores does not keep the load: a rescore the reconciler does names none.
-    expect((await historyOf(wallet.address)).at(-1)).toEqual({ previous: 90, score: 0, cause: "labels" });
+    // The rescore's record keeps the load: the reconciler's score change names it too.
+    expect((await historyOf(wallet.address)).at(-1)).toEqual({ previous: 90, score: 0, cause: `labels:${removal.loadId}` });
   });
 });
 

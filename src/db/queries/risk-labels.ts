@@ -200,9 +200,9 @@ export const shareLabelExposure = LABEL_EXPOSURE_LOCK.share;
 export const lockLabelExposure = LABEL_EXPOSURE_LOCK.take;
 
 /** Records that the tracked addresses that dealt with `addresses` are owed a rescore (in the labels' transaction). */
-export async function insertLabelRescore(tx: Tx, addresses: readonly string[]): Promise<number> {
+export async function insertLabelRescore(tx: Tx, addresses: readonly string[], loadId: string): Promise<number> {
   const [row] = await tx<{ id: number }[]>`
-    insert into label_rescores (addresses) values (${addresses as string[]}::text[]) returning id::float8 as id`;
+    insert into label_rescores (addresses, load_id) values (${addresses as string[]}::text[], ${loadId}) returning id::float8 as id`;
   return row!.id;
 }
 
@@ -219,7 +219,7 @@ export async function claimLabelRescore(
   id: number,
   lease: string | null,
   staleBefore?: Date,
-): Promise<{ addresses: string[]; doneThrough: string | null; lease: string } | null> {
+): Promise<{ addresses: string[]; doneThrough: string | null; lease: string; loadId: string | null } | null> {
   // A take-over (the reconciler's: staleBefore) never waits for a chunk under way, whose
   // transaction holds the row (its renewal not yet visible): it skips the row, and takes it only
   // when no chunk runs and none has started since staleBefore. Waiting instead, it would take over
@@ -231,9 +231,9 @@ export async function claimLabelRescore(
       : lease === null
         ? tx`id = ${id}`
         : tx`id = ${id} and created_at = ${lease}::timestamptz`;
-  const [row] = await tx<{ addresses: string[]; doneThrough: string | null; lease: string }[]>`
+  const [row] = await tx<{ addresses: string[]; doneThrough: string | null; lease: string; loadId: string | null }[]>`
     update label_rescores set created_at = now() where ${where}
-    returning addresses, done_through as "doneThrough", created_at::text as lease`;
+    returning addresses, done_through as "doneThrough", created_at::text as lease, load_id as "loadId"`;
   return row ?? null;
 }
 
