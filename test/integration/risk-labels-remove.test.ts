@@ -54,6 +54,9 @@ describe("DELETE /v1/risk/labels", () => {
     const counterparty = randomAddress();
     const alertId = await createAlert(t, token, { walletId: wallet.walletId, condition: "risk_score_increase", threshold: 50 });
     await ingestTransactions(t, token, [tx({ from: counterparty, to: wallet.address, amount: 1, blockTime: clock++ })]);
+    // Evaluated before the label comes: the rise is the label load's, not the batch's (an
+    // evaluation still under way would read the new label and score the rise itself).
+    await settled(t);
     const sanctioning = await putLabels(t, token, [{ address: counterparty, category: "sanctioned", score: 100, source: "ofac-sdn" }]);
     await settled(t);
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 90, riskFactors: ["sanctioned_counterparty"] });

@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteAlert } from "../../src/db/queries/alerts.ts";
 import { createDeliveryStore } from "../../src/db/queries/deliveries.ts";
 import { DELIVERED_BODY_LIMIT, RESPONSE_BODY_LIMIT } from "../../src/notify/channels/webhook.ts";
 import { alerts, notifications } from "../../src/db/schema.ts";
@@ -382,7 +383,8 @@ describe("webhook delivery", () => {
     const { route, alert } = await webhookAlert();
     const goneId = await seedNotification(t, gone, "webhook", goneRoute.url, { enqueue: false });
     const id = await seedNotification(t, alert, "webhook", route.url, { enqueue: false });
-    await t.deps.db.delete(alerts).where(eq(alerts.id, gone.alertId));
+    // Deleted as the API deletes it (archived first: the database refuses an unarchived delete).
+    expect(await deleteAlert(t.deps.sql, gone.owner, gone.alertId, gone.owner)).toEqual({ kind: "deleted" });
 
     // Two jobs of one worker finishing in the same tick share one recording statement.
     const store = createDeliveryStore(t.deps.sql);
