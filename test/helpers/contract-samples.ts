@@ -30,6 +30,7 @@ export function sampleRequest(key: string, ids: { walletId?: string; alertId?: s
     "GET /v1/wallets/{walletId}": { method: "GET", url: `/v1/wallets/${walletId}` },
     "PATCH /v1/wallets/{walletId}": { method: "PATCH", url: `/v1/wallets/${walletId}`, payload: { alias: "Sample" } },
     "DELETE /v1/wallets/{walletId}": { method: "DELETE", url: `/v1/wallets/${walletId}` },
+    "GET /v1/wallets/{walletId}/events": { method: "GET", url: `/v1/wallets/${walletId}/events` },
     "GET /v1/transactions": { method: "GET", url: `/v1/transactions?walletId=${walletId}` },
     "POST /v1/risk/alerts": {
       method: "POST",

@@ -475,6 +475,23 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
 
     await expectStatus(204, { method: "DELETE", url: one(withToken), token: alice });
     await expectStatus(404, { method: "DELETE", url: one(withToken), token: alice });
+    // The wallet's export: its alerts' events, a deleted alert's too, oldest first, with a cursor; another caller's wallet is a 404.
+    const walletEvents = (query: string, token = alice) => ({ method: "GET" as const, url: `/v1/wallets/${wallet.walletId}/events${query}`, token });
+    type WalletEvents = { events: Array<{ eventId: string; transactionSignature?: string; blockTime: number | null }>; hasMore: boolean };
+    const exported = await expectStatus<WalletEvents>(200, walletEvents("?since=2000-01-01T00:00:00Z&limit=1"));
+    expect(exported.hasMore).toBe(true);
+    await expectStatus(200, walletEvents(`?after=${exported.events[0]!.eventId}&until=2999-01-01T00:00:00Z`));
+    await expectStatus(400, walletEvents("?after=evt_unknown"));
+    await expectStatus(404, walletEvents("", bob));
+    // The transaction behind an event, by its signature.
+    const behind = (await expectStatus<WalletEvents>(200, walletEvents("?limit=500"))).events.find((event) => event.transactionSignature !== undefined)!;
+    const byTransaction = await expectStatus<{ transactions: Array<{ blockTime: number }> }>(200, {
+      method: "GET",
+      url: `/v1/transactions?walletId=${wallet.walletId}&signature=${behind.transactionSignature!}`,
+      token: alice,
+    });
+    expect(byTransaction.transactions.map((transaction) => transaction.blockTime)).toEqual([behind.blockTime]);
+    await expectStatus(400, { method: "GET", url: `/v1/transactions?walletId=${wallet.walletId}&signature=0OIl`, token: alice });
     // The history of an alert, a deleted one's too (its deletion last); a cursor; another caller's is a 404.
     type History = { history: Array<{ changeId: number; action: string }>; hasMore: boolean };
     const changed = await expectStatus<History>(200, { method: "GET", url: one(withToken, "/history?limit=1"), token: alice });

@@ -23,13 +23,16 @@ export type HistoryFilter = {
   /** Unix seconds, inclusive. */
   startTime?: number | undefined;
   endTime?: number | undefined;
+  /** Only the movements of this chain transaction (the primary key's first column finds them). */
+  signature?: string | undefined;
 };
 
 function filters(sql: Sql, filter: HistoryFilter): PendingQuery<Row[]> {
   return sql`
     ${filter.type ? sql`and type = ${filter.type}` : sql``}
     ${filter.startTime !== undefined ? sql`and block_time >= ${filter.startTime}` : sql``}
-    ${filter.endTime !== undefined ? sql`and block_time <= ${filter.endTime}` : sql``}`;
+    ${filter.endTime !== undefined ? sql`and block_time <= ${filter.endTime}` : sql``}
+    ${filter.signature !== undefined ? sql`and signature = ${filter.signature}` : sql``}`;
 }
 
 /** One page, newest first (blockTime desc, slot desc, signature, leg), and the count of all matches. */
@@ -41,7 +44,7 @@ export async function listAddressTransactions(
   const where = filters(sql, filter);
   const reach = page.offset + page.limit;
   // Unfiltered, the total is the counter that ingest keeps in address_activity; filtered, it is counted.
-  const unfiltered = filter.type === undefined && filter.startTime === undefined && filter.endTime === undefined;
+  const unfiltered = filter.type === undefined && filter.startTime === undefined && filter.endTime === undefined && filter.signature === undefined;
   const total = unfiltered
     ? sql`select coalesce((select transaction_count::float8 from address_activity where address = ${filter.address}), 0)`
     : countQuery(sql, filter.address, where);

@@ -13,11 +13,13 @@ import { redeliverRoutes } from "./redeliver.ts";
 import { riskLabelRoutes } from "./risk-labels.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { twilioStatusCallbackRoutes } from "./twilio-status-callback.ts";
+import { walletEventRoutes } from "./wallet-events.ts";
 import { walletRoutes } from "./wallets.ts";
 
 export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     await app.register(walletRoutes(deps, readCache));
+    await app.register(walletEventRoutes(deps));
     await app.register(transactionRoutes(deps));
     await app.register(alertRoutes(deps));
     await app.register(ingestRoutes(deps));

@@ -3,10 +3,11 @@ import { Type, type FastifyPluginAsyncTypebox } from "@fastify/type-provider-typ
 import type { Deps } from "../../deps.ts";
 import { listAddressTransactions } from "../../db/queries/transactions.ts";
 import { findWalletAddress } from "../../db/queries/wallets.ts";
+import { SIGNATURE_PATTERN } from "../../domain/base58.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from "../../domain/types.ts";
 import { MAX_UNIX_SECONDS } from "../../ingest/native.ts";
 import { invalid, notFound } from "../problem.ts";
-import { described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { assertSignature, described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
 
 const LIMIT = { min: 1, max: 500, default: 50 };
 /**
@@ -46,6 +47,13 @@ const QuerySchema = Type.Object(
     ),
     startTime: queryTime("oldest blockTime returned"),
     endTime: queryTime("newest blockTime returned"),
+    signature: Type.Optional(
+      Type.String({
+        pattern: SIGNATURE_PATTERN,
+        description:
+          "extension: only the movements of this transaction (base58 of 64 bytes), such as an event's transactionSignature; none when it is not the wallet's",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -87,7 +95,8 @@ export function transactionRoutes(deps: Deps): FastifyPluginAsyncTypebox {
             "Newest first: blockTime descending, then slot descending, then signature (byte order), then a transaction's movements with its principal one first. " +
             "Paged by limit and offset (offset at most 100,000); offset pages count from the newest entry, so entries ingested between two pages repeat some of the page before. " +
             "To read past that depth, or while ingest runs, keep the other parameters, set endTime to the blockTime of the last entry received and offset to how many " +
-            "of the entries received have that blockTime (endTime is inclusive), and page on until hasMore is false.",
+            "of the entries received have that blockTime (endTime is inclusive), and page on until hasMore is false. " +
+            "signature (an extension) selects one transaction's movements on the wallet, such as the one an event names: none when that transaction is not the wallet's.",
           querystring: QuerySchema,
           response: { 200: described(ResponseSchema, "the wallet's transactions, newest first, one page"), ...errorResponses(400, 404) },
         },
@@ -101,12 +110,13 @@ export function transactionRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
           throw invalid("query.startTime", "must not be after endTime");
         }
+        if (query.signature !== undefined) assertSignature("query.signature", query.signature);
         const address = await findWalletAddress(deps.sql, request.caller.sub, query.walletId);
         if (!address) throw notFound(`wallet ${query.walletId}`);
         const type = query.type === "all" ? undefined : query.type;
         const { rows, total } = await listAddressTransactions(
           deps.sql,
-          { address, type, startTime, endTime },
+          { address, type, startTime, endTime, signature: query.signature },
           { offset, limit },
         );
         return { transactions: rows, total, hasMore: offset + rows.length < total };
