@@ -2,6 +2,7 @@
 // /v1/risk/alerts/{id}/history) records it: each setting by the API's name, [before, after].
 // Pure: the writers read the alert as it was and as they left it, and this says what differs.
 // A secret is no setting here, and never will be by accident: only the names listed are read.
+// Nor is a webhook URL's query: the history keeps each URL as recordedWebhookUrl says.
 
 /** An alert's settings as the API shows them (AlertRow has these among others). */
 export type AlertSettingsView = {
@@ -43,13 +44,45 @@ export type AlertAction = (typeof ALERT_ACTIONS)[number];
 
 /** A creation: every setting, [null, value]. */
 export function createdChanges(alert: AlertSettingsView): SettingChanges {
-  return Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, alert[name]]])) as SettingChanges;
+  return Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, recorded(alert, name)]])) as SettingChanges;
 }
 
-/** Only the settings whose value differs, disabledReason included (a PATCH of status clears it). */
+/**
+ * Only the settings whose value differs, disabledReason included (a PATCH of status clears it).
+ * Compared whole, recorded as recorded() says: a webhook URL whose token alone changed is an
+ * entry whose two values read the same.
+ */
 export function changedSettings(before: AlertSettingsView, after: AlertSettingsView): SettingChanges {
   const names: SettingName[] = [...ALERT_SETTINGS, "disabledReason"];
-  return Object.fromEntries(names.filter((name) => before[name] !== after[name]).map((name) => [name, [before[name], after[name]]])) as SettingChanges;
+  return Object.fromEntries(
+    names.filter((name) => before[name] !== after[name]).map((name) => [name, [recorded(before, name), recorded(after, name)]]),
+  ) as SettingChanges;
+}
+
+/** A setting's value as the history keeps it. */
+function recorded(alert: AlertSettingsView, name: SettingName): AlertSettingsView[SettingName] {
+  return name === "webhookUrl" ? recordedWebhookUrl(alert.webhookUrl) : alert[name];
+}
+
+/**
+ * A webhook URL as the history keeps it, for good (the alert's deletion too): scheme, host,
+ * port and path, as GET /v1/notifications/{id} and the disabled notice show it, then `?…`
+ * where it had a query and `#…` where it had a fragment. The query often carries the
+ * receiver's token (`?token=…`), which the owner may replace because it leaked: a copy in the
+ * history would outlive the rotation. The marks keep a rotation visible: an owner who replaced
+ * only the token still finds its entry, `["https://h/p?…", "https://h/p?…"]`. A user and
+ * password before the host are left out (the API refuses them anyway). Idempotent: a recorded
+ * URL is recorded as itself.
+ */
+export function recordedWebhookUrl(url: string | null): string | null {
+  if (url === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "a URL that cannot be read";
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search === "" ? "" : "?…"}${parsed.hash === "" ? "" : "#…"}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 // What a change of an alert enters in its history (domain/alert-history.ts).
 import { describe, expect, it } from "vitest";
-import { changedSettings, createdChanges, patchAction, type AlertSettingsView } from "../../src/domain/alert-history.ts";
+import { changedSettings, createdChanges, patchAction, recordedWebhookUrl, type AlertSettingsView } from "../../src/domain/alert-history.ts";
 
 const alert: AlertSettingsView = {
   walletId: "wal_1",
@@ -40,6 +40,26 @@ describe("an alert's history entries", () => {
       disabledReason: ["the webhook endpoint answered 410 Gone", null],
     });
     expect(changedSettings(alert, { ...alert })).toEqual({});
+  });
+
+  it("keeps a webhook URL without its query or fragment, marking where they were, so that a rotated token is an entry but never recorded", () => {
+    const withToken = { ...alert, webhookUrl: "https://hooks.example:8443/a?token=SECRET-A#frag" };
+    expect(createdChanges(withToken).webhookUrl).toEqual([null, "https://hooks.example:8443/a?…#…"]);
+    // Only the token changed: still an entry, its two values alike.
+    const rotated = changedSettings(withToken, { ...alert, webhookUrl: "https://hooks.example:8443/a?token=SECRET-B#frag" });
+    expect(rotated).toEqual({ webhookUrl: ["https://hooks.example:8443/a?…#…", "https://hooks.example:8443/a?…#…"] });
+    expect(patchAction(rotated)).toBe("updated");
+    expect(changedSettings(withToken, { ...alert, webhookUrl: "https://hooks.example/b" })).toEqual({
+      webhookUrl: ["https://hooks.example:8443/a?…#…", "https://hooks.example/b"],
+    });
+    expect(JSON.stringify([createdChanges(withToken), rotated])).not.toMatch(/SECRET|token=|frag/);
+  });
+
+  it("records a webhook URL as scheme, host, port and path only, and a recorded URL as itself", () => {
+    expect(recordedWebhookUrl("https://user:pass@Hooks.Example:443/p/q?key=1")).toBe("https://hooks.example/p/q?…");
+    expect(recordedWebhookUrl("http://127.0.0.1:9/hook")).toBe("http://127.0.0.1:9/hook");
+    expect(recordedWebhookUrl(null)).toBeNull();
+    for (const url of ["https://h.example/p?…", "https://h.example/p?…#…", "https://h.example/p#…"]) expect(recordedWebhookUrl(url)).toBe(url);
   });
 
   it("names a PATCH by its status when it changed it, else updated, and none when nothing changed", () => {

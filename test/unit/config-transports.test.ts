@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { channelsOff, channelsOffWarning, emailTransportOf, smsTransportOf } from "../../src/notify/transports.ts";
-import { maskedNumber } from "../../src/notify/channels/sms.ts";
+import { maskedNumber } from "../../src/domain/recipient-mask.ts";
 import { REQUIRED, problemsOf } from "../helpers/config-env.ts";
 
 const TWILIO = {

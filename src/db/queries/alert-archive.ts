@@ -5,6 +5,7 @@
 // ends the alert's history with its deletion (alert_changes, which the API still serves). Nothing
 // here deletes: an operator prunes the archive (README, Risk alerts).
 import type { TransactionSql } from "postgres";
+import { recordedWebhookUrl } from "../../domain/alert-history.ts";
 
 /** Why an alert was deleted: its own DELETE, or its wallet's. */
 export type DeletionReason = "alert deleted" | "wallet deleted";
@@ -35,13 +36,15 @@ const SETTINGS = `jsonb_build_object(
 /**
  * A deletion's history entry: every setting of domain/alert-history.ts ALERT_SETTINGS by the
  * API's name and as the API shows it (the threshold a double, as in AlertRow), [value, null];
- * disabledReason too when there is one.
+ * disabledReason too when there is one. The webhook URL as the history keeps it, without its
+ * query (recordedWebhookUrl, which parses URLs as the API does): `recorded.webhook_url`, each
+ * alert's from the deleting statement.
  */
 const DELETED_CHANGES = `jsonb_build_object(
     'walletId', jsonb_build_array(a.wallet_id, null), 'condition', jsonb_build_array(a.condition, null),
     'status', jsonb_build_array(a.status, null), 'threshold', jsonb_build_array(a.threshold::float8, null),
     'token', jsonb_build_array(a.token, null), 'notificationMethod', jsonb_build_array(a.notification_method, null),
-    'webhookUrl', jsonb_build_array(a.webhook_url, null), 'recipient', jsonb_build_array(a.recipient, null),
+    'webhookUrl', jsonb_build_array(recorded.webhook_url, null), 'recipient', jsonb_build_array(a.recipient, null),
     'cooldownSeconds', jsonb_build_array(a.cooldown_seconds, null))
   || case when a.disabled_reason is null then '{}'::jsonb
           else jsonb_build_object('disabledReason', jsonb_build_array(a.disabled_reason, null)) end`;
@@ -77,7 +80,7 @@ export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, 
     "alertId" in which
       ? tx`a.id = ${which.alertId} and a.owner = ${which.owner}`
       : tx`a.wallet_id = ${which.walletId} and w.owner = ${which.owner}`;
-  const alerts = await tx<{ id: string }[]>`
+  const alerts = await tx<{ id: string; webhookUrl: string | null }[]>`
     insert into deleted_alerts (id, owner, wallet_id, wallet_address, condition, settings, created_at, deleted_by, reason)
     select a.id, a.owner, a.wallet_id, w.address, a.condition, ${tx.unsafe(SETTINGS)}, a.created_at,
            ${deletion.deletedBy}, ${deletion.reason}
@@ -85,14 +88,15 @@ export async function archiveAlerts(tx: TransactionSql, which: AlertsToArchive, 
     where ${selected}
     order by a.id
     for update of a
-    returning id`;
+    returning id, settings->>'webhook_url' as "webhookUrl"`;
   const ids = alerts.map((row) => row.id);
   if (ids.length === 0) return ids;
   // The last entry of each alert's history (alert-changes.ts), which outlives it: its settings as they were, [value, null].
+  const recordedUrls = Object.fromEntries(alerts.map((row) => [row.id, recordedWebhookUrl(row.webhookUrl)]));
   await tx`
     insert into alert_changes (alert_id, owner, by, action, changes)
     select a.id, a.owner, ${deletion.deletedBy}, 'deleted', ${tx.unsafe(DELETED_CHANGES)}
-    from alerts a where a.id = any(${ids}::text[])
+    from alerts a join jsonb_each(${JSON.stringify(recordedUrls)}::jsonb) as recorded(alert_id, webhook_url) on recorded.alert_id = a.id
     order by a.id`;
 
   await tx`

@@ -53,7 +53,10 @@ const Changes = Type.Object(
     threshold: pair(Type.Number(), "as the alert shows it"),
     token: pair(Type.String(), "large_transfer's token filter"),
     notificationMethod: pair(Type.String(), "created and deleted only"),
-    webhookUrl: pair(Type.String(), "webhook alerts"),
+    webhookUrl: pair(
+      Type.String(),
+      "webhook alerts: scheme, host, port and path only, then ?… where the URL had a query (#… a fragment), which is never recorded: it often carries the receiver's token",
+    ),
     recipient: pair(Type.String(), "email and SMS alerts"),
     cooldownSeconds: pair(Type.Integer(), "seconds"),
     disabledReason: pair(Type.String(), "set by the service's disabling, cleared by a PATCH of status"),

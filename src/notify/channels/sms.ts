@@ -12,6 +12,7 @@ import type RequestClient from "twilio/lib/base/RequestClient.js";
 import type TwilioServiceExceptionModule from "twilio/lib/base/TwilioServiceException.js";
 import type { Config, SmsTransport } from "../../config.ts";
 import { checkSmsNumber, countryOfNumber } from "../../domain/sms-number.ts";
+import { maskedNumber } from "../../domain/recipient-mask.ts";
 import { createRepeatGate, REPEAT_LOG_WINDOW_MS } from "../../log-repeats.ts";
 import type { Logger } from "../../logger.ts";
 import { redactUrl } from "../../redact-url.ts";
@@ -201,12 +202,6 @@ export function createSmsChannel(options: SmsChannelOptions): Channel & { descri
     describe: () => (client ? `Twilio ${redactUrl(baseUrl)}` : mode === "log" ? "the log, not sent (SMS_TRANSPORT=log)" : "off (TWILIO_* not set)"),
     close: async () => {},
   };
-}
-
-/** A phone number as the log may show it: all but its last 4 digits starred ("+********2671"). */
-export function maskedNumber(number: string): string {
-  const digits = number.replace(/\D/g, "");
-  return `${number.startsWith("+") ? "+" : ""}${"*".repeat(Math.max(0, digits.length - 4))}${digits.slice(-4)}`;
 }
 
 /**

@@ -8,6 +8,7 @@ import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import { createDeliveryStore, type DeliveryRow } from "../../db/queries/deliveries.ts";
 import { failWithoutAttempt } from "../../db/queries/notifications.ts";
 import type { Deps } from "../../deps.ts";
+import { withRecipientsMasked } from "../../domain/recipient-mask.ts";
 import type { NotificationMethod } from "../../domain/types.ts";
 import { createRepeatedWarning } from "../../log-repeats.ts";
 import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
@@ -219,9 +220,11 @@ export function makeDeliverProcessor(
     const outcome = decide(row, result, { scheduleMs: deps.config.retryScheduleMs, providerRetryMs: deps.providerRetryMs ?? PROVIDER_RETRY_MS, random }, deps.now());
     const level = attemptLogLevel(result);
     const fault = result.deploymentFault;
+    // The attempt's record keeps the provider's words whole (the owner reads them); the log, the recipient masked.
+    const loggedError = result.error === undefined ? undefined : forTheLog(row, result.error);
     if (level === "error" && fault) {
       deps.logger.error(
-        { notificationId: row.notificationId, channel: row.channel, error: result.error, status: outcome.status },
+        { notificationId: row.notificationId, channel: row.channel, error: loggedError, status: outcome.status },
         fault === "unconfigured"
           ? `the ${row.channel} channel is not configured (set ${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`
           : `the ${row.channel} provider refused ${REFUSED[fault]} (${SETTING_TO_FIX[fault][row.channel]}); the notification is retried on its schedule`,
@@ -229,7 +232,7 @@ export function makeDeliverProcessor(
     }
     if (level === "warn") {
       warnProviderUnavailable(
-        { code: result.errorCode ?? `HTTP ${result.statusCode ?? result.smtpResponseCode}`, message: result.error },
+        { code: result.errorCode ?? `HTTP ${result.statusCode ?? result.smtpResponseCode}`, message: loggedError },
         { notificationId: row.notificationId, channel: row.channel, status: outcome.status },
       );
     }
@@ -249,7 +252,7 @@ export function makeDeliverProcessor(
         alertId: row.alertId,
         notificationId: row.notificationId,
         gone: marksAlertGone(result),
-        error: outcome.error ?? "failed",
+        error: forTheLog(row, outcome.error ?? "failed"),
         now: deps.now(),
       });
     }
@@ -294,11 +297,22 @@ export function makeDeliverProcessor(
 /**
  * The error a notification given up for good fails its job with. Its `job failed` line names the
  * alert and, for a webhook, the receiver (a domain or an address, never the URL: its path and
- * query may carry the owner's secrets) beside the notification's id (run-workers.ts).
+ * query may carry the owner's secrets) beside the notification's id (run-workers.ts). Its
+ * message, with the recipient masked, is also the job's failedReason and the first line of its
+ * stacktrace, which Redis keeps for a week and Bull Board shows.
  */
 function givenUp(row: DeliveryRow, message: string): UnrecoverableError {
   const receiver = row.channel === "webhook" ? receiverOf(row.destination) : undefined;
-  return Object.assign(new UnrecoverableError(message), { alertId: row.alertId, ...(receiver !== undefined && { receiver }) });
+  return Object.assign(new UnrecoverableError(forTheLog(row, message)), { alertId: row.alertId, ...(receiver !== undefined && { receiver }) });
+}
+
+/**
+ * An attempt's error as the log and the queue may show it: the provider's words often name the
+ * email address or number it refused (domain/recipient-mask.ts). A webhook URL is no recipient
+ * to mask: its errors say a status or a network error, never the URL (webhook.ts).
+ */
+function forTheLog(row: DeliveryRow, error: string): string {
+  return withRecipientsMasked(error, row.channel === "webhook" ? undefined : row.destination);
 }
 
 /** What each kind of deployment fault refused, for the log. */

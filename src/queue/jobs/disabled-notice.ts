@@ -12,6 +12,7 @@
 import { UnrecoverableError, type Job } from "bullmq";
 import type { Sql } from "../../db/client.ts";
 import { loadNoticeFacts, settleDisabledNotice } from "../../db/queries/disabled-notices.ts";
+import { withRecipientsMasked } from "../../domain/recipient-mask.ts";
 import type { Logger } from "../../logger.ts";
 import { noticeAddress } from "../../notify/alert-health.ts";
 import type { EmailChannel } from "../../notify/channels/index.ts";
@@ -58,7 +59,9 @@ export function makeDisabledNoticeProcessor(deps: DisabledNoticeDeps): (job: Job
     const verdict = classifyOutcome(result);
     if (verdict === "delivered") return settle();
 
-    const error = result.error ?? "not sent";
+    // The SMTP server's words name the owner's address it refused: masked for the log and the
+    // job's failedReason (domain/recipient-mask.ts). A notice keeps no attempt record of its own.
+    const error = withRecipientsMasked(result.error ?? "not sent", to);
     const attempts = job.attemptsMade + 1;
     if (verdict === "permanent" || attempts >= (job.opts.attempts ?? 1)) {
       deps.logger.warn(
