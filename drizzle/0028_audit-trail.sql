@@ -43,14 +43,21 @@ CREATE INDEX IF NOT EXISTS "label_changes_load_idx" ON "label_changes" USING btr
 -- transaction that deletes it (src/db/queries/alert-archive.ts), before the delete. The database
 -- now holds every deleter to that: a row of alerts is deleted only once deleted_alerts has its
 -- id, so a plain `delete from tracked_wallets` (a cleanup script, a support session) fails
--- instead of erasing the record of every alert on the wallet with no archive row. An operator
--- who must erase anyway archives first, or says so on purpose:
--- ALTER TABLE alerts DISABLE TRIGGER alerts_archived_before_delete.
+-- instead of erasing the record of every alert on the wallet with no archive row. An erasure
+-- (README, Erasing a caller) says so on purpose, in its own transaction only:
+-- SET LOCAL wallet_alerts.erasing = 'on'. A setting rather than ALTER TABLE … DISABLE TRIGGER,
+-- which turns the guard off for every session until ENABLE TRIGGER (the API and the workers
+-- too), needs the table's owner, and whose lock (SHARE ROW EXCLUSIVE) stops every write to
+-- alerts until its transaction ends; a SET LOCAL ends with its transaction, committed or not,
+-- and no other connection sees it. A guard against mistakes, not a permission: whoever may
+-- delete from alerts may set it.
 CREATE OR REPLACE FUNCTION "refuse_unarchived_alert_delete"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM "deleted_alerts" WHERE "id" = OLD."id") THEN
+  IF current_setting('wallet_alerts.erasing', true) IS DISTINCT FROM 'on'
+     AND NOT EXISTS (SELECT 1 FROM "deleted_alerts" WHERE "id" = OLD."id") THEN
     RAISE EXCEPTION 'alert % is not archived: delete it through the API (its record is archived first), or archive it in deleted_alerts', OLD."id"
-      USING ERRCODE = 'restrict_violation';
+      USING ERRCODE = 'restrict_violation',
+            HINT = 'To erase on purpose, run SET LOCAL wallet_alerts.erasing = ''on'' in the deleting transaction (README, Erasing a caller).';
   END IF;
   RETURN OLD;
 END $$;--> statement-breakpoint
