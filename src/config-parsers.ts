@@ -55,27 +55,48 @@ export function badPercentEncoding(url: URL): string | undefined {
 
 /** What stands for a transaction's signature in EXPLORER_TX_URL. */
 export const SIGNATURE_PLACEHOLDER = "{signature}";
+/** What stands for an account's address in EXPLORER_ADDRESS_URL. */
+export const ADDRESS_PLACEHOLDER = "{address}";
 
 /**
  * EXPLORER_TX_URL: an https (or http) URL with `{signature}` where a transaction's signature
  * goes, and no other braces (`{sig}`, `{tx}` would be sent as typed, a link to nothing). Checked
  * with a signature put in, as the email will have it; no user or password (it is in every email).
  */
-export function explorerTxUrl(raw: string): string {
-  const example = "such as https://solscan.io/tx/{signature}";
-  if (!raw.includes(SIGNATURE_PLACEHOLDER)) throw new Error(`expected a URL with ${SIGNATURE_PLACEHOLDER} where the transaction's signature goes, ${example}`);
-  if (/[{}]/.test(raw.replaceAll(SIGNATURE_PLACEHOLDER, ""))) throw new Error(`expected no placeholder but ${SIGNATURE_PLACEHOLDER}, ${example}`);
-  let url: URL;
-  try {
-    url = new URL(raw.replaceAll(SIGNATURE_PLACEHOLDER, "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv"));
-  } catch {
-    throw new Error(`expected a URL, ${example}`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`expected an https or http URL, ${example}`);
-  if (url.username || url.password) throw new Error("expected a URL without a user or password: it is in every alert email");
-  const badEscape = badPercentEncoding(url);
-  if (badEscape) throw new Error(badEscape);
-  return raw;
+export const explorerTxUrl = explorerTemplate({
+  placeholder: SIGNATURE_PLACEHOLDER,
+  what: "the transaction's signature",
+  sample: "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv",
+  example: "https://solscan.io/tx/{signature}",
+});
+
+/** EXPLORER_ADDRESS_URL: an account's page, `{address}` where its address goes; checked as EXPLORER_TX_URL is. */
+export const explorerAddressUrl = explorerTemplate({
+  placeholder: ADDRESS_PLACEHOLDER,
+  what: "the account's address",
+  sample: "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+  example: "https://solscan.io/account/{address}",
+});
+
+/** A block explorer's page template: its one placeholder, then a URL that can go in every alert email. */
+function explorerTemplate(template: { placeholder: string; what: string; sample: string; example: string }): (raw: string) => string {
+  const { placeholder, what, sample } = template;
+  const example = `such as ${template.example}`;
+  return (raw) => {
+    if (!raw.includes(placeholder)) throw new Error(`expected a URL with ${placeholder} where ${what} goes, ${example}`);
+    if (/[{}]/.test(raw.replaceAll(placeholder, ""))) throw new Error(`expected no placeholder but ${placeholder}, ${example}`);
+    let url: URL;
+    try {
+      url = new URL(raw.replaceAll(placeholder, sample));
+    } catch {
+      throw new Error(`expected a URL, ${example}`);
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`expected an https or http URL, ${example}`);
+    if (url.username || url.password) throw new Error("expected a URL without a user or password: it is in every alert email");
+    const badEscape = badPercentEncoding(url);
+    if (badEscape) throw new Error(badEscape);
+    return raw;
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   basicAuthUser,
   boolean,
   explorerTxUrl,
+  explorerAddressUrl,
   cidr,
   isLoopbackHost,
   commaList,
@@ -58,6 +59,8 @@ export type Config = Readonly<{
   emailFrom: string;
   /** A transaction's page on a block explorer, `{signature}` standing for its signature, linked from each alert email; undefined: no link. */
   explorerTxUrl: string | undefined;
+  /** An account's page on a block explorer, `{address}` standing for its address, linked from each alert email for the wallet and the counterparty; undefined: no link. */
+  explorerAddressUrl: string | undefined;
   twilio: Readonly<{
     accountSid: string | undefined;
     authToken: string | undefined;
@@ -156,6 +159,7 @@ type Env = Record<string, string | undefined>;
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
 export const DEFAULT_EXPLORER_TX_URL = "https://solscan.io/tx/{signature}";
+export const DEFAULT_EXPLORER_ADDRESS_URL = "https://solscan.io/account/{address}";
 /** A Redis Cluster hash tag: BullMQ's scripts need a queue's keys in one slot. */
 const DEFAULT_QUEUE_PREFIX = "{wallet-alerts}";
 
@@ -200,6 +204,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     emailFrom: read("EMAIL_FROM", oneMailbox, "wallet-alerts <alerts@localhost>"),
     // Set empty, no link (unset: the default): a desk may not want its alerts to point at a third party.
     explorerTxUrl: env.EXPLORER_TX_URL === "" ? undefined : read("EXPLORER_TX_URL", explorerTxUrl, DEFAULT_EXPLORER_TX_URL),
+    explorerAddressUrl: env.EXPLORER_ADDRESS_URL === "" ? undefined : read("EXPLORER_ADDRESS_URL", explorerAddressUrl, DEFAULT_EXPLORER_ADDRESS_URL),
     twilio: {
       accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),

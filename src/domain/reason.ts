@@ -31,6 +31,9 @@ export function shortAddress(text: string, kept = 4): string {
  */
 const COUNTERPARTY_KEPT = 6;
 
+/** A counterparty as every reason names it: `7xKXtg…9fQaBc`. */
+export const counterpartyShown = (address: string) => shortAddress(address, COUNTERPARTY_KEPT);
+
 /**
  * An amount of money, exactly: 9999.996 → "9,999.996", 25000 → "25,000", 0.999999 → "0.999999",
  * 1e-9 → "0.000000001", 1e21 → "1,000,000,000,000,000,000,000". The shortest decimal that reads
@@ -101,7 +104,7 @@ function movement(facts: MovementFacts): string {
   const preposition = direction === "sent" ? "to" : "from";
   const others = legs && legs.otherCounterparties > 0 ? ` and ${legs.otherCounterparties} other${legs.otherCounterparties === 1 ? "" : "s"}` : "";
   const transfers = legs && legs.count > 1 ? ` in ${legs.count} transfers` : "";
-  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${shortAddress(counterparty, COUNTERPARTY_KEPT)}${others}${transfers}${KIND[type]}`;
+  return `${verb} ${formatAmount(amount)} ${shortAddress(token)} ${preposition} ${counterpartyShown(counterparty)}${others}${transfers}${KIND[type]}`;
 }
 
 /**

@@ -135,11 +135,23 @@ export type SuppressedSummary = {
   /** The first and the last suppressed event's time. */
   firstAt: string;
   lastAt: string;
-  /** The strongest suppressed event: the highest observed value (risk_score_increase: the highest score reached), the first among equals. */
-  strongest: { eventId: string; observed: number; reason: string; transactionSignature: string | null; createdAt: string };
+  /**
+   * The strongest suppressed event: the highest observed value (risk_score_increase: the highest
+   * score reached), the first among equals. `counterparty` (a large_transfer's or a
+   * suspicious_counterparty's) only where its transaction names one other side; none in a digest
+   * built before 2026-12.
+   */
+  strongest: { eventId: string; observed: number; reason: string; transactionSignature: string | null; createdAt: string; counterparty?: DigestCounterparty };
   /** The events' ids, oldest first, at most SUPPRESSED_EVENT_IDS_SHOWN (count says how many there were). */
   eventIds: string[];
 };
+
+/**
+ * A digest's strongest firing's other side: its address in full (the reason shortens it, which
+ * address poisoning counts on) and its labels as the digest was built, at the cooldown's end
+ * (the reason names the label of the firing's time).
+ */
+export type DigestCounterparty = { address: string; labels: PayloadCounterparty["labels"] };
 
 /** A transaction's other side in a notification: its risk (null: unknown) and every label of it. */
 export type PayloadCounterparty = {

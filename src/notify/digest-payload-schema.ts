@@ -3,7 +3,7 @@
 // OpenAPI document's `webhooks`), as payload-schema.ts does for a firing and a test.
 import { Type, type Static } from "typebox";
 import type { NotificationPayload, SuppressedSummary } from "../domain/types.ts";
-import { publishedSchema, reasonField, riskFields, timestampField, walletFields } from "./payload-schema.ts";
+import { labelsField, publishedSchema, reasonField, riskFields, timestampField, walletFields } from "./payload-schema.ts";
 
 const time = (description: string) => Type.String({ format: "date-time", description });
 
@@ -21,6 +21,21 @@ const SuppressedSchema = Type.Object(
         reason: Type.String({ description: "its one-line reason, as its event carries it" }),
         transactionSignature: Type.Union([Type.String(), Type.Null()], { description: "the transaction that fired it; null for risk_score_increase" }),
         createdAt: time("when it was recorded"),
+        counterparty: Type.Optional(
+          Type.Object(
+            {
+              address: Type.String({ description: "the other side of its transaction, in full (reason shortens it)" }),
+              labels: labelsField(
+                "every label of the address, every source's, the highest score first, as loaded when the digest was built (at the cooldown's end; reason names the label of the firing's time); empty when it has none",
+              ),
+            },
+            {
+              additionalProperties: false,
+              description:
+                "a large_transfer's or suspicious_counterparty's: the other side of its transaction; no key when the transaction names no one other side of the wallet (a self-transfer, legs with several), for the other conditions, and in a digest built before 2026-12",
+            },
+          ),
+        ),
       },
       {
         additionalProperties: false,

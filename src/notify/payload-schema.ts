@@ -76,6 +76,24 @@ const reason = Type.String({
     "one sentence for a person; it names a token by its well-known symbol, else by its mint shortened, else by a plain symbol given with no mint (never by a symbol a token gave itself): transaction.token and transaction.mint carry them as ingested",
 });
 
+/** A counterparty's labels (a firing's counterparty, a digest's strongest's). */
+const labels = (description: string) =>
+  Type.Array(
+    Type.Object(
+      {
+        category: stringEnum(LABEL_CATEGORIES),
+        score: Type.Number({ minimum: 0, maximum: 100 }),
+        source: Type.Union([Type.String(), Type.Null()], {
+          description:
+            "the list that labelled it, as PUT /v1/risk/labels gave it (\"OFAC SDN\"); null when none was given, as the API says it " +
+            "(a notification made until 2026-11-28, redelivered, carries \"\" for none)",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    { description },
+  );
+
 /**
  * What the reason says, as fields (pipeline/notification.ts factsOf). Optional, each where its
  * condition gives it: added within v1 on 2026-11-28, so a notification made before then, redelivered,
@@ -93,21 +111,7 @@ const facts = {
           description:
             "the higher of its label score and its own risk score (when some caller tracks it), before the transaction's batch was scored, as suspicious_counterparty judges it; null when neither is known",
         }),
-        labels: Type.Array(
-          Type.Object(
-            {
-              category: stringEnum(LABEL_CATEGORIES),
-              score: Type.Number({ minimum: 0, maximum: 100 }),
-              source: Type.Union([Type.String(), Type.Null()], {
-                description:
-                  "the list that labelled it, as PUT /v1/risk/labels gave it (\"OFAC SDN\"); null when none was given, as the API says it " +
-                  "(a notification made until 2026-11-28, redelivered, carries \"\" for none)",
-              }),
-            },
-            { additionalProperties: false },
-          ),
-          { description: "every label of the address, every source's, the highest score first; empty when it has none" },
-        ),
+        labels: labels("every label of the address, every source's, the highest score first; empty when it has none"),
       },
       {
         additionalProperties: false,
@@ -268,4 +272,4 @@ export type PayloadSchemaChecks = [
 ];
 
 /** What a cooldown digest's body schema shares with these (digest-payload-schema.ts). */
-export { wallet as walletFields, risk as riskFields, reason as reasonField, timestamp as timestampField, published as publishedSchema };
+export { wallet as walletFields, risk as riskFields, reason as reasonField, timestamp as timestampField, published as publishedSchema, labels as labelsField };

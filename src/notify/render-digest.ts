@@ -3,7 +3,29 @@
 // no I/O, no clock.
 import { formatAmount } from "../domain/reason.ts";
 import type { Condition, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
-import { CONDITION_NAMES, categoryInDetail, escapeHtml, headerText, oneLine, reasonParts, walletName, type RenderedEmail } from "./render.ts";
+import {
+  CONDITION_NAMES,
+  SUBJECT_MAX,
+  addressPage,
+  categoryInDetail,
+  cutAtWord,
+  escapeHtml,
+  factsTable,
+  headerText,
+  labelsShown,
+  linkRow,
+  oneLine,
+  page,
+  reasonParts,
+  subjectName,
+  subjectNews,
+  transactionPage,
+  utcTime,
+  walletName,
+  type EmailLinks,
+  type RenderedEmail,
+  type Row,
+} from "./render.ts";
 import { fitSms, smsWalletName } from "./render-sms.ts";
 
 /** How the strongest held-back event is introduced, by condition. */
@@ -24,38 +46,123 @@ export function digestReason(condition: Condition, summary: SuppressedSummary): 
   return `${formatAmount(summary.count)} more ${condition} firings held back during the cooldown; ${STRONGEST[condition]}: ${strongest}`;
 }
 
-export function renderDigestEmail(payload: NotificationPayload): RenderedEmail {
+/**
+ * What fired, by the strongest held-back firing's reason, as a firing's subject names it
+ * (render.ts headline): "Large transfer to SANCTIONED", "SANCTIONED counterparty", "Large
+ * transfer", "Suspicious counterparty", "Unusual activity"; "" for a score rise, whose news
+ * names it. The label is the reason's (the firing's time): a digest has no other record of it.
+ * `label`: the label alone ("SANCTIONED"), what a subject too short for the rest keeps.
+ */
+function strongestHeadline(condition: Condition, news: string, detail: string): { whole: string; label: string | null } {
+  const category = categoryInDetail(detail);
+  const label = category === null ? null : category.toUpperCase();
+  switch (condition) {
+    case "large_transfer":
+      return { whole: label === null ? CONDITION_NAMES[condition] : `Large transfer ${/^(Received|Tried to receive)\b/.test(news) ? "from" : "to"} ${label}`, label };
+    case "suspicious_counterparty":
+      return { whole: label === null ? CONDITION_NAMES[condition] : `${label} counterparty`, label };
+    case "unusual_activity":
+      return { whole: CONDITION_NAMES[condition], label };
+    case "risk_score_increase":
+      return { whole: "", label };
+  }
+}
+
+/** The fewest characters of an alias a digest's subject shows (render-sms.ts MIN_ALIAS_SHOWN). */
+const MIN_NAME_SHOWN = 12;
+
+/** Whether a subject's cut news still has its amount and the word after it ("largest: Sent 250,000 SOL…"), when it has an amount. */
+function keepsAmount(cut: string, clause: string): boolean {
+  const amount = /\d[\d,.]*\s+\S+/.exec(clause);
+  if (amount === null) return cut !== "";
+  return cut.replace(/…$/, "").length >= amount.index + amount[0].length;
+}
+
+/**
+ * At its fullest "[Risk alert] Desk: 2 held back — Large transfer to SANCTIONED — largest: Sent 2
+ * SOL to 6R9jQi…kFJqLF", at most SUBJECT_MAX characters as a firing's subject: the count, what
+ * fired and the strongest's news. Too long, what fired gives way to its label alone ("SANCTIONED"),
+ * or, without a label, to nothing ("largest" says it), then "largest:" goes, before the news
+ * loses its amount and token; a long alias is cut and the news cut at a word first. The label
+ * is kept before the amount. Until 2026-12 it was "[Risk alert] Tesorería: 2 more
+ * large_transfer held back in the cooldown": a 250,000 SOL send to an OFAC-listed address,
+ * held back, did not show in the inbox.
+ */
+export function digestSubject(payload: NotificationPayload): string {
   const { data } = payload;
   const held = data.suppressed;
   const name = walletName(data);
-  const subject = headerText(`[Risk alert] ${name}: ${held ? `${held.count} more ${data.condition} held back in the cooldown` : "cooldown ended"}`);
+  if (!held) return headerText(`[Risk alert] ${name}: cooldown ended`);
+  const { news, detail } = reasonParts(oneLine(held.strongest.reason));
+  const shownNews = subjectNews(data.condition, news);
+  const { whole, label } = strongestHeadline(data.condition, news, detail);
+  const subject = (shownName: string, what: string, clause: string) =>
+    `[Risk alert] ${shownName}: ${[`${formatAmount(held.count)} held back`, what, clause].filter((part) => part !== "").join(" — ")}`;
+  // From the fullest to the barest, each without what the one before gave up first: what
+  // fired but its label, then "largest:" (the news is the strongest's all the same).
+  const strongestNews = held.count === 1 ? shownNews : `${STRONGEST[data.condition]}: ${shownNews}`;
+  const candidates = new Map(
+    ([[whole, strongestNews], [label ?? "", strongestNews], [label ?? "", shownNews]] as const).map(([what, clause]) => [`${what}\u0000${clause}`, { what, clause }]),
+  );
+  // A long alias is cut before the news is, to a firing's subject's length; then, the rest
+  // given up and the amount still not shown, to as few characters as the SMS cuts one to.
+  const names = [[name, subjectName(name)], [subjectName(name, MIN_NAME_SHOWN)]];
+  let last = "";
+  for (const level of names) {
+    for (const { what, clause } of candidates.values()) {
+      for (const shownName of level) {
+        const full = subject(shownName, what, clause);
+        if ([...full].length <= SUBJECT_MAX) return headerText(full);
+        if (shownName !== subjectName(shownName)) continue; // too long to keep beside a cut news
+        const room = SUBJECT_MAX - [...subject(shownName, what, "")].length - " — ".length;
+        const cut = cutAtWord(clause, room);
+        last = subject(shownName, what, cut.includes(" ") ? cut : "");
+        if (keepsAmount(cut, clause)) return headerText(last);
+      }
+    }
+  }
+  return headerText(last);
+}
+
+export function renderDigestEmail(payload: NotificationPayload, links: EmailLinks = {}): RenderedEmail {
+  const { data } = payload;
+  const held = data.suppressed;
+  const subject = digestSubject(payload);
   const alias = data.alias === null ? "" : oneLine(data.alias);
-  const rows: Array<[string, string]> = [
+  const rows: Row[] = [
     ["Wallet", alias ? `${alias} (${data.address})` : data.address],
     ["Condition", `${CONDITION_NAMES[data.condition]} (${data.condition})`],
   ];
   if (held) {
     const more = held.count - held.eventIds.length;
+    const { strongest } = held;
     rows.push(
-      ["Held back", `${held.count} ${held.count === 1 ? "firing" : "firings"}, from ${held.firstAt} to ${held.lastAt}`],
-      ["Cooldown", `${held.windowStart} to ${held.windowEnd}`],
-      [capitalised(STRONGEST[data.condition]), `${oneLine(held.strongest.reason)} (${held.strongest.createdAt}, observed ${formatAmount(held.strongest.observed)})`],
-      ...(held.strongest.transactionSignature ? [["Transaction", held.strongest.transactionSignature] as [string, string]] : []),
-      ["Events", `${held.eventIds.join(", ")}${more > 0 ? ` and ${more} more` : ""} (GET /v1/risk/alerts/${data.alertId}/events)`],
+      ["Held back", `${held.count} ${held.count === 1 ? "firing" : "firings"}, from ${utcTime(held.firstAt)} to ${utcTime(held.lastAt)}`],
+      ["Cooldown", `${utcTime(held.windowStart)} to ${utcTime(held.windowEnd)}`],
+      [capitalised(STRONGEST[data.condition]), oneLine(strongest.reason)],
+      ["Detected at", utcTime(strongest.createdAt)],
     );
+    if (strongest.transactionSignature) rows.push(["Transaction", strongest.transactionSignature]);
+    // In full, as a firing's email gives it: the reason's 6…6 is what address poisoning grinds.
+    if (strongest.counterparty) rows.push(["Counterparty", strongest.counterparty.address], ...linkRow("Counterparty page", addressPage(links, strongest.counterparty.address)));
+    if (strongest.transactionSignature) rows.push(...linkRow("Explorer", transactionPage(links, strongest.transactionSignature)));
+    // Its labels now, beside the reason's of the firing's time: a label added since (the address reported hacked) is news too.
+    if (strongest.counterparty) rows.push(["Counterparty labels", `${labelsShown(strongest.counterparty.labels)}, at the cooldown's end`]);
+    rows.push(["Events", `${held.eventIds.join(", ")}${more > 0 ? ` and ${more} more` : ""} (GET /v1/risk/alerts/${data.alertId}/events)`]);
   }
-  rows.push(["Risk score", `${data.riskScore}/100`], ["Alert", data.alertId], ["Time", payload.timestamp]);
-  const shown = rows.map(([label, value]) => [label, oneLine(value)] as const);
+  rows.push(
+    ...linkRow("Wallet page", addressPage(links, data.address)),
+    ["Risk score", `${data.riskScore}/100`],
+    ["Alert", data.alertId],
+    // When the digest was made into a message (its first attempt), not when anything fired.
+    ["Summarised at", utcTime(payload.timestamp)],
+  );
+  const shown = rows.map(([label, value, href]): Row => (href === undefined ? [label, oneLine(value)] : [label, oneLine(value), href]));
   const intro = "The alert's cooldown held these firings back: they were recorded, not sent.";
   const width = Math.max(...shown.map(([label]) => label.length)) + 2;
   const reason = oneLine(data.reason);
   const text = [reason, intro, "", ...shown.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`), "", "-- wallet-alerts", ""].join("\n");
-  const html =
-    `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>\n<body style="font-family:sans-serif">\n` +
-    `<p style="font-size:16px"><strong>${escapeHtml(reason)}</strong></p>\n<p>${escapeHtml(intro)}</p>\n` +
-    `<table cellpadding="4" style="border-collapse:collapse">${shown
-      .map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
-      .join("")}</table>\n<p style="color:#666">wallet-alerts</p>\n</body></html>\n`;
+  const html = page(subject, [`<p style="font-size:16px"><strong>${escapeHtml(reason)}</strong></p>`, `<p>${escapeHtml(intro)}</p>`, factsTable(shown)].join("\n"));
   return { subject, text, html };
 }
 

@@ -5,6 +5,7 @@ import { shortAddress } from "../domain/reason.ts";
 import type { NotificationPayload } from "../domain/types.ts";
 import { headline, isTest, oneLine, reasonOf, reasonParts } from "./render.ts";
 import { renderDigestSms } from "./render-digest.ts";
+import { lateNote } from "./lateness.ts";
 
 /** GSM 03.38 basic character set: one septet each. */
 const GSM7_BASIC =
@@ -107,7 +108,7 @@ export function smsWalletName(data: Pick<NotificationPayload["data"], "alias" | 
 export function renderSms(payload: NotificationPayload, attemptAt?: Date): string {
   if (payload.type === "risk_alert.suppressed") return renderDigestSms(payload);
   const { data } = payload;
-  const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(happenedAt(payload), attemptAt)}`;
+  const head = `${isTest(payload) ? "Risk alert test" : "Risk alert"}${lateNote(payload, attemptAt)}`;
   const lead = headline(payload);
   // A test's reason names the wallet by its alias again, as its owner typed it.
   const { news, detail } = isTest(payload) ? { news: SMS_TEST_NOTE, detail: "" } : reasonParts(reasonOf(payload));
@@ -141,38 +142,6 @@ export function fitSms(head: string, name: SmsName, bodies: readonly string[]): 
   const room = GSM7_SEGMENT_SEPTETS - gsm7Length(text("", barest));
   if (name.isAlias && gsm7Length(name.text) > room) shownName = fit(name.text, Math.max(room, MIN_ALIAS_SHOWN), false);
   return fit(text(shownName, barest), GSM7_SEGMENT_SEPTETS, true);
-}
-
-/** An SMS shows no time of its own: one sent later than this after what it reports says how much later. */
-const LATE_AFTER_MS = 10 * 60_000;
-
-/**
- * When what the notification reports happened, in epoch ms: a transaction's block time, for
- * the payload's timestamp is when its batch was evaluated, which after an outage or a backlog
- * is hours later (a transfer at 06:00 evaluated at 12:00 must not read as happening now). A
- * block time after the timestamp (a skewed clock) gives way to the timestamp. Without a
- * transaction (a score change, a test) the timestamp is the event's own time.
- */
-function happenedAt(payload: NotificationPayload): number {
-  const stamped = Date.parse(payload.timestamp);
-  const blockTime = payload.data.transaction?.blockTime;
-  if (typeof blockTime !== "number" || !Number.isFinite(blockTime)) return stamped;
-  return Number.isNaN(stamped) ? blockTime * 1000 : Math.min(stamped, blockTime * 1000);
-}
-
-/**
- * " (3h ago)" when the attempt is more than LATE_AFTER_MS after `happened` (epoch ms),
- * otherwise "". Relative rather than a clock time: the phone stamps the SMS with about the
- * time it is sent, so "3h ago" counts back from a time the reader sees, in no time zone to convert.
- */
-function lateNote(happened: number, attemptAt: Date | undefined): string {
-  if (attemptAt === undefined) return "";
-  const lateMs = attemptAt.getTime() - happened;
-  if (!(lateMs > LATE_AFTER_MS)) return ""; // on time, or a timestamp that does not parse
-  const minutes = Math.floor(lateMs / 60_000);
-  const hours = Math.floor(minutes / 60);
-  const age = hours < 1 ? `${minutes} min` : hours < 48 ? `${hours}h` : `${Math.floor(hours / 24)}d`;
-  return ` (${age} ago)`;
 }
 
 /**

@@ -3,7 +3,8 @@
 // Pure: no I/O, no clock.
 import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
 import { isSol, tokenNamed, tokenShown, wellKnownSymbol } from "../domain/tokens.ts";
-import { LABEL_CATEGORIES, type Condition, type LabelCategory, type NotificationMethod, type NotificationPayload } from "../domain/types.ts";
+import { LABEL_CATEGORIES, type Condition, type LabelCategory, type NotificationMethod, type NotificationPayload, type PayloadCounterparty } from "../domain/types.ts";
+import { happenedAt, lateBy, lateNote } from "./lateness.ts";
 import { renderDigestEmail } from "./render-digest.ts";
 
 export type RenderedEmail = { subject: string; text: string; html: string };
@@ -40,7 +41,7 @@ export function walletName(data: Pick<NotificationPayload["data"], "alias" | "ad
 }
 
 /** The longest subject, in characters: RFC 5322's line length, about what a phone's inbox list shows. */
-const SUBJECT_MAX = 78;
+export const SUBJECT_MAX = 78;
 /** An alias longer than this is cut in a subject that is too long: the reason is the news, the alias only names the wallet. */
 const SUBJECT_NAME_MAX = 24;
 
@@ -52,19 +53,21 @@ const SUBJECT_NAME_MAX = 24;
  * the subject was the reason up to its first parenthesis, which is where "sanctioned" sits: a
  * sanctions hit and a routine large transfer of one transaction had the same subject, and mail
  * clients threaded them into one conversation. A test's names its condition:
- * `[Risk alert test] large_transfer on Treasury`.
+ * `[Risk alert test] large_transfer on Treasury`. `attemptAt` is when this attempt sends it: one
+ * sent late says how late, as the SMS does (lateness.ts): `[Risk alert (3h ago)] Treasury: …`.
  */
-export function emailSubject(payload: NotificationPayload): string {
+export function emailSubject(payload: NotificationPayload, attemptAt?: Date): string {
   const name = walletName(payload.data);
-  if (isTest(payload)) return headerText(`[Risk alert test] ${payload.data.condition} on ${name}`);
+  const late = lateNote(payload, attemptAt);
+  if (isTest(payload)) return headerText(`[Risk alert test${late}] ${payload.data.condition} on ${name}`);
   const lead = headline(payload);
   const { news } = reasonParts(reasonOf(payload));
-  const clause = payload.data.condition === "risk_score_increase" ? news.replace(SCORE_RISE, "Risk score $1 → $2") : news;
+  const clause = subjectNews(payload.data.condition, news);
   const subject = (shownName: string, shownClause: string) =>
-    `[Risk alert] ${shownName}: ${[lead, shownClause].filter((part) => part !== "").join(" — ")}`;
+    `[Risk alert${late}] ${shownName}: ${[lead, shownClause].filter((part) => part !== "").join(" — ")}`;
   const whole = subject(name, clause);
   if ([...whole].length <= SUBJECT_MAX) return headerText(whole);
-  const shortName = [...name].length > SUBJECT_NAME_MAX ? `${[...name].slice(0, SUBJECT_NAME_MAX - 1).join("").trimEnd()}…` : name;
+  const shortName = subjectName(name);
   const room = SUBJECT_MAX - [...subject(shortName, "")].length - (lead === "" ? 0 : " — ".length);
   const cut = cutAtWord(clause, room);
   // "Sent…" alone tells nothing the headline does not.
@@ -73,6 +76,12 @@ export function emailSubject(payload: NotificationPayload): string {
 
 /** A score rise's "Risk score rose 36 points, from 60 to 96" (riskScoreIncreaseReason), which the subject says in fewer characters, "Risk score 60 → 96", to leave room for its cause. */
 const SCORE_RISE = /^Risk score rose \d+ points?, from (\d+) to (\d+)/;
+
+/** A reason's news as a subject says it: a score rise's in fewer characters (SCORE_RISE). */
+export const subjectNews = (condition: Condition, news: string) => (condition === "risk_score_increase" ? news.replace(SCORE_RISE, "Risk score $1 → $2") : news);
+
+/** A wallet's name in a subject that is too long: an alias past `max` (SUBJECT_NAME_MAX) characters cut, with "…". */
+export const subjectName = (name: string, max = SUBJECT_NAME_MAX) => ([...name].length > max ? `${[...name].slice(0, max - 1).join("").trimEnd()}…` : name);
 
 /** A label category as the subject and the SMS lead with it: "SANCTIONED", seen before anything else. */
 const shouted = (category: string) => category.toUpperCase();
@@ -132,7 +141,7 @@ export function categoryInDetail(detail: string): LabelCategory | null {
  * `text` in at most `max` characters, cut before a word rather than inside it ("25,000" never
  * reads "25,"), ended with "…"; "" when not even its first word fits.
  */
-function cutAtWord(text: string, max: number): string {
+export function cutAtWord(text: string, max: number): string {
   const characters = [...text];
   if (characters.length <= max) return text;
   if (max < 2) return "";
@@ -196,14 +205,40 @@ function activityShown(activity: NotificationPayload["data"]["activity"]): strin
   return ` (${formatAmount(activity.count)} ${noun} in the hour, baseline ${formatRounded(activity.baselinePerHour)} per hour)`;
 }
 
-/** Optional parts of the email that the deployment sets (EXPLORER_TX_URL). */
+/** Optional parts of the email that the deployment sets (EXPLORER_TX_URL, EXPLORER_ADDRESS_URL). */
 export type EmailLinks = {
   /** A transaction's page on a block explorer, `{signature}` standing for its signature; undefined: no link. */
   explorerTxUrl?: string | undefined;
+  /** An account's page on a block explorer, `{address}` standing for its address; undefined: no link. */
+  explorerAddressUrl?: string | undefined;
 };
 
+/** A transaction's explorer page, or undefined when the deployment links none. */
+export const transactionPage = (links: EmailLinks, signature: string) => links.explorerTxUrl?.replaceAll("{signature}", encodeURIComponent(signature));
+
+/**
+ * An address's explorer page, or undefined when the deployment links none: where the wallet's
+ * other movements show, and where the counterparty sent the funds next, which a responder
+ * otherwise looked up by copying a 44-character address on a phone.
+ */
+export const addressPage = (links: EmailLinks, address: string) => links.explorerAddressUrl?.replaceAll("{address}", encodeURIComponent(address));
+
 /** A fact: label, value and, for a link, where it goes (the HTML part links the value). */
-type Row = [label: string, value: string, href?: string];
+export type Row = [label: string, value: string, href?: string];
+
+/** A row linking `url` when there is one, none otherwise. */
+export const linkRow = (label: string, url: string | undefined): Row[] => (url ? [[label, url, url]] : []);
+
+/**
+ * A time as a person reads it, in UTC and saying so: "2026-11-28 11:58:20 UTC" (epoch ms or ISO
+ * 8601). Was the ISO form, "2026-11-28T11:58:20.000Z", whose zone is one letter at the end.
+ * A time that does not parse is shown as it came.
+ */
+export function utcTime(time: number | string): string {
+  const date = new Date(time);
+  if (Number.isNaN(date.getTime())) return String(time);
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
 
 /** The facts of a notification as label/value rows, shared by the text and HTML parts. */
 function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
@@ -229,18 +264,18 @@ function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
       [movementLabel, `${formatAmount(tx.amount)} ${shownToken} from ${tx.from} to ${tx.to} (${tx.type}, ${tx.status})`],
       // The mint in full: what tells a token apart, whatever symbol it gave itself.
       ["Mint", tx.mint ?? (isSol(tx) ? "none (native SOL)" : "none given")],
-      ["Block time", new Date(tx.blockTime * 1000).toISOString()],
+      ["Block time", utcTime(tx.blockTime * 1000)],
     );
     // In full: shortened, a lookalike (address-poisoning) address read exactly as the desk's own.
     const counterparty = tx.from === data.address ? tx.to : tx.from;
-    if (counterparty !== data.address) rows.push(["Counterparty", counterparty]);
-    const explorer = links.explorerTxUrl?.replaceAll("{signature}", encodeURIComponent(tx.signature));
-    if (explorer) rows.push(["Explorer", explorer, explorer]);
+    if (counterparty !== data.address) rows.push(["Counterparty", counterparty], ...linkRow("Counterparty page", addressPage(links, counterparty)));
+    rows.push(...linkRow("Explorer", transactionPage(links, tx.signature)));
   }
   if (data.counterparty) rows.push(...counterpartyRows(data.counterparty));
+  rows.push(...linkRow("Wallet page", addressPage(links, data.address)));
   // A firing's timestamp is when its transaction's batch was evaluated (after a backlog, hours
   // after the block time above); a test's, when it was asked for.
-  rows.push(["Alert", data.alertId], [isTest(payload) ? "Requested at" : "Detected at", payload.timestamp]);
+  rows.push(["Alert", data.alertId], [isTest(payload) ? "Requested at" : "Detected at", utcTime(payload.timestamp)]);
   // The token symbol is what the ingest API was given: a line break in it would start a row of its own.
   return rows.map(([label, value, href]): Row => (href === undefined ? [label, oneLine(value)] : [label, oneLine(value), href]));
 }
@@ -252,13 +287,16 @@ function facts(payload: NotificationPayload, links: EmailLinks = {}): Row[] {
  * redelivered, has "" for it, said alike.
  */
 function counterpartyRows(counterparty: NonNullable<NotificationPayload["data"]["counterparty"]>): Row[] {
-  const labels = counterparty.labels.map(
-    (label) => `${label.category} (score ${formatAmount(label.score)}, ${label.source ? `source ${label.source}` : "no source"})`,
-  );
   return [
     ["Counterparty risk", counterparty.risk === null ? "unknown" : `${formatAmount(counterparty.risk)}/100`],
-    ["Counterparty labels", labels.length > 0 ? labels.join("; ") : "none"],
+    ["Counterparty labels", labelsShown(counterparty.labels)],
   ];
+}
+
+/** "sanctioned (score 100, source OFAC SDN); exchange (score 10, no source)", or "none". */
+export function labelsShown(labels: PayloadCounterparty["labels"]): string {
+  const shown = labels.map((label) => `${label.category} (score ${formatAmount(label.score)}, ${label.source ? `source ${label.source}` : "no source"})`);
+  return shown.length > 0 ? shown.join("; ") : "none";
 }
 
 /** The reason, one line (a reason written before tokenShown repeats a token's symbol as given). */
@@ -266,12 +304,24 @@ export const reasonOf = (payload: NotificationPayload) => oneLine(payload.data.r
 
 const TEST_NOTE = "This is a test notification, sent on request to check that this channel works.";
 
-export function renderEmail(payload: NotificationPayload, links: EmailLinks = {}): RenderedEmail {
-  if (payload.type === "risk_alert.suppressed") return renderDigestEmail(payload);
-  const subject = emailSubject(payload);
+/**
+ * The first line of an email sent more than 10 minutes after what it reports (lateness.ts):
+ * "Sent late: this happened 3h ago, at 2026-03-01 12:00:00 UTC.", undefined when on time.
+ */
+function lateLine(payload: NotificationPayload, attemptAt: Date | undefined): string | undefined {
+  const late = lateBy(payload, attemptAt);
+  return late === undefined ? undefined : `Sent late: this happened ${late} ago, at ${utcTime(happenedAt(payload))}.`;
+}
+
+/** `attemptAt`: when this attempt sends it, for the late note (none: not marked). */
+export function renderEmail(payload: NotificationPayload, links: EmailLinks = {}, attemptAt?: Date): RenderedEmail {
+  if (payload.type === "risk_alert.suppressed") return renderDigestEmail(payload, links);
+  const subject = emailSubject(payload, attemptAt);
   const rows = facts(payload, links);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  const late = lateLine(payload, attemptAt);
   const text = [
+    late,
     isTest(payload) ? TEST_NOTE : undefined,
     reasonOf(payload),
     "",
@@ -285,14 +335,10 @@ export function renderEmail(payload: NotificationPayload, links: EmailLinks = {}
   const html = page(
     subject,
     [
+      late === undefined ? "" : `<p><strong>${escapeHtml(late)}</strong></p>`,
       isTest(payload) ? `<p><em>${escapeHtml(TEST_NOTE)}</em></p>` : "",
       `<p style="font-size:16px"><strong>${escapeHtml(reasonOf(payload))}</strong></p>`,
-      `<table cellpadding="4" style="border-collapse:collapse">${rows
-        .map(([label, value, href]) => {
-          const shown = href === undefined ? escapeHtml(value) : `<a href="${escapeHtml(href)}">${escapeHtml(value)}</a>`;
-          return `<tr><th align="left">${escapeHtml(label)}</th><td>${shown}</td></tr>`;
-        })
-        .join("")}</table>`,
+      factsTable(rows),
     ].join("\n"),
   );
   return { subject, text, html };
@@ -340,7 +386,17 @@ export function destinationShown(channel: NotificationMethod, destination: strin
   }
 }
 
-function page(title: string, body: string): string {
+/** The facts as an HTML table, a link's value linked (shared with the digest's email). */
+export function factsTable(rows: readonly Row[]): string {
+  return `<table cellpadding="4" style="border-collapse:collapse">${rows
+    .map(([label, value, href]) => {
+      const shown = href === undefined ? escapeHtml(value) : `<a href="${escapeHtml(href)}">${escapeHtml(value)}</a>`;
+      return `<tr><th align="left">${escapeHtml(label)}</th><td>${shown}</td></tr>`;
+    })
+    .join("")}</table>`;
+}
+
+export function page(title: string, body: string): string {
   return `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body style="font-family:sans-serif">\n${body}\n<p style="color:#666">wallet-alerts</p>\n</body></html>\n`;
 }
 

@@ -17,9 +17,10 @@ import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import { asDate } from "../db/queries/notifications.ts";
-import type { NotificationPayload, SuppressedSummary } from "../domain/types.ts";
+import type { DigestCounterparty, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import { digestReason } from "../notify/render-digest.ts";
+import { strongestCounterparty } from "./digest-counterparty.ts";
 import { alertData, destinationOf, type WalletRisk } from "./notification.ts";
 
 /** The most event ids a digest lists (its count says how many there were; the events API lists them all). */
@@ -119,7 +120,8 @@ export async function settleDigestPayload(sql: Sql, notificationId: string, unbu
   // stored it, not the address's now: a counterparty delisted before the cooldown ended made a
   // transfer sent at 90 read 0. An event recorded before it stored one (migration 0028) leaves
   // the score the digest was made with, the window's first held-back event's at its firing.
-  const payload = digestPayload(unbuilt, held.summary, held.strongestRisk, now);
+  const counterparty = held.summary ? await strongestCounterparty(sql, unbuilt.data, held.summary.strongest) : undefined;
+  const payload = digestPayload(unbuilt, held.summary, held.strongestRisk, now, counterparty);
   // Stored once: a second run racing this one (a stalled job run twice) keeps the first's body.
   const [stored] = await sql<{ payload: NotificationPayload | string }[]>`
     update notifications set payload = ${JSON.stringify(payload)}::jsonb
@@ -130,12 +132,13 @@ export async function settleDigestPayload(sql: Sql, notificationId: string, unbu
   return typeof kept.payload === "string" ? (JSON.parse(kept.payload) as NotificationPayload) : kept.payload;
 }
 
-/** The pure part: the unbuilt payload with what the window held back. */
+/** The pure part: the unbuilt payload with what the window held back, and the strongest's other side when it names one. */
 export function digestPayload(
   unbuilt: NotificationPayload,
   summary: SuppressedSummary | undefined,
   risk: { riskScore: number; riskFactors: string[] } | undefined,
   now: Date,
+  counterparty?: DigestCounterparty,
 ): NotificationPayload {
   const data = { ...unbuilt.data, ...(risk ? { riskScore: risk.riskScore, riskFactors: [...risk.riskFactors] } : {}) };
   if (!summary) {
@@ -145,7 +148,12 @@ export function digestPayload(
   return {
     type: "risk_alert.suppressed",
     timestamp: now.toISOString(),
-    data: { ...data, observed: summary.strongest.observed, reason: digestReason(data.condition, summary), suppressed: summary },
+    data: {
+      ...data,
+      observed: summary.strongest.observed,
+      reason: digestReason(data.condition, summary),
+      suppressed: counterparty ? { ...summary, strongest: { ...summary.strongest, counterparty } } : summary,
+    },
   };
 }
 

@@ -145,8 +145,49 @@ describe("cooldown digest", () => {
     await waitFor("the digest email", async () => (await digestsOf(mailAlertId))[0]?.status === "delivered" || (await advance(0, ["email"]), false));
     const mails = smtp.messages.map((mail) => parseMessage(mail.raw)).filter((mail) => mail.headers.get("message-id")?.includes(mailDigest!.id));
     expect(mails).toHaveLength(1);
-    expect(mails[0]!.subject).toContain("2 more large_transfer held back");
+    // Until 2026-12 "[Risk alert] Cooldown desk: 2 more large_transfer held back in the cooldown": no amount.
+    expect(mails[0]!.subject).toBe("[Risk alert] Cooldown desk: 2 held back — largest: Sent 1,000,000 SOL to…");
     expect(mails[0]!.text).toContain("largest: Sent 1,000,000 SOL to");
+  });
+
+  it("names the strongest held-back firing's counterparty in full, with its labels, and links it, its transaction and the wallet", async () => {
+    // The responder review's live run: 1,500 SOL sent, then 250,000 SOL to an OFAC-listed address and 5,000 SOL held back.
+    const wallet = await track(t, token, randomAddress(), "Tesorería");
+    const route = receiver.route(`/digest-${++routes}`);
+    const settings = { condition: "large_transfer", threshold: 1_000, token: "SOL" };
+    const alertId = await webhookAlert(wallet.walletId, route, settings);
+    const mailAlertId = await alertOn(wallet.walletId, { ...settings, notificationMethod: "email", recipient: "tesoreria@example.com" });
+    const sanctioned = randomAddress();
+    expect((await putLabels(t, token, [{ address: sanctioned, category: "sanctioned", score: 100, source: "OFAC SDN" }])).statusCode).toBe(200);
+    await settled(t);
+
+    await send(wallet.address, randomAddress(), 1_500);
+    await waitFor("the 1,500 SOL webhook", async () => route.requests.length === 1);
+    offsetMs += 2_500;
+    await send(wallet.address, sanctioned, 250_000);
+    offsetMs += 2_500;
+    await send(wallet.address, randomAddress(), 5_000);
+    const [digest] = await digestsOf(alertId);
+    await parked(digest!.id);
+    await advance(COOLDOWN_SECONDS * 1000);
+    await waitFor("the digest webhook", async () => route.requests.length === 2);
+    const strongest = bodies(route)[1]!.data.suppressed!.strongest;
+    expect(strongest).toMatchObject({
+      observed: 250_000,
+      counterparty: { address: sanctioned, labels: [{ category: "sanctioned", score: 100, source: "OFAC SDN" }] },
+    });
+    const signature = strongest.transactionSignature!;
+
+    const [mailDigest] = await digestsOf(mailAlertId);
+    await waitFor("the digest email", async () => (await digestsOf(mailAlertId))[0]?.status === "delivered" || (await advance(0, ["email"]), false));
+    const [mail] = smtp.messages.map((message) => parseMessage(message.raw)).filter((message) => message.headers.get("message-id")?.includes(mailDigest!.id));
+    expect(mail!.subject).toBe("[Risk alert] Tesorería: 2 held back — SANCTIONED — largest: Sent 250,000 SOL…");
+    // EXPLORER_TX_URL and EXPLORER_ADDRESS_URL unset: Solscan's pages.
+    expect(mail!.text).toMatch(new RegExp(`^Counterparty: +${sanctioned}$`, "m"));
+    expect(mail!.text).toMatch(/^Counterparty labels: sanctioned \(score 100, source OFAC SDN\), at the cooldown's end$/m);
+    for (const url of [`https://solscan.io/tx/${signature}`, `https://solscan.io/account/${sanctioned}`, `https://solscan.io/account/${wallet.address}`]) {
+      expect(mail!.html).toContain(`<a href="${url}">${url}</a>`);
+    }
   });
 
   it("sends no digest for a cooldown that held nothing back", async () => {
@@ -291,5 +332,8 @@ describe("cooldown digest", () => {
     const sent = bodies(route)[1]!;
     expect(sent.type).toBe("risk_alert.suppressed");
     expect(sent.data).toMatchObject({ observed: 30, riskScore: atFiring.score, riskFactors: atFiring.factors });
+    // Its counterparty's labels are as they are at the cooldown's end (its reason names the firing's).
+    expect(sent.data.reason).toContain("(sanctioned, threshold 10)");
+    expect(sent.data.suppressed!.strongest.counterparty).toEqual({ address: sanctioned, labels: [] });
   });
 });

@@ -85,13 +85,14 @@ describe("email delivery", () => {
     expect(subject.replaceAll("\u2060", "")).toBe(`[Risk alert test] large_transfer on ${alias}`);
   });
 
-  it("links the transaction's page on Solscan when EXPLORER_TX_URL is unset, and names the counterparty in full", async () => {
+  it("links the transaction's, the wallet's and the counterparty's pages on Solscan when EXPLORER_TX_URL and EXPLORER_ADDRESS_URL are unset, and names the counterparty in full", async () => {
     const to = recipient();
     const alert = await seedAlert(t, { method: "email", recipient: to });
     const sample = samplePayload(alert);
     const signature = "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv";
     const counterparty = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
-    const transaction = { signature, type: "transfer" as const, amount: 25_000, token: "USDC", mint: null, from: alert.address, to: counterparty, blockTime: 1_772_366_400, slot: 1, fee: 0.000005, status: "success" as const };
+    const blockTime = Math.floor(Date.now() / 1000);
+    const transaction = { signature, type: "transfer" as const, amount: 25_000, token: "USDC", mint: null, from: alert.address, to: counterparty, blockTime, slot: 1, fee: 0.000005, status: "success" as const };
     const result = await workers.channels.email.send({
       notificationId: "ntf_explorer_link",
       destination: to,
@@ -101,9 +102,27 @@ describe("email delivery", () => {
     });
     expect(result.smtpResponseCode).toBe(250);
     const parsed = parseMessage(mailsTo(to)[0]!.raw);
-    expect(parsed.text).toContain(`Explorer:     https://solscan.io/tx/${signature}\n`);
-    expect(parsed.html).toContain(`<a href="https://solscan.io/tx/${signature}">https://solscan.io/tx/${signature}</a>`);
-    expect(parsed.text).toContain(`Counterparty: ${counterparty}\n`);
+    // The labels' column is as wide as its longest ("Counterparty page"): matched whatever the width.
+    expect(parsed.text).toMatch(new RegExp(`^Explorer: +https://solscan\\.io/tx/${signature}$`, "m"));
+    expect(parsed.text).toMatch(new RegExp(`^Counterparty: +${counterparty}$`, "m"));
+    for (const url of [`https://solscan.io/tx/${signature}`, `https://solscan.io/account/${counterparty}`, `https://solscan.io/account/${alert.address}`]) {
+      expect(parsed.html).toContain(`<a href="${url}">${url}</a>`);
+    }
+  });
+
+  it("marks an email sent more than 10 minutes after its transaction as late, in its subject and first line, as the SMS is", async () => {
+    const to = recipient();
+    const alert = await seedAlert(t, { method: "email", recipient: to });
+    const sample = samplePayload(alert);
+    const attemptAt = new Date();
+    // Three and a half hours before the attempt, evaluated just now (after an outage, say).
+    const blockTime = Math.floor(attemptAt.getTime() / 1000) - 3.5 * 3600;
+    const transaction = { signature: "5late", type: "transfer" as const, amount: 25_000, token: "USDC", mint: null, from: alert.address, to: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", blockTime, slot: 1, fee: 0.000005, status: "success" as const };
+    const payload = { ...sample, timestamp: attemptAt.toISOString(), data: { ...sample.data, transaction } };
+    expect((await workers.channels.email.send({ notificationId: "ntf_late_email", destination: to, payload, secrets: [], attemptAt })).smtpResponseCode).toBe(250);
+    const parsed = parseMessage(mailsTo(to)[0]!.raw);
+    expect(parsed.subject).toBe("[Risk alert (3h ago)] Treasury: Large transfer — Sent 25,000 USDC to 9WzD…AWWM");
+    expect(parsed.text!.split(/\r?\n/)[0]).toMatch(/^Sent late: this happened 3h ago, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.$/);
   });
 
   it("marks every message Auto-Submitted, so vacation responders do not answer alerts", async () => {

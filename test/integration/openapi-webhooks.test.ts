@@ -22,6 +22,7 @@ import {
 } from "../../src/domain/conditions/index.ts";
 import { CONDITIONS, RISK_FACTORS, type Condition, type NotificationPayload, type Transaction } from "../../src/domain/types.ts";
 import { WEBHOOK_ANSWERS, WEBHOOK_MEDIA_TYPE } from "../../src/http/openapi-webhooks.ts";
+import { ClosedSuppressedPayloadSchema } from "../../src/notify/digest-payload-schema.ts";
 import { COMPATIBILITY_NOTE, ClosedTestPayloadSchema, ClosedTriggeredPayloadSchema } from "../../src/notify/payload-schema.ts";
 import { classifyOutcome, marksAlertGone } from "../../src/notify/retry-policy.ts";
 import { triggeredPayload, type WalletRisk } from "../../src/pipeline/notification.ts";
@@ -288,6 +289,26 @@ describe("the webhooks of the OpenAPI document", () => {
       }
       expect(bodySchemaOf(kind).description, kind).toBe(COMPATIBILITY_NOTE);
     }
+  });
+
+  it("publishes a digest's strongest.counterparty as optional (a digest built before 2026-12 has none), open in the document and closed in the service's copy, and says so", () => {
+    const at = "#/properties/data/properties/suppressed/properties/strongest";
+    for (const [form, schema] of [
+      ["published", bodySchemaOf("risk_alert.suppressed")],
+      ["closed", JSON.parse(JSON.stringify(ClosedSuppressedPayloadSchema)) as Schema],
+    ] as const) {
+      const objects = new Map(objectsIn(schema).map(({ at: where, node }) => [where, node]));
+      const strongest = objects.get(at)!;
+      expect(Object.keys(strongest.properties as Schema), form).toContain("counterparty");
+      expect(strongest.required, form).not.toContain("counterparty");
+      expect(sorted(strongest.required as string[]), form).toEqual(sorted(Object.keys(strongest.properties as Schema).filter((name) => name !== "counterparty")));
+      for (const where of [`${at}/properties/counterparty`, `${at}/properties/counterparty/properties/labels/items`]) {
+        expect(objects.get(where)?.additionalProperties, `${form} ${where}`).toBe(form === "closed" ? false : undefined);
+      }
+      expect(objects.get(`${at}/properties/counterparty`)!.required, form).toEqual(["address", "labels"]);
+    }
+    const operation = document.webhooks!["risk_alert.suppressed"]!.post as Operation & { description: string };
+    expect(operation.description).toContain("suppressed.strongest.counterparty");
   });
 
   it("publishes each list of values as a string naming them all, that may gain others, where the closed copies have an enum", () => {

@@ -39,3 +39,30 @@ describe("EXPLORER_TX_URL", () => {
     );
   });
 });
+
+// EXPLORER_ADDRESS_URL: the pages each alert email links for its wallet and its counterparty,
+// checked as EXPLORER_TX_URL is.
+const addressPageOf = (env: Record<string, string>) => loadConfig({ ...REQUIRED, ...env }).explorerAddressUrl;
+
+describe("EXPLORER_ADDRESS_URL", () => {
+  it("is Solscan's account page when unset, and off when set empty", () => {
+    expect(addressPageOf({})).toBe("https://solscan.io/account/{address}");
+    expect(addressPageOf({ EXPLORER_ADDRESS_URL: "" })).toBeUndefined();
+    expect(addressPageOf({ EXPLORER_ADDRESS_URL: "https://explorer.solana.com/address/{address}?cluster=devnet" })).toBe(
+      "https://explorer.solana.com/address/{address}?cluster=devnet",
+    );
+  });
+
+  it("refuses a template without {address} or with another placeholder, what is not an http(s) URL, and a user or password", () => {
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "https://solscan.io/account/" })).toContain(
+      "EXPLORER_ADDRESS_URL: expected a URL with {address} where the account's address goes, such as https://solscan.io/account/{address}",
+    );
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "https://solscan.io/account/{signature}" })).toContain("EXPLORER_ADDRESS_URL: expected a URL with {address}");
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "https://solscan.io/{cluster}/account/{address}" })).toContain("EXPLORER_ADDRESS_URL: expected no placeholder but {address}");
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "javascript:alert('{address}')" })).toContain("EXPLORER_ADDRESS_URL: expected an https or http URL");
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "https://me:pw@explorer.example/account/{address}" })).toContain(
+      "EXPLORER_ADDRESS_URL: expected a URL without a user or password",
+    );
+    expect(problemsOf({ EXPLORER_ADDRESS_URL: "https://explorer.example/account/{address}?q=%zz" })).toContain("EXPLORER_ADDRESS_URL: the ");
+  });
+});

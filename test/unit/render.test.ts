@@ -188,10 +188,46 @@ describe("email rendering", () => {
     expect(renderEmail(payload({ transaction: { ...payload().data.transaction!, to: ADDRESS } })).text).not.toContain("Counterparty:");
   });
 
-  it("says when a firing was detected, and when a test was requested", () => {
-    expect(renderEmail(payload()).text).toContain("Detected at:  2026-03-01T12:00:00.000Z\n");
-    expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("Requested at: 2026-03-01T12:00:00.000Z\n");
+  it("says when a firing was detected, and when a test was requested, in UTC and saying so", () => {
+    // Until 2026-12 "2026-03-01T12:00:00.000Z", whose zone is one letter at the end.
+    expect(renderEmail(payload()).text).toContain("Detected at:  2026-03-01 12:00:00 UTC\n");
+    expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("Requested at: 2026-03-01 12:00:00 UTC\n");
     expect(renderEmail(payload()).text).not.toMatch(/^Time:/m);
+  });
+
+  it("gives the transaction's block time in UTC, saying so", () => {
+    const evaluatedLate = payload();
+    evaluatedLate.data.transaction!.blockTime = Date.parse("2026-03-01T06:00:05.000Z") / 1000;
+    const email = renderEmail(evaluatedLate);
+    expect(email.text).toContain("Block time:   2026-03-01 06:00:05 UTC\n");
+    expect(email.html).toContain("<td>2026-03-01 06:00:05 UTC</td>");
+  });
+
+  it("links the wallet's and the counterparty's explorer pages beside the transaction's, when the deployment sets one", () => {
+    const links = { explorerTxUrl: "https://solscan.io/tx/{signature}", explorerAddressUrl: "https://solscan.io/account/{address}" };
+    const { text, html } = renderEmail(payload(), links);
+    expect(text).toMatch(new RegExp(`^Counterparty page: +https://solscan\\.io/account/${COUNTERPARTY}$`, "m"));
+    expect(text).toMatch(new RegExp(`^Wallet page: +https://solscan\\.io/account/${ADDRESS}$`, "m"));
+    expect(text).toMatch(new RegExp(`^Explorer: +https://solscan\\.io/tx/${payload().data.transaction!.signature}$`, "m"));
+    for (const address of [COUNTERPARTY, ADDRESS]) {
+      expect(html).toContain(`<a href="https://solscan.io/account/${address}">https://solscan.io/account/${address}</a>`);
+    }
+    // Received: the counterparty's page is the sender's.
+    const received = payload({ transaction: { ...payload().data.transaction!, from: COUNTERPARTY, to: ADDRESS } });
+    expect(renderEmail(received, links).text).toMatch(new RegExp(`^Counterparty page: +https://solscan\\.io/account/${COUNTERPARTY}$`, "m"));
+    // A score rise has no transaction: the wallet's page alone.
+    const rise = payload({ condition: "risk_score_increase", transaction: undefined, reason: "Risk score rose 25 points, from 20 to 45 (threshold 10)." });
+    expect(renderEmail(rise, links).text).toMatch(new RegExp(`^Wallet page: +https://solscan\\.io/account/${ADDRESS}$`, "m"));
+    expect(renderEmail(rise, links).text).not.toContain("Counterparty page");
+    // A self-transfer has no other side to link.
+    expect(renderEmail(payload({ transaction: { ...payload().data.transaction!, to: ADDRESS } }), links).text).not.toContain("Counterparty page");
+    // No template (EXPLORER_ADDRESS_URL empty): no address links.
+    expect(renderEmail(payload(), { explorerTxUrl: links.explorerTxUrl }).text).not.toMatch(/page:/);
+  });
+
+  it("escapes an address link's template in the HTML part, and puts the address in it URL-encoded", () => {
+    const { html } = renderEmail(payload(), { explorerAddressUrl: "https://explorer.example/a/{address}?x=1&y=\"2\"" });
+    expect(html).toContain(`<a href="https://explorer.example/a/${ADDRESS}?x=1&#38;y=&#34;2&#34;">`);
   });
 
   it("escapes HTML in caller-controlled text", () => {
@@ -242,6 +278,52 @@ describe("email rendering", () => {
   });
 });
 
+describe("email: a late one says how late, by the SMS's rule", () => {
+  const smsNote = (sms: string) => /^Risk alert(?: test)?( \([^)]*\))? on /.exec(sms)?.[1] ?? "";
+  const subjectNote = (subject: string) => /^\[Risk alert(?: test)?( \([^)]*\))?\] /.exec(subject)?.[1] ?? "";
+
+  it("marks the subject and the first line of an email sent more than 10 minutes after its transaction, and nothing sooner", () => {
+    // payload()'s block time and timestamp are 2026-03-01T12:00:00.000Z.
+    const late = renderEmail(payload(), {}, new Date("2026-03-01T15:05:00.000Z"));
+    // The note kept whole, the news cut at a word to keep the subject within 78 characters.
+    expect(late.subject).toBe("[Risk alert (3h ago)] Treasury: Large transfer — Sent 25,000 USDC to…");
+    expect(late.text.split("\n")[0]).toBe("Sent late: this happened 3h ago, at 2026-03-01 12:00:00 UTC.");
+    expect(late.text.split("\n")[1]).toBe("Sent 25,000 USDC to 9WzDXw…YtAWWM (threshold 10,000).");
+    expect(late.html).toContain("<p><strong>Sent late: this happened 3h ago, at 2026-03-01 12:00:00 UTC.</strong></p>");
+    const onTime = renderEmail(payload(), {}, new Date("2026-03-01T12:10:00.000Z"));
+    expect(onTime.subject).toBe("[Risk alert] Treasury: Large transfer — Sent 25,000 USDC to 9WzDXw…YtAWWM");
+    expect(onTime.text.split("\n")[0]).toBe("Sent 25,000 USDC to 9WzDXw…YtAWWM (threshold 10,000).");
+    expect(onTime.html).not.toContain("Sent late");
+    expect(renderEmail(payload({}, "risk_alert.test"), {}, new Date("2026-03-01T15:05:00.000Z")).subject).toBe("[Risk alert test (3h ago)] large_transfer on Treasury");
+  });
+
+  it("says the same lateness as the SMS of the same notification at every attempt time, measured from the block time", () => {
+    const evaluatedLate = payload();
+    evaluatedLate.data.transaction!.blockTime = Date.parse("2026-03-01T06:00:00.000Z") / 1000;
+    const scoreChange = payload({ condition: "risk_score_increase", transaction: undefined, reason: "Risk score rose 25 points, from 20 to 45 (threshold 10)." });
+    const attempts = ["2026-03-01T12:05:00.000Z", "2026-03-01T12:10:01.000Z", "2026-03-01T12:59:59.000Z", "2026-03-01T15:05:00.000Z", "2026-03-04T12:10:00.000Z"];
+    const notes = [payload(), evaluatedLate, scoreChange, payload({}, "risk_alert.test")].flatMap((sample) =>
+      attempts.map((at) => {
+        const attemptAt = new Date(at);
+        expect(subjectNote(emailSubject(sample, attemptAt)), at).toBe(smsNote(renderSms(sample, attemptAt)));
+        return subjectNote(emailSubject(sample, attemptAt));
+      }),
+    );
+    expect(notes).toEqual([
+      ...["", " (10 min ago)", " (59 min ago)", " (3h ago)", " (3d ago)"],
+      ...[" (6h ago)", " (6h ago)", " (6h ago)", " (9h ago)", " (3d ago)"],
+      ...["", " (10 min ago)", " (59 min ago)", " (3h ago)", " (3d ago)"],
+      ...["", " (10 min ago)", " (59 min ago)", " (3h ago)", " (3d ago)"],
+    ]);
+  });
+
+  it("keeps a late subject within 78 characters, the note kept whole", () => {
+    const subject = emailSubject(payload({ alias: "Operations hot wallet for the Frankfurt desk" }), new Date("2026-03-04T12:10:00.000Z"));
+    expect([...subject].length).toBeLessThanOrEqual(78);
+    expect(subject).toBe("[Risk alert (3d ago)] Operations hot wallet f…: Large transfer — Sent 25,000…");
+  });
+});
+
 describe("email subject: what fired comes first, so that no two conditions of one transaction share a subject", () => {
   const OFAC = { address: COUNTERPARTY, risk: 100, labels: [{ category: "sanctioned" as const, score: 100, source: "OFAC SDN" }] };
   const sent = { direction: "sent", failed: false, amount: 2_000, token: "SOL", counterparty: COUNTERPARTY, type: "transfer" } as const;
@@ -274,7 +356,7 @@ describe("email subject: what fired comes first, so that no two conditions of on
 
   it("leads a sanctions hit with the label, and a large transfer of the same transaction with its condition and the label", () => {
     // Until 2026-12 both read "[Risk alert] Treasury: Sent 2,000 SOL to 9WzDXw…YtAWWM", and mail clients threaded them together.
-    const [large, suspicious, busy] = firings("Treasury").map(emailSubject);
+    const [large, suspicious, busy] = firings("Treasury").map((firing) => emailSubject(firing));
     expect(suspicious).toBe("[Risk alert] Treasury: SANCTIONED counterparty — Sent 2,000 SOL to…");
     expect(large).toBe("[Risk alert] Treasury: Large transfer to SANCTIONED — Sent 2,000 SOL to…");
     expect(busy).toBe("[Risk alert] Treasury: Unusual activity — 5 transactions in the last hour, 5×…");
@@ -290,7 +372,7 @@ describe("email subject: what fired comes first, so that no two conditions of on
       movement: { ...sent, direction: "received", failed: true, amount: 12_345_678.912345678, token: "DezX…B263", type: "nft" } as MovementFacts,
     },
   ])("never gives two conditions of one transaction one subject, with $case", ({ alias, movement }) => {
-    const subjects = firings(alias, movement).map(emailSubject);
+    const subjects = firings(alias, movement).map((firing) => emailSubject(firing));
     expect(new Set(subjects).size).toBe(subjects.length);
     for (const subject of subjects) expect([...subject].length).toBeLessThanOrEqual(78);
     expect(subjects[0]).toMatch(/: Large transfer to SANCTIONED( — |$)/);

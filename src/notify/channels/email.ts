@@ -28,6 +28,8 @@ export type EmailChannelOptions = {
   outboxDir: string;
   /** EXPLORER_TX_URL: the link each alert email gives to its transaction; undefined: none. */
   explorerTxUrl?: string | undefined;
+  /** EXPLORER_ADDRESS_URL: the links each alert email gives to its wallet and counterparty; undefined: none. */
+  explorerAddressUrl?: string | undefined;
 };
 
 /**
@@ -106,8 +108,12 @@ export function createEmailChannel(
   };
 
   return {
-    send: (message: OutboundMessage) =>
-      deliver(message.destination, renderEmail(message.payload, { explorerTxUrl: options.explorerTxUrl }), message.notificationId, messageIdFor(message.notificationId, messageIdDomain)),
+    send: (message: OutboundMessage) => {
+      const links = { explorerTxUrl: options.explorerTxUrl, explorerAddressUrl: options.explorerAddressUrl };
+      // attemptAt: an email sent late says so (lateness.ts), as the SMS does.
+      const email = renderEmail(message.payload, links, message.attemptAt);
+      return deliver(message.destination, email, message.notificationId, messageIdFor(message.notificationId, messageIdDomain));
+    },
     sendMail: (to, email) => deliver(to, email, `notice-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`),
     describe: () =>
       options.smtpUrl

@@ -79,6 +79,7 @@ export function createChannels(config: Config, logger: Logger, options: ChannelO
     timeoutMs: options.smtpTimeoutMs ?? DEFAULT_CHANNEL_TIMEOUT_MS,
     outboxDir: options.outboxDir ?? "var/outbox",
     explorerTxUrl: config.explorerTxUrl,
+    explorerAddressUrl: config.explorerAddressUrl,
   });
   const sms = createSmsChannel({
     twilio: config.twilio,
