@@ -6,6 +6,7 @@ import { storeTransactionBatch } from "../../src/ingest/store.ts";
 import postgres from "postgres";
 import { evaluateBatch, type BatchOutcome } from "../../src/pipeline/evaluate-batch.ts";
 import { recordLabels } from "../../src/pipeline/relabel.ts";
+import { withTimeout } from "../../src/with-timeout.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { evaluateBehindHeldBatch } from "../helpers/held-evaluation.ts";
@@ -18,7 +19,9 @@ let alice: string;
 const now = Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
-  t = await startTestApp("relabel-during-evaluation");
+  // The held batch must keep the evaluation waiting however slow the machine: at the default
+  // EVALUATION_ORDER_WAIT (5 s) a loaded machine could let the evaluation pass it and commit.
+  t = await startTestApp("relabel-during-evaluation", { EVALUATION_ORDER_WAIT: "60s" });
   alice = await t.token("alice");
 });
 afterAll(async () => {
@@ -94,9 +97,15 @@ describe("a label change during an evaluation", () => {
 
     // Another list labels the counterparty a mixer: only the first step, so that no rescore
     // corrects the wallet afterwards; the evaluation must see it when it writes.
-    await recordLabels(t.deps, [{ address: counterparty, category: "mixer", score: 90, source: "vendor-y" }], "ops");
-    await release();
-    expect(await evaluation).toMatchObject({ status: "evaluated" });
+    // Each step bounded and named: a run that hung here once (under a full suite) said only
+    // that the test timed out.
+    await withTimeout(
+      () => recordLabels(t.deps, [{ address: counterparty, category: "mixer", score: 90, source: "vendor-y" }], "ops"),
+      20_000,
+      "the label load during the held evaluation",
+    );
+    await withTimeout(release, 10_000, "the release of the batch ahead");
+    expect(await withTimeout(() => evaluation, 20_000, "the held evaluation once released")).toMatchObject({ status: "evaluated" });
     expect(await riskOf(wallet.walletId)).toEqual({ riskScore: 80, riskFactors: ["mixer_interaction", "scam_interaction"] });
-  });
+  }, 90_000);
 });
