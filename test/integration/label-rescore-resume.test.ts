@@ -62,11 +62,14 @@ async function rescoreEndingInSecondChunk(rescoreId: number, wallets: string[]):
   const release = await holdTransaction(t.deps.sql, (held) => held`select 1 from address_state where address = ${wallets[CHUNK]!} for update`);
   try {
     const rescoring = rescoreRelabelled(t.deps, rescoreId, CHUNK);
+    // Expected before the cancel is sent: the rescore's rejection may arrive before the cancel's
+    // own answer, and a rejection with no handler yet fails the run as unhandled (seen in CI).
+    const cancelled = expect(rescoring).rejects.toThrow(/cancel/);
     await waitForALockWait(t.deps.sql, "the rescore's second chunk to wait on the held wallet");
     await t.deps.sql`
       select pg_cancel_backend(pid) from pg_stat_activity
       where datname = current_database() and wait_event_type = 'Lock'`;
-    await expect(rescoring).rejects.toThrow(/cancel/);
+    await cancelled;
   } finally {
     await release();
   }
