@@ -1,20 +1,35 @@
-// The period of GET /v1/risk/alerts/{id}/events?since&until: what a desk that must answer for
-// "this wallet, March" exports. The schema has checked each edge is an RFC 3339 date-time with
-// its zone; here, what it cannot: that it names an instant, and that the window is not empty.
+// A period given by two date-times, since (at or after) and until (before): the events lists'
+// `?since&until` (what a desk that must answer for "this wallet, March" exports) and a bulk
+// redelivery's body. The schema has checked each edge is an RFC 3339 date-time with its zone;
+// here, what it cannot: that it names an instant, and that the window is not empty.
 import type { EventWindow } from "../../db/queries/events.ts";
 import { invalid } from "../problem.ts";
 
 const EXAMPLE = "2026-03-01T00:00:00Z";
 
 /**
- * The edges as instants, ISO 8601 UTC. One before 1970 is 1970 (no event is older, and
- * PostgreSQL has no year 0), once the two are compared as given, as a redelivery's window is.
+ * The edges as instants (Unix ms), `at` naming where they came from (`query`, `body`) and
+ * `defaultUntil` standing in for a missing until. They are compared as given, then those before
+ * 1970 are 1970 (no event or notification is older, and PostgreSQL has no year 0): clamped first,
+ * a window wholly before 1970 read as empty and was refused as "until must be later than since",
+ * which it is.
  */
+export function windowEdges(
+  at: "query" | "body",
+  edges: { since?: string | undefined; until?: string | undefined },
+  defaultUntil?: number,
+): { since: number | undefined; until: number | undefined } {
+  const since = edges.since === undefined ? undefined : instant(`${at}.since`, edges.since);
+  const until = edges.until === undefined ? defaultUntil : instant(`${at}.until`, edges.until);
+  if (since !== undefined && until !== undefined && until <= since) throw invalid(`${at}.until`, "must be later than since");
+  const clamped = (ms: number | undefined) => (ms === undefined ? undefined : Math.max(0, ms));
+  return { since: clamped(since), until: clamped(until) };
+}
+
+/** The events lists' window, its edges ISO 8601 UTC. */
 export function eventWindow(query: { since?: string | undefined; until?: string | undefined }): EventWindow {
-  const since = query.since === undefined ? undefined : instant("query.since", query.since);
-  const until = query.until === undefined ? undefined : instant("query.until", query.until);
-  if (since !== undefined && until !== undefined && until <= since) throw invalid("query.until", "must be later than since");
-  const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(Math.max(0, ms)).toISOString());
+  const { since, until } = windowEdges("query", query);
+  const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
   return { since: iso(since), until: iso(until) };
 }
 

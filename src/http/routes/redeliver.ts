@@ -23,9 +23,10 @@ import { channelsOff } from "../../notify/transports.ts";
 import { requeueDeliveries } from "../../queue/redeliveries.ts";
 import { withTimeout } from "../../with-timeout.ts";
 import { assertNoBody } from "../no-body.ts";
-import { ProblemError, invalid, notFound } from "../problem.ts";
+import { ProblemError, notFound } from "../problem.ts";
 import { described, errorResponses, idSchema, withLocation } from "../schemas.ts";
 import { assertChannelOn } from "./channel-off.ts";
+import { windowEdges } from "./event-window.ts";
 import { redeliveryOff, redeliveryQuota, type RedeliveryQuota } from "./redelivery-quota.ts";
 import { QUOTA_TIMEOUT_MS } from "./test-quota.ts";
 
@@ -251,20 +252,8 @@ function notFailed(notificationId: string, status: NotificationStatus): ProblemE
   return new ProblemError("conflict", `notification ${notificationId} is ${status}, and only a failed notification can be redelivered${hint}`);
 }
 
-/**
- * The window of a bulk request. Its edges are compared as given, then those before 1970 are 1970
- * (no notification is older, and PostgreSQL has no year 0): clamped first, a window wholly before
- * 1970 read as empty and was refused as "until must be later than since", which it is.
- */
+/** The window of a bulk request (until: now when not given), as dates. */
 function redeliveryWindow(body: { since: string; until?: string }, now: Date): { since: Date; until: Date } {
-  const since = parsedEdge("body.since", body.since);
-  const until = body.until === undefined ? now.getTime() : parsedEdge("body.until", body.until);
-  if (until <= since) throw invalid("body.until", "must be later than since");
-  return { since: new Date(Math.max(0, since)), until: new Date(Math.max(0, until)) };
-}
-
-function parsedEdge(path: string, text: string): number {
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) throw invalid(path, `must be an ISO 8601 date-time such as ${DATE_TIME_EXAMPLE}`);
-  return ms;
+  const { since, until } = windowEdges("body", body, now.getTime());
+  return { since: new Date(since!), until: new Date(until!) };
 }
