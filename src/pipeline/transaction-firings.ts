@@ -96,8 +96,8 @@ export function evaluateTransactions(
   for (const [address, sides] of lookups.sides) {
     const alerts = alertsByAddress.get(address);
     if (!alerts) continue;
-    // large_transfer names the other side's label in its reason.
-    const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty" || alert.condition === "large_transfer");
+    // Judged by every transaction's other side; large_transfer looks it up only when it fires.
+    const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
     const totals = alerts.some((alert) => alert.condition === "large_transfer") ? legTotalsOf(address, txs, sides) : null;
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
@@ -124,7 +124,12 @@ export function evaluateTransactions(
               evaluatedAt: lookups.evaluatedAt,
             }
           : null;
-      const context = { counterparty: other === null ? null : lookups.counterparty(other), activity: window, legTotal: totals?.[k] ?? null };
+      const context = {
+        counterparty: other === null ? null : lookups.counterparty(other),
+        lookupCounterparty: lookups.counterparty,
+        activity: window,
+        legTotal: totals?.[k] ?? null,
+      };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
         found.push({ firing, alert, transaction: tx, order: txIndex });

@@ -26,7 +26,7 @@ export { oneEventPerTransaction, type LegFiring } from "./one-event-per-transact
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
   switch (rule.condition) {
     case "large_transfer":
-      return evaluateLargeTransfer(rule, tx, context.legTotal ?? null, context.counterparty);
+      return evaluateLargeTransfer(rule, tx, context.legTotal ?? null, context.counterparty, context.lookupCounterparty);
     case "suspicious_counterparty":
       return evaluateSuspiciousCounterparty(rule, tx, context.counterparty);
     case "unusual_activity":

@@ -88,14 +88,16 @@ export function legTotals(address: string, legs: readonly Transaction[]): Array<
 /**
  * `total`: the leg's LegTotal when the wallet is on other legs of the transaction too (one leg
  * alone is judged by its own amount). `counterparty`: the other side as the evaluation sees it,
- * when it was looked up: a label of it is named in the reason (the desk whose only alert is a
- * large_transfer hears that the 2,000 SOL went to a sanctioned address), and it is the firing's.
+ * when it was looked up already, else `lookupCounterparty` looks it up for a transfer that fires:
+ * a label of it is named in the reason (the desk whose only alert is a large_transfer hears that
+ * the 2,000 SOL went to a sanctioned address), and it is the firing's.
  */
 export function evaluateLargeTransfer(
   rule: AlertRule,
   tx: Transaction,
   total: LegTotal | null = null,
   counterparty: CounterpartyRisk | null = null,
+  lookupCounterparty?: (address: string) => CounterpartyRisk | null,
 ): Firing | null {
   if (rule.condition !== "large_transfer") return null;
   if (tx.status !== "success") return null;
@@ -108,8 +110,14 @@ export function evaluateLargeTransfer(
   if (!(total ? decimalAtLeast(total.exact, rule.threshold) : amount >= rule.threshold)) return null;
   const named = { ...movement, token: tokenShown(tx) };
   const facts = total && total.legs > 1 ? { ...named, amount, legs: { count: total.legs, otherCounterparties: total.otherCounterparties } } : named;
-  // Only a lookup of this transaction's other side (never some other address's).
-  const other = counterparty !== null && counterparty.address === movement.counterparty ? counterparty : null;
+  // Only a lookup of this transaction's other side (never some other address's); looked up
+  // here, once the transfer fires, rather than for every transaction the wallet makes.
+  const other =
+    counterparty !== null && counterparty.address === movement.counterparty
+      ? counterparty
+      : movement.counterparty !== rule.address && lookupCounterparty
+        ? lookupCounterparty(movement.counterparty)
+        : null;
   return {
     alertId: rule.alertId,
     dedupeKey: tx.signature,

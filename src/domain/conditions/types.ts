@@ -113,6 +113,12 @@ export type ScoreChange = {
 export type TransactionContext = {
   /** The other side of the transaction for the rules' address; null when unknown or a self-transfer. */
   counterparty: CounterpartyRisk | null;
+  /**
+   * Looks up another address as the evaluation sees it: for large_transfer, which names its
+   * counterparty's label only when it fires (counterparty above is looked up beforehand only
+   * where suspicious_counterparty judges every transaction by it).
+   */
+  lookupCounterparty?: (address: string) => CounterpartyRisk | null;
   /** Activity counts of the rules' address; null skips unusual_activity. */
   activity: ActivityWindow | null;
   /** large_transfer: the total of the transaction's legs in this leg's token and direction (legTotals), when the address is on more than one. */
