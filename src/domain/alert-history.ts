@@ -4,6 +4,8 @@
 // A secret is no setting here, and never will be by accident: only the names listed are read.
 // Nor is a webhook URL's query: the history keeps each URL as recordedWebhookUrl says.
 
+import { webhookUrlShown } from "./recipient-mask.ts";
+
 /** An alert's settings as the API shows them (AlertRow has these among others). */
 export type AlertSettingsView = {
   walletId: string;
@@ -75,14 +77,7 @@ function recorded(alert: AlertSettingsView, name: SettingName): AlertSettingsVie
  * URL is recorded as itself.
  */
 export function recordedWebhookUrl(url: string | null): string | null {
-  if (url === null) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "a URL that cannot be read";
-  }
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search === "" ? "" : "?…"}${parsed.hash === "" ? "" : "#…"}`;
+  return url === null ? null : webhookUrlShown(url, true);
 }
 
 /**

@@ -1,4 +1,5 @@
-// What the log and the queue may show of a recipient. A provider that refuses a recipient says
+// What may be shown of a destination outside its alert: a recipient in the log and the queue, a
+// webhook URL in notices, attempt views and the alert history. A provider that refuses a recipient says
 // so in its own words, and those name the recipient: "Twilio 21211: The 'To' number
 // +14155552699 is not a valid phone number", "550 <jane@fund.example>: Recipient address
 // rejected". Such a text is the owner's record of the attempt (delivery_attempts.error, which
@@ -54,4 +55,21 @@ function ownNumber(number: string): RegExp | undefined {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * A webhook URL as it may be shown outside its alert: scheme, host and path. Its query often
+ * carries the receiver's token (`?token=…`, a Slack or Splunk key), and a user or password may
+ * sit before the host. `marked`: with `?…` where it had a query and `#…` where it had a fragment
+ * (the alert history, where a rotated token must still show as a change); idempotent.
+ */
+export function webhookUrlShown(url: string, marked = false): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "a URL that cannot be read";
+  }
+  const marks = marked ? `${parsed.search === "" ? "" : "?…"}${parsed.hash === "" ? "" : "#…"}` : "";
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${marks}`;
 }

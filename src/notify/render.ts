@@ -2,6 +2,7 @@
 // NotificationPayload the webhook carries, and the pieces the SMS shares (render-sms.ts).
 // Pure: no I/O, no clock.
 import { formatAmount, formatRounded, shortAddress } from "../domain/reason.ts";
+import { webhookUrlShown } from "../domain/recipient-mask.ts";
 import { isSol, tokenNamed, tokenShown, wellKnownSymbol } from "../domain/tokens.ts";
 import { LABEL_CATEGORIES, type Condition, type LabelCategory, type NotificationMethod, type NotificationPayload, type PayloadCounterparty } from "../domain/types.ts";
 import { happenedAt, lateBy, lateNote } from "./lateness.ts";
@@ -377,13 +378,7 @@ export function renderDisabledNotice(notice: DisabledNotice): RenderedEmail {
  */
 export function destinationShown(channel: NotificationMethod, destination: string | null): string {
   if (destination === null) return "no destination";
-  if (channel !== "webhook") return oneLine(destination);
-  try {
-    const url = new URL(destination);
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return "a URL that cannot be read";
-  }
+  return channel === "webhook" ? webhookUrlShown(destination) : oneLine(destination);
 }
 
 /** The facts as an HTML table, a link's value linked (shared with the digest's email). */
