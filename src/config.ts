@@ -116,6 +116,13 @@ export type Config = Readonly<{
    */
   smsPerCallerPerHour: number;
   /**
+   * Email notifications of one caller's alerts (a test and a redelivery included) sent per clock
+   * hour: they all leave through the operator's one SMTP account, which a provider throttles or
+   * suspends past its own limits, stopping every caller's email. Past it they fail, not sent
+   * (email-budget.ts).
+   */
+  emailPerCallerPerHour: number;
+  /**
    * The most alerts (of any status: a paused one can be resumed) one caller may have on one
    * wallet, and in all: each active alert is a notification per matching event and a rule held
    * in every worker's memory, so an unbounded number would let one token multiply both.
@@ -240,6 +247,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // From 1: 0 would read as "none" beside the two settings above, and as "no bound" to others;
     // a million an hour is no bound in practice (ten sends in flight per worker process).
     smsPerCallerPerHour: read("SMS_PER_CALLER_PER_HOUR", integerIn(1, 1_000_000), 300),
+    emailPerCallerPerHour: read("EMAIL_PER_CALLER_PER_HOUR", integerIn(1, 1_000_000), 1_000),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
     maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     maxWalletsPerCaller: read("MAX_WALLETS_PER_CALLER", integerIn(1, 1_000_000), 10_000),

@@ -1,7 +1,7 @@
 // A count per clock hour in Redis, shared by every process: the test and redelivery quotas (per
-// caller, in the API) and the SMS budget (per alert owner, in the workers). The key names its
-// hour, and lives an hour from its last count (a count read as its hour ends is still there);
-// losing it (a Redis flush) only starts the hour afresh.
+// caller, in the API) and the SMS and email budgets (per alert owner, in the workers). The key
+// names its hour, and lives an hour from its last count (a count read as its hour ends is still
+// there); losing it (a Redis flush) only starts the hour afresh.
 import type { Redis } from "ioredis";
 
 const HOUR_SECONDS = 3600;

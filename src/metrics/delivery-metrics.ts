@@ -5,6 +5,7 @@
 // attempt, which only the processor knows of (see job-metrics.ts).
 import { Counter, type Registry } from "prom-client";
 import { NOTIFICATION_METHODS, type NotificationMethod } from "../domain/types.ts";
+import type { BudgetedChannel } from "../notify/channel-budget.ts";
 import { GIVE_UP_CAUSES, type GiveUpCause } from "../notify/give-up-cause.ts";
 import type { JobDurations, JobRun } from "./job-metrics.ts";
 import { METRIC_PREFIX } from "./registry.ts";
@@ -23,8 +24,8 @@ export type DeliveryMetrics = {
   gaveUp: (channel: NotificationMethod, cause: GiveUpCause) => void;
   /** A run whose attempt failed and whose job now waits in the delayed set for the next one (no BullMQ event says so). */
   parkedForRetry: (job: JobRun) => void;
-  /** An SMS not sent because its alert owner's hourly budget was spent (SMS_PER_CALLER_PER_HOUR). */
-  smsBudgetSpent: () => void;
+  /** An SMS or email not sent because its alert owner's hourly budget was spent (SMS_PER_CALLER_PER_HOUR, EMAIL_PER_CALLER_PER_HOUR). */
+  budgetSpent: (channel: BudgetedChannel) => void;
   /** An attempt our own provider could not take (the SMTP server or Twilio unreachable, busy or failing). */
   providerUnavailable: (channel: NotificationMethod) => void;
 };
@@ -43,17 +44,24 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
   // and for our own provider refusing our login: the rules page on the operator's causes only.
   const givenUp = new Counter({
     name: `${METRIC_PREFIX}deliveries_given_up_total`,
-    help: "Notifications this worker gave up for good after an attempt (each also counts as a failed attempt), by channel and cause (destination: the receiver, mailbox or number refused, or kept failing until the retry schedule ran out; deployment: our provider refused our own login, sender or account, or the channel has no provider, until the schedule ran out; provider: our SMTP server or Twilio could not take messages until the schedule ran out; sms_budget: SMS_PER_CALLER_PER_HOUR spent).",
+    help: "Notifications this worker gave up for good after an attempt (each also counts as a failed attempt), by channel and cause (destination: the receiver, mailbox or number refused, or kept failing until the retry schedule ran out; deployment: our provider refused our own login, sender or account, or the channel has no provider, until the schedule ran out; provider: our SMTP server or Twilio could not take messages until the schedule ran out; sms_budget: SMS_PER_CALLER_PER_HOUR spent; email_budget: EMAIL_PER_CALLER_PER_HOUR spent).",
     labelNames: ["channel", "cause"],
     registers: [registry],
   });
   for (const channel of NOTIFICATION_METHODS) for (const cause of GIVE_UP_CAUSES) givenUp.inc({ channel, cause }, 0);
   // No label per caller: callers are unbounded; the worker's warn line names them.
-  const overBudget = new Counter({
-    name: `${METRIC_PREFIX}sms_budget_refusals_total`,
-    help: "SMS notifications this worker failed without sending because their alert owner had used up SMS_PER_CALLER_PER_HOUR for the clock hour (each also counts as a failed sms attempt; its owner can redeliver it).",
-    registers: [registry],
-  });
+  const overBudget: Readonly<Record<BudgetedChannel, Counter>> = {
+    sms: new Counter({
+      name: `${METRIC_PREFIX}sms_budget_refusals_total`,
+      help: "SMS notifications this worker failed without sending because their alert owner had used up SMS_PER_CALLER_PER_HOUR for the clock hour (each also counts as a failed sms attempt; its owner can redeliver it).",
+      registers: [registry],
+    }),
+    email: new Counter({
+      name: `${METRIC_PREFIX}email_budget_refusals_total`,
+      help: "Email notifications this worker failed without sending because their alert owner had used up EMAIL_PER_CALLER_PER_HOUR for the clock hour (each also counts as a failed email attempt; its owner can redeliver it).",
+      registers: [registry],
+    }),
+  };
   // Apart from the attempts' outcomes, which cannot tell our provider's outage from a recipient's
   // trouble: an outage keeps a few notifications retrying, too few for any count of them to show.
   const providerDown = new Counter({
@@ -68,6 +76,6 @@ export function createDeliveryMetrics(registry: Registry, durations: Pick<JobDur
     gaveUp: (channel, cause) => givenUp.inc({ channel, cause }),
     providerUnavailable: (channel) => providerDown.inc({ channel }),
     parkedForRetry: (job) => durations.observeRun(job, "retrying"),
-    smsBudgetSpent: () => overBudget.inc(),
+    budgetSpent: (channel) => overBudget[channel].inc(),
   };
 }

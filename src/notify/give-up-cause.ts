@@ -14,14 +14,20 @@ import { PERMANENT_ERROR_CODES, type DeliveryOutcome } from "./retry-policy.ts";
  * `provider`: our SMTP server or Twilio could not take messages until the schedule ran out; the
  * operator's.
  * `sms_budget`: not sent because its alert's owner had used up SMS_PER_CALLER_PER_HOUR.
+ * `email_budget`: not sent because its alert's owner had used up EMAIL_PER_CALLER_PER_HOUR.
  */
-export type GiveUpCause = "destination" | "deployment" | "provider" | "sms_budget";
-export const GIVE_UP_CAUSES: readonly GiveUpCause[] = ["destination", "deployment", "provider", "sms_budget"];
+export type GiveUpCause = "destination" | "deployment" | "provider" | "sms_budget" | "email_budget";
+export const GIVE_UP_CAUSES: readonly GiveUpCause[] = ["destination", "deployment", "provider", "sms_budget", "email_budget"];
+
+/** Each channel budget's refusal (channel-budget.ts), and the cause it is given up with. */
+const BUDGET_CAUSES: ReadonlyMap<string, GiveUpCause> = new Map<string, GiveUpCause>([
+  [PERMANENT_ERROR_CODES.smsBudgetSpent, "sms_budget"],
+  [PERMANENT_ERROR_CODES.emailBudgetSpent, "email_budget"],
+]);
 
 /** Why the attempt that failed a notification for good failed it. */
 export function giveUpCause(outcome: DeliveryOutcome): GiveUpCause {
   if (outcome.deploymentFault !== undefined) return "deployment";
   if (outcome.providerUnavailable === true) return "provider";
-  if (outcome.errorCode === PERMANENT_ERROR_CODES.smsBudgetSpent) return "sms_budget";
-  return "destination";
+  return (outcome.errorCode === undefined ? undefined : BUDGET_CAUSES.get(outcome.errorCode)) ?? "destination";
 }

@@ -49,7 +49,11 @@ export const PERMANENT_ERROR_CODES = {
   badMessage: "BAD_MESSAGE",
   /** Not sent: its alert owner's SMS for this clock hour are spent (SMS_PER_CALLER_PER_HOUR, sms-budget.ts). */
   smsBudgetSpent: "SMS_BUDGET_SPENT",
+  /** Not sent: its alert owner's emails for this clock hour are spent (EMAIL_PER_CALLER_PER_HOUR, email-budget.ts). */
+  emailBudgetSpent: "EMAIL_BUDGET_SPENT",
 } as const;
+/** A notification held back by its owner's hourly budget of its channel (channel-budget.ts): never tried. */
+const BUDGET_SPENT_CODES: ReadonlySet<string> = new Set([PERMANENT_ERROR_CODES.smsBudgetSpent, PERMANENT_ERROR_CODES.emailBudgetSpent]);
 const PERMANENT_CODES: ReadonlySet<string> = new Set(Object.values(PERMANENT_ERROR_CODES));
 
 /** HTTP statuses that say "not now" rather than "never". */
@@ -82,14 +86,14 @@ export function classifyOutcome(outcome: DeliveryOutcome): Verdict {
  * (alert-health.ts). A failure of the deployment's own (refused login, sender or permission)
  * or of its provider (SMTP server or Twilio down, busy, failing) is not: an owner cannot fix
  * it, and an outage of ours would otherwise disable every email and SMS alert it outlasted.
- * Nor is an SMS held back because its owner's hourly budget was spent: the destination was
- * never tried, and a burst of the owner's other alerts would disable this one.
+ * Nor is an SMS or an email held back because its owner's hourly budget was spent: the
+ * destination was never tried, and a burst of the owner's other alerts would disable this one.
  */
 export function isDestinationsFault(outcome: DeliveryOutcome): boolean {
   return (
     outcome.deploymentFault === undefined &&
     outcome.providerUnavailable !== true &&
-    outcome.errorCode !== PERMANENT_ERROR_CODES.smsBudgetSpent
+    (outcome.errorCode === undefined || !BUDGET_SPENT_CODES.has(outcome.errorCode))
   );
 }
 

@@ -88,9 +88,9 @@ describe("the README's erasure of a caller", () => {
   it("has Redis name the caller only in keys that expire by themselves within the hour, as the README says", async () => {
     const redis = rig.t.deps.redis;
     const keys = await redis.keys(`${rig.t.config.queuePrefix}:*${bob.sub}*`);
-    // The SMS budget's hourly count, and each delivery queue's count of the owner's burst.
+    // The SMS and email budgets' hourly counts, and each delivery queue's count of the owner's burst.
     expect(keys.map((key) => key.slice(rig.t.config.queuePrefix.length).replace(/:\d+:.*$/, ""))).toEqual(
-      expect.arrayContaining([":sms-budget", ":deliver-sms:owner-bursts", ":deliver-email:owner-bursts", ":deliver-webhook:owner-bursts"]),
+      expect.arrayContaining([":sms-budget", ":email-budget", ":deliver-sms:owner-bursts", ":deliver-email:owner-bursts", ":deliver-webhook:owner-bursts"]),
     );
     for (const key of keys) {
       const ttl = await redis.pttl(key);

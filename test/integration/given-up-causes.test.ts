@@ -2,8 +2,9 @@
 // (wallet_alerts_deliveries_given_up_total{channel,cause}), so that the operator is paged for a
 // give-up of ours (a provider refusing our sender, our SMTP server busy until the schedule ran
 // out) and not for a customer's receiver (README, Monitoring). Real deliveries: a webhook
-// receiver and an SMTP server on loopback, SMS to the log under a budget of one an hour; and one
-// give-up whose record PostgreSQL could not take at once, counted by the job's next run.
+// receiver and an SMTP server on loopback, SMS to the log, under budgets of one SMS and one email
+// an hour per caller; and one give-up whose record PostgreSQL could not take at once, counted by
+// the job's next run.
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Sql } from "../../src/db/client.ts";
@@ -31,8 +32,14 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   smtp = await startSmtpPeer();
   // Three attempts, each slot shorter than a provider's step: an outage of the provider gives up
-  // after three attempts too (retry-steps.ts). One SMS an hour per caller.
-  t = await startTestApp("given-up-causes", { SMTP_URL: smtp.url, EMAIL_FROM: SENDER, RETRY_SCHEDULE: "100ms,100ms", SMS_PER_CALLER_PER_HOUR: "1" });
+  // after three attempts too (retry-steps.ts). One SMS and one email an hour per caller.
+  t = await startTestApp("given-up-causes", {
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: SENDER,
+    RETRY_SCHEDULE: "100ms,100ms",
+    SMS_PER_CALLER_PER_HOUR: "1",
+    EMAIL_PER_CALLER_PER_HOUR: "1",
+  });
 });
 afterAll(async () => {
   await workers?.close();
@@ -101,8 +108,9 @@ async function webhookNotification(...responses: { status: number }[]) {
   route.verifyWith(alert.secret!);
   return seedNotification(t, alert, "webhook", route.url);
 }
-async function emailNotification(to: string) {
-  const alert = await seedAlert(t, { method: "email", recipient: to });
+/** Each recipient's emails have an owner of their own (unless told), each within its one email an hour. */
+async function emailNotification(to: string, owner = `owner-of-${to}`) {
+  const alert = await seedAlert(t, { method: "email", recipient: to, owner });
   return seedNotification(t, alert, "email", to);
 }
 
@@ -159,6 +167,19 @@ describe("notifications given up, by cause", () => {
     await waitFor("the held-back SMS counted", async () => (await failedAttempts("sms")) === 1);
     expect(before).toEqual({ "webhook destination": 2, "email destination": 1, "email deployment": 1, "email provider": 1 });
     expect(await givenUpCounts()).toEqual({ "sms sms_budget": 1 });
+    await expectEveryFailedAttemptOneGiveUp();
+  });
+
+  it("count an email over its owner's EMAIL_PER_CALLER_PER_HOUR as email_budget", async () => {
+    // On a clock clear of an hour's end, as for the SMS above.
+    await startCountingWorkers({ now: clockClearOfBoundary(HOUR_MS) });
+    const owner = "email-budget-owner";
+    const ids = [await emailNotification("desk-1@example.com", owner), await emailNotification("desk-2@example.com", owner)];
+    const rows = await Promise.all(ids.map((id) => waitForNotification(t, id, isFinished)));
+    expect(rows.map((row) => row.status).sort()).toEqual(["delivered", "failed"]);
+
+    await waitFor("the held-back email counted", async () => (await failedAttempts("email")) === 1);
+    expect(await givenUpCounts()).toEqual({ "email email_budget": 1 });
     await expectEveryFailedAttemptOneGiveUp();
   });
 

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       testNotificationsPerHour: 20,
       redeliveriesPerHour: 1_000,
       smsPerCallerPerHour: 300,
+      emailPerCallerPerHour: 1_000,
       maxAlertsPerWallet: 50,
       maxAlertsPerCaller: 10_000,
       maxWalletsPerCaller: 10_000,
@@ -51,6 +52,7 @@ describe("loadConfig", () => {
       MAX_ALERTS_PER_CALLER: "1000000",
       MAX_WALLETS_PER_CALLER: "1",
       SMS_PER_CALLER_PER_HOUR: "2",
+      EMAIL_PER_CALLER_PER_HOUR: "3",
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -68,6 +70,7 @@ describe("loadConfig", () => {
       maxAlertsPerCaller: 1_000_000,
       maxWalletsPerCaller: 1,
       smsPerCallerPerHour: 2,
+      emailPerCallerPerHour: 3,
     });
   });
 
@@ -99,6 +102,9 @@ describe("loadConfig", () => {
     ["SMS_PER_CALLER_PER_HOUR", "0", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
     ["SMS_PER_CALLER_PER_HOUR", "1000001", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
     ["SMS_PER_CALLER_PER_HOUR", "300/h", "SMS_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
+    ["EMAIL_PER_CALLER_PER_HOUR", "0", "EMAIL_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
+    ["EMAIL_PER_CALLER_PER_HOUR", "1000001", "EMAIL_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
+    ["EMAIL_PER_CALLER_PER_HOUR", "1000/h", "EMAIL_PER_CALLER_PER_HOUR: expected a whole number from 1 to 1000000"],
     // Nothing slows down guesses of a Basic password, and Bull Board can delete jobs.
     ["ADMIN_PASSWORD", "fifteen-chars-x", "ADMIN_PASSWORD: expected at least 16 characters"],
     ["DATABASE_URL", "mysql://localhost/db", "DATABASE_URL: expected a postgres: or postgresql: URL"],

@@ -36,6 +36,7 @@ describe("the cause of a given-up notification", () => {
     ["Twilio's 429 with a Retry-After", "provider", { statusCode: 429, retryAfter: "30", providerUnavailable: true }],
     // Never tried.
     ["an SMS over its owner's SMS_PER_CALLER_PER_HOUR", "sms_budget", { errorCode: PERMANENT_ERROR_CODES.smsBudgetSpent }],
+    ["an email over its owner's EMAIL_PER_CALLER_PER_HOUR", "email_budget", { errorCode: PERMANENT_ERROR_CODES.emailBudgetSpent }],
   ])("of %s is %s", (_what, cause, outcome) => {
     expect(giveUpCause(outcome)).toBe(cause);
   });
@@ -58,6 +59,8 @@ describe("the cause of a given-up notification", () => {
         expect(GIVE_UP_CAUSES).toContain(cause);
         expect(cause === "destination").toBe(isDestinationsFault(drawn));
       }),
+      // Each of our codes alone, every run: a budget's refusal drawn with no fault beside it is rare.
+      { examples: Object.values(PERMANENT_ERROR_CODES).map((errorCode): [DeliveryOutcome] => [{ errorCode }]) },
     );
   });
 });

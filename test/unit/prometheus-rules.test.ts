@@ -46,7 +46,7 @@ describe("the Prometheus rules file", () => {
     }
   });
 
-  it("pages on the give-ups of the operator's causes, and only tickets the destination's and the SMS budget's", () => {
+  it("pages on the give-ups of the operator's causes, and only tickets the destination's and the SMS and email budgets'", () => {
     const byName = new Map(rules().map((rule) => [rule.alert, rule]));
     const causes = (alert: string) => {
       const rule = byName.get(alert)!;
@@ -56,6 +56,7 @@ describe("the Prometheus rules file", () => {
     expect(causes("WalletAlertsDeliveriesGivenUp")).toEqual({ severity: "page", causes: ["deployment", "provider"] });
     expect(causes("WalletAlertsDestinationsGivingUp")).toEqual({ severity: "ticket", causes: ["destination"] });
     expect(causes("WalletAlertsSmsBudgetSpent")).toEqual({ severity: "ticket", causes: ["sms_budget"] });
+    expect(causes("WalletAlertsEmailBudgetSpent")).toEqual({ severity: "ticket", causes: ["email_budget"] });
   });
 });
 

@@ -153,4 +153,10 @@ describe("isDestinationsFault", () => {
     expect(classifyOutcome(heldBack)).toBe("permanent");
     expect(isDestinationsFault({ errorCode: PERMANENT_ERROR_CODES.badDestination })).toBe(true);
   });
+
+  it("never counts an email held back by its owner's hourly budget against the alert (it was never tried), and gives it up", () => {
+    const heldBack = { errorCode: PERMANENT_ERROR_CODES.emailBudgetSpent };
+    expect(isDestinationsFault(heldBack)).toBe(false);
+    expect(classifyOutcome(heldBack)).toBe("permanent");
+  });
 });

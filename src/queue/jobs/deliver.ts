@@ -15,7 +15,9 @@ import type { DeliveryMetrics } from "../../metrics/delivery-metrics.ts";
 import { recordPermanentFailure, type AlertHealthDeps } from "../../notify/alert-health.ts";
 import { giveUpCause } from "../../notify/give-up-cause.ts";
 import { createHostSlots, receiverOf } from "../../notify/host-slots.ts";
+import type { BudgetedChannel } from "../../notify/channel-budget.ts";
 import type { AttemptResult, Channels } from "../../notify/channels/index.ts";
+import { createEmailBudget } from "../../notify/email-budget.ts";
 import {
   attemptLogLevel,
   classifyOutcome,
@@ -111,13 +113,12 @@ export function makeDeliverProcessor(
     `the ${channel} provider cannot take messages now (unreachable, busy or failing); its notifications are retried every ${Math.round((deps.providerRetryMs ?? PROVIDER_RETRY_MS) / 1_000)} s and do not count against their alerts`,
   );
   const recording: RecordSentDeps = { store, logger: deps.logger, retryForMs: deps.recordRetryMs };
-  const smsBudget = createSmsBudget({
-    redis: deps.redis,
-    prefix: deps.config.queuePrefix,
-    perHour: deps.config.smsPerCallerPerHour,
-    logger: deps.logger,
-    onSpent: () => deps.deliveryMetrics?.smsBudgetSpent(),
-  });
+  const budgetDeps = { redis: deps.redis, prefix: deps.config.queuePrefix, logger: deps.logger };
+  const spent = (channel: BudgetedChannel) => () => deps.deliveryMetrics?.budgetSpent(channel);
+  const budgets = {
+    sms: createSmsBudget({ ...budgetDeps, perHour: deps.config.smsPerCallerPerHour, onSpent: spent("sms") }),
+    email: createEmailBudget({ ...budgetDeps, perHour: deps.config.emailPerCallerPerHour, onSpent: spent("email") }),
+  };
   const floor = deps.webhookAttemptsPerReceiver ?? WEBHOOK_ATTEMPTS_PER_RECEIVER;
   const receivers = createHostSlots({
     floor,
@@ -199,8 +200,9 @@ export function makeDeliverProcessor(
     const attemptAt = deps.now();
     let result: AttemptResult | undefined;
     try {
-      // An SMS over its owner's hourly budget is not sent: its attempt says so (sms-budget.ts).
-      const heldBack = row.channel === "sms" ? await smsBudget(row, attemptAt) : undefined;
+      // An SMS or email over its owner's hourly budget is not sent: its attempt says so
+      // (channel-budget.ts). A webhook has none: its receiver is its owner's own.
+      const heldBack = row.channel === "webhook" ? undefined : await budgets[row.channel](row, attemptAt);
       result =
         heldBack ??
         (await deps.channels[row.channel].send({
