@@ -96,6 +96,8 @@ export function normaliseTransactions(items: readonly Static<typeof IngestTransa
     assertAddress(`${path}.to`, item.to);
     if (item.mint) assertAddress(`${path}.mint`, item.mint);
     if (item.token.trim() === "") throw invalid(`${path}.token`, "must name the token (a symbol, or the mint), not only spaces");
+    const hidden = hiddenCharacterIssue(item.token);
+    if (hidden) throw invalid(`${path}.token`, hidden);
     // A token given as a mint and a mint of another: which one moved cannot be told, and the
     // history would show two identities for one movement.
     if (item.mint && item.token !== item.mint && isAddress(item.token)) {
@@ -103,6 +105,23 @@ export function normaliseTransactions(items: readonly Static<typeof IngestTransa
     }
     return { ...item, mint: item.mint ?? null };
   });
+}
+
+// A symbol with spaces around it or a character that prints as nothing (" USDC", "USDC\u200b")
+// reads as USDC to a person and is another token to every comparison: a large_transfer
+// filtered on USDC never fired on it. Refused rather than trimmed, as an address with a space
+// is: which token the feed meant is its to say.
+const EDGE_SPACE = /^\s|\s$/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+function hiddenCharacterIssue(token: string): string | undefined {
+  if (EDGE_SPACE.test(token)) return "must not begin or end with a space (give the symbol, or the mint, as it is)";
+  const invisible = INVISIBLE.exec(token);
+  if (invisible) {
+    const code = invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    return `holds a character that prints as nothing (U+${code}): give the symbol, or the mint, as it is`;
+  }
+  return undefined;
 }
 
 /** Checks the addresses and rejects duplicates (which of two snapshots should win is not knowable). */

@@ -185,6 +185,24 @@ describe("POST /v1/ingest/transactions", () => {
     expect((await post({ transactions: [inTime] })).json()).toEqual({ accepted: 1, duplicates: 0 });
   });
 
+  it("refuses a token with spaces around it or a character that prints as nothing, naming it, and stores nothing of the batch", async () => {
+    for (const [token, message] of [
+      [" USDC", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
+      ["USDC ", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
+      ["USDC\u00a0", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
+      ["USDC\u200b", "holds a character that prints as nothing (U+200B): give the symbol, or the mint, as it is"],
+      ["US\u00adDC", "holds a character that prints as nothing (U+00AD): give the symbol, or the mint, as it is"],
+    ]) {
+      const good = makeTransaction();
+      const body = expectProblem(await post({ transactions: [good, { ...makeTransaction(), token }] }), 400, "validation_failed");
+      expect(body.errors).toEqual([{ path: "body.transactions.1.token", message }]);
+      expect(await batchesOf(good.signature)).toEqual([]);
+    }
+    // A space inside a name is the feed's own choice, and kept.
+    const spaced = makeTransaction({ token: "Wrapped SOL" });
+    expect((await post({ transactions: [spaced] })).json()).toEqual({ accepted: 1, duplicates: 0 });
+  });
+
   it("refuses an empty batch, a missing transactions field and an unknown top-level field", async () => {
     expect(errorPaths(expectProblem(await post({ transactions: [] }), 400, "validation_failed"))).toContain("body.transactions");
     expect(errorPaths(expectProblem(await post({}), 400, "validation_failed"))).toContain("body.transactions");
