@@ -86,8 +86,8 @@ export function behaviouralFactors(s: CountedActivity): Set<string> {
   // high_velocity: transactions in the last hour ≥ 10 × its baseline and ≥ 20.
   // (× 168 on both sides: the baseline is previous7Days / 168, floor 1, and whole numbers compare exactly)
   if (lastHour >= 20 && lastHour * 168 >= 10 * Math.max(168, previous7Days)) factors.add("high_velocity");
-  // large_outflow: SOL sent out in 24 h ≥ max(100 SOL, 50 % of balance + that outflow).
-  if (outflow >= 100 && outflow >= 0.5 * (s.balance + outflow)) factors.add("large_outflow");
+  // large_outflow: SOL sent out in 24 h ≥ max(100 SOL, 50 % of the balance of its latest snapshot).
+  if (outflow >= 100 && outflow >= 0.5 * s.balance) factors.add("large_outflow");
   // failed_tx_ratio: ≥ 30 % of the last 24 h's transactions failed, over ≥ 10.
   if (day.length >= 10 && failed * 10 >= 3 * day.length) factors.add("failed_tx_ratio");
   // new_counterparty_burst: it sent to ≥ 10 new counterparties within an hour.

@@ -12,7 +12,7 @@ import { countersOf } from "../helpers/activity-history.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { randomAddress } from "../helpers/chain.ts";
 import { createAlert, eventsOf, putLabels, settled, startWorkers, track, tx } from "../helpers/pipeline.ts";
-import { bearer, ingestTransactions } from "../helpers/seed.ts";
+import { bearer, ingestAccounts, ingestTransactions } from "../helpers/seed.ts";
 
 let t: TestApp;
 let workers: RunningWorkers;
@@ -111,7 +111,7 @@ describe("failed transactions", () => {
 describe("large_outflow", () => {
   it("counts SOL transferred away, not SOL staked or swapped", async () => {
     const [staker, swapper, sender] = await Promise.all([track(t, alice), track(t, alice), track(t, alice)]);
-    // 150 SOL out of a wallet with no known balance is past max(100 SOL, 50 % of balance + outflow).
+    // 150 SOL out of a wallet with no snapshot (balance 0) is past max(100 SOL, 50 % of the balance).
     await ingestTransactions(t, alice, [
       tx({ type: "stake", from: staker.address, to: randomAddress(), amount: 150, blockTime: now }),
       tx({ type: "swap", from: swapper.address, to: randomAddress(), amount: 150, blockTime: now }),
@@ -121,6 +121,23 @@ describe("large_outflow", () => {
     expect(await riskOf(alice, staker.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
     expect(await riskOf(alice, swapper.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
     expect(await riskOf(alice, sender.walletId)).toEqual({ riskScore: 20, riskFactors: ["large_outflow"] });
+  });
+
+  it("judges a day's sends against half of the latest snapshot's balance, taken before the sends", async () => {
+    const [drained, halfLess] = await Promise.all([track(t, alice), track(t, alice)]);
+    const snapshot = (address: string) => ({ address, balance: 50_000, tokenAccounts: [], nfts: [] });
+    await ingestAccounts(t, alice, [snapshot(drained.address), snapshot(halfLess.address)]);
+    // Spread over 12 hours, to fresh addresses: no other factor. Until 2026-11-28 the cut-off was
+    // half of balance + outflow, so 49,950 of a 50,000 SOL snapshot (99.9 %) raised nothing.
+    const sends = (from: string, count: number, amount: number) =>
+      Array.from({ length: count }, (_, i) =>
+        tx({ from, to: randomAddress(), amount, blockTime: now - 12 * 3_600 + i * 864 }),
+      );
+    await ingestTransactions(t, alice, [...sends(drained.address, 50, 999), ...sends(halfLess.address, 25, 999.8)]);
+    await settled(t);
+    expect(await riskOf(alice, drained.walletId)).toEqual({ riskScore: 20, riskFactors: ["large_outflow"] });
+    // 24,995 SOL, 49.99 % of the snapshot: just short of half.
+    expect(await riskOf(alice, halfLess.walletId)).toEqual({ riskScore: 0, riskFactors: [] });
   });
 });
 

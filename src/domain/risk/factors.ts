@@ -46,9 +46,15 @@ export const RISK_RULES = Object.freeze({
   failedRatioPercent: 30,
   failedRatioMinimumTransactions: 10,
   /**
-   * large_outflow: SOL sent out in the last 24 hours ≥ max(100 SOL, 50 % of balance + outflow),
-   * i.e. at least half of what the address held a day ago (ignoring inflows) and at least
-   * 100 SOL: the drain of a compromised wallet, not a whale's routine payment nor dust.
+   * large_outflow: SOL sent out in the last 24 hours ≥ max(100 SOL, 50 % of the balance of its
+   * latest account snapshot): the drain of a compromised wallet, not a whale's routine payment
+   * nor dust. The service cannot tell whether the snapshot was taken before or after the sends
+   * (a Helius delivery carries no balance), so the outflow is judged against the snapshot itself,
+   * which sees a drain of half or more either way: taken before, the outflow is half of it; taken
+   * after, the outflow exceeds what is left. The price: a drain of a third to a half is also
+   * flagged when the snapshot came after it, a false alarm on the side a security desk wants.
+   * (Until 2026-11-28 the cut-off was 50 % of balance + outflow, half of a day-ago holding only
+   * for a snapshot taken after the sends; taken before, it took the whole balance to leave.)
    * Stakes and swaps are not outflows (see OUTFLOW_TYPES in src/pipeline/batch-facts.ts).
    */
   largeOutflowMinimumSol: 100,
@@ -80,7 +86,7 @@ export type RiskInputs = {
   /** Transactions in the last 24 hours, and how many of them failed. */
   transactions24h: number;
   failed24h: number;
-  /** SOL sent out in the last 24 hours, and the balance now, in SOL. */
+  /** SOL sent out in the last 24 hours, and the balance of its latest account snapshot (0 before any), in SOL. */
   solOutflow24h: number;
   balanceSol: number;
   /** Counterparties it sent to in the last hour that it had never dealt with before (see dealings.ts). */
@@ -105,7 +111,7 @@ function reachesLargeOutflow(outflowSol: number, balanceSol: number): boolean {
   const rules = RISK_RULES;
   return (
     outflow >= BigInt(rules.largeOutflowMinimumSol * LAMPORTS_PER_SOL) &&
-    outflow * 100n >= BigInt(rules.largeOutflowSharePercent) * (balance + outflow)
+    outflow * 100n >= BigInt(rules.largeOutflowSharePercent) * balance
   );
 }
 

@@ -94,9 +94,9 @@ describe("riskFactors", () => {
     },
     {
       factor: "large_outflow",
-      case: "half of balance + outflow on a large balance",
-      at: { solOutflow24h: 1_000, balanceSol: 1_000 },
-      below: { solOutflow24h: 1_000, balanceSol: 1_000.01 },
+      case: "half of the snapshot's balance on a large balance",
+      at: { solOutflow24h: 1_000, balanceSol: 2_000 },
+      below: { solOutflow24h: 1_000, balanceSol: 2_000.01 },
     },
     {
       factor: "new_counterparty_burst",
@@ -123,12 +123,35 @@ describe("riskFactors", () => {
     { case: "exactly 100 SOL", outflow: 100, balance: 0, active: true },
     { case: "one lamport below 100 SOL", outflow: 99.999999999, balance: 0, active: false },
     { case: "one lamport above 100 SOL", outflow: 100.000000001, balance: 0, active: true },
-    { case: "an outflow equal to the balance, summed in doubles", outflow: 1_202.9999999999998, balance: 1_203, active: true },
-    { case: "an outflow one lamport below the balance", outflow: 1_202.9999999999998, balance: 1_203.000000001, active: false },
-    { case: "an outflow one lamport above the balance", outflow: 1_202.9999999999998, balance: 1_202.999999999, active: true },
-    { case: "a large balance, equal to the outflow to the lamport", outflow: 3_999_999.999999999, balance: 3_999_999.999999999, active: true },
-    { case: "a large balance, one lamport above the outflow", outflow: 3_999_999.999999998, balance: 3_999_999.999999999, active: false },
+    { case: "an outflow of half the balance, summed in doubles", outflow: 1_202.9999999999998, balance: 2_406, active: true },
+    { case: "a balance one lamport above twice the outflow", outflow: 1_202.9999999999998, balance: 2_406.000000001, active: false },
+    { case: "a balance one lamport below twice the outflow", outflow: 1_202.9999999999998, balance: 2_405.999999999, active: true },
+    // Past 2^53 in lamports once multiplied (BigInt), still below 2^22 SOL per amount (lamports.ts).
+    { case: "a large balance, twice the outflow to the lamport", outflow: 1_999_999.999999999, balance: 3_999_999.999999998, active: true },
+    { case: "a large balance, one lamport above twice the outflow", outflow: 1_999_999.999999999, balance: 3_999_999.999999999, active: false },
   ])("large_outflow to the lamport: $case → $active", ({ outflow, balance, active }) => {
+    expect(riskFactors(inputs({ solOutflow24h: outflow, balanceSol: balance })).includes("large_outflow")).toBe(active);
+  });
+
+  // The balance is the latest account snapshot, and the service cannot tell whether it was taken
+  // before or after the day's sends (a Helius delivery carries no balance). The outflow is judged
+  // against the snapshot itself: a drain of half or more is seen either way, and a drain of a
+  // third to a half is flagged too when the snapshot came after it (the accepted false alarm).
+  // Until 2026-11-28 the cut-off was half of balance + outflow: a snapshot taken before the sends
+  // needed all of it to leave (49,950 of 50,000 SOL raised nothing).
+  it.each([
+    { case: "snapshot before a drain of 99.9 % (50 sends of 999 SOL)", outflow: 49_950, balance: 50_000, active: true },
+    { case: "snapshot before a drain of 60 %", outflow: 30_000, balance: 50_000, active: true },
+    { case: "snapshot before a drain of exactly 50 %", outflow: 25_000, balance: 50_000, active: true },
+    { case: "snapshot before a drain of 49.99 %", outflow: 24_995, balance: 50_000, active: false },
+    { case: "snapshot after a drain of 99.9 % (50 SOL left)", outflow: 49_950, balance: 50, active: true },
+    { case: "snapshot after a drain of 40 % (the accepted false-alarm band)", outflow: 20_000, balance: 30_000, active: true },
+    { case: "snapshot after a drain of exactly a third (the band's lower edge)", outflow: 10_000, balance: 20_000, active: true },
+    { case: "snapshot after a drain of 30 %", outflow: 15_000, balance: 35_000, active: false },
+    { case: "no snapshot (balance 0), 100 SOL sent", outflow: 100, balance: 0, active: true },
+    { case: "no snapshot (balance 0), 99.99 SOL sent", outflow: 99.99, balance: 0, active: false },
+    { case: "a snapshot of 150 SOL, 99.99 SOL sent: the 100 SOL minimum still holds", outflow: 99.99, balance: 150, active: false },
+  ])("large_outflow against the snapshot's balance: $case → $active", ({ outflow, balance, active }) => {
     expect(riskFactors(inputs({ solOutflow24h: outflow, balanceSol: balance })).includes("large_outflow")).toBe(active);
   });
 
