@@ -1,6 +1,6 @@
 // What a Helius item's JSON schema cannot say, each problem at its path (`body.3.feePayer`, as
-// the HTTP layer writes schema errors): the decoded lengths of its signature and addresses,
-// and amounts that would not be stored and judged as sent. Pure.
+// the HTTP layer writes schema errors): the decoded lengths of its signature and addresses, a
+// native transfer's empty side, and amounts that would not be stored and judged as sent. Pure.
 import { isAddress, isSignature } from "../domain/base58.ts";
 import { isExactAsDouble } from "../domain/decimal.ts";
 import { INEXACT_NUMBER_MESSAGE } from "./exact-token-amounts.ts";
@@ -27,9 +27,19 @@ function isAddressOnce(value: string, checked: AddressVerdicts): boolean {
 const ADDRESS_MESSAGE = "must be a Solana address (base58 of 32 bytes)";
 
 /**
+ * A token transfer's empty side is a mint or a burn, and the mint stands in for it; a native
+ * transfer has none. The fee payer stood in until 2026-11-28: 10,000 SOL from the payer to an
+ * account Helius left empty was stored as the payer's transfer to itself, which no alert
+ * fires on and no SOL-sent counter counts. No published example shows Helius leaving a native
+ * side empty, so such an item is refused, and kept for replay, rather than stored with a side
+ * guessed.
+ */
+export const EMPTY_NATIVE_SIDE_MESSAGE = "must be a Solana address: a native (SOL) transfer always has two sides, and an empty one is not guessed";
+
+/**
  * What a JSON schema cannot say: the decoded byte lengths of an item's signature and
- * addresses. Paths are written as the HTTP layer writes schema errors (`body.3.feePayer`), the
- * item being at `at`.
+ * addresses, and a native transfer's side left empty. Paths are written as the HTTP layer
+ * writes schema errors (`body.3.feePayer`), the item being at `at`.
  */
 export function heliusItemAddressIssues(item: HeliusTransaction, at: string, checked: AddressVerdicts = new Map()): FieldIssue[] {
   const issues: FieldIssue[] = [];
@@ -41,9 +51,13 @@ export function heliusItemAddressIssues(item: HeliusTransaction, at: string, che
     issues.push({ path: `${at}.signature`, message: "must be a transaction signature (base58 of 64 bytes)" });
   }
   account("feePayer", item.feePayer, false);
+  const nativeSide = (path: string, value: string | null) => {
+    if (present(value)) account(path, value, false);
+    else issues.push({ path: `${at}.${path}`, message: EMPTY_NATIVE_SIDE_MESSAGE });
+  };
   (item.nativeTransfers ?? []).forEach((t, j) => {
-    account(`nativeTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);
-    account(`nativeTransfers.${j}.toUserAccount`, t.toUserAccount, true);
+    nativeSide(`nativeTransfers.${j}.fromUserAccount`, t.fromUserAccount);
+    nativeSide(`nativeTransfers.${j}.toUserAccount`, t.toUserAccount);
   });
   (item.tokenTransfers ?? []).forEach((t, j) => {
     account(`tokenTransfers.${j}.fromUserAccount`, t.fromUserAccount, true);

@@ -7,7 +7,8 @@
 // the item's *principal* movement, the one its type is about; the others follow in Helius's
 // order (native transfers, token transfers, then compressed-NFT events), every row carrying
 // the item's type, time, fee and status. Native transfers that only serve a token transfer
-// (wrapping SOL, a token account's rent) are not rows: see nativeLegs.
+// (wrapping SOL into one's own token account, its rent, closing it) are not rows: see
+// helius-plumbing.ts.
 //
 // A transfer of amount 0 is a movement too: it has two real sides, and a 0 SOL transfer from
 // a scam address to a wallet (address poisoning) is exactly what the counterparty checks are
@@ -38,10 +39,12 @@
 // string: Helius's SDK types it as either); fee lamports → SOL; blockTime = timestamp. Every
 // token amount is kept to the last digit or its item refused (heliusItemAmountIssues, in
 // helius-issues.ts); lamports are kept whatever their size. A side Helius leaves empty ("" or
-// null) is the mint address for a token transfer (minted from / burned to the mint) and the
-// fee payer for a native one.
+// null) is the mint address for a token transfer (minted from / burned to the mint). A native
+// transfer has no such stand-in: an item with an empty native side is refused before it is
+// mapped (heliusItemAddressIssues), not stored with a side guessed.
 import { wellKnownSymbol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
+import { nativeSides, tokenAccountUsers } from "./helius-plumbing.ts";
 
 export type HeliusNativeTransfer = {
   fromUserAccount: string | null;
@@ -53,7 +56,7 @@ export type HeliusNativeTransfer = {
 export type HeliusTokenTransfer = {
   fromUserAccount: string | null;
   toUserAccount: string | null;
-  /** The token accounts the amount moved between; read only to tell plumbing (see nativeLegs). */
+  /** The token accounts the amount moved between; read only to tell plumbing (helius-plumbing.ts). */
   fromTokenAccount?: unknown;
   toTokenAccount?: unknown;
   mint: string;
@@ -118,27 +121,28 @@ export const present = (account: string | null | undefined): account is string =
   account !== null && account !== undefined && account !== "";
 
 /**
- * Native transfers into or out of a token account that the item's token transfers name are
- * that token's plumbing, not a movement between wallets: SOL wrapped into the payer's own
- * wrapped-SOL account, rent for a token account the transfer had to create, a closed account's
- * rent coming back. The token transfer is the movement; these would only repeat it as a second
- * "transfer" to an account nobody holds.
+ * The item's native transfers as legs, less a token's plumbing; one into or out of someone
+ * else's token account is a leg to or from that account's user (helius-plumbing.ts).
  */
 function nativeLegs(item: HeliusTransaction): Leg[] {
-  const tokenAccounts = new Set<unknown>();
-  for (const t of item.tokenTransfers ?? []) tokenAccounts.add(t.fromTokenAccount).add(t.toTokenAccount);
-  const plumbing = (account: string | null) => present(account) && tokenAccounts.has(account);
-  return (item.nativeTransfers ?? [])
-    .filter((t) => !plumbing(t.fromUserAccount) && !plumbing(t.toUserAccount))
-    .map((t) => ({
-      from: present(t.fromUserAccount) ? t.fromUserAccount : item.feePayer,
-      to: present(t.toUserAccount) ? t.toUserAccount : item.feePayer,
-      // The double nearest the exact quotient: the SOL decimal itself below 2^23 SOL, within a
-      // lamport or two above (kept, not refused: see heliusItemAmountIssues).
-      amount: t.amount / LAMPORTS_PER_SOL,
-      token: "SOL",
-      mint: null,
-    }));
+  const users = tokenAccountUsers(item.tokenTransfers ?? []);
+  return (item.nativeTransfers ?? []).flatMap((t) => {
+    const sides = nativeSides(namedSide(item, t.fromUserAccount), namedSide(item, t.toUserAccount), users);
+    if (sides === null) return [];
+    // The double nearest the exact quotient: the SOL decimal itself below 2^23 SOL, within a
+    // lamport or two above (kept, not refused: see heliusItemAmountIssues).
+    return [{ ...sides, amount: t.amount / LAMPORTS_PER_SOL, token: "SOL", mint: null }];
+  });
+}
+
+/**
+ * A native transfer's side. The route refuses an item with an empty one (heliusItemAddressIssues):
+ * the fee payer stood in for it until 2026-11-28, and 10,000 SOL from the payer to an account
+ * Helius did not name was stored as the payer's transfer to itself.
+ */
+function namedSide(item: HeliusTransaction, side: string | null): string {
+  if (!present(side)) throw new Error(`Helius item ${item.signature}: a native transfer with an empty side reached the mapping; the route refuses such an item`);
+  return side;
 }
 
 function tokenLegs(item: HeliusTransaction): Leg[] {

@@ -2,9 +2,10 @@
 // README's "Helius enhanced webhooks" section only (not from src/ingest): one row per transfer,
 // amount 0 included, leg 0 the principal one (picked among the non-zero transfers, among all
 // only when every one is zero), the others in Helius's order (native, then token transfers), a
-// token's plumbing left out, an item with no transfer kept as 0 SOL from the fee payer to
-// itself. Only the types the reference test sends are read: TRANSFER, SWAP, NFT_SALE,
-// STAKE_SOL, and anything else as `other`; it sends no compressed NFTs.
+// token's plumbing (SOL serving its token account's own user) left out, an item with no
+// transfer kept as 0 SOL from the fee payer to itself. Only the types the reference test sends
+// are read: TRANSFER, SWAP, NFT_SALE, STAKE_SOL, and anything else as `other`; it sends no
+// compressed NFTs.
 import type { ModelTx } from "./reference-model.ts";
 
 export type HeliusItem = {
@@ -27,11 +28,15 @@ type Movement = Pick<ModelTx, "from" | "to" | "amount" | "token" | "mint">;
 
 export function heliusLegs(item: HeliusItem): ModelTx[] {
   const type = ({ TRANSFER: "transfer", SWAP: "swap", NFT_SALE: "nft", STAKE_SOL: "stake" } as const)[item.type] ?? "other";
-  // README: native transfers into or out of a token account the token transfers name are plumbing.
-  const tokenAccounts = new Set(item.tokenTransfers.flatMap((t) => [t.fromTokenAccount, t.toTokenAccount]));
+  // README ("A token's plumbing"): a native transfer into a token account the token transfers
+  // name is plumbing when the account's user sent it, one out of such an account when its user
+  // receives it; any other is a movement with the account's user as that side. The test gives
+  // every token account one user.
+  const users = new Map(item.tokenTransfers.flatMap((t) => [[t.fromTokenAccount, t.fromUserAccount] as const, [t.toTokenAccount, t.toUserAccount] as const]));
+  const holder = (account: string) => users.get(account) ?? account;
   const natives: Movement[] = item.nativeTransfers
-    .filter((t) => !tokenAccounts.has(t.fromUserAccount) && !tokenAccounts.has(t.toUserAccount))
-    .map((t) => ({ from: t.fromUserAccount, to: t.toUserAccount, amount: t.amount / 1e9, token: "SOL", mint: null }));
+    .filter((t) => !((users.has(t.fromUserAccount) || users.has(t.toUserAccount)) && holder(t.fromUserAccount) === holder(t.toUserAccount)))
+    .map((t) => ({ from: holder(t.fromUserAccount), to: holder(t.toUserAccount), amount: t.amount / 1e9, token: "SOL", mint: null }));
   const tokens: Movement[] = item.tokenTransfers.map((t) => ({
     from: t.fromUserAccount,
     to: t.toUserAccount,

@@ -31,8 +31,15 @@ const UserAccount = Type.Unsafe<string | null>({
   description: "a Solana address, or empty/null when the transfer has no such side",
 });
 
+// Typed as UserAccount so that an empty side gets the route's own message, which says why it
+// refuses the item (heliusItemAddressIssues): a native transfer has no mint to stand in for it.
+const NativeSide = Type.Unsafe<string | null>({
+  ...UserAccount,
+  description: "a Solana address; an empty or null side refuses the item (a native transfer always has two sides)",
+});
+
 const NativeTransferSchema = Type.Object(
-  { fromUserAccount: UserAccount, toUserAccount: UserAccount, amount: Lamports("amount") },
+  { fromUserAccount: NativeSide, toUserAccount: NativeSide, amount: Lamports("amount") },
   { additionalProperties: true },
 );
 

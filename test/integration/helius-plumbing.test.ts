@@ -1,0 +1,105 @@
+// The security review's drain of 2026-11-28, end to end: a Helius item in which a tracked hot
+// wallet sends 40,000 SOL into an attacker's token account, beside a dust token transfer naming
+// that account, through POST /v1/ingest/helius, Postgres and a real worker. It was taken for
+// the token's plumbing and stored nothing; it is the wallet's SOL sent to the account's owner.
+// And a native transfer with an empty side: refused and kept, not stored as sent to the payer.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NotificationPayload } from "../../src/domain/types.ts";
+import { WRAPPED_SOL_MINT } from "../../src/domain/tokens.ts";
+import type { HeliusTransaction } from "../../src/ingest/helius.ts";
+import type { RunningWorkers } from "../../src/queue/run-workers.ts";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { randomAddress, randomSignature } from "../helpers/chain.ts";
+import { createAlert, eventsOf, putLabels, settled, startWorkers, track } from "../helpers/pipeline.ts";
+import { bearer } from "../helpers/seed.ts";
+
+const SECRET = "helius-plumbing-auth-header-01234";
+const LAMPORTS = 1_000_000_000;
+const now = Math.floor(Date.now() / 1000);
+
+let t: TestApp;
+let workers: RunningWorkers;
+let token: string;
+
+beforeAll(async () => {
+  t = await startTestApp("helius-plumbing", { HELIUS_AUTH_HEADER: SECRET });
+  workers = startWorkers(t);
+  token = await t.token("hot-wallet-desk");
+});
+afterAll(async () => {
+  await workers.close();
+  await t.close();
+});
+
+const post = (items: HeliusTransaction[]) =>
+  t.app.inject({ method: "POST", url: "/v1/ingest/helius", headers: { authorization: SECRET }, payload: items });
+
+const transfer = (feePayer: string, over: Partial<HeliusTransaction>): HeliusTransaction => ({
+  signature: randomSignature(),
+  slot: 300_000_000 + now,
+  timestamp: now,
+  fee: 5000,
+  feePayer,
+  type: "TRANSFER",
+  transactionError: null,
+  nativeTransfers: [],
+  tokenTransfers: [],
+  ...over,
+});
+
+const reasonsOf = async (alertId: string) =>
+  (
+    await t.deps.sql<{ payload: NotificationPayload }[]>`
+      select n.payload from notifications n join alert_events e on e.id = n.event_id where e.alert_id = ${alertId}`
+  ).map((row) => row.payload.data);
+
+describe("40,000 SOL sent into an attacker's token account beside a dust token transfer naming it", () => {
+  it("fires large_transfer and suspicious_counterparty on the SOL sent to the account's sanctioned owner, and is in the wallet's history", async () => {
+    const [attacker, attackerAccount] = [randomAddress(), randomAddress()];
+    expect((await putLabels(t, token, [{ address: attacker, category: "sanctioned", score: 100 }])).statusCode).toBe(200);
+    const hot = await track(t, token);
+    const large = await createAlert(t, token, { walletId: hot.walletId, condition: "large_transfer", threshold: 1_000, token: "SOL" });
+    const suspicious = await createAlert(t, token, { walletId: hot.walletId, condition: "suspicious_counterparty", threshold: 75 });
+    const drain = transfer(hot.address, {
+      nativeTransfers: [{ fromUserAccount: hot.address, toUserAccount: attackerAccount, amount: 40_000 * LAMPORTS }],
+      // The attacker's own dust: the hot wallet is on no token transfer at all.
+      tokenTransfers: [
+        { fromUserAccount: attacker, toUserAccount: attacker, fromTokenAccount: randomAddress(), toTokenAccount: attackerAccount, mint: WRAPPED_SOL_MINT, tokenAmount: 0.000000001 },
+      ],
+    });
+    const res = await post([drain]);
+    expect(res.json()).toEqual({ accepted: 1, duplicates: 0, skipped: 0, rejected: [] });
+    await settled(t);
+
+    expect(await eventsOf(t, large)).toMatchObject([{ dedupeKey: drain.signature, observed: 40_000, suppressed: false }]);
+    const [fired] = await reasonsOf(large);
+    expect(fired!.reason).toMatch(/^Sent 40,000 SOL to /);
+    expect(fired).toMatchObject({ direction: "sent", counterparty: { address: attacker, risk: 100 } });
+    expect(await eventsOf(t, suspicious)).toMatchObject([{ dedupeKey: drain.signature, observed: 100, suppressed: false }]);
+
+    const history = await t.app.inject({ url: `/v1/transactions?walletId=${hot.walletId}`, headers: bearer(token) });
+    expect(history.json()).toMatchObject({
+      total: 1,
+      transactions: [{ signature: drain.signature, amount: 40_000, token: "SOL", mint: null, from: hot.address, to: attacker, status: "success" }],
+    });
+  });
+});
+
+describe("a native transfer whose receiving side Helius left empty", () => {
+  it("refuses that item, naming the field, keeps it for replay, and stores the rest of the delivery", async () => {
+    const hot = await track(t, token);
+    const unnamed = transfer(hot.address, { nativeTransfers: [{ fromUserAccount: hot.address, toUserAccount: "", amount: 10_000 * LAMPORTS }] });
+    const plain = transfer(hot.address, { nativeTransfers: [{ fromUserAccount: hot.address, toUserAccount: randomAddress(), amount: LAMPORTS }] });
+    const res = await post([plain, unnamed]);
+    expect(res.json()).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      skipped: 0,
+      rejected: [{ index: 1, signature: unnamed.signature, errors: [{ path: "body.1.nativeTransfers.0.toUserAccount", message: expect.stringMatching(/^must be a Solana address: a native \(SOL\) transfer always has two sides/) }] }],
+    });
+    const kept = await t.deps.sql`select item from helius_rejected_items where signature = ${unnamed.signature}`;
+    expect(kept).toEqual([{ item: unnamed }]);
+    const stored = await t.deps.sql`select signature from transactions where signature in ${t.deps.sql([plain.signature, unnamed.signature])}`;
+    expect(stored).toEqual([{ signature: plain.signature }]);
+  });
+});
