@@ -2,10 +2,20 @@
 // Schema, closed (what the service sends today, for its own checks) and published (open, for the
 // OpenAPI document's `webhooks`), as payload-schema.ts does for a firing and a test.
 import { Type, type Static } from "typebox";
+import { TOKENS_NAMED } from "../domain/held-back-by-token.ts";
 import type { NotificationPayload, SuppressedSummary } from "../domain/types.ts";
 import { labelsField, publishedSchema, reasonField, riskFields, timestampField, walletFields } from "./payload-schema.ts";
 
 const time = (description: string) => Type.String({ format: "date-time", description });
+
+/** A held-back firing's own fields, as `strongest` gives them. */
+const heldBackFiringFields = {
+  eventId: Type.String({ pattern: "^evt_", description: "the event (evt_…), as GET /v1/risk/alerts/{alertId}/events lists it" }),
+  observed: Type.Number({ description: "its observed value, in the threshold's unit" }),
+  reason: Type.String({ description: "its one-line reason, as its event carries it" }),
+  transactionSignature: Type.Union([Type.String(), Type.Null()], { description: "the transaction that fired it; null for risk_score_increase" }),
+  createdAt: time("when it was recorded"),
+};
 
 const SuppressedSchema = Type.Object(
   {
@@ -16,11 +26,7 @@ const SuppressedSchema = Type.Object(
     lastAt: time("when the last held-back firing was recorded"),
     strongest: Type.Object(
       {
-        eventId: Type.String({ pattern: "^evt_", description: "the event (evt_…), as GET /v1/risk/alerts/{alertId}/events lists it" }),
-        observed: Type.Number({ description: "its observed value, in the threshold's unit" }),
-        reason: Type.String({ description: "its one-line reason, as its event carries it" }),
-        transactionSignature: Type.Union([Type.String(), Type.Null()], { description: "the transaction that fired it; null for risk_score_increase" }),
-        createdAt: time("when it was recorded"),
+        ...heldBackFiringFields,
         counterparty: Type.Optional(
           Type.Object(
             {
@@ -39,8 +45,28 @@ const SuppressedSchema = Type.Object(
       },
       {
         additionalProperties: false,
-        description: "the strongest held-back firing: the highest observed value (for risk_score_increase, the highest score reached), the first among equals",
+        description:
+          "the strongest held-back firing: the highest observed value (for risk_score_increase, the highest score reached), the first among equals; for large_transfer, the first of largestByToken (amounts of different tokens are not compared; in a digest built before 2026-12, the highest amount whatever its token)",
       },
+    ),
+    largestByToken: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            ...heldBackFiringFields,
+            // An enum here, published as a string with examples (publishedSchema), as a firing's direction is.
+            direction: Type.Enum(["sent", "received"], { type: "string", description: "the wallet's side of its transaction" }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: 1,
+          description: `large_transfer only (added within v1, 2026-12): each token's largest held-back firing (amounts of different tokens are never compared), its largest sent one when the wallet sent any of that token (a received transfer, which anyone can make, never displaces a sent one); tokens the wallet sent first, then those it only received, each group in the order its tokens were first held back; at most ${TOKENS_NAMED} tokens today, otherTokens counting the rest. No key for the other conditions, and in a digest built before`,
+        },
+      ),
+    ),
+    otherTokens: Type.Optional(
+      Type.Integer({ minimum: 0, description: "with largestByToken: how many more tokens had firings held back than it names (their events are in eventIds and the events list)" }),
     ),
     eventIds: Type.Array(Type.String({ pattern: "^evt_" }), {
       maxItems: 100,
@@ -78,4 +104,5 @@ export type DigestSchemaChecks = [
   Assert<Suppressed extends NotificationPayload ? true : false>,
   Assert<Same<keyof Suppressed["data"]["suppressed"], keyof SuppressedSummary>>,
   Assert<Same<keyof Suppressed["data"]["suppressed"]["strongest"], keyof SuppressedSummary["strongest"]>>,
+  Assert<Same<NonNullable<Suppressed["data"]["suppressed"]["largestByToken"]>[number], NonNullable<SuppressedSummary["largestByToken"]>[number]>>,
 ];

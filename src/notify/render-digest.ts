@@ -39,11 +39,27 @@ const STRONGEST: Readonly<Record<Condition, string>> = {
 /**
  * "2 more large_transfer firings held back during the cooldown; largest: Sent 1,000,000 SOL to
  * 8jb5…kegn (threshold 100)." "More": a cooldown is started by a notification that was sent.
+ * A large_transfer's of several tokens names each token's largest, as the payload's
+ * largestByToken does: "3 more large_transfer firings held back during the cooldown, in 2
+ * tokens; largest of each: Sent 50,000 SOL to 2Rt8xt…ncv9Ud (threshold 1,000); Received
+ * 1,000,000,000,000 6J9x…2xru from GryGc8…EDgx82 (threshold 1,000)." (…"; and 2 more tokens.").
  */
 export function digestReason(condition: Condition, summary: SuppressedSummary): string {
   const strongest = oneLine(summary.strongest.reason);
   if (summary.count === 1) return `1 more ${condition} firing held back during the cooldown: ${strongest}`;
-  return `${formatAmount(summary.count)} more ${condition} firings held back during the cooldown; ${STRONGEST[condition]}: ${strongest}`;
+  const held = `${formatAmount(summary.count)} more ${condition} firings held back during the cooldown`;
+  const tokens = tokensHeldBack(summary);
+  if (tokens === undefined) return `${held}; ${STRONGEST[condition]}: ${strongest}`;
+  const named = tokens.named.map((firing) => oneLine(firing.reason).replace(/\.$/, ""));
+  const more = tokens.other > 0 ? [`and ${formatAmount(tokens.other)} more ${tokens.other === 1 ? "token" : "tokens"}`] : [];
+  return `${held}, in ${formatAmount(tokens.count)} tokens; largest of each: ${[...named, ...more].join("; ")}.`;
+}
+
+/** A large_transfer digest's tokens when it held back firings of more than one: those named, how many others, how many in all. */
+function tokensHeldBack(summary: SuppressedSummary): { named: NonNullable<SuppressedSummary["largestByToken"]>; other: number; count: number } | undefined {
+  const named = summary.largestByToken ?? [];
+  const other = summary.otherTokens ?? 0;
+  return named.length + other > 1 ? { named, other, count: named.length + other } : undefined;
 }
 
 /**
@@ -136,10 +152,13 @@ export function renderDigestEmail(payload: NotificationPayload, links: EmailLink
   if (held) {
     const more = held.count - held.eventIds.length;
     const { strongest } = held;
+    const tokens = tokensHeldBack(held);
+    // Of several tokens, each named one's row says which of how many it is (the strongest is the first).
+    const named = (index: number) => (tokens === undefined ? capitalised(STRONGEST[data.condition]) : `Largest, token ${index + 1} of ${tokens.count}`);
     rows.push(
       ["Held back", `${held.count} ${held.count === 1 ? "firing" : "firings"}, from ${utcTime(held.firstAt)} to ${utcTime(held.lastAt)}`],
       ["Cooldown", `${utcTime(held.windowStart)} to ${utcTime(held.windowEnd)}`],
-      [capitalised(STRONGEST[data.condition]), oneLine(strongest.reason)],
+      [named(0), oneLine(strongest.reason)],
       ["Detected at", utcTime(strongest.createdAt)],
     );
     if (strongest.transactionSignature) rows.push(["Transaction", strongest.transactionSignature]);
@@ -148,6 +167,12 @@ export function renderDigestEmail(payload: NotificationPayload, links: EmailLink
     if (strongest.transactionSignature) rows.push(...linkRow("Explorer", transactionPage(links, strongest.transactionSignature)));
     // Its labels now, beside the reason's of the firing's time: a label added since (the address reported hacked) is news too.
     if (strongest.counterparty) rows.push(["Counterparty labels", `${labelsShown(strongest.counterparty.labels)}, at the cooldown's end`]);
+    for (const [index, firing] of (tokens?.named ?? []).entries()) {
+      if (index === 0) continue; // the strongest, above
+      rows.push([named(index), oneLine(firing.reason)], ["Detected at", utcTime(firing.createdAt)]);
+      if (firing.transactionSignature) rows.push(["Transaction", firing.transactionSignature], ...linkRow("Explorer", transactionPage(links, firing.transactionSignature)));
+    }
+    if (tokens && tokens.other > 0) rows.push(["Other tokens", `${tokens.other} more ${tokens.other === 1 ? "token" : "tokens"} held back, among the events below`]);
     rows.push(["Events", `${held.eventIds.join(", ")}${more > 0 ? ` and ${more} more` : ""} (GET /v1/risk/alerts/${data.alertId}/events)`]);
   }
   rows.push(
@@ -183,7 +208,11 @@ export function renderDigestSms(payload: NotificationPayload): string {
   const category = categoryInDetail(detail);
   const label = category === null ? "" : ` (${category.toUpperCase()} counterparty)`;
   const which = held.count === 1 ? label : `; ${STRONGEST[data.condition]}${label}`;
-  const intro = (where: string) => `${formatAmount(held.count)} more ${data.condition} held back${where}${which}: ${news}`;
+  // Of several tokens, the first named alone (the sent, before anything anyone could send the
+  // wallet), and that there were more: "…held back in the cooldown, in 2 tokens; largest: Sent …".
+  const tokens = tokensHeldBack(held);
+  const inTokens = tokens === undefined ? "" : `, in ${formatAmount(tokens.count)} tokens`;
+  const intro = (where: string) => `${formatAmount(held.count)} more ${data.condition} held back${where}${inTokens}${which}: ${news}`;
   // "in the cooldown" goes before the strongest's amount does.
   return fitSms("Risk alert", name, [...(detail === "" ? [] : [`${intro(" in the cooldown")} ${detail}`]), `${intro(" in the cooldown")}.`, `${intro("")}.`]);
 }

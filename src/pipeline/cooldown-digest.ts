@@ -17,7 +17,8 @@ import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import { asDate } from "../db/queries/notifications.ts";
-import type { DigestCounterparty, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
+import { largestOfEachToken } from "../domain/held-back-by-token.ts";
+import type { Condition, DigestCounterparty, HeldBackFiring, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import { digestReason } from "../notify/render-digest.ts";
 import { strongestCounterparty } from "./digest-counterparty.ts";
@@ -103,10 +104,12 @@ type Strongest = {
   observed: number;
   reason: string;
   transactionSignature: string | null;
-  createdAt: Date | string;
+  createdAt: string;
   riskScore: number | null;
   riskFactors: string[] | null;
 };
+/** A large_transfer's largest held-back firing of one token as its legs name it (mint, or token when none) and direction. */
+type TokenBest = Strongest & { sent: boolean; token: string | null; mint: string | null; firstAt: string };
 
 /**
  * The digest's payload as its attempts send it: built from the window's suppressed events at
@@ -114,7 +117,7 @@ type Strongest = {
  * gone (its alert deleted). `now` is the body's timestamp: when the digest was made into a message.
  */
 export async function settleDigestPayload(sql: Sql, notificationId: string, unbuilt: NotificationPayload, now: Date): Promise<NotificationPayload | undefined> {
-  const held = await heldBackEvents(sql, notificationId);
+  const held = await heldBackEvents(sql, notificationId, unbuilt.data);
   if (held === undefined) return undefined;
   // The score as of the firing it names (README: riskScore "as of the firing"), as its event
   // stored it, not the address's now: a counterparty delisted before the cooldown ended made a
@@ -163,12 +166,22 @@ export function digestPayload(
  * shortened cooldown let one out earlier. The strongest is the highest observed value; for
  * risk_score_increase the highest score reached (a rise is measured from a baseline each firing
  * moves, so the largest rise need not be the worst score), the first among equals.
+ *
+ * A large_transfer's amounts are of different tokens unless it has a token filter, so its events
+ * are ranked per token (domain/held-back-by-token.ts), and the strongest is the first named. An
+ * event stores neither its token nor its direction: its reason begins with the direction ("Sent
+ * …", "Received …", a transaction of several tokens' legs with its preferred leg's), and its
+ * token is that of the wallet's legs of its transaction, in that direction, whose total (what
+ * the evaluation judged: domain/conditions/large-transfer.ts legTotals) is nearest its observed
+ * value, the first leg among equals. The reason's token is no key: it names a mint by 4…4
+ * characters. Per token and direction only the largest event leaves the database.
  */
 async function heldBackEvents(
   sql: Sql,
   notificationId: string,
+  alert: { address: string; condition: Condition },
 ): Promise<{ summary: SuppressedSummary | undefined; strongestRisk?: { riskScore: number; riskFactors: string[] } } | undefined> {
-  const rows = await sql<Array<Summary & { strongest: Strongest | null }>>`
+  const rows = await sql<Array<Summary & { strongest: Strongest | null; tokenBests: TokenBest[] }>>`
     with d as (
       select alert_id, window_start, window_end from cooldown_digests where notification_id = ${notificationId}
     ), bounds as (
@@ -181,12 +194,37 @@ async function heldBackEvents(
                  and exists (select 1 from notifications n where n.event_id = e.id)), 'infinity')) as until
       from d
     ), held as (
-      select e.id, e.observed::float8 as observed, e.reason, e.transaction_signature, e.created_at, e.risk_score, e.risk_factors,
+      select e.id, e.observed::float8 as observed, e.observed as exact_observed, e.reason, e.transaction_signature, e.created_at, e.risk_score, e.risk_factors,
              case when e.condition = 'risk_score_increase' and e.dedupe_key like 'score:%'
                   then (select h.score::float8 from risk_score_history h where h.id = substring(e.dedupe_key from 7)::bigint)
              end as score
       from alert_events e, bounds b
       where e.alert_id = b.alert_id and e.suppressed and e.created_at >= b.since and e.created_at < b.until
+    ), said as (
+      select h.*, case when h.reason like 'Sent %' then true when h.reason like 'Received %' then false end as said_sent
+      from held h
+      where ${alert.condition} = 'large_transfer'
+    ), token_legs as (
+      select s.*, coalesce(leg.sent, s.said_sent, false) as sent, leg.token, leg.mint,
+             coalesce(leg.identity, 'event:' || s.id) as identity
+      from said s
+      left join lateral (
+        select l.sent, l.token, l.mint, l.identity
+        from (
+          select t.from_address = ${alert.address} as sent, coalesce('mint:' || t.mint, 'token:' || lower(t.token)) as identity,
+                 min(t.token) as token, min(t.mint) as mint, sum(t.amount) as total, min(t.leg) as first_leg
+          from transactions t
+          where t.signature = s.transaction_signature and (t.from_address = ${alert.address}) <> (t.to_address = ${alert.address})
+          group by 1, 2
+        ) l
+        where s.said_sent is null or l.sent = s.said_sent
+        order by abs(l.total - s.exact_observed), l.first_leg
+        limit 1
+      ) leg on true
+    ), token_bests as (
+      select distinct on (sent, identity) *, min(created_at) over (partition by sent, identity) as first_at
+      from token_legs
+      order by sent, identity, observed desc, created_at, id
     )
     select b.window_start as "windowStart", b.window_end as "windowEnd",
            (select count(*)::int from held) as count,
@@ -196,28 +234,51 @@ async function heldBackEvents(
            (select jsonb_build_object('eventId', id, 'observed', observed, 'reason', reason,
                                       'transactionSignature', transaction_signature, 'createdAt', created_at,
                                       'riskScore', risk_score, 'riskFactors', risk_factors)
-            from held order by coalesce(score, observed) desc, created_at, id limit 1) as strongest
+            from held order by coalesce(score, observed) desc, created_at, id limit 1) as strongest,
+           coalesce((select jsonb_agg(jsonb_build_object('eventId', id, 'observed', observed, 'reason', reason,
+                                                         'transactionSignature', transaction_signature, 'createdAt', created_at,
+                                                         'riskScore', risk_score, 'riskFactors', risk_factors,
+                                                         'sent', sent, 'token', token, 'mint', mint, 'firstAt', first_at))
+                     from token_bests), '[]') as "tokenBests"
     from bounds b`;
   const [row] = rows;
   if (!row) return undefined;
   if (row.count === 0 || !row.strongest) return { summary: undefined };
   const iso = (value: Date | string) => asDate(value).toISOString();
-  const strongest = row.strongest;
+  const byToken = alert.condition === "large_transfer" && row.tokenBests.length > 0 ? namedTokens(row.tokenBests) : undefined;
+  const strongest = byToken?.named[0] ?? row.strongest;
+  const firing = (held: Strongest): HeldBackFiring => ({
+    eventId: held.eventId,
+    observed: held.observed,
+    reason: held.reason,
+    transactionSignature: held.transactionSignature,
+    createdAt: iso(held.createdAt),
+  });
   const summary: SuppressedSummary = {
     count: row.count,
     windowStart: iso(row.windowStart),
     windowEnd: iso(row.windowEnd),
     firstAt: iso(row.firstAt),
     lastAt: iso(row.lastAt),
-    strongest: {
-      eventId: strongest.eventId,
-      observed: strongest.observed,
-      reason: strongest.reason,
-      transactionSignature: strongest.transactionSignature,
-      createdAt: iso(strongest.createdAt),
-    },
+    strongest: firing(strongest),
     eventIds: row.eventIds,
+    ...(byToken && {
+      largestByToken: byToken.named.map((held) => ({ ...firing(held), direction: held.sent ? ("sent" as const) : ("received" as const) })),
+      otherTokens: byToken.otherTokens,
+    }),
   };
   const stored = strongest.riskScore === null ? undefined : { riskScore: strongest.riskScore, riskFactors: strongest.riskFactors ?? [] };
   return { summary, ...(stored ? { strongestRisk: stored } : {}) };
+}
+
+/** The tokens a large_transfer digest names, from each token's and direction's largest held-back event. */
+function namedTokens(bests: readonly TokenBest[]) {
+  return largestOfEachToken(
+    bests.map((best) => ({
+      ...best,
+      token: best.token === null ? null : { token: best.token, mint: best.mint },
+      createdAt: asDate(best.createdAt).toISOString(),
+      firstAt: asDate(best.firstAt).toISOString(),
+    })),
+  );
 }

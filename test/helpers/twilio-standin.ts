@@ -43,8 +43,8 @@ export type CarrierReport = { status: string; errorCode?: number };
 /** What the carrier does with a message unless a test says otherwise. */
 export const DELIVERED_REPORTS: readonly CarrierReport[] = [{ status: "sent" }, { status: "delivered" }];
 
-/** A message the stand-in accepted (201). */
-export type AcceptedMessage = { sid: string; to: string; from: string; statusCallback: string | undefined };
+/** A message the stand-in accepted (201); `body`: its text, as the SDK sent it. */
+export type AcceptedMessage = { sid: string; to: string; from: string; body: string; statusCallback: string | undefined };
 
 /** A status callback the stand-in posted, and how it was answered. */
 export type PostedCallback = { url: string; params: Record<string, string>; answer: number };
@@ -229,6 +229,7 @@ function accept(answer: Answer, form: URLSearchParams, onAccepted: (message: Acc
     sid: `SM${randomBytes(16).toString("hex")}`,
     to: form.get("To") ?? "",
     from: form.get("From") ?? "",
+    body: form.get("Body") ?? "",
     statusCallback: form.get("StatusCallback") ?? undefined,
   };
   const resource = JSON.parse(answer.body.toString("utf8")) as Record<string, unknown>;

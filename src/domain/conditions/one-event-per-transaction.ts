@@ -86,8 +86,8 @@ function largestOfEachToken<F extends LegFiring>(members: readonly F[]): Array<N
   return [...byToken.values()].sort((a, b) => Number(b.sent) - Number(a.sent));
 }
 
-/** A token as amounts can be compared: its mint, SOL however it moved, or a symbol in any case. */
-function tokenKey(tx: Transaction): string {
+/** A token as amounts can be compared: its mint, SOL however it moved, or a symbol in any case (a cooldown digest's tokens too). */
+export function tokenKey(tx: Pick<Transaction, "token" | "mint">): string {
   if (isSol(tx)) return "SOL";
   const token = tokenOf(tx);
   return "mint" in token ? `mint:${token.mint}` : `symbol:${token.symbol}`;
