@@ -2,6 +2,7 @@
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
 import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
+import { reportAutovacuumAtStart } from "../db/autovacuum.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import { buildApp, type AppInstance } from "../http/app.ts";
@@ -63,6 +64,8 @@ if (!stopping) {
 }
 // Likewise for PostgreSQL, and a schema behind the code: /readyz says so, the log too.
 void reportDatabaseAtStart(deps.sql, deps.logger, "api", "requests are answered 503 until it is");
+// And a PostgreSQL without autovacuum, which fails nothing and fills the disk (src/db/autovacuum.ts).
+void reportAutovacuumAtStart(deps.sql, deps.logger, "api");
 
 /**
  * SHUTDOWN_DELAY: Kubernetes takes a terminating pod out of its Service's endpoints (and an

@@ -3,6 +3,7 @@
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
 import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
+import { reportAutovacuumAtStart } from "../db/autovacuum.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
 import {
@@ -99,6 +100,8 @@ if (!stopping) {
   const offWarning = channelsOffWarning(channelsOff(config).filter((channel) => queues.includes(DELIVERY_QUEUE[channel])));
   if (offWarning) deps.logger.warn({ channels: channels.describe() }, offWarning);
   await reportDatabaseAtStart(deps.sql, deps.logger, "worker", "its jobs fail and are retried until it is");
+  // A PostgreSQL without autovacuum fails no job and fills the disk (src/db/autovacuum.ts).
+  await reportAutovacuumAtStart(deps.sql, deps.logger, "worker");
 }
 
 function queuesOrExit() {

@@ -1,14 +1,17 @@
 // Gauges computed when Prometheus scrapes, from the stores themselves: every API process
-// reports the same truth (queue depth and paused queues from Redis, notifications and
-// evaluation lag from PostgreSQL) however many processes there are and whichever of them did
-// the work (so a rule over them takes `max by`, not `sum`, which counts it once per process).
+// reports the same truth (queue depth and paused queues from Redis; notifications, the webhook
+// receivers retrying, evaluation lag and autovacuum's settings from PostgreSQL) however many
+// processes there are and whichever of them did the work (so a rule over them takes `max by`,
+// not `sum`, which counts it once per process).
 // A store that does not answer leaves its gauge without samples for that scrape
 // (and a warning in the log, once a minute per kind of error: Prometheus scrapes all through
 // an outage) instead of failing the whole scrape.
 import { Gauge, type Registry } from "prom-client";
 import type { Deps } from "../deps.ts";
+import { autovacuumBlockers, readAutovacuumSettings } from "../db/autovacuum.ts";
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
 import { readPausedQueues, readQueueCounts } from "./queue-counts.ts";
+import { countRetryingWebhookReceivers } from "./retrying-receivers.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { withTimeout } from "../with-timeout.ts";
 import { METRIC_PREFIX } from "./registry.ts";
@@ -88,6 +91,20 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     },
   });
 
+  // Beside the webhook backlog: from how many receivers. One customer's receiver that is down
+  // (a ticket: its owner fixes it) is 1 however large its backlog; the worker's own network or
+  // DNS failing is every receiver with traffic (a page). See retrying-receivers.ts.
+  new Gauge({
+    name: `${METRIC_PREFIX}webhook_receivers_retrying`,
+    help: "Webhook receivers (a registrable domain or an address, as the worker's log names them) with at least one notification waiting to be tried again; no sample when PostgreSQL could not be read.",
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (webhook receivers retrying)", async () => {
+        this.set(await countRetryingWebhookReceivers(deps.sql));
+      });
+    },
+  });
+
   // How late deliveries are, which the counts cannot say: a backlog of 50 is nothing at
   // 1,000 a second and an outage at none. Pending only (never attempted yet): a retrying
   // notification to a receiver that is down is old by the retry schedule's design. Due only,
@@ -144,6 +161,19 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
           select extract(epoch from now() - min(created_at))::float8 as lag
           from ingest_batches where evaluated_at is null`;
         this.set(Math.max(0, row?.lag ?? 0));
+      });
+    },
+  });
+
+  // Read at every scrape (two settings, no table): a reload that turns autovacuum off shows
+  // within a scrape, and a process that could not read it at start still tells it here.
+  new Gauge({
+    name: `${METRIC_PREFIX}postgres_autovacuum_off`,
+    help: "1 when PostgreSQL's autovacuum cannot run for the service's sessions (autovacuum or track_counts off): dead rows are never reclaimed and the database grows without bound; 0 when it runs; no sample when PostgreSQL could not be read.",
+    registers: [registry],
+    async collect() {
+      await attempt(this, "PostgreSQL (autovacuum settings)", async () => {
+        this.set(autovacuumBlockers(await readAutovacuumSettings(deps.sql)).length > 0 ? 1 : 0);
       });
     },
   });

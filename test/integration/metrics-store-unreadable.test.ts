@@ -44,18 +44,25 @@ const samples = (body: string, name: string) => body.split("\n").filter((line) =
 const LAG = "wallet_alerts_evaluation_lag_seconds";
 const NOTIFICATIONS = "wallet_alerts_notifications";
 const QUEUE_JOBS = "wallet_alerts_queue_jobs";
+// Label-less too: 0 receivers would read "no receiver failing", and 0 "autovacuum runs".
+const RECEIVERS = "wallet_alerts_webhook_receivers_retrying";
+const AUTOVACUUM_OFF = "wallet_alerts_postgres_autovacuum_off";
 
 describe("the PostgreSQL gauges of a scrape that cannot read PostgreSQL", () => {
   it("leaves the lag out, not 0, while PostgreSQL refuses connections; Redis's gauges stay", async () => {
     const before = await scrape();
     expect(samples(before, LAG)).toEqual([`${LAG} 0`]);
     expect(samples(before, NOTIFICATIONS).length).toBeGreaterThan(0);
+    expect(samples(before, RECEIVERS)).toEqual([`${RECEIVERS} 0`]);
+    expect(samples(before, AUTOVACUUM_OFF)).toHaveLength(1);
     const from = logged.lines.length;
     await pgProxy.cut();
     try {
       const body = await scrape();
       expect(samples(body, LAG)).toEqual([]);
       expect(samples(body, NOTIFICATIONS)).toEqual([]);
+      expect(samples(body, RECEIVERS)).toEqual([]);
+      expect(samples(body, AUTOVACUUM_OFF)).toEqual([]);
       expect(samples(body, QUEUE_JOBS).length).toBeGreaterThan(0);
       // The family is still described: only its sample is missing.
       expect(body).toContain(`# TYPE ${LAG} gauge`);
@@ -76,6 +83,8 @@ describe("the PostgreSQL gauges of a scrape that cannot read PostgreSQL", () => 
       const body = await scrape();
       expect(samples(body, LAG)).toEqual([]);
       expect(samples(body, NOTIFICATIONS)).toEqual([]);
+      expect(samples(body, RECEIVERS)).toEqual([]);
+      expect(samples(body, AUTOVACUUM_OFF)).toEqual([]);
       expect(samples(body, QUEUE_JOBS).length).toBeGreaterThan(0);
     } finally {
       // The stalled connections lost their answers: drop them, then let new ones in.

@@ -3,7 +3,7 @@
 // that says whether it wakes someone and a summary, every `expr` parsed by PromQL's grammar.
 // Whether each metric they select is one the service serves: prometheus-rules-metrics.test.ts.
 import { describe, expect, it } from "vitest";
-import { promqlErrors, readRulesFile, selectorsIn, valuesAskedFor, type RuleGroup } from "../helpers/prometheus-rules.ts";
+import { promqlErrors, readRulesFile, selectorsIn, valuesAskedFor, type AlertingRule, type RuleGroup } from "../helpers/prometheus-rules.ts";
 
 const SEVERITIES = ["page", "ticket"];
 
@@ -57,6 +57,47 @@ describe("the Prometheus rules file", () => {
     expect(causes("WalletAlertsDestinationsGivingUp")).toEqual({ severity: "ticket", causes: ["destination"] });
     expect(causes("WalletAlertsSmsBudgetSpent")).toEqual({ severity: "ticket", causes: ["sms_budget"] });
     expect(causes("WalletAlertsEmailBudgetSpent")).toEqual({ severity: "ticket", causes: ["email_budget"] });
+  });
+});
+
+describe("the rules on the retrying backlog and on PostgreSQL's autovacuum", () => {
+  const byName = () => new Map(rules().map((rule) => [rule.alert, rule]));
+  /** The channels a rule's selectors of retrying notifications ask for (none named: every channel, as ["*"]). */
+  const retryingChannels = (rule: AlertingRule) =>
+    selectorsIn(rule.expr)
+      .filter((selector) => selector.metric === "wallet_alerts_notifications")
+      .filter((selector) => selector.matchers.some((matcher) => matcher.label === "status" && valuesAskedFor(matcher).includes("retrying")))
+      .flatMap((selector) => {
+        const channels = selector.matchers.filter((matcher) => matcher.label === "channel").flatMap(valuesAskedFor);
+        return channels.length > 0 ? channels : ["*"];
+      })
+      .sort();
+  const metricsOf = (rule: AlertingRule) => selectorsIn(rule.expr).map((selector) => selector.metric).sort();
+
+  it("pages on no webhook backlog, which one customer's receiver that is down fills alone; email and SMS backlogs still page", () => {
+    for (const rule of rules().filter((candidate) => candidate.labels?.severity === "page")) {
+      expect(retryingChannels(rule), rule.alert).not.toContain("webhook");
+      expect(retryingChannels(rule), rule.alert).not.toContain("*");
+    }
+    const backlog = byName().get("WalletAlertsDeliveryBacklog")!;
+    expect({ severity: backlog.labels?.severity, channels: retryingChannels(backlog) }).toEqual({ severity: "page", channels: ["email", "sms"] });
+  });
+
+  it("pages for webhooks when 3 or more receivers have notifications retrying, and tickets a webhook backlog from fewer", () => {
+    const failing = byName().get("WalletAlertsWebhookReceiversFailing")!;
+    expect(failing.labels?.severity).toBe("page");
+    expect(failing.expr).toMatch(/^max\(wallet_alerts_webhook_receivers_retrying\) >= 3$/);
+    const backlog = byName().get("WalletAlertsWebhookBacklog")!;
+    expect(backlog.labels?.severity).toBe("ticket");
+    expect(retryingChannels(backlog)).toEqual(["webhook"]);
+    expect(metricsOf(backlog)).toEqual(["wallet_alerts_notifications", "wallet_alerts_webhook_receivers_retrying"]);
+    expect(backlog.expr).toMatch(/\(max\(wallet_alerts_webhook_receivers_retrying\) < 3\)$/);
+  });
+
+  it("tickets a PostgreSQL whose autovacuum does not run", () => {
+    const rule = byName().get("WalletAlertsPostgresAutovacuumOff")!;
+    expect(rule.labels?.severity).toBe("ticket");
+    expect(metricsOf(rule)).toEqual(["wallet_alerts_postgres_autovacuum_off"]);
   });
 });
 
