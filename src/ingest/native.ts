@@ -5,6 +5,7 @@
 // amount is a 400 here rather than an overflow in the database.
 import { Type, type Static } from "@fastify/type-provider-typebox";
 import { isAddress } from "../domain/base58.ts";
+import { isWellKnownSymbol } from "../domain/tokens.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, type Transaction } from "../domain/types.ts";
 import { AddressSchema, SignatureSchema, assertAddress, assertSignature, textSchema } from "../http/schemas.ts";
 import { ProblemError, invalid, type FieldError } from "../http/problem.ts";
@@ -107,22 +108,31 @@ export function normaliseTransactions(items: readonly Static<typeof IngestTransa
   });
 }
 
-// A symbol with spaces around it or a character that prints as nothing (" USDC", "USDC\u200b")
-// reads as USDC to a person and is another token to every comparison: a large_transfer
-// filtered on USDC never fired on it. Refused rather than trimmed, as an address with a space
-// is: which token the feed meant is its to say.
+// A symbol that reads as a well-known one and is not it (" USDC", "USDC\u200b", "US\u00adDC",
+// "USDC" and a Braille blank) is USDC to a person and another token to every comparison: a
+// large_transfer filtered on USDC never fired on it (an evasion review, 2026-11-28). Refused
+// rather than cleaned up, as an address with a space is: which token the feed meant is its to
+// say. Other symbols may hold what any symbol may (an emoji joined by U+200D, a variation
+// selector), not spaces around them nor control characters, which no symbol means.
 const EDGE_SPACE = /^\s|\s$/u;
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const CONTROL = /\p{Cc}/u;
+/** What prints as nothing, or as a blank: what disguises a name as another. */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\s\u2800]/gu;
 
 function hiddenCharacterIssue(token: string): string | undefined {
   if (EDGE_SPACE.test(token)) return "must not begin or end with a space (give the symbol, or the mint, as it is)";
-  const invisible = INVISIBLE.exec(token);
-  if (invisible) {
-    const code = invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-    return `holds a character that prints as nothing (U+${code}): give the symbol, or the mint, as it is`;
+  const control = CONTROL.exec(token);
+  if (control) return `holds a control character (${codePoint(control[0])}): give the symbol, or the mint, as it is`;
+  const visible = token.replace(INVISIBLE, "").normalize("NFKC");
+  if (visible !== token && isWellKnownSymbol(visible) && !isWellKnownSymbol(token)) {
+    const hidden = [...new Set(token.match(INVISIBLE) ?? [])].map(codePoint);
+    const holds = hidden.length > 0 ? `holds ${hidden.join(", ")}` : "is written in other characters";
+    return `reads as the well-known symbol ${visible} but is another name (it ${holds}): give ${visible} as it is, or the mint`;
   }
   return undefined;
 }
+
+const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 
 /** Checks the addresses and rejects duplicates (which of two snapshots should win is not knowable). */
 export function normaliseAccounts(accounts: readonly AccountSnapshot[]): AccountSnapshot[] {

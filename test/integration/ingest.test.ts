@@ -185,22 +185,30 @@ describe("POST /v1/ingest/transactions", () => {
     expect((await post({ transactions: [inTime] })).json()).toEqual({ accepted: 1, duplicates: 0 });
   });
 
-  it("refuses a token with spaces around it or a character that prints as nothing, naming it, and stores nothing of the batch", async () => {
+  it("refuses a token with spaces around it, a control character, or one that reads as a well-known symbol and is not it, naming it, and stores nothing of the batch", async () => {
+    const spaced = "must not begin or end with a space (give the symbol, or the mint, as it is)";
+    const disguised = (hidden: string) => `reads as the well-known symbol USDC but is another name (it holds ${hidden}): give USDC as it is, or the mint`;
     for (const [token, message] of [
-      [" USDC", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
-      ["USDC ", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
-      ["USDC\u00a0", "must not begin or end with a space (give the symbol, or the mint, as it is)"],
-      ["USDC\u200b", "holds a character that prints as nothing (U+200B): give the symbol, or the mint, as it is"],
-      ["US\u00adDC", "holds a character that prints as nothing (U+00AD): give the symbol, or the mint, as it is"],
+      [" USDC", spaced],
+      ["USDC ", spaced],
+      ["USDC\u00a0", spaced],
+      ["PO\u0007PCAT", "holds a control character (U+0007): give the symbol, or the mint, as it is"],
+      ["USDC\u200b", disguised("U+200B")],
+      ["US\u00adDC", disguised("U+00AD")],
+      ["USDC\ufe0f", disguised("U+FE0F")],
+      ["USDC\u034f", disguised("U+034F")],
+      ["USDC\u3164", disguised("U+3164")],
+      ["USDC\u2800", disguised("U+2800")],
+      ["usd\u200bc", "reads as the well-known symbol usdc but is another name (it holds U+200B): give usdc as it is, or the mint"],
     ]) {
       const good = makeTransaction();
       const body = expectProblem(await post({ transactions: [good, { ...makeTransaction(), token }] }), 400, "validation_failed");
       expect(body.errors).toEqual([{ path: "body.transactions.1.token", message }]);
       expect(await batchesOf(good.signature)).toEqual([]);
     }
-    // A space inside a name is the feed's own choice, and kept.
-    const spaced = makeTransaction({ token: "Wrapped SOL" });
-    expect((await post({ transactions: [spaced] })).json()).toEqual({ accepted: 1, duplicates: 0 });
+    // What a symbol may hold: a space inside a name, an emoji joined by U+200D with its variation selector.
+    const kept = [makeTransaction({ token: "Wrapped SOL" }), makeTransaction({ token: "\u2764\ufe0f\u200d\ud83d\udd25" })];
+    expect((await post({ transactions: kept })).json()).toEqual({ accepted: 2, duplicates: 0 });
   });
 
   it("refuses an empty batch, a missing transactions field and an unknown top-level field", async () => {
