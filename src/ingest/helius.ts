@@ -6,9 +6,10 @@
 // from one account to fifty is fifty rows, and each receiver's alerts see its own. Leg 0 is
 // the item's *principal* movement, the one its type is about; the others follow in Helius's
 // order (native transfers, token transfers, then compressed-NFT events), every row carrying
-// the item's type, time, fee and status. Native transfers that only serve a token transfer
-// (wrapping SOL into one's own token account, its rent, closing it) are not rows: see
-// helius-plumbing.ts.
+// the item's type, time, fee and status. Native transfers that only serve a token transfer (a
+// token account's rent, SOL wrapped into one's own token account and sent on as wrapped SOL,
+// one's own account closed back to oneself) are not rows: see helius-plumbing.ts, which also
+// says how far each may go.
 //
 // A transfer of amount 0 is a movement too: it has two real sides, and a 0 SOL transfer from
 // a scam address to a wallet (address poisoning) is exactly what the counterparty checks are
@@ -44,7 +45,7 @@
 // mapped (heliusItemAddressIssues), not stored with a side guessed.
 import { wellKnownSymbol } from "../domain/tokens.ts";
 import type { Transaction, TransactionType } from "../domain/types.ts";
-import { nativeSides, tokenAccountUsers } from "./helius-plumbing.ts";
+import { nativeTransferSides } from "./helius-plumbing.ts";
 
 export type HeliusNativeTransfer = {
   fromUserAccount: string | null;
@@ -121,17 +122,22 @@ export const present = (account: string | null | undefined): account is string =
   account !== null && account !== undefined && account !== "";
 
 /**
- * The item's native transfers as legs, less a token's plumbing; one into or out of someone
- * else's token account is a leg to or from that account's user (helius-plumbing.ts).
+ * The item's native transfers as legs, less a token's plumbing; one into or out of a token
+ * account beyond it is a leg to or from that account's user, or the account itself
+ * (helius-plumbing.ts).
  */
 function nativeLegs(item: HeliusTransaction): Leg[] {
-  const users = tokenAccountUsers(item.tokenTransfers ?? []);
-  return (item.nativeTransfers ?? []).flatMap((t) => {
-    const sides = nativeSides(namedSide(item, t.fromUserAccount), namedSide(item, t.toUserAccount), users);
-    if (sides === null) return [];
+  const natives = item.nativeTransfers ?? [];
+  const sides = nativeTransferSides(
+    natives.map((t) => ({ from: namedSide(item, t.fromUserAccount), to: namedSide(item, t.toUserAccount), lamports: t.amount })),
+    item.tokenTransfers ?? [],
+  );
+  return natives.flatMap((t, i) => {
+    const between = sides[i];
+    if (!between) return [];
     // The double nearest the exact quotient: the SOL decimal itself below 2^23 SOL, within a
     // lamport or two above (kept, not refused: see heliusItemAmountIssues).
-    return [{ ...sides, amount: t.amount / LAMPORTS_PER_SOL, token: "SOL", mint: null }];
+    return [{ ...between, amount: t.amount / LAMPORTS_PER_SOL, token: "SOL", mint: null }];
   });
 }
 

@@ -314,7 +314,7 @@ export function scenario(seed: number, options: ScenarioOptions = {}): Scenario 
       const tokenTransfers = random.chance(0.35)
         ? [{ fromUserAccount: payer, toUserAccount: receivers[0]!, ...tokenAccounts(), mint: MINTS.USDC, tokenAmount: random.int(5, 900) }]
         : [];
-      // The receiver's token account created on the way: its rent, the receiver's, is a SOL leg to the receiver.
+      // The receiver's token account created on the way: its rent (under 0.01 SOL) is plumbing, not a payment.
       if (tokenTransfers[0] && random.chance(0.5)) nativeTransfers.push({ fromUserAccount: payer, toUserAccount: tokenTransfers[0].toTokenAccount, amount: 2_039_280 });
       return { ...item, type: kind, nativeTransfers, tokenTransfers };
     });
