@@ -1,6 +1,7 @@
-// Which of a large_transfer cooldown's held-back firings its digest names. Pure.
+// Which of a cooldown's held-back firings its digest names. Pure.
 //
-// Decisions (as oneEventPerTransaction decides for one transaction's legs):
+// Decisions for an untokened large_transfer alert (as oneEventPerTransaction decides for one
+// transaction's legs):
 // - Amounts are compared within one token only. Ranked raw across tokens, an outsider's
 //   1,000,000,000,000 units of a worthless mint were the digest's "largest", and the 50,000 SOL
 //   the wallet sent in the same cooldown reached no channel of that alert.
@@ -10,8 +11,13 @@
 // - Within each of those two groups, tokens in the order their named direction was first held
 //   back (a transaction's legs keep leg order), so that nothing about the amounts decides it.
 // - At most TOKENS_NAMED tokens are named; the rest are counted. An SMS has room for one.
+// Every other alert's digest, a large_transfer one with a token filter among them, names its one
+// highest firing (the highest observed, the first among equals) and no list: a filter's amounts
+// are all of its token, so comparable, and a receipt of a real token costs its sender what it
+// says. Named sent-first, a SOL alert's 100,000 SOL receipt reached no channel and its digest
+// called a 1,001 SOL send the "largest" (diff review, 2026-11-28).
 import { tokenKey } from "./conditions/one-event-per-transaction.ts";
-import type { Transaction } from "./types.ts";
+import type { Condition, Transaction } from "./types.ts";
 
 /** The most tokens a digest names; the others are counted ("and 2 more tokens"). */
 export const TOKENS_NAMED = 3;
@@ -31,6 +37,29 @@ export type TokenFiring = {
 };
 
 export type NamedTokens<F> = { named: F[]; otherTokens: number };
+
+/** An alert as the choice needs it: its condition, and its token filter (null: any token). */
+export type DigestedAlert = { condition: Condition; token: string | null };
+
+/** Whether the digest names each token's largest firing: an untokened large_transfer alert's only. */
+export function namesEachToken(alert: DigestedAlert): boolean {
+  return alert.condition === "large_transfer" && alert.token === null;
+}
+
+/**
+ * What a digest names: an untokened large_transfer's, each token's largest (largestOfEachToken
+ * over `tokenBests`, each token's and direction's largest), `strongest` the first of them; any
+ * other alert's, `highest` alone (the highest observed, or score reached, the first among equals).
+ */
+export function namedHeldBack<H, F extends TokenFiring>(
+  alert: DigestedAlert,
+  highest: H,
+  tokenBests: readonly F[],
+): { strongest: H | F; byToken?: NamedTokens<F> } {
+  if (!namesEachToken(alert) || tokenBests.length === 0) return { strongest: highest };
+  const byToken = largestOfEachToken(tokenBests);
+  return { strongest: byToken.named[0]!, byToken };
+}
 
 type Held<F> = { firing: F; firstAt: number };
 

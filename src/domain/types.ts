@@ -137,8 +137,9 @@ export type SuppressedSummary = {
   lastAt: string;
   /**
    * The strongest suppressed event: the highest observed value (risk_score_increase: the highest
-   * score reached), the first among equals; a large_transfer's, the first of largestByToken (for
-   * a digest built before 2026-12, the highest amount whatever its token). `counterparty` (a large_transfer's or a
+   * score reached), the first among equals; an untokened large_transfer's, the first of
+   * largestByToken (for a digest built before 2026-11-28, the highest amount whatever its token);
+   * a token-filtered large_transfer's, the highest amount, as its amounts are of one token. `counterparty` (a large_transfer's or a
    * suspicious_counterparty's) only where its transaction names one other side; none in a digest
    * built before 2026-12.
    */
@@ -146,10 +147,10 @@ export type SuppressedSummary = {
   /** The events' ids, oldest first, at most SUPPRESSED_EVENT_IDS_SHOWN (count says how many there were). */
   eventIds: string[];
   /**
-   * A large_transfer digest's (since 2026-12): each token's largest held-back firing, tokens the
+   * An untokened large_transfer digest's (since 2026-11-28): each token's largest held-back firing, tokens the
    * wallet sent before tokens it only received, at most TOKENS_NAMED of them (domain/held-back-by-token.ts);
-   * `strongest` is the first. Amounts of different tokens are never compared. None for the other
-   * conditions, and in a digest built before.
+   * `strongest` is the first. Amounts of different tokens are never compared. None for a
+   * token-filtered alert, the other conditions, and in a digest built before.
    */
   largestByToken?: Array<HeldBackFiring & { direction: "sent" | "received" }>;
   /** With largestByToken: how many more tokens had firings held back than it names (0: none). */

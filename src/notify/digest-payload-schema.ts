@@ -46,7 +46,7 @@ const SuppressedSchema = Type.Object(
       {
         additionalProperties: false,
         description:
-          "the strongest held-back firing: the highest observed value (for risk_score_increase, the highest score reached), the first among equals; for large_transfer, the first of largestByToken (amounts of different tokens are not compared; in a digest built before 2026-12, the highest amount whatever its token)",
+          "the strongest held-back firing: the highest observed value (for risk_score_increase, the highest score reached), the first among equals, as for a large_transfer alert with a token filter; for a large_transfer alert without one, the first of largestByToken (amounts of different tokens are not compared; in a digest built before 2026-11-28, the highest amount whatever its token)",
       },
     ),
     largestByToken: Type.Optional(
@@ -61,12 +61,12 @@ const SuppressedSchema = Type.Object(
         ),
         {
           minItems: 1,
-          description: `large_transfer only (added within v1, 2026-12): each token's largest held-back firing (amounts of different tokens are never compared), its largest sent one when the wallet sent any of that token (a received transfer, which anyone can make, never displaces a sent one); tokens the wallet sent first, then those it only received, each group in the order its tokens were first held back; at most ${TOKENS_NAMED} tokens today, otherTokens counting the rest. No key for the other conditions, and in a digest built before`,
+          description: `a large_transfer alert's without a token filter only (added within v1, 2026-11-28): each token's largest held-back firing (amounts of different tokens are never compared), its largest sent one when the wallet sent any of that token (a received transfer, which anyone can make, never displaces a sent one, so a larger receipt of that token may be left out: direction says which it is); tokens the wallet sent first, then those it only received, each group in the order its tokens were first held back; at most ${TOKENS_NAMED} tokens today, otherTokens counting the rest. No key for an alert with a token filter (all its amounts are of one token: strongest is its highest), for the other conditions, and in a digest built before`,
         },
       ),
     ),
     otherTokens: Type.Optional(
-      Type.Integer({ minimum: 0, description: "with largestByToken: how many more tokens had firings held back than it names (their events are in eventIds and the events list)" }),
+      Type.Integer({ minimum: 0, description: "with largestByToken: how many more tokens had firings held back than it names (their events are in the alert's events list, GET /v1/risk/alerts/{alertId}/events; eventIds holds only the first 100 events)" }),
     ),
     eventIds: Type.Array(Type.String({ pattern: "^evt_" }), {
       maxItems: 100,

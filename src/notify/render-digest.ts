@@ -36,23 +36,44 @@ const STRONGEST: Readonly<Record<Condition, string>> = {
   risk_score_increase: "highest",
 };
 
+type Direction = NonNullable<SuppressedSummary["largestByToken"]>[number]["direction"];
+
+/**
+ * How a named firing is introduced: "largest", or, for an untokened large_transfer digest's
+ * (largestByToken), "largest sent" or "largest received". Such a digest names a token's largest
+ * sent firing over a larger receipt of it (anyone can send the wallet anything), so "largest"
+ * alone was false beside a 100,000 SOL receipt left out; a token named by a receipt had no sent
+ * firing, and its receipt is its largest of either. Every other digest names its highest firing.
+ */
+function introduced(condition: Condition, direction: Direction | undefined): string {
+  return direction === undefined ? STRONGEST[condition] : `${STRONGEST[condition]} ${direction}`;
+}
+
+/** The strongest's direction when the digest names firings by it (the strongest is the first of largestByToken). */
+const strongestDirection = (summary: SuppressedSummary): Direction | undefined => summary.largestByToken?.[0]?.direction;
+
 /**
  * "2 more large_transfer firings held back during the cooldown; largest: Sent 1,000,000 SOL to
  * 8jb5…kegn (threshold 100)." "More": a cooldown is started by a notification that was sent.
- * A large_transfer's of several tokens names each token's largest, as the payload's
- * largestByToken does: "3 more large_transfer firings held back during the cooldown, in 2
- * tokens; largest of each: Sent 50,000 SOL to 2Rt8xt…ncv9Ud (threshold 1,000); Received
- * 1,000,000,000,000 6J9x…2xru from GryGc8…EDgx82 (threshold 1,000)." (…"; and 2 more tokens.").
+ * An untokened large_transfer's names each token's largest, as the payload's largestByToken
+ * does, by direction: "3 more large_transfer firings held back during the cooldown, in 2
+ * tokens; largest sent: Sent 50,000 SOL to 2Rt8xt…ncv9Ud (threshold 1,000); largest received:
+ * Received 1,000,000,000,000 6J9x…2xru from GryGc8…EDgx82 (threshold 1,000)." ("largest sent
+ * of each: …; …" for several; "…; and 2 more tokens.").
  */
 export function digestReason(condition: Condition, summary: SuppressedSummary): string {
   const strongest = oneLine(summary.strongest.reason);
   if (summary.count === 1) return `1 more ${condition} firing held back during the cooldown: ${strongest}`;
   const held = `${formatAmount(summary.count)} more ${condition} firings held back during the cooldown`;
   const tokens = tokensHeldBack(summary);
-  if (tokens === undefined) return `${held}; ${STRONGEST[condition]}: ${strongest}`;
-  const named = tokens.named.map((firing) => oneLine(firing.reason).replace(/\.$/, ""));
+  if (tokens === undefined) return `${held}; ${introduced(condition, strongestDirection(summary))}: ${strongest}`;
+  // largestByToken lists the sent tokens first, so each direction's group is one run of it.
+  const groups = (["sent", "received"] as const).flatMap((direction) => {
+    const named = tokens.named.filter((firing) => firing.direction === direction).map((firing) => oneLine(firing.reason).replace(/\.$/, ""));
+    return named.length === 0 ? [] : [`${introduced(condition, direction)}${named.length > 1 ? " of each" : ""}: ${named.join("; ")}`];
+  });
   const more = tokens.other > 0 ? [`and ${formatAmount(tokens.other)} more ${tokens.other === 1 ? "token" : "tokens"}`] : [];
-  return `${held}, in ${formatAmount(tokens.count)} tokens; largest of each: ${[...named, ...more].join("; ")}.`;
+  return `${held}, in ${formatAmount(tokens.count)} tokens; ${[...groups, ...more].join("; ")}.`;
 }
 
 /** A large_transfer digest's tokens when it held back firings of more than one: those named, how many others, how many in all. */
@@ -116,7 +137,7 @@ export function digestSubject(payload: NotificationPayload): string {
     `[Risk alert] ${shownName}: ${[`${formatAmount(held.count)} held back`, what, clause].filter((part) => part !== "").join(" — ")}`;
   // From the fullest to the barest, each without what the one before gave up first: what
   // fired but its label, then "largest:" (the news is the strongest's all the same).
-  const strongestNews = held.count === 1 ? shownNews : `${STRONGEST[data.condition]}: ${shownNews}`;
+  const strongestNews = held.count === 1 ? shownNews : `${introduced(data.condition, strongestDirection(held))}: ${shownNews}`;
   const candidates = new Map(
     ([[whole, strongestNews], [label ?? "", strongestNews], [label ?? "", shownNews]] as const).map(([what, clause]) => [`${what}\u0000${clause}`, { what, clause }]),
   );
@@ -154,7 +175,10 @@ export function renderDigestEmail(payload: NotificationPayload, links: EmailLink
     const { strongest } = held;
     const tokens = tokensHeldBack(held);
     // Of several tokens, each named one's row says which of how many it is (the strongest is the first).
-    const named = (index: number) => (tokens === undefined ? capitalised(STRONGEST[data.condition]) : `Largest, token ${index + 1} of ${tokens.count}`);
+    const named = (index: number) => {
+      const word = capitalised(introduced(data.condition, held.largestByToken?.[index]?.direction));
+      return tokens === undefined ? word : `${word}, token ${index + 1} of ${tokens.count}`;
+    };
     rows.push(
       ["Held back", `${held.count} ${held.count === 1 ? "firing" : "firings"}, from ${utcTime(held.firstAt)} to ${utcTime(held.lastAt)}`],
       ["Cooldown", `${utcTime(held.windowStart)} to ${utcTime(held.windowEnd)}`],
@@ -172,7 +196,8 @@ export function renderDigestEmail(payload: NotificationPayload, links: EmailLink
       rows.push([named(index), oneLine(firing.reason)], ["Detected at", utcTime(firing.createdAt)]);
       if (firing.transactionSignature) rows.push(["Transaction", firing.transactionSignature], ...linkRow("Explorer", transactionPage(links, firing.transactionSignature)));
     }
-    if (tokens && tokens.other > 0) rows.push(["Other tokens", `${tokens.other} more ${tokens.other === 1 ? "token" : "tokens"} held back, among the events below`]);
+    // eventIds holds the first 100 events only: the events list holds them all.
+    if (tokens && tokens.other > 0) rows.push(["Other tokens", `${tokens.other} more ${tokens.other === 1 ? "token" : "tokens"} held back, in the alert's events list (GET /v1/risk/alerts/${data.alertId}/events)`]);
     rows.push(["Events", `${held.eventIds.join(", ")}${more > 0 ? ` and ${more} more` : ""} (GET /v1/risk/alerts/${data.alertId}/events)`]);
   }
   rows.push(
@@ -207,9 +232,9 @@ export function renderDigestSms(payload: NotificationPayload): string {
   const { news, detail } = reasonParts(oneLine(held.strongest.reason));
   const category = categoryInDetail(detail);
   const label = category === null ? "" : ` (${category.toUpperCase()} counterparty)`;
-  const which = held.count === 1 ? label : `; ${STRONGEST[data.condition]}${label}`;
+  const which = held.count === 1 ? label : `; ${introduced(data.condition, strongestDirection(held))}${label}`;
   // Of several tokens, the first named alone (the sent, before anything anyone could send the
-  // wallet), and that there were more: "…held back in the cooldown, in 2 tokens; largest: Sent …".
+  // wallet), and that there were more: "…held back in the cooldown, in 2 tokens; largest sent: Sent …".
   const tokens = tokensHeldBack(held);
   const inTokens = tokens === undefined ? "" : `, in ${formatAmount(tokens.count)} tokens`;
   const intro = (where: string) => `${formatAmount(held.count)} more ${data.condition} held back${where}${inTokens}${which}: ${news}`;

@@ -17,7 +17,7 @@ import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { ActiveAlertRow } from "../db/queries/pipeline.ts";
 import { asDate } from "../db/queries/notifications.ts";
-import { largestOfEachToken } from "../domain/held-back-by-token.ts";
+import { namedHeldBack, namesEachToken } from "../domain/held-back-by-token.ts";
 import type { Condition, DigestCounterparty, HeldBackFiring, NotificationPayload, SuppressedSummary } from "../domain/types.ts";
 import { newId } from "../ids.ts";
 import { digestReason } from "../notify/render-digest.ts";
@@ -167,8 +167,10 @@ export function digestPayload(
  * risk_score_increase the highest score reached (a rise is measured from a baseline each firing
  * moves, so the largest rise need not be the worst score), the first among equals.
  *
- * A large_transfer's amounts are of different tokens unless it has a token filter, so its events
- * are ranked per token (domain/held-back-by-token.ts), and the strongest is the first named. An
+ * An untokened large_transfer's amounts are of different tokens, so its events are ranked per
+ * token (domain/held-back-by-token.ts), and the strongest is the first named; one with a token
+ * filter is ranked as above, its amounts all of its token, and its events are never matched to
+ * legs (a USDC alert's 5,000 USDC receipt was filed under the BONK of the same transaction). An
  * event stores neither its token nor its direction: its reason begins with the direction ("Sent
  * …", "Received …", a transaction of several tokens' legs with its preferred leg's), and its
  * token is that of the wallet's legs of its transaction, in that direction, whose total (what
@@ -181,6 +183,11 @@ async function heldBackEvents(
   notificationId: string,
   alert: { address: string; condition: Condition },
 ): Promise<{ summary: SuppressedSummary | undefined; strongestRisk?: { riskScore: number; riskFactors: string[] } } | undefined> {
+  // The alert's token filter (a PATCH cannot change it), which decides how its events are named.
+  const [digest] = await sql<{ token: string | null }[]>`
+    select a.token from cooldown_digests d join alerts a on a.id = d.alert_id where d.notification_id = ${notificationId}`;
+  if (!digest) return undefined;
+  const named = { condition: alert.condition, token: digest.token };
   const rows = await sql<Array<Summary & { strongest: Strongest | null; tokenBests: TokenBest[] }>>`
     with d as (
       select alert_id, window_start, window_end from cooldown_digests where notification_id = ${notificationId}
@@ -203,7 +210,7 @@ async function heldBackEvents(
     ), said as (
       select h.*, case when h.reason like 'Sent %' then true when h.reason like 'Received %' then false end as said_sent
       from held h
-      where ${alert.condition} = 'large_transfer'
+      where ${namesEachToken(named)}::boolean
     ), token_legs as (
       select s.*, coalesce(leg.sent, s.said_sent, false) as sent, leg.token, leg.mint,
              coalesce(leg.identity, 'event:' || s.id) as identity
@@ -245,8 +252,7 @@ async function heldBackEvents(
   if (!row) return undefined;
   if (row.count === 0 || !row.strongest) return { summary: undefined };
   const iso = (value: Date | string) => asDate(value).toISOString();
-  const byToken = alert.condition === "large_transfer" && row.tokenBests.length > 0 ? namedTokens(row.tokenBests) : undefined;
-  const strongest = byToken?.named[0] ?? row.strongest;
+  const { strongest, byToken } = namedHeldBack(named, row.strongest, row.tokenBests.map(tokenFiring));
   const firing = (held: Strongest): HeldBackFiring => ({
     eventId: held.eventId,
     observed: held.observed,
@@ -271,14 +277,12 @@ async function heldBackEvents(
   return { summary, ...(stored ? { strongestRisk: stored } : {}) };
 }
 
-/** The tokens a large_transfer digest names, from each token's and direction's largest held-back event. */
-function namedTokens(bests: readonly TokenBest[]) {
-  return largestOfEachToken(
-    bests.map((best) => ({
-      ...best,
-      token: best.token === null ? null : { token: best.token, mint: best.mint },
-      createdAt: asDate(best.createdAt).toISOString(),
-      firstAt: asDate(best.firstAt).toISOString(),
-    })),
-  );
+/** A token's and direction's largest held-back event, as held-back-by-token.ts compares them. */
+function tokenFiring(best: TokenBest) {
+  return {
+    ...best,
+    token: best.token === null ? null : { token: best.token, mint: best.mint },
+    createdAt: asDate(best.createdAt).toISOString(),
+    firstAt: asDate(best.firstAt).toISOString(),
+  };
 }

@@ -3,7 +3,9 @@
 // verifying signatures with standardwebhooks, an SMTP peer and the Twilio stand-in. The evasion
 // review's scenario: an outsider's worthless mint starts the untokened alert's cooldown, the
 // wallet's key sends 50,000 SOL out inside it, and the outsider sends 10^12 junk units after;
-// until 2026-12 the digest named the junk as the "largest" and the drain reached no channel.
+// until 2026-11-28 the digest named the junk as the "largest" and the drain reached no channel.
+// An alert with a token filter is not ranked per token: its digest names its highest firing,
+// a 100,000 SOL receipt over a 1,001 SOL send (diff review, 2026-11-28).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NotificationPayload } from "../../src/domain/types.ts";
 import { DELIVERY_QUEUE } from "../../src/queue/names.ts";
@@ -29,6 +31,7 @@ const CHANNELS = ["webhook", "email", "sms"] as const;
 const HELIUS_SECRET = "cooldown-digest-tokens-helius-0123456789";
 const LAMPORTS = 1_000_000_000;
 const BONK = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263";
+const USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
@@ -50,7 +53,7 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-/** An untokened large_transfer alert at 1,000 with the cooldown; its id and, for a webhook, its signing secret. */
+/** A large_transfer alert at 1,000 with the cooldown, untokened unless `body` gives a token; its id and, for a webhook, its signing secret. */
 async function alertOn(walletId: string, body: Record<string, unknown>): Promise<{ alertId: string; webhookSecret?: string }> {
   const res = await t.app.inject({
     method: "POST",
@@ -150,7 +153,7 @@ describe("a large_transfer cooldown digest of several tokens", () => {
     expect(body.type).toBe("risk_alert.suppressed");
     expect(body.data.observed).toBe(50_000);
     expect(body.data.reason).toMatch(
-      /^3 more large_transfer firings held back during the cooldown, in 2 tokens; largest of each: Sent 50,000 SOL to \S+ \(threshold 1,000\); Received 1,000,000,000,000 \S+ from \S+ \(threshold 1,000\)\.$/,
+      /^3 more large_transfer firings held back during the cooldown, in 2 tokens; largest sent: Sent 50,000 SOL to \S+ \(threshold 1,000\); largest received: Received 1,000,000,000,000 \S+ from \S+ \(threshold 1,000\)\.$/,
     );
     const held = body.data.suppressed!;
     expect(held).toMatchObject({ count: 3, otherTokens: 0, strongest: { observed: 50_000, counterparty: { address: attacker } } });
@@ -164,15 +167,15 @@ describe("a large_transfer cooldown digest of several tokens", () => {
     // The email: the drain in the subject and first in the body.
     const { id: mailDigestId } = (await digestOf(mail.alertId))!;
     const [email] = smtp.messages.map((message) => parseMessage(message.raw)).filter((message) => message.headers.get("message-id")?.includes(mailDigestId));
-    expect(email!.subject).toMatch(/^\[Risk alert\] Hot wallet: 3 held back — largest: Sent 50,000 SOL/);
-    expect(email!.text).toMatch(/^Largest, token 1 of 2: +Sent 50,000 SOL to /m);
-    expect(email!.text).toMatch(/^Largest, token 2 of 2: +Received 1,000,000,000,000 /m);
+    expect(email!.subject).toMatch(/^\[Risk alert\] Hot wallet: 3 held back — largest sent: Sent 50,000 SOL/);
+    expect(email!.text).toMatch(/^Largest sent, token 1 of 2: +Sent 50,000 SOL to /m);
+    expect(email!.text).toMatch(/^Largest received, token 2 of 2: +Received 1,000,000,000,000 /m);
 
     // The SMS: the drain alone, and that another token was held back.
     const texts = standin.messages().filter((message) => message.to === phone).map((message) => message.body);
     expect(texts).toHaveLength(2);
     expect(texts[0]).toMatch(/^Risk alert on Hot wallet: .*Received 1,000,000 /);
-    expect(texts[1]).toMatch(/^Risk alert on Hot wallet: 3 more large_transfer held back in the cooldown, in 2 tokens; largest: Sent 50,000 SOL to /);
+    expect(texts[1]).toMatch(/^Risk alert on Hot wallet: 3 more large_transfer held back in the cooldown, in 2 tokens; largest sent: Sent 50,000 SOL to /);
     expect(texts[1]).not.toContain("1,000,000,000,000");
   });
 
@@ -206,5 +209,120 @@ describe("a large_transfer cooldown digest of several tokens", () => {
       ["received", 5_000_000, expect.stringMatching(/^Received 5,000,000 BONK from /)],
     ]);
     expect(held.strongest.observed).toBe(10_000);
+  });
+
+  it("files each event under its reason's direction and the leg group its amount totals, not under the transaction's first leg", async () => {
+    const wallet = await track(t, token);
+    const route = receiver.route("/digest-tokens-legs");
+    const hook = await alertOn(wallet.walletId, { notificationMethod: "webhook", webhookUrl: route.url });
+    route.verifyWith(hook.webhookSecret!);
+    const outsider = randomAddress();
+    const desk = randomAddress();
+
+    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, randomAddress(), 1_000_000)] });
+    await waitFor("the junk firing's webhook", async () => route.requests.length === 1);
+    offsetMs += 2_000;
+    // A TRANSFER is token-first: leg 0 is the 10,000 BONK received, leg 1 the 10,000 SOL sent.
+    // One event, "Sent 10,000 SOL and received 10,000 BONK": its direction, not leg order or an
+    // equal amount, makes it SOL's.
+    await helius("TRANSFER", wallet.address, {
+      tokenTransfers: [tokenTransfer(outsider, wallet.address, BONK, 10_000)],
+      nativeTransfers: [{ fromUserAccount: wallet.address, toUserAccount: desk, amount: 10_000 * LAMPORTS }],
+    });
+    offsetMs += 1_000;
+    // Leg 0 receives 1 BONK, leg 1 sends a 0.5 SOL tip, leg 2 sends 5,000 USDC: the event is the
+    // USDC alone ("Sent 5,000 USDC to …"), and of the two sent leg groups its total matches the later.
+    await helius("TRANSFER", wallet.address, {
+      tokenTransfers: [tokenTransfer(outsider, wallet.address, BONK, 1), tokenTransfer(wallet.address, desk, USDC, 5_000)],
+      nativeTransfers: [{ fromUserAccount: wallet.address, toUserAccount: randomAddress(), amount: LAMPORTS / 2 }],
+    });
+    const legs = await t.deps.sql<{ leg: number; token: string; sent: boolean }[]>`
+      select leg, token, from_address = ${wallet.address} as sent from transactions
+      where signature in (select transaction_signature from alert_events where alert_id = ${hook.alertId} and suppressed)
+      order by block_time, leg`;
+    expect(legs.map((leg) => [leg.leg, leg.token, leg.sent])).toEqual([
+      [0, "BONK", false],
+      [1, "SOL", true],
+      [0, "BONK", false],
+      [1, "SOL", true],
+      [2, "USDC", true],
+    ]);
+    await digestsDelivered([hook.alertId]);
+
+    const request = route.requests[1]!;
+    expect(request.verifiedWith).toEqual([hook.webhookSecret]);
+    const held = (JSON.parse(request.body) as NotificationPayload).data.suppressed!;
+    expect(held.count).toBe(2);
+    expect(held.largestByToken!.map((named) => [named.direction, named.observed, named.reason.split(" (")[0]])).toEqual([
+      ["sent", 10_000, "Sent 10,000 SOL and received 10,000 BONK"],
+      ["sent", 5_000, expect.stringMatching(/^Sent 5,000 USDC to /)],
+    ]);
+    expect(held.otherTokens).toBe(0);
+  });
+});
+
+describe("a large_transfer cooldown digest of an alert with a token filter", () => {
+  it("names a SOL alert's 100,000 SOL receipt as its largest, over the 1,001 SOL sent after it, in its webhook, email and SMS, and lists no tokens", async () => {
+    const wallet = await track(t, token, randomAddress(), "SOL desk");
+    const route = receiver.route("/digest-sol-filter");
+    const hook = await alertOn(wallet.walletId, { token: "SOL", notificationMethod: "webhook", webhookUrl: route.url });
+    route.verifyWith(hook.webhookSecret!);
+    const mail = await alertOn(wallet.walletId, { token: "SOL", notificationMethod: "email", recipient: "sol-desk@example.com" });
+    const phone = "+14155550172";
+    const sms = await alertOn(wallet.walletId, { token: "SOL", notificationMethod: "sms", recipient: phone });
+    const sender = randomAddress();
+
+    // The review's scenario: 2,000 SOL sent (notified, the cooldown starts), 100,000 SOL received, 1,001 SOL sent.
+    await ingest({ from: wallet.address, to: randomAddress(), amount: 2_000, token: "SOL" });
+    await waitFor("the 2,000 SOL webhook", async () => route.requests.length === 1);
+    offsetMs += 2_500;
+    await ingest({ from: sender, to: wallet.address, amount: 100_000, token: "SOL" });
+    offsetMs += 1_500;
+    await ingest({ from: wallet.address, to: randomAddress(), amount: 1_001, token: "SOL" });
+    await digestsDelivered([hook, mail, sms].map(({ alertId }) => alertId));
+
+    const request = route.requests[1]!;
+    expect(request.verifiedWith).toEqual([hook.webhookSecret]);
+    const body = JSON.parse(request.body) as NotificationPayload;
+    expect(body.data.observed).toBe(100_000);
+    expect(body.data.reason).toMatch(/^2 more large_transfer firings held back during the cooldown; largest: Received 100,000 SOL from \S+ \(threshold 1,000\)\.$/);
+    const held = body.data.suppressed!;
+    expect(held).toMatchObject({ count: 2, strongest: { observed: 100_000, counterparty: { address: sender } } });
+    expect(held).not.toHaveProperty("largestByToken");
+    expect(held).not.toHaveProperty("otherTokens");
+
+    const { id: mailDigestId } = (await digestOf(mail.alertId))!;
+    const [email] = smtp.messages.map((message) => parseMessage(message.raw)).filter((message) => message.headers.get("message-id")?.includes(mailDigestId));
+    expect(email!.subject).toMatch(/^\[Risk alert\] SOL desk: 2 held back — largest: Received 100,000 SOL/);
+    expect(email!.text).toMatch(/^Largest: +Received 100,000 SOL from /m);
+    expect(email!.text).not.toMatch(/token 1 of|1,001 SOL/);
+
+    const texts = standin.messages().filter((message) => message.to === phone).map((message) => message.body);
+    expect(texts).toHaveLength(2);
+    expect(texts[1]).toMatch(/^Risk alert on SOL desk: 2 more large_transfer held back in the cooldown; largest: Received 100,000 SOL from /);
+  });
+
+  it("counts a USDC alert's 5,000 USDC receipt as USDC, not as the 5,000 BONK its transaction also brought: one token, no list", async () => {
+    const wallet = await track(t, token);
+    const route = receiver.route("/digest-usdc-filter");
+    const hook = await alertOn(wallet.walletId, { token: "USDC", notificationMethod: "webhook", webhookUrl: route.url });
+    route.verifyWith(hook.webhookSecret!);
+    const outsider = randomAddress();
+
+    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, USDC, 2_000)] });
+    await waitFor("the 2,000 USDC webhook", async () => route.requests.length === 1);
+    offsetMs += 2_000;
+    // The review's scenario: 5,000 BONK (leg 0) and 5,000 USDC (leg 1) in one transaction, then 3,000 USDC.
+    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, BONK, 5_000), tokenTransfer(outsider, wallet.address, USDC, 5_000)] });
+    offsetMs += 1_000;
+    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, USDC, 3_000)] });
+    await digestsDelivered([hook.alertId]);
+
+    const request = route.requests[1]!;
+    expect(request.verifiedWith).toEqual([hook.webhookSecret]);
+    const body = JSON.parse(request.body) as NotificationPayload;
+    expect(body.data.reason).toMatch(/^2 more large_transfer firings held back during the cooldown; largest: Received 5,000 USDC from /);
+    expect(body.data.suppressed).toMatchObject({ count: 2, strongest: { observed: 5_000 } });
+    expect(body.data.suppressed).not.toHaveProperty("largestByToken");
   });
 });
