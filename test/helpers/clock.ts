@@ -5,9 +5,9 @@
 // that: tokens minted on real time stay valid, and the clock still moves, so timeouts behave.
 export const MARGIN_MS = 30_000;
 
-export function clockClearOfBoundary(periodMs: number): () => Date {
+export function clockClearOfBoundary(periodMs: number, marginMs: number = MARGIN_MS): () => Date {
   const left = periodMs - (Date.now() % periodMs);
-  const ahead = left < MARGIN_MS ? left : 0;
+  const ahead = left < marginMs ? left : 0;
   return () => new Date(Date.now() + ahead);
 }
 
