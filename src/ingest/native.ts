@@ -119,7 +119,12 @@ const CONTROL = /\p{Cc}/u;
 /** What prints as nothing, or as a blank: what disguises a name as another. */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\s\u2800]/gu;
 
+/** Printable ASCII with no space at either end: nothing to hide, and what nearly every feed sends. */
+const PLAIN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
 function hiddenCharacterIssue(token: string): string | undefined {
+  // Checked first, on every transaction of a batch: the NFKC pass below costs a microsecond.
+  if (PLAIN.test(token)) return undefined;
   if (EDGE_SPACE.test(token)) return "must not begin or end with a space (give the symbol, or the mint, as it is)";
   const control = CONTROL.exec(token);
   if (control) return `holds a control character (${codePoint(control[0])}): give the symbol, or the mint, as it is`;

@@ -199,6 +199,7 @@ describe("POST /v1/ingest/transactions", () => {
       ["USDC\u034f", disguised("U+034F")],
       ["USDC\u3164", disguised("U+3164")],
       ["USDC\u2800", disguised("U+2800")],
+      ["\uff35\uff33\uff24\uff23", "reads as the well-known symbol USDC but is another name (it is written in other characters): give USDC as it is, or the mint"],
       ["usd\u200bc", "reads as the well-known symbol usdc but is another name (it holds U+200B): give usdc as it is, or the mint"],
     ]) {
       const good = makeTransaction();
