@@ -50,13 +50,12 @@
 // these bounds: the launchpad buy wraps 0.2 SOL and sends 0.2 wSOL on, and its sell closes the
 // account back to its owner (0.193335294 SOL).
 import { plainDecimal } from "../domain/decimal.ts";
+import { LAMPORTS_PER_SOL } from "../domain/risk/lamports.ts";
 import { WRAPPED_SOL_MINT } from "../domain/tokens.ts";
 import type { HeliusTokenTransfer } from "./helius.ts";
 
 /** 0.01 SOL: the most taken as a token account's rent (and, for one's own account, beside the wrap a token transfer shows). */
 export const RENT_ALLOWANCE_LAMPORTS = 10_000_000n;
-
-const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** A token account the token transfers name. */
 type TokenAccount = {
@@ -75,7 +74,7 @@ const named = (value: unknown): value is string => typeof value === "string" && 
  */
 export function wrappedSolLamports(tokenAmount: number | string): bigint {
   const [whole = "0", fraction = ""] = plainDecimal(String(tokenAmount)).split(".");
-  return BigInt(whole) * LAMPORTS_PER_SOL + BigInt(fraction.padEnd(9, "0").slice(0, 9));
+  return BigInt(whole) * BigInt(LAMPORTS_PER_SOL) + BigInt(fraction.padEnd(9, "0").slice(0, 9));
 }
 
 function tokenAccounts(tokenTransfers: readonly HeliusTokenTransfer[]): Map<string, TokenAccount> {
