@@ -4,64 +4,38 @@
 // budget a caller's emails fail unsent, saying why, without counting against their alerts, and
 // its owner can redeliver them once the hour has turned. Other callers' emails go on. A real
 // SMTP server on loopback, real Redis, the real delivery workers.
-import { Writable } from "node:stream";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
-import { createDeliveryMetrics, createJobMetrics } from "../../src/metrics/index.ts";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
-import {
-  alertRow,
-  attemptsOf,
-  isFinished,
-  seedAlert,
-  seedNotification,
-  startDeliveryWorkers,
-  waitForNotification,
-  type DeliveryWorkers,
-} from "../helpers/delivery.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { alertRow, attemptsOf, isFinished, seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
+import { startHourlyBudgetRig, type HourlyBudgetRig } from "../helpers/hourly-budget-rig.ts";
 import { bearer } from "../helpers/seed.ts";
 import { startSmtpPeer, type SmtpPeer } from "../helpers/smtp-peer.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
+let rig: HourlyBudgetRig;
 let smtp: SmtpPeer;
-let workers: DeliveryWorkers;
-const registry = new Registry();
-const lines: string[] = [];
-// Five minutes clear of an hour's end at the start (the file counts one hour's budget across
-// its tests); a test moves it into the next hour.
-const clearOfBoundary = clockClearOfBoundary(HOUR_MS, 5 * 60_000);
-let hoursAhead = 0;
 
 beforeAll(async () => {
   smtp = await startSmtpPeer();
-  t = await startTestApp(
+  rig = await startHourlyBudgetRig(
     "email-budget",
     { SMTP_URL: smtp.url, EMAIL_FROM: "alerts@wallet-alerts.test", EMAIL_PER_CALLER_PER_HOUR: "2", RETRY_SCHEDULE: "300ms,300ms,300ms" },
-    { now: () => new Date(clearOfBoundary().getTime() + hoursAhead * HOUR_MS) },
-  );
-  // The app's own logger is silent: the workers get one whose lines the tests read.
-  const logger = createLogger("debug", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
-  workers = startDeliveryWorkers(
-    { ...t, deps: { ...t.deps, logger } },
     { smtpTimeoutMs: 5_000 },
-    { deliveryMetrics: createDeliveryMetrics(registry, createJobMetrics(registry)) },
   );
+  t = rig.t;
 });
 afterAll(async () => {
-  await workers?.close();
+  await rig?.close();
   await smtp?.close();
-  await t?.close();
 });
 
-const sample = async (name: string) => Number(new RegExp(`^wallet_alerts_${name} (\\d+)$`, "m").exec(await registry.metrics())?.[1]);
+const sample = (name: string) => rig.sample(name);
 const emailAttempts = async (outcome: string) => sample(`delivery_attempts_total\\{channel="email",outcome="${outcome}"\\}`);
 const givenUpForBudget = () => sample(`deliveries_given_up_total\\{channel="email",cause="email_budget"\\}`);
 const sentTo = (to: string) => smtp.messages.filter((mail) => mail.to.includes(to)).length;
 const budgetWarnings = (owner: string) =>
-  lines
+  rig.lines
     .map((line) => JSON.parse(line) as { level: number; msg: string; owner?: string; emailPerCallerPerHour?: number })
     .filter((entry) => entry.owner === owner && entry.msg.includes("EMAIL_PER_CALLER_PER_HOUR"));
 
@@ -163,7 +137,7 @@ describe("the email budget per caller and clock hour", () => {
 
   it("starts each caller's budget afresh when the hour turns: a held-back email redelivered, and another, are sent", async () => {
     expect(sentTo(heldBack.to)).toBe(0);
-    hoursAhead = 1;
+    rig.setHoursAhead(1);
     expect((await redeliver("alice", heldBack.id)).statusCode).toBe(202);
     expect((await waitForNotification(t, heldBack.id, (row) => row.status === "delivered")).status).toBe("delivered");
     expect(sentTo(heldBack.to)).toBe(1);

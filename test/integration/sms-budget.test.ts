@@ -2,63 +2,37 @@
 // dust, so one caller's SMS alerts could send thousands of texts an hour at the operator's cost.
 // Past its budget a caller's SMS fail unsent, saying why, without counting against their alerts,
 // and its owner can redeliver them once the hour has turned. Other callers' SMS go on.
-import { Writable } from "node:stream";
-import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../src/logger.ts";
-import { createDeliveryMetrics, createJobMetrics } from "../../src/metrics/index.ts";
-import { startTestApp, type TestApp } from "../helpers/app.ts";
-import { clockClearOfBoundary, HOUR_MS } from "../helpers/clock.ts";
-import {
-  alertRow,
-  attemptsOf,
-  isFinished,
-  seedAlert,
-  seedNotification,
-  startDeliveryWorkers,
-  waitForNotification,
-  type DeliveryWorkers,
-} from "../helpers/delivery.ts";
+import type { TestApp } from "../helpers/app.ts";
+import { alertRow, attemptsOf, isFinished, seedAlert, seedNotification, waitForNotification } from "../helpers/delivery.ts";
+import { startHourlyBudgetRig, type HourlyBudgetRig } from "../helpers/hourly-budget-rig.ts";
 import { bearer } from "../helpers/seed.ts";
 import { startTwilioStandin, twilioSettings, type TwilioStandin } from "../helpers/twilio-standin.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let t: TestApp;
+let rig: HourlyBudgetRig;
 let standin: TwilioStandin;
-let workers: DeliveryWorkers;
-const registry = new Registry();
-const lines: string[] = [];
-// Five minutes clear of an hour's end at the start (the file counts one hour's budget across
-// its tests); a test moves it into the next hour.
-const clearOfBoundary = clockClearOfBoundary(HOUR_MS, 5 * 60_000);
-let hoursAhead = 0;
 
 beforeAll(async () => {
   standin = await startTwilioStandin();
-  t = await startTestApp(
+  rig = await startHourlyBudgetRig(
     "sms-budget",
     { ...twilioSettings(standin.baseUrl), SMS_PER_CALLER_PER_HOUR: "2", RETRY_SCHEDULE: "300ms,300ms,300ms" },
-    { now: () => new Date(clearOfBoundary().getTime() + hoursAhead * HOUR_MS) },
-  );
-  // The app's own logger is silent: the workers get one whose lines the tests read.
-  const logger = createLogger("debug", new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
-  workers = startDeliveryWorkers(
-    { ...t, deps: { ...t.deps, logger } },
     { smsTimeoutMs: 5_000 },
-    { deliveryMetrics: createDeliveryMetrics(registry, createJobMetrics(registry)) },
   );
+  t = rig.t;
 });
 afterAll(async () => {
-  await workers?.close();
+  await rig?.close();
   await standin?.close();
-  await t?.close();
 });
 
-const sample = async (name: string) => Number(new RegExp(`^wallet_alerts_${name} (\\d+)$`, "m").exec(await registry.metrics())?.[1]);
+const sample = (name: string) => rig.sample(name);
 const smsAttempts = async (outcome: string) => sample(`delivery_attempts_total\\{channel="sms",outcome="${outcome}"\\}`);
 const sentTo = (to: string) => standin.messages().filter((message) => message.to === to).length;
 const budgetWarnings = (owner: string) =>
-  lines.map((line) => JSON.parse(line) as { level: number; msg: string; owner?: string }).filter((entry) => entry.owner === owner && entry.msg.includes("SMS_PER_CALLER_PER_HOUR"));
+  rig.lines.map((line) => JSON.parse(line) as { level: number; msg: string; owner?: string }).filter((entry) => entry.owner === owner && entry.msg.includes("SMS_PER_CALLER_PER_HOUR"));
 
 /** An SMS alert of `owner`'s to `to` and one notification of it, enqueued. */
 async function smsNotification(owner: string, to: string) {
@@ -136,7 +110,7 @@ describe("the SMS budget per caller and clock hour", () => {
 
   it("sends a held-back SMS when its owner redelivers it in the next hour", async () => {
     expect(sentTo(heldBack.to)).toBe(0);
-    hoursAhead = 1;
+    rig.setHoursAhead(1);
     const answer = await t.app.inject({ method: "POST", url: `/v1/notifications/${heldBack.id}/redeliver`, headers: bearer(await t.token("alice")) });
     expect(answer.statusCode).toBe(202);
     expect((await waitForNotification(t, heldBack.id, (row) => row.status === "delivered")).status).toBe("delivered");
