@@ -1,7 +1,6 @@
 // What the tests of an hourly budget per caller (SMS_PER_CALLER_PER_HOUR,
-// EMAIL_PER_CALLER_PER_HOUR) run against: an app whose clock starts five minutes clear of an
-// hour's end (a file counts one hour's budget across its tests) and can be moved into the next
-// hour, the real delivery workers with metrics of their own, and the workers' log lines to read.
+// EMAIL_PER_CALLER_PER_HOUR) run against: an app whose clock starts clear of an hour's end
+// (clock.ts) and can be moved into the next hour, the real delivery workers with metrics of their own, and the workers' log lines to read.
 import { Writable } from "node:stream";
 import { Registry } from "prom-client";
 import { createLogger } from "../../src/logger.ts";
@@ -27,7 +26,7 @@ export async function startHourlyBudgetRig(
   env: Record<string, string>,
   workerOptions: Parameters<typeof startDeliveryWorkers>[1],
 ): Promise<HourlyBudgetRig> {
-  const clearOfBoundary = clockClearOfBoundary(HOUR_MS, 5 * 60_000);
+  const clearOfBoundary = clockClearOfBoundary(HOUR_MS);
   let hoursAhead = 0;
   const t = await startTestApp(label, env, { now: () => new Date(clearOfBoundary().getTime() + hoursAhead * HOUR_MS) });
   const registry = new Registry();
