@@ -110,7 +110,7 @@ function movement(facts: MovementFacts): string {
 /**
  * "Sent 25,000 USDC to 7xKXtg…9fQaBc (threshold 10,000)."; to or from a labelled address, its
  * label's category as suspiciousCounterpartyReason names it: "… (sanctioned, threshold 10,000)."
- * Until 2026-12 a large transfer to an OFAC-listed address said nothing of it, in the SMS or
+ * Until 2026-11-28 a large transfer to an OFAC-listed address said nothing of it, in the SMS or
  * anywhere else but the email's label row, though the evaluation knew.
  */
 export function largeTransferReason(facts: MovementFacts, threshold: number, category: LabelCategory | null = null): string {

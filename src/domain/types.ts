@@ -94,7 +94,7 @@ export type NotificationPayload = {
   type: "risk_alert.triggered" | "risk_alert.test" | "risk_alert.suppressed";
   timestamp: string;
   data: {
-    /** A firing's: its notification (the webhook-id) and its event, for a receiver that keeps only the body; none in one made before 2026-12. */
+    /** A firing's: its notification (the webhook-id) and its event, for a receiver that keeps only the body; none in one made before 2026-11-28. */
     notificationId?: string;
     eventId?: string;
     alertId: string;
@@ -141,7 +141,7 @@ export type SuppressedSummary = {
    * largestByToken (for a digest built before 2026-11-28, the highest amount whatever its token);
    * a token-filtered large_transfer's, the highest amount, as its amounts are of one token. `counterparty` (a large_transfer's or a
    * suspicious_counterparty's) only where its transaction names one other side; none in a digest
-   * built before 2026-12.
+   * built before 2026-11-28.
    */
   strongest: HeldBackFiring & { counterparty?: DigestCounterparty };
   /** The events' ids, oldest first, at most SUPPRESSED_EVENT_IDS_SHOWN (count says how many there were). */

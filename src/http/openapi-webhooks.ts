@@ -165,7 +165,7 @@ export function webhooksDocument(): Record<string, Json> {
       "Within an alert's cooldownSeconds after a notification, further firings are recorded as suppressed events and not sent. " +
         "Once that cooldown ends, one digest says what it held back: how many, when, the strongest of them (its reason, observed value and transaction) " +
         "with, for large_transfer and suspicious_counterparty, the other side of its transaction in full and that address's labels at the cooldown's end " +
-        "(suppressed.strongest.counterparty: optional, added within v1 in 2026-12, so a digest built before has none) " +
+        "(suppressed.strongest.counterparty: optional, added within v1 on 2026-11-28, so a digest built before has none) " +
         "and their event ids (at most 100). It is sent once per cooldown that held one back, never for one that held none, and only while the alert is active " +
         "(a paused or disabled alert's digest fails unsent). It starts no cooldown, has no event (GET /v1/notifications/{notificationId} shows eventId null), " +
         "and carries no `transaction` key: suppressed.strongest.transactionSignature names it. Built at its first attempt, it is the same body on every retry.",

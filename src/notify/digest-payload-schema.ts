@@ -38,7 +38,7 @@ const SuppressedSchema = Type.Object(
             {
               additionalProperties: false,
               description:
-                "a large_transfer's or suspicious_counterparty's: the other side of its transaction; no key when the transaction names no one other side of the wallet (a self-transfer, legs with several), for the other conditions, and in a digest built before 2026-12",
+                "a large_transfer's or suspicious_counterparty's: the other side of its transaction; no key when the transaction names no one other side of the wallet (a self-transfer, legs with several), for the other conditions, and in a digest built before 2026-11-28",
             },
           ),
         ),

@@ -135,7 +135,7 @@ const facts = {
 
 /**
  * Which notification and which event a firing's body is (pipeline/notification.ts FiringIds).
- * Optional: added within v1 in 2026-12, so a notification made before then, redelivered, has
+ * Optional: added within v1 on 2026-11-28, so a notification made before then, redelivered, has
  * neither; a receiver that must have the notification's id reads the webhook-id header.
  */
 const ids = {
@@ -187,7 +187,7 @@ const TestDataSchema = Type.Object(
     token: Type.Optional(
       Type.String({
         description:
-          "a large_transfer alert's token filter as its owner gave it (a symbol or a mint): the threshold's unit; no key when the alert has none (any token). Added within v1 (2026-12)",
+          "a large_transfer alert's token filter as its owner gave it (a symbol or a mint): the threshold's unit; no key when the alert has none (any token). Added within v1 (2026-11-28)",
       }),
     ),
     observed: Type.Null({ description: "always null: nothing was observed" }),

@@ -121,7 +121,7 @@ function keepsAmount(cut: string, clause: string): boolean {
  * fired and the strongest's news. Too long, what fired gives way to its label alone ("SANCTIONED"),
  * or, without a label, to nothing ("largest" says it), then "largest:" goes, before the news
  * loses its amount and token; a long alias is cut and the news cut at a word first. The label
- * is kept before the amount. Until 2026-12 it was "[Risk alert] Tesorería: 2 more
+ * is kept before the amount. Until 2026-11-28 it was "[Risk alert] Tesorería: 2 more
  * large_transfer held back in the cooldown": a 250,000 SOL send to an OFAC-listed address,
  * held back, did not show in the inbox.
  */
@@ -221,7 +221,7 @@ export function renderDigestEmail(payload: NotificationPayload, links: EmailLink
  * 1,000,000 SOL to 8jb5...kegn (threshold 100)." Always one GSM-7 segment, named and cut as a
  * firing's SMS is (render-sms.ts fitSms): the strongest's label first ("riskiest (SANCTIONED
  * counterparty): Sent …"), its detail left out first, then "in the cooldown", then a long alias
- * cut (never swapped for the address), then the strongest's news at a word. Until 2026-12 a digest that did not fit named
+ * cut (never swapped for the address), then the strongest's news at a word. Until 2026-11-28 a digest that did not fit named
  * the wallet by its address and lost the label at the end of the reason.
  */
 export function renderDigestSms(payload: NotificationPayload): string {

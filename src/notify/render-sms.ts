@@ -99,7 +99,7 @@ export function smsWalletName(data: Pick<NotificationPayload["data"], "alias" | 
  * with the other side's label, the amount, token and direction, then the counterparty) and the
  * least decisive dropped first when the text is too long: the reason's detail (its threshold,
  * and the label the headline gives already), then the wallet's score, then the tail of a long alias,
- * then the news from its end, a whole word at a time. Until 2026-12 the label came last in the
+ * then the news from its end, a whole word at a time. Until 2026-11-28 the label came last in the
  * reason and was cut first, and an alias that did not fit gave way to the longer short address:
  * a sanctions hit on "Treasury" read "Suspicious counterparty on FGK2...JBGr (risk 90/100).
  * Tried to receive 12,345,678.912345678 JitoSOL from 6R9jQi...kFJqLF in an NFT...".

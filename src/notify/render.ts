@@ -50,7 +50,7 @@ const SUBJECT_NAME_MAX = 24;
  * `[Risk alert] Treasury: SANCTIONED counterparty — Sent 2,000 SOL to 6R9jQi…kFJqLF`: the wallet,
  * what fired (headline) and what happened (the reason's news), at most SUBJECT_MAX characters:
  * a long alias is cut first, then the news at a word (never inside an amount); the headline
- * stays whole, so two conditions fired by one transaction never share a subject. Until 2026-12
+ * stays whole, so two conditions fired by one transaction never share a subject. Until 2026-11-28
  * the subject was the reason up to its first parenthesis, which is where "sanctioned" sits: a
  * sanctions hit and a routine large transfer of one transaction had the same subject, and mail
  * clients threaded them into one conversation. A test's names its condition:

@@ -3,7 +3,7 @@
 // that held back an event: made, pending, in the transaction that records the window's first
 // suppressed event, due when the cooldown ends (next_attempt_at), and built at its first attempt
 // from the window's suppressed events (settleDigestPayload), then stored, so that every retry
-// sends the same body under the same webhook-id. Until 2026-11-29 nothing ever mentioned them: a
+// sends the same body under the same webhook-id. Until 2026-11-28 nothing ever mentioned them: a
 // 150 SOL transfer was sent, the 1,000,000 and 250,000 SOL ones in its cooldown were not, and the
 // next message spoke of 101 SOL.
 //

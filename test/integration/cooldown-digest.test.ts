@@ -145,7 +145,7 @@ describe("cooldown digest", () => {
     await waitFor("the digest email", async () => (await digestsOf(mailAlertId))[0]?.status === "delivered" || (await advance(0, ["email"]), false));
     const mails = smtp.messages.map((mail) => parseMessage(mail.raw)).filter((mail) => mail.headers.get("message-id")?.includes(mailDigest!.id));
     expect(mails).toHaveLength(1);
-    // Until 2026-12 "[Risk alert] Cooldown desk: 2 more large_transfer held back in the cooldown": no amount.
+    // Until 2026-11-28 "[Risk alert] Cooldown desk: 2 more large_transfer held back in the cooldown": no amount.
     expect(mails[0]!.subject).toBe("[Risk alert] Cooldown desk: 2 held back — largest: Sent 1,000,000 SOL to…");
     expect(mails[0]!.text).toContain("largest: Sent 1,000,000 SOL to");
   });

@@ -48,7 +48,7 @@ type Kind = NotificationPayload["type"];
 const KINDS: readonly Kind[] = ["risk_alert.triggered", "risk_alert.test"];
 /** A firing's facts, each there only where its condition gives it (pipeline/notification.ts factsOf). */
 const FACT_FIELDS = ["direction", "counterparty", "activity", "previousScore"];
-/** A firing's notification and event ids: added within v1 in 2026-12, so a notification made before, redelivered, has neither. */
+/** A firing's notification and event ids: added within v1 on 2026-11-28, so a notification made before, redelivered, has neither. */
 const ID_FIELDS = ["notificationId", "eventId"];
 /** Headers of the connection and the message itself, which no OpenAPI operation declares. */
 const TRANSPORT_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding"]);
@@ -291,7 +291,7 @@ describe("the webhooks of the OpenAPI document", () => {
     }
   });
 
-  it("publishes a digest's strongest.counterparty as optional (a digest built before 2026-12 has none), open in the document and closed in the service's copy, and says so", () => {
+  it("publishes a digest's strongest.counterparty as optional (a digest built before 2026-11-28 has none), open in the document and closed in the service's copy, and says so", () => {
     const at = "#/properties/data/properties/suppressed/properties/strongest";
     for (const [form, schema] of [
       ["published", bodySchemaOf("risk_alert.suppressed")],

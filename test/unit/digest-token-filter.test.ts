@@ -24,7 +24,7 @@ const firing = (eventId: string, observed: number, sent: boolean, token: TokenFi
   observed,
   sent,
   token,
-  createdAt: new Date(Date.UTC(2026, 11, 1, 12, 0, second)).toISOString(),
+  createdAt: new Date(Date.UTC(2026, 10, 28, 12, 0, second)).toISOString(),
   reason,
 });
 const RECEIPT = firing("evt_receipt", 100_000, false, SOL, 2, "Received 100,000 SOL from 3jS1EY…Vq7LmN (threshold 1,000).");
@@ -63,8 +63,8 @@ function solAlertDigest(): NotificationPayload {
   const { strongest } = namedHeldBack({ condition: "large_transfer", token: "SOL" }, RECEIPT, [SEND, RECEIPT]);
   const summary: SuppressedSummary = {
     count: 2,
-    windowStart: "2026-12-01T12:00:00.000Z",
-    windowEnd: "2026-12-01T12:00:12.000Z",
+    windowStart: "2026-11-28T12:00:00.000Z",
+    windowEnd: "2026-11-28T12:00:12.000Z",
     firstAt: RECEIPT.createdAt,
     lastAt: SEND.createdAt,
     strongest: { eventId: strongest.eventId, observed: strongest.observed, reason: RECEIPT.reason, transactionSignature: "5receipt", createdAt: strongest.createdAt },
@@ -72,10 +72,10 @@ function solAlertDigest(): NotificationPayload {
   };
   const unbuilt: NotificationPayload = {
     type: "risk_alert.suppressed",
-    timestamp: "2026-12-01T12:00:12.000Z",
+    timestamp: "2026-11-28T12:00:12.000Z",
     data: { alertId: "alr_sol", walletId: "wal_1", address: "8jb5Cq2sXhQpE4fTyKf3uR7vL9mN1wZ6aD5gH8jKkegn", alias: "SOL desk", condition: "large_transfer", threshold: 1_000, observed: null, riskScore: 20, riskFactors: [], reason: "" },
   };
-  return digestPayload(unbuilt, summary, { riskScore: 20, riskFactors: [] }, new Date("2026-12-01T12:00:12.000Z"));
+  return digestPayload(unbuilt, summary, { riskScore: 20, riskFactors: [] }, new Date("2026-11-28T12:00:12.000Z"));
 }
 
 describe("a SOL alert's cooldown digest", () => {

@@ -16,7 +16,7 @@ const firing = (eventId: string, observed: number, sent: boolean, token: TokenFi
   observed,
   sent,
   token,
-  createdAt: new Date(Date.UTC(2026, 11, 1, 12, 0, second++)).toISOString(),
+  createdAt: new Date(Date.UTC(2026, 10, 28, 12, 0, second++)).toISOString(),
 });
 const ids = (firings: readonly TokenFiring[]) => firings.map((f) => f.eventId);
 

@@ -19,7 +19,7 @@ import { renderEmail } from "../../src/notify/render.ts";
 import { triggeredPayload } from "../../src/pipeline/notification.ts";
 import { OTHER, THIRD, WALLET, counterparty, tx } from "./conditions/fixtures.ts";
 
-const NOW = new Date("2026-12-01T08:00:00.000Z");
+const NOW = new Date("2026-11-28T08:00:00.000Z");
 const IDS = { notificationId: "ntf_01jz0000000000000000000000", eventId: "evt_01jz0000000000000000000000" };
 const RISK = { score: 40, factors: ["sanctioned_counterparty" as const] };
 

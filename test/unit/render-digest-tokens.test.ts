@@ -21,7 +21,7 @@ const DRAIN: Named = {
   observed: 50_000,
   reason: "Sent 50,000 SOL to 2Rt8xt…ncv9Ud (threshold 1,000).",
   transactionSignature: "5drain",
-  createdAt: "2026-12-01T12:00:02.000Z",
+  createdAt: "2026-11-28T12:00:02.000Z",
   direction: "sent",
 };
 const JUNK: Named = {
@@ -29,7 +29,7 @@ const JUNK: Named = {
   observed: 1_000_000_000_000,
   reason: "Received 1,000,000,000,000 6J9x…2xru from GryGc8…EDgx82 (threshold 1,000).",
   transactionSignature: "5junk",
-  createdAt: "2026-12-01T12:00:04.000Z",
+  createdAt: "2026-11-28T12:00:04.000Z",
   direction: "received",
 };
 const USDC: Named = { ...JUNK, eventId: "evt_04", observed: 20_000, reason: "Received 20,000 USDC from 7xKXtg…9fQaBc (threshold 1,000).", transactionSignature: "5usdc" };
@@ -39,10 +39,10 @@ function digest(named: Named[], otherTokens = 0, alias: string | null = "Cooldow
   const { direction: _direction, ...strongest } = named[0]!;
   const summary: SuppressedSummary = {
     count: named.length + otherTokens + 1,
-    windowStart: "2026-12-01T12:00:00.000Z",
-    windowEnd: "2026-12-01T12:00:25.000Z",
-    firstAt: "2026-12-01T12:00:02.000Z",
-    lastAt: "2026-12-01T12:00:04.000Z",
+    windowStart: "2026-11-28T12:00:00.000Z",
+    windowEnd: "2026-11-28T12:00:25.000Z",
+    firstAt: "2026-11-28T12:00:02.000Z",
+    lastAt: "2026-11-28T12:00:04.000Z",
     strongest,
     eventIds: ["evt_02", "evt_03"],
     largestByToken: named,
@@ -50,10 +50,10 @@ function digest(named: Named[], otherTokens = 0, alias: string | null = "Cooldow
   };
   const unbuilt: NotificationPayload = {
     type: "risk_alert.suppressed",
-    timestamp: "2026-12-01T12:00:25.000Z",
+    timestamp: "2026-11-28T12:00:25.000Z",
     data: { alertId: "alr_1", walletId: "wal_1", address: WALLET, alias, condition: "large_transfer", threshold: 1_000, observed: null, riskScore: 20, riskFactors: [], reason: "" },
   };
-  return digestPayload(unbuilt, summary, { riskScore: 20, riskFactors: [] }, new Date("2026-12-01T12:00:25.000Z"));
+  return digestPayload(unbuilt, summary, { riskScore: 20, riskFactors: [] }, new Date("2026-11-28T12:00:25.000Z"));
 }
 
 describe("a large_transfer digest of several tokens", () => {
@@ -94,7 +94,7 @@ describe("a large_transfer digest of several tokens", () => {
       /^Largest received, token 2 of 2: +Received 1,000,000,000,000 6J9x…2xru from GryGc8…EDgx82 \(threshold 1,000\)\.$/,
     );
     expect(at(/^Largest sent, token 1 of 2:/)).toBeLessThan(at(/^Largest received, token 2 of 2:/));
-    expect(lines.slice(at(/^Largest received, token 2 of 2:/))).toEqual(expect.arrayContaining([expect.stringMatching(/^Detected at: +2026-12-01 12:00:04 UTC$/), expect.stringMatching(/^Transaction: +5junk$/)]));
+    expect(lines.slice(at(/^Largest received, token 2 of 2:/))).toEqual(expect.arrayContaining([expect.stringMatching(/^Detected at: +2026-11-28 12:00:04 UTC$/), expect.stringMatching(/^Transaction: +5junk$/)]));
     expect(email.text).not.toMatch(/^Other tokens:/m);
     expect(email.html).toContain("Sent 50,000 SOL to 2Rt8xt…ncv9Ud");
   });

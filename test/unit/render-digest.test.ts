@@ -16,16 +16,16 @@ const WALLET = "8jb5Cq2sXhQpE4fTyKf3uR7vL9mN1wZ6aD5gH8jKkegn";
 
 const summary = (count: number, reason = "Sent 1,000,000 SOL to 8jb5…kegn (threshold 100)."): SuppressedSummary => ({
   count,
-  windowStart: "2026-11-29T05:46:00.000Z",
-  windowEnd: "2026-11-29T05:46:20.000Z",
-  firstAt: "2026-11-29T05:46:02.500Z",
-  lastAt: "2026-11-29T05:46:05.000Z",
+  windowStart: "2026-11-28T05:46:00.000Z",
+  windowEnd: "2026-11-28T05:46:20.000Z",
+  firstAt: "2026-11-28T05:46:02.500Z",
+  lastAt: "2026-11-28T05:46:05.000Z",
   strongest: {
     eventId: "evt_01",
     observed: 1_000_000,
     reason,
     transactionSignature: "5sig",
-    createdAt: "2026-11-29T05:46:02.500Z",
+    createdAt: "2026-11-28T05:46:02.500Z",
   },
   eventIds: Array.from({ length: Math.min(count, 100) }, (_, i) => `evt_${String(i).padStart(2, "0")}`),
 });
@@ -39,10 +39,10 @@ function digest(
 ): NotificationPayload {
   const unbuilt: NotificationPayload = {
     type: "risk_alert.suppressed",
-    timestamp: "2026-11-29T05:46:03.000Z",
+    timestamp: "2026-11-28T05:46:03.000Z",
     data: { alertId: "alr_1", walletId: "wal_1", address: WALLET, alias, condition, threshold: 100, observed: null, riskScore: 20, riskFactors: [], reason: "" },
   };
-  return digestPayload(unbuilt, summary(count, reason), { riskScore: 20, riskFactors: [] }, new Date("2026-11-29T05:46:20.000Z"), counterparty);
+  return digestPayload(unbuilt, summary(count, reason), { riskScore: 20, riskFactors: [] }, new Date("2026-11-28T05:46:20.000Z"), counterparty);
 }
 
 /** The demo's OFAC-listed address, as the responder review's live run sent 250,000 SOL to it. */
@@ -81,7 +81,7 @@ describe("a cooldown digest", () => {
   });
 
   it("leads with the strongest's label and keeps the wallet's alias, cutting the reason instead", () => {
-    // Until 2026-12: "Risk alert: FGK2...JBGr. 37 more suspicious_counterparty firings held back during the cooldown; riskiest: Sent 1,250,000 USDC to 6R9jQi...kFJqLF (sanctioned..."
+    // Until 2026-11-28: "Risk alert: FGK2...JBGr. 37 more suspicious_counterparty firings held back during the cooldown; riskiest: Sent 1,250,000 USDC to 6R9jQi...kFJqLF (sanctioned..."
     const sanctioned = "Sent 1,250,000 USDC to 6R9jQi…kFJqLF (sanctioned, risk 100, threshold 75).";
     expect(renderSms(digest(37, "Treasury", "suspicious_counterparty", sanctioned))).toBe(
       "Risk alert on Treasury: 37 more suspicious_counterparty held back in the cooldown; riskiest (SANCTIONED counterparty): Sent 1,250,000 USDC to 6R9jQi...kFJqLF.",
@@ -100,13 +100,13 @@ describe("a cooldown digest", () => {
 
   it("emails the count, the window, the largest and its transaction, and the events", () => {
     const email = renderEmail(digest(2));
-    // Until 2026-12: "[Risk alert] Cooldown desk: 2 more large_transfer held back in the cooldown", no amount.
+    // Until 2026-11-28: "[Risk alert] Cooldown desk: 2 more large_transfer held back in the cooldown", no amount.
     expect(email.subject).toBe("[Risk alert] Cooldown desk: 2 held back — largest: Sent 1,000,000 SOL to…");
     expect(email.text).toContain("2 more large_transfer firings held back during the cooldown; largest: Sent 1,000,000 SOL to 8jb5…kegn (threshold 100).");
-    expect(email.text).toMatch(/^Held back: +2 firings, from 2026-11-29 05:46:02 UTC to 2026-11-29 05:46:05 UTC$/m);
-    expect(email.text).toMatch(/^Cooldown: +2026-11-29 05:46:00 UTC to 2026-11-29 05:46:20 UTC$/m);
+    expect(email.text).toMatch(/^Held back: +2 firings, from 2026-11-28 05:46:02 UTC to 2026-11-28 05:46:05 UTC$/m);
+    expect(email.text).toMatch(/^Cooldown: +2026-11-28 05:46:00 UTC to 2026-11-28 05:46:20 UTC$/m);
     expect(email.text).toMatch(/^Largest: +Sent 1,000,000 SOL to 8jb5…kegn \(threshold 100\)\.$/m);
-    expect(email.text).toMatch(/^Detected at: +2026-11-29 05:46:02 UTC$/m);
+    expect(email.text).toMatch(/^Detected at: +2026-11-28 05:46:02 UTC$/m);
     expect(email.text).toMatch(/^Transaction: +5sig$/m);
     expect(email.text).toContain("evt_00, evt_01");
     expect(email.text).not.toMatch(/^Time:/m);
@@ -166,7 +166,7 @@ describe("a cooldown digest", () => {
     for (const url of ["https://solscan.io/tx/5sig", `https://solscan.io/account/${SANCTIONED}`, `https://solscan.io/account/${WALLET}`]) {
       expect(email.html).toContain(`<a href="${url}">${url}</a>`);
     }
-    // A digest built before 2026-12 (or whose transaction names no one other side): the explorer link, no counterparty rows.
+    // A digest built before 2026-11-28 (or whose transaction names no one other side): the explorer link, no counterparty rows.
     const older = renderEmail(digest(2, "Tesorería", "large_transfer", TO_SANCTIONED), LINKS);
     expect(older.text).toMatch(/^Explorer: +https:\/\/solscan\.io\/tx\/5sig$/m);
     expect(older.text).not.toMatch(/^Counterparty/m);

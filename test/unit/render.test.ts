@@ -156,7 +156,7 @@ describe("email rendering", () => {
   });
 
   it("says an unusual_activity's multiple is of its baseline, with the counts, and that its transaction is only the latest", () => {
-    // Until 2026-12 the Observed row read "5× the usual hourly count" below a reason that said the floor of 1 per hour.
+    // Until 2026-11-28 the Observed row read "5× the usual hourly count" below a reason that said the floor of 1 per hour.
     const email = renderEmail(
       payload({
         condition: "unusual_activity",
@@ -189,7 +189,7 @@ describe("email rendering", () => {
   });
 
   it("says when a firing was detected, and when a test was requested, in UTC and saying so", () => {
-    // Until 2026-12 "2026-03-01T12:00:00.000Z", whose zone is one letter at the end.
+    // Until 2026-11-28 "2026-03-01T12:00:00.000Z", whose zone is one letter at the end.
     expect(renderEmail(payload()).text).toContain("Detected at:  2026-03-01 12:00:00 UTC\n");
     expect(renderEmail(payload({}, "risk_alert.test")).text).toContain("Requested at: 2026-03-01 12:00:00 UTC\n");
     expect(renderEmail(payload()).text).not.toMatch(/^Time:/m);
@@ -355,7 +355,7 @@ describe("email subject: what fired comes first, so that no two conditions of on
   ];
 
   it("leads a sanctions hit with the label, and a large transfer of the same transaction with its condition and the label", () => {
-    // Until 2026-12 both read "[Risk alert] Treasury: Sent 2,000 SOL to 9WzDXw…YtAWWM", and mail clients threaded them together.
+    // Until 2026-11-28 both read "[Risk alert] Treasury: Sent 2,000 SOL to 9WzDXw…YtAWWM", and mail clients threaded them together.
     const [large, suspicious, busy] = firings("Treasury").map((firing) => emailSubject(firing));
     expect(suspicious).toBe("[Risk alert] Treasury: SANCTIONED counterparty — Sent 2,000 SOL to…");
     expect(large).toBe("[Risk alert] Treasury: Large transfer to SANCTIONED — Sent 2,000 SOL to…");
@@ -431,7 +431,7 @@ describe("SMS rendering", () => {
   });
 
   it("spells any other character GSM-7 cannot as '?', keeping the 160-septet segment rather than a 70-unit UCS-2 one", () => {
-    // A reason written before tokens.ts named such symbols "(unlisted)"; until 2026-12 it made the SMS UCS-2, cut after the amount.
+    // A reason written before tokens.ts named such symbols "(unlisted)"; until 2026-11-28 it made the SMS UCS-2, cut after the amount.
     const sms = renderSms(payload({ reason: "Sent 25,000 🐶 to 9WzDXw…YtAWWM (threshold 10,000)." }));
     expect(sms).toBe("Risk alert on Treasury: Large transfer. Sent 25,000 ? to 9WzDXw...YtAWWM (threshold 10,000). Wallet risk 82/100.");
     expect(isGsm7(sms)).toBe(true);
@@ -444,7 +444,7 @@ describe("SMS rendering", () => {
     { alias: "Treasury 🏦 cold", shown: "Treasury cold" },
     { alias: "🏦 Treasury", shown: "Treasury" },
   ])("keeps an alias GSM-7 can nearly spell: $alias as $shown", ({ alias, shown }) => {
-    // Until 2026-12 any of these gave way to the short address 7xKX...gAsU.
+    // Until 2026-11-28 any of these gave way to the short address 7xKX...gAsU.
     const sms = renderSms(payload({ alias }));
     expect(sms.startsWith(`Risk alert on ${shown}: Large transfer. `)).toBe(true);
     expect(isGsm7(sms)).toBe(true);
@@ -506,7 +506,7 @@ describe("SMS rendering: the decisive facts survive a long alias, a long amount 
   );
 
   it.each(cases)("a sanctions hit keeps the wallet, SANCTIONED, the amount and token, and the direction: $when", ({ movement, alias, late, name, amount }) => {
-    // Until 2026-12 the label came last and was cut first, and a wallet "Treasury" became "7xKX...gAsU".
+    // Until 2026-11-28 the label came last and was cut first, and a wallet "Treasury" became "7xKX...gAsU".
     const sms = renderSms(sanctionsHit(movement, alias), late);
     expect(sms.startsWith(`Risk alert${late ? " (3h ago)" : ""} on ${name}`)).toBe(true);
     expect(sms).toContain(": SANCTIONED counterparty. ");

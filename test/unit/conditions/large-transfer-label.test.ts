@@ -1,4 +1,4 @@
-// A large_transfer names its counterparty's label in its reason: until 2026-12 a desk whose only
+// A large_transfer names its counterparty's label in its reason: until 2026-11-28 a desk whose only
 // alert is a large_transfer (the most common set-up) was texted "Sent 2,000 SOL to 6R9jQi...kFJqLF
 // (threshold 1,000)." for a send to an OFAC-listed address, though the evaluation knew the label.
 // The pipeline looks the other side up for a wallet with a large_transfer alert as it does for
