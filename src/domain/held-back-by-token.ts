@@ -8,8 +8,11 @@
 // - A received transfer never displaces a sent one: anyone can send the wallet anything, only
 //   its key can send from it. A token's named firing is its largest sent one, or its largest
 //   received one when the wallet sent none of it; tokens with a sent firing come first.
-// - Within each of those two groups, tokens in the order their named direction was first held
-//   back (a transaction's legs keep leg order), so that nothing about the amounts decides it.
+// - Within each of those two groups, the well-known tokens (domain/tokens.ts: SOL, USDC…, by
+//   their mints) first: anyone can mint a token, so a key holder who sent three of his own
+//   first pushed the SOL drain that followed out of the three named (evasion review,
+//   2026-11-28). Then tokens in the order their named direction was first held back (a
+//   transaction's legs keep leg order), so that nothing about the amounts decides it.
 // - At most TOKENS_NAMED tokens are named; the rest are counted. An SMS has room for one.
 // Every other alert's digest, a large_transfer one with a token filter among them, names its one
 // highest firing (the highest observed, the first among equals) and no list: a filter's amounts
@@ -17,6 +20,7 @@
 // says. Named sent-first, a SOL alert's 100,000 SOL receipt reached no channel and its digest
 // called a 1,001 SOL send the "largest" (diff review, 2026-11-28).
 import { tokenKey } from "./conditions/one-event-per-transaction.ts";
+import { tokenOf, wellKnownSymbol } from "./tokens.ts";
 import type { Condition, Transaction } from "./types.ts";
 
 /** The most tokens a digest names; the others are counted ("and 2 more tokens"). */
@@ -63,6 +67,13 @@ export function namedHeldBack<H, F extends TokenFiring>(
 
 type Held<F> = { firing: F; firstAt: number };
 
+/** Whether a firing moved a well-known token: one no one can mint at will, so named before the others. */
+const movesWellKnown = (firing: TokenFiring): boolean => {
+  if (firing.token === null) return false;
+  const token = tokenOf(firing.token);
+  return "mint" in token && wellKnownSymbol(token.mint) !== undefined;
+};
+
 /** Each token's largest firing, sent tokens first, at most `limit`; and how many tokens were left out. */
 export function largestOfEachToken<F extends TokenFiring>(firings: readonly F[], limit: number = TOKENS_NAMED): NamedTokens<F> {
   // Per token, the largest of each direction (the first among equals) and its first time.
@@ -81,7 +92,13 @@ export function largestOfEachToken<F extends TokenFiring>(firings: readonly F[],
   }
   const named = [...byToken.values()]
     .map((sides) => (sides.sent ?? sides.received)!)
-    .sort((a, b) => Number(b.firing.sent) - Number(a.firing.sent) || a.firstAt - b.firstAt || compareIds(a.firing, b.firing))
+    .sort(
+      (a, b) =>
+        Number(b.firing.sent) - Number(a.firing.sent) ||
+        Number(movesWellKnown(b.firing)) - Number(movesWellKnown(a.firing)) ||
+        a.firstAt - b.firstAt ||
+        compareIds(a.firing, b.firing),
+    )
     .map((held) => held.firing);
   return { named: named.slice(0, limit), otherTokens: Math.max(0, named.length - limit) };
 }

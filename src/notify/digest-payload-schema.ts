@@ -61,7 +61,7 @@ const SuppressedSchema = Type.Object(
         ),
         {
           minItems: 1,
-          description: `a large_transfer alert's without a token filter only (added within v1, 2026-11-28): each token's largest held-back firing (amounts of different tokens are never compared), its largest sent one when the wallet sent any of that token (a received transfer, which anyone can make, never displaces a sent one, so a larger receipt of that token may be left out: direction says which it is); tokens the wallet sent first, then those it only received, each group in the order its tokens were first held back; at most ${TOKENS_NAMED} tokens today, otherTokens counting the rest. No key for an alert with a token filter (all its amounts are of one token: strongest is its highest), for the other conditions, and in a digest built before`,
+          description: `a large_transfer alert's without a token filter only (added within v1, 2026-11-28): each token's largest held-back firing (amounts of different tokens are never compared), its largest sent one when the wallet sent any of that token (a received transfer, which anyone can make, never displaces a sent one, so a larger receipt of that token may be left out: direction says which it is); tokens the wallet sent first, then those it only received, each group with the well-known tokens first (SOL, USDC… by their mints: anyone can mint any other) and then in the order its tokens were first held back; at most ${TOKENS_NAMED} tokens today, otherTokens counting the rest. No key for an alert with a token filter (all its amounts are of one token: strongest is its highest), for the other conditions, and in a digest built before`,
         },
       ),
     ),

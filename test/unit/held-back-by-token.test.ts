@@ -46,8 +46,8 @@ describe("a large_transfer digest's named firings", () => {
       firing("evt_sol_out", 10, true, SOL),
       firing("evt_other_out", 1, true, OTHER_JUNK),
     ]);
-    // Sent first, each group in the order its tokens were first held back.
-    expect(ids(named)).toEqual(["evt_sol_out", "evt_other_out", "evt_junk_in"]);
+    // Sent first; within each group the well-known tokens, then the order first held back.
+    expect(ids(named)).toEqual(["evt_sol_out", "evt_other_out", "evt_usdc_in"]);
   });
 
   it("does not let a larger received transfer of a token displace a sent one of it", () => {
@@ -72,9 +72,25 @@ describe("a large_transfer digest's named firings", () => {
   });
 
   it("keeps a firing whose token is unknown apart from every other, and its time orders it", () => {
-    const { named, otherTokens } = largestOfEachToken([firing("evt_unknown", 3, true, null), firing("evt_sol", 1_000_000, true, SOL), firing("evt_unknown_2", 4, true, null)]);
-    expect(ids(named)).toEqual(["evt_unknown", "evt_sol", "evt_unknown_2"]);
+    const { named, otherTokens } = largestOfEachToken([firing("evt_unknown", 3, true, null), firing("evt_unknown_2", 4, true, null), firing("evt_junk", 1_000_000, true, JUNK)]);
+    expect(ids(named)).toEqual(["evt_unknown", "evt_unknown_2", "evt_junk"]);
     expect(otherTokens).toBe(0);
+  });
+
+  it("names a sent well-known token before sent junk held back earlier: three junk sends first cannot push a SOL drain out of the three named", () => {
+    const junk = Array.from({ length: 3 }, (_, i) => ({ token: `junk${i}`, mint: `Junk${i}xq4Vb2mTz8WqB5nP2dLs7cYhE4uGaF1oNrk` }));
+    const { named, otherTokens } = largestOfEachToken([
+      ...junk.map((token, i) => firing(`evt_junk${i}`, 10 ** 12, true, token)),
+      firing("evt_sol_drain", 40_000, true, SOL),
+      firing("evt_usdc_drain", 2_000_000, true, USDC),
+    ]);
+    expect(ids(named)).toEqual(["evt_sol_drain", "evt_usdc_drain", "evt_junk0"]);
+    expect(otherTokens).toBe(2);
+  });
+
+  it("still names what the wallet sent before a well-known token it only received", () => {
+    const { named } = largestOfEachToken([firing("evt_usdc_in", 2_000_000, false, USDC), firing("evt_junk_out", 10, true, JUNK)]);
+    expect(ids(named)).toEqual(["evt_junk_out", "evt_usdc_in"]);
   });
 
   it("orders tokens by when each was first held back, not by the time of its largest firing", () => {
