@@ -128,6 +128,11 @@ export type Config = Readonly<{
    * in every worker's memory, so an unbounded number would let one token multiply both.
    */
   maxAlertsPerWallet: number;
+  /**
+   * 40,000 by default: four alerts (one of each condition) on each of a full book of
+   * MAX_WALLETS_PER_CALLER (10,000) wallets. At 10,000 a caller allowed 10,000 wallets could not
+   * give each even two, and a fund onboarding 5,000 wallets with 2–4 alerts each stopped at a third.
+   */
   maxAlertsPerCaller: number;
   /**
    * The most wallets one caller may track: every tracked address costs every evaluation work
@@ -249,7 +254,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     smsPerCallerPerHour: read("SMS_PER_CALLER_PER_HOUR", integerIn(1, 1_000_000), 300),
     emailPerCallerPerHour: read("EMAIL_PER_CALLER_PER_HOUR", integerIn(1, 1_000_000), 1_000),
     maxAlertsPerWallet: read("MAX_ALERTS_PER_WALLET", integerIn(1, 1_000_000), 50),
-    maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
+    maxAlertsPerCaller: read("MAX_ALERTS_PER_CALLER", integerIn(1, 1_000_000), 40_000),
     maxWalletsPerCaller: read("MAX_WALLETS_PER_CALLER", integerIn(1, 1_000_000), 10_000),
     walletListCacheMs: read("WALLET_LIST_CACHE_TTL", parseDuration, 1_000),
     // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000

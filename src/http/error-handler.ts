@@ -13,6 +13,7 @@ import {
   problemBody,
   type FieldError,
   type ProblemCode,
+  type ProblemOptions,
 } from "./problem.ts";
 import { NO_NUL_PATTERN, documentQueryIntegers, wordedAsRange } from "./schemas.ts";
 
@@ -67,10 +68,10 @@ export function sendProblem(
   reply: FastifyReply,
   code: ProblemCode,
   detail: string,
-  options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  options: ProblemOptions = {},
 ): FastifyReply {
   const errors = options.errors ?? (code === "validation_failed" ? wholePartError(detail) : undefined);
-  const body = problemBody(code, detail, String(reply.request.id), errors);
+  const body = problemBody(code, detail, String(reply.request.id), errors, options.extensions);
   for (const [name, value] of Object.entries(options.headers ?? {})) reply.header(name, value);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
 }
@@ -388,7 +389,7 @@ export function sendError(
   reply: FastifyReply,
 ): FastifyReply {
   if (error instanceof ProblemError) {
-    return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers });
+    return sendProblem(reply, error.code, error.message, { errors: error.errors, headers: error.headers, extensions: error.extensions });
   }
   if (error.validation) {
     const errors = withFixedFields(listedValidationErrors(error.validation, error.validationContext), request.routeOptions.config?.fixedFields);

@@ -4,7 +4,7 @@
 // them as the integers they are (documentAsInteger).
 import { Type, type TSchema } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
-import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE, invalid, type ProblemCode } from "./problem.ts";
+import { CAP_SETTINGS, PROBLEM_CODES, PROBLEM_CONTENT_TYPE, invalid, type ProblemCode } from "./problem.ts";
 
 export const ProblemSchema = Type.Object(
   {
@@ -14,6 +14,21 @@ export const ProblemSchema = Type.Object(
     detail: Type.String(),
     code: Type.Enum(Object.keys(PROBLEM_CODES) as ProblemCode[]),
     errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    // An extension member (RFC 9457 section 3.2): what tells a cap's 409 from the other conflicts.
+    limit: Type.Optional(
+      Type.Object(
+        {
+          setting: Type.Enum(CAP_SETTINGS, { description: "the setting whose cap refused the request" }),
+          max: Type.Integer({ minimum: 1, description: "the setting's value: how many the caller may have" }),
+        },
+        {
+          description:
+            "present on a 409 that a cap refused: waiting does not help; the setting names the cap. " +
+            "Delete what you no longer need, or ask the operator to raise the setting. Absent on every other problem, " +
+            "so a 409 without it is a conflict with one resource (an address already tracked, an Idempotency-Key used already)",
+        },
+      ),
+    ),
     requestId: Type.String(),
   },
   { $id: "Problem", description: "RFC 9457 problem details" },

@@ -1,11 +1,14 @@
 // MAX_ALERTS_PER_WALLET and MAX_ALERTS_PER_CALLER: a token with alerts:write cannot pile up
 // alerts (each a notification per event, and a rule in every worker's memory). A create past
 // a cap is a 409 conflict (DESIGN.md's only code for a 409) whose detail names the cap, with
-// no Location, and it writes nothing; every status counts; a replay under an Idempotency-Key
-// is still a replay; creates racing for the last slot make exactly one alert.
+// no Location and a `limit` member (the setting and its value) that tells it from the key's
+// 409 by a field, and it writes nothing; every status counts; a replay under an
+// Idempotency-Key is still a replay; creates racing for the last slot make exactly one alert.
+// MAX_ALERTS_PER_CALLER's default gives a full book of MAX_WALLETS_PER_CALLER wallets four each.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, insertWallet } from "../helpers/alert-fixtures.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { createContract, type OpenApiDocument } from "../helpers/openapi-contract.ts";
 import { expectProblem } from "../helpers/seed.ts";
 
 const PER_WALLET = 3;
@@ -43,10 +46,16 @@ async function created(t: TestApp, token: string, walletId: string, key?: string
 const storedAlerts = async (t: TestApp, owner: string): Promise<number> =>
   (await t.deps.sql<{ n: number }[]>`select count(*)::int as n from alerts where owner = ${owner}`)[0]!.n;
 
-/** Asserts a cap's refusal: a 409 conflict naming the cap, without the Location of a key's alert. */
-function capRefused(res: Awaited<ReturnType<typeof create>>, cap: "MAX_ALERTS_PER_WALLET" | "MAX_ALERTS_PER_CALLER" = "MAX_ALERTS_PER_WALLET") {
+type Cap = "MAX_ALERTS_PER_WALLET" | "MAX_ALERTS_PER_CALLER";
+
+/**
+ * Asserts a cap's refusal: a 409 conflict naming the cap, without the Location of a key's alert,
+ * and with the `limit` member that names the setting and its value (by default the small app's).
+ */
+function capRefused(res: Awaited<ReturnType<typeof create>>, cap: Cap = "MAX_ALERTS_PER_WALLET", max = cap === "MAX_ALERTS_PER_WALLET" ? PER_WALLET : PER_CALLER) {
   const problem = expectProblem(res, 409, "conflict");
-  expect(problem.detail).toContain(`${cap}=`);
+  expect(problem.detail).toContain(`${cap}=${max}`);
+  expect(res.json().limit).toEqual({ setting: cap, max });
   expect(res.headers.location).toBeUndefined();
   return problem;
 }
@@ -61,7 +70,7 @@ describe("caps on a caller's alerts", () => {
     for (let i = 0; i < 50; i++) await created(defaults, token, walletId);
 
     const refused = await create(defaults, token, walletId, "the-51st");
-    const problem = capRefused(refused);
+    const problem = capRefused(refused, "MAX_ALERTS_PER_WALLET", 50);
     expect(problem.detail).toContain(`wallet ${walletId} has 50 alerts already`);
     expect(problem.detail).toContain("MAX_ALERTS_PER_WALLET=50");
     expect(problem.detail).toContain("DELETE /v1/risk/alerts/{alertId}");
@@ -148,6 +157,9 @@ describe("caps on a caller's alerts", () => {
       payload: { ...body(walletId), cooldownSeconds: 60 },
     });
     expect(expectProblem(changed, 409, "conflict").detail).toContain("was used for a different request");
+    // The key's 409 is no cap's: no `limit`, and Location names the alert the key made.
+    expect(changed.json()).not.toHaveProperty("limit");
+    expect(changed.headers.location).toBe(`/v1/risk/alerts/${first.json().alertId}`);
     // A new key is a new alert, and that one the cap refuses.
     capRefused(await create(small, token, walletId, "one-too-many"));
     expect(await storedAlerts(small, sub)).toBe(PER_WALLET);
@@ -184,5 +196,44 @@ describe("caps on a caller's alerts", () => {
     for (let i = PER_WALLET; i < PER_CALLER; i++) await created(small, token, second.walletId);
     capRefused(await create(small, token, empty.walletId), "MAX_ALERTS_PER_CALLER");
     expectProblem(await create(small, token, "wal_unknown"), 404, "not_found");
+  });
+
+  it("lets a caller give each of MAX_WALLETS_PER_CALLER's 10,000 wallets four alerts (MAX_ALERTS_PER_CALLER defaults to 40,000), and refuses the 40,001st with its limit", async () => {
+    const { sub, token } = await caller(defaults, "nina");
+    // A full book, as an earlier onboarding left it: 10,000 wallets, four alerts each but the last wallet's fourth.
+    await defaults.deps.sql`
+      insert into tracked_wallets (id, owner, address)
+      select 'wal_book_' || i, ${sub}, 'book' || i from generate_series(1, 10000) as i`;
+    await defaults.deps.sql`
+      insert into alerts (id, owner, wallet_id, condition, threshold, notification_method, recipient)
+      select 'alr_book_' || i || '_' || n, ${sub}, 'wal_book_' || i, 'unusual_activity', 10, 'sms', '+14155550123'
+      from generate_series(1, 10000) as i, generate_series(1, 4) as n
+      where not (i = 10000 and n = 4)`;
+    expect(await storedAlerts(defaults, sub)).toBe(39_999);
+
+    await created(defaults, token, "wal_book_10000");
+    const refused = capRefused(await create(defaults, token, "wal_book_1"), "MAX_ALERTS_PER_CALLER", 40_000);
+    expect(refused.detail).toContain("you have 40000 alerts already");
+    expect(await storedAlerts(defaults, sub)).toBe(40_000);
+  });
+
+  it("documents the `limit` member on the Problem schema and on the create's 409, and answers the cap's 409 as documented", async () => {
+    const document = (await small.app.inject({ url: "/v1/openapi.json" })).json<OpenApiDocument>();
+    const problem = (document as { components?: { schemas?: Record<string, { properties?: Record<string, unknown>; required?: string[] }> } })
+      .components?.schemas?.Problem;
+    expect(problem?.required ?? []).not.toContain("limit");
+    const limit = problem?.properties?.limit as { description?: string; properties?: Record<string, { enum?: string[] }>; required?: string[] };
+    expect(limit?.description).toContain("present on a 409 that a cap refused: waiting does not help; the setting names the cap");
+    expect(limit.properties?.setting?.enum).toEqual(["MAX_ALERTS_PER_CALLER", "MAX_ALERTS_PER_WALLET", "MAX_WALLETS_PER_CALLER"]);
+    expect(limit.required).toEqual(["setting", "max"]);
+    const description = (document.paths["/v1/risk/alerts"]!.post!.responses["409"] as { description: string }).description;
+    expect(description).toContain("limit");
+
+    const { sub, token } = await caller(small, "olga");
+    const { walletId } = await insertWallet(small, sub);
+    for (let i = 0; i < PER_WALLET; i++) await created(small, token, walletId);
+    const refused = await create(small, token, walletId);
+    capRefused(refused);
+    expect(createContract(document).check("POST", "/v1/risk/alerts", refused)).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 // MAX_WALLETS_PER_CALLER: a token with wallets:write cannot track addresses without end (every
 // tracked address costs every evaluation work: its activity counters, its score). A create
 // past the cap is a 409 conflict (DESIGN.md's only code for a 409) whose detail names the cap
-// and says a delete frees a slot, with no Location, and it writes nothing; a retry of a create
+// and says a delete frees a slot, with no Location and a `limit` member (the setting and its
+// value; "already tracked" has none), and it writes nothing; a retry of a create
 // that succeeded (the address tracked already) is still answered with that wallet; creates
 // racing for the last slot make exactly one wallet; wallets past a lowered cap are kept.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,11 +46,23 @@ async function insertWallets(t: TestApp, owner: string, count: number): Promise<
     select 'wal_fill_' || ${owner} || '_' || i, ${owner}, 'fill' || ${owner} || i from generate_series(1, ${count}) as i`;
 }
 
-/** Asserts the cap's refusal: a 409 conflict naming the cap, without the Location of a wallet in the way. */
-function capRefused(res: Awaited<ReturnType<typeof create>>) {
+/**
+ * Asserts the cap's refusal: a 409 conflict naming the cap, without the Location of a wallet in
+ * the way, and with the `limit` member that names the setting and its value (by default the small app's).
+ */
+function capRefused(res: Awaited<ReturnType<typeof create>>, max = PER_CALLER) {
   const problem = expectProblem(res, 409, "conflict");
-  expect(problem.detail).toContain("MAX_WALLETS_PER_CALLER=");
+  expect(problem.detail).toContain(`MAX_WALLETS_PER_CALLER=${max}`);
+  expect(res.json().limit).toEqual({ setting: "MAX_WALLETS_PER_CALLER", max });
   expect(res.headers.location).toBeUndefined();
+  return problem;
+}
+
+/** Asserts "already tracked": a 409 conflict with the Location of the caller's wallet, and no `limit` (no cap refused it). */
+function alreadyTracked(res: Awaited<ReturnType<typeof create>>, walletId: string) {
+  const problem = expectProblem(res, 409, "conflict");
+  expect(res.headers.location).toBe(`/v1/wallets/${walletId}`);
+  expect(res.json()).not.toHaveProperty("limit");
   return problem;
 }
 
@@ -64,7 +77,7 @@ describe("the cap on a caller's tracked wallets", () => {
 
     const address = randomAddress();
     const refused = await create(defaults, token, address);
-    const problem = capRefused(refused);
+    const problem = capRefused(refused, 10_000);
     expect(problem.detail).toContain("you track 10000 wallets already");
     expect(problem.detail).toContain("MAX_WALLETS_PER_CALLER=10000");
     expect(problem.detail).toContain("DELETE /v1/wallets/{walletId}");
@@ -112,9 +125,8 @@ describe("the cap on a caller's tracked wallets", () => {
     const retries: Record<string, string>[] = [{}, { "idempotency-key": "the-last-slot" }];
     for (const headers of retries) {
       const retry = await create(small, token, address, headers);
-      const problem = expectProblem(retry, 409, "conflict");
+      const problem = alreadyTracked(retry, walletId);
       expect(problem.detail).toBe(`address ${address} is already tracked by this caller as wallet ${walletId}`);
-      expect(retry.headers.location).toBe(`/v1/wallets/${walletId}`);
     }
     // A new address is a new wallet, and that one the cap refuses.
     capRefused(await create(small, token, randomAddress(), { "idempotency-key": "one-too-many" }));
@@ -132,8 +144,7 @@ describe("the cap on a caller's tracked wallets", () => {
     expect(made.length).toBe(1);
     const walletId = made[0]!.json().walletId as string;
     for (const res of answers.filter((answer) => answer.statusCode !== 201)) {
-      expect(expectProblem(res, 409, "conflict").detail).toContain(`already tracked by this caller as wallet ${walletId}`);
-      expect(res.headers.location).toBe(`/v1/wallets/${walletId}`);
+      expect(alreadyTracked(res, walletId).detail).toContain(`already tracked by this caller as wallet ${walletId}`);
     }
     capRefused(await create(small, token, randomAddress()));
     expect(await storedWallets(small, sub)).toBe(PER_CALLER);
@@ -181,6 +192,7 @@ describe("the cap on a caller's tracked wallets", () => {
     expect(conflict.location?.required).not.toBe(true);
     const description = (document.paths["/v1/wallets"]!.post!.responses["409"] as { description: string }).description;
     expect(description).toContain("MAX_WALLETS_PER_CALLER");
+    expect(description).toContain("limit");
 
     const { token } = await caller(small, "judy");
     const address = randomAddress();
@@ -190,6 +202,9 @@ describe("the cap on a caller's tracked wallets", () => {
     const retry = await create(small, token, address);
     const capped = await create(small, token, randomAddress());
     expect([retry.statusCode, capped.statusCode]).toEqual([409, 409]);
+    // What tells them apart is a field, not only a header: the cap's answer has `limit`, the retry's none.
+    capRefused(capped);
+    expect(retry.json()).not.toHaveProperty("limit");
     expect(contract.check("POST", "/v1/wallets", retry)).toEqual([]);
     expect(contract.check("POST", "/v1/wallets", capped)).toEqual([]);
   });

@@ -19,7 +19,7 @@ describe("loadConfig", () => {
       smsPerCallerPerHour: 300,
       emailPerCallerPerHour: 1_000,
       maxAlertsPerWallet: 50,
-      maxAlertsPerCaller: 10_000,
+      maxAlertsPerCaller: 40_000,
       maxWalletsPerCaller: 10_000,
       walletListCacheMs: 1_000,
       workerQueues: "all",

@@ -48,14 +48,15 @@ const CooldownSeconds = wholeNumber({
 /**
  * A create's 409, code `conflict` either way: its Idempotency-Key made another alert (Location
  * names it), or the caller has as many alerts as the caps allow (no Location: no one alert is
- * in the way; the detail names the cap).
+ * in the way; `limit` and the detail name the cap).
  */
 export const CreateConflictResponse = {
   409: {
     ...problemResponses(409)[409],
     description:
       "RFC 9457 problem details, code conflict. With Location: the Idempotency-Key was used for a different request, more than a day ago, or before a secret rotation (Location names the alert it made). " +
-      "Without Location: the caller has as many alerts on the wallet (MAX_ALERTS_PER_WALLET), or in all (MAX_ALERTS_PER_CALLER), as the service allows, of any status; the detail names the cap: delete or change an alert instead",
+      "Without Location, and with the extension member limit ({ setting, max }): the caller has as many alerts on the wallet (MAX_ALERTS_PER_WALLET), or in all (MAX_ALERTS_PER_CALLER), as the service allows, of any status; " +
+      "limit.setting names the cap and the detail says what to do: delete or change an alert instead (retrying does not help). The Idempotency-Key's 409 has no limit",
     headers: { location: { type: "string", description: "the URL of the alert that the Idempotency-Key made (absent when a cap refused the create)" } },
   },
 };

@@ -23,7 +23,7 @@ import { channelsOff } from "../../notify/transports.ts";
 import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
-import { ProblemError, invalid, notFound } from "../problem.ts";
+import { ProblemError, capReached as capRefusal, invalid, notFound } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
 import { NO_STORE, described, errorResponses, noStore, parseQueryInteger, withLocation } from "../schemas.ts";
 import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
@@ -68,16 +68,21 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
 
   const alertCaps = { perWallet: deps.config.maxAlertsPerWallet, perCaller: deps.config.maxAlertsPerCaller };
 
-  /** A create over a cap: a conflict (DESIGN.md section 3 has no code of its own for it); the detail names the cap and what the caller (or the operator) can do. */
+  /** A create over a cap: a conflict whose `limit` names the cap (problem.ts), and whose detail says what the caller (or the operator) can do. */
   const capReached = (cap: "wallet" | "caller", limit: number, walletId: string) =>
-    new ProblemError(
-      "conflict",
-      cap === "wallet"
-        ? `wallet ${walletId} has ${limit} alerts already, the most one wallet may have (MAX_ALERTS_PER_WALLET=${limit}; paused and disabled alerts count): ` +
-            "delete one you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_WALLET"
-        : `you have ${limit} alerts already, the most one caller may have (MAX_ALERTS_PER_CALLER=${limit}; paused and disabled alerts count): ` +
+    cap === "wallet"
+      ? capRefusal(
+          "MAX_ALERTS_PER_WALLET",
+          limit,
+          `wallet ${walletId} has ${limit} alerts already, the most one wallet may have (MAX_ALERTS_PER_WALLET=${limit}; paused and disabled alerts count): ` +
+            "delete one you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_WALLET",
+        )
+      : capRefusal(
+          "MAX_ALERTS_PER_CALLER",
+          limit,
+          `you have ${limit} alerts already, the most one caller may have (MAX_ALERTS_PER_CALLER=${limit}; paused and disabled alerts count): ` +
             "delete ones you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_CALLER",
-    );
+        );
 
   /** A create under a key already used: the alert it made, as it is now, or a 409 saying why not. */
   const replay = (reply: FastifyReply, key: string, earlier: IdempotentAlert, fingerprint: string) => {

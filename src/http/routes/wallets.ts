@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
-import { ProblemError, notFound } from "../problem.ts";
+import { ProblemError, capReached as capRefusal, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, described, errorResponses, idSchema, parseQueryInteger, problemResponses, queryInteger, textSchema, withLocation } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
@@ -57,22 +57,24 @@ const ParamsSchema = Type.Object({ walletId: idSchema("wal", "wallet") });
 /**
  * The create's 409, code `conflict` either way: the caller tracks the address already
  * (Location names that wallet), or tracks as many wallets as MAX_WALLETS_PER_CALLER allows (no
- * Location: no one wallet is in the way; the detail names the cap).
+ * Location: no one wallet is in the way; `limit` and the detail name the cap).
  */
 const CreateConflictResponse = {
   409: {
     ...problemResponses(409)[409],
     description:
       "RFC 9457 problem details, code conflict. With Location: the caller already tracks the address (Location names that wallet; a retry of a create that succeeded gets this, also at the cap). " +
-      "Without Location: the caller tracks as many wallets as the service allows (MAX_WALLETS_PER_CALLER); the detail names the cap: stop tracking a wallet (DELETE) to free a slot",
+      "Without Location, and with the extension member limit ({ setting: MAX_WALLETS_PER_CALLER, max }): the caller tracks as many wallets as the service allows; " +
+      "the detail says what to do: stop tracking a wallet (DELETE) to free a slot (retrying does not help). The already-tracked 409 has no limit",
     headers: { location: { type: "string", description: "the URL of the caller's wallet that already tracks the address (absent when the cap refused the create)" } },
   },
 };
 
-/** A create over the cap: a conflict (DESIGN.md section 3 has no code of its own for it); the detail names the cap and what the caller (or the operator) can do. */
+/** A create over the cap: a conflict whose `limit` names the cap (problem.ts), and whose detail says what the caller (or the operator) can do. */
 const capReached = (limit: number) =>
-  new ProblemError(
-    "conflict",
+  capRefusal(
+    "MAX_WALLETS_PER_CALLER",
+    limit,
     `you track ${limit} wallets already, the most one caller may track (MAX_WALLETS_PER_CALLER=${limit}): ` +
       "stop tracking one you no longer need (DELETE /v1/wallets/{walletId}; its alerts go with it) to free a slot, or ask the operator to raise MAX_WALLETS_PER_CALLER",
   );
