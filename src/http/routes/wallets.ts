@@ -23,6 +23,8 @@ import { AddressSchema, assertAddress, described, errorResponses, idSchema, pars
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
 const TAG_PATTERN = "^[a-z0-9_-]{1,32}$";
+/** One tag, as a wallet's tags are written (create, PATCH) and as the list filters by. */
+const tagSchema = (description: string) => Type.String({ pattern: TAG_PATTERN, description });
 
 const ListQuerySchema = Type.Object(
   {
@@ -32,6 +34,19 @@ const ListQuerySchema = Type.Object(
     order: Type.Optional(
       Type.Enum(["asc", "desc"], { default: "desc", description: "extension; nulls sort last either way, ties by walletId" }),
     ),
+    address: Type.Optional({
+      ...AddressSchema,
+      // Also a pattern failure's message ("must be …"), so it opens with what the value is.
+      description:
+        "a Solana address (base58 of 32 bytes), matched exactly (extension): only the caller's wallet tracking it is listed, " +
+        "total 1, or none, total 0, when the caller does not track it (even if another caller does)",
+    }),
+    tag: Type.Optional(
+      tagSchema(
+        "one tag, 1–32 characters of a-z, 0-9, _ and -, matched exactly (extension): only the caller's wallets carrying it among their tags are listed; " +
+          "one tag per request, given once",
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -40,7 +55,7 @@ const AliasSchema = Type.Union([textSchema({ minLength: 1, maxLength: 64 }), Typ
   description: "the caller's name for the wallet, 1–64 characters; null for none",
 });
 const TagsSchema = Type.Array(
-  Type.String({ pattern: TAG_PATTERN, description: "1–32 characters of a-z, 0-9, _ and -" }),
+  tagSchema("1–32 characters of a-z, 0-9, _ and -"),
   { maxItems: 20, uniqueItems: true, description: "the caller's labels, at most 20, each once" },
 );
 
@@ -157,7 +172,7 @@ const WalletDetailSchema = Type.Object({
 
 const ListResponseSchema = Type.Object({
   wallets: Type.Array(WalletSummarySchema),
-  total: Type.Integer({ description: "count of the caller's tracked wallets" }),
+  total: Type.Integer({ description: "count of the caller's tracked wallets (those address and tag keep, when given)" }),
   page: Type.Integer(),
   limit: Type.Integer(),
 });
@@ -188,7 +203,9 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           description:
             "Ordered by sortBy (default lastActivity) in order (default desc), nulls last either way, ties by walletId ascending; paged by page and limit. " +
             "Sorted by lastActivity, balance or riskScore, the order moves as ingest runs, so a page can repeat or miss wallets of the one before; " +
-            "sortBy=trackedAt&order=asc keeps its order (new wallets come last, and only a delete shifts the later pages).",
+            "sortBy=trackedAt&order=asc keeps its order (new wallets come last, and only a delete shifts the later pages). " +
+            "address and tag (extensions) narrow the list, both together when both are given, and total counts what they keep: " +
+            "address finds the caller's wallet for an address without paging (or tracking it), tag lists the wallets carrying one tag.",
           querystring: ListQuerySchema,
           response: { 200: described(ListResponseSchema, "the caller's tracked wallets, one page"), ...errorResponses(400) },
         },
@@ -198,10 +215,18 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const limit = parseQueryInteger("limit", request.query.limit, LIMIT);
         const sortBy = request.query.sortBy ?? "lastActivity";
         const order = request.query.order ?? "desc";
-        // The page is kept serialized: a hit costs neither the query nor the serializer.
-        const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}`;
+        const { address, tag } = request.query;
+        if (address !== undefined) assertAddress("query.address", address);
+        // The page is kept serialized: a hit costs neither the query nor the serializer. Neither
+        // an address (base58) nor a tag (a-z, 0-9, _, -) can hold the separator.
+        const key = `wallets|${request.caller.sub}|${page}|${limit}|${sortBy}|${order}|${address ?? ""}|${tag ?? ""}`;
         const body = await readCache.load(key, async () => {
-          const { rows, total } = await listWallets(deps.sql, request.caller.sub, { offset: (page - 1) * limit, limit, sortBy, order });
+          const { rows, total } = await listWallets(
+            deps.sql,
+            request.caller.sub,
+            { offset: (page - 1) * limit, limit, sortBy, order },
+            { address, tag },
+          );
           const wallets = rows.map((row) => ({ ...row, lastActivity: unixToIso(row.lastActivity), balanceAsOf: msToIso(row.balanceAsOf) }));
           const result: WalletPage = { wallets, total, page, limit };
           return (reply as FastifyReply).serializeInput(result, "200", "application/json") as string;
