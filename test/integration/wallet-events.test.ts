@@ -214,8 +214,9 @@ describe("GET /v1/transactions?signature=", () => {
     expect(await ok(`/v1/transactions?walletId=${mine.walletId}&signature=${randomSignature()}`)).toEqual({ transactions: [], total: 0, hasMore: false });
     // Bob's wallet, asked for by Alice: a 404, as without the filter.
     expectProblem(await get(`/v1/transactions?walletId=${theirs.walletId}&signature=${bobs.signature}`), 404, "not_found");
-    expect(errorPaths(expectProblem(await get(`/v1/transactions?walletId=${mine.walletId}&signature=not-a-signature`), 400, "validation_failed"))).toEqual([
-      "query.signature",
-    ]);
+    const refused = expectProblem(await get(`/v1/transactions?walletId=${mine.walletId}&signature=not-a-signature`), 400, "validation_failed");
+    expect(errorPaths(refused)).toEqual(["query.signature"]);
+    // The message says what the value must be, not "must be extension: …".
+    expect(refused.errors?.[0]?.message).toMatch(/^must be a transaction signature \(base58 of 64 bytes\)/);
   });
 });

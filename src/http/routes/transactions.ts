@@ -51,7 +51,8 @@ const QuerySchema = Type.Object(
       Type.String({
         pattern: SIGNATURE_PATTERN,
         description:
-          "extension: only the movements of this transaction (base58 of 64 bytes), such as an event's transactionSignature; none when it is not the wallet's",
+          // Opens with what the value is: a pattern failure's message is "must be " + this.
+          "a transaction signature (base58 of 64 bytes), such as an event's transactionSignature (extension): only the movements of that transaction; none when it is not the wallet's",
       }),
     ),
   },
