@@ -12,6 +12,7 @@ import { autovacuumBlockers, readAutovacuumSettings } from "../db/autovacuum.ts"
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
 import { readPausedQueues, readQueueCounts } from "./queue-counts.ts";
 import { countRetryingWebhookReceivers } from "./retrying-receivers.ts";
+import { registerReconcileSweepGauge } from "./reconcile-sweep.ts";
 import { createRepeatedWarning } from "../log-repeats.ts";
 import { withTimeout } from "../with-timeout.ts";
 import { METRIC_PREFIX } from "./registry.ts";
@@ -164,6 +165,9 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
       });
     },
   });
+
+  // When the reconciler last swept (reconcile-sweep.ts): from Redis, as the queue counts.
+  registerReconcileSweepGauge(registry, deps.queues, attempt);
 
   // Read at every scrape (two settings, no table): a reload that turns autovacuum off shows
   // within a scrape, and a process that could not read it at start still tells it here.

@@ -16,6 +16,8 @@ import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
 import { rescoreRelabelled } from "./relabel.ts";
 import { idTime } from "../ids.ts";
+import { redisNowMs } from "./reconcile-schedule.ts";
+import type { Queues } from "../queue/producers.ts";
 
 export type ReconcileOptions = {
   /** Work younger than this is left to its first enqueue (which normally follows the commit at once). */
@@ -51,6 +53,21 @@ type SweepKind = "batches" | "notifications";
 // Sweeps come every 30 s; the TTL only keeps the key of a prefix nobody sweeps any more from staying forever.
 const CURSOR_TTL_SECONDS = 3_600;
 const cursorKey = (prefix: string, kind: SweepKind) => `${prefix}:reconcile-cursor:${kind}`;
+
+/**
+ * When the last sweep finished, in Redis under the maintenance queue's keys: read by the API's
+ * /metrics (wallet_alerts_reconcile_last_sweep_timestamp_seconds), so that sweeps that stop (a
+ * schedule set by a clock that was ahead, no worker serving `maintenance`, every sweep failing)
+ * show. Redis rather than PostgreSQL: it is where the schedule and its jobs live, written
+ * without a transaction, and read by the same scrape as the queue counts. Stamped with Redis's
+ * clock: a worker whose clock is ahead would stamp a sweep in the future, and the gauge would
+ * read "swept just now" for as long as its skew.
+ */
+export const lastSweepKey = (queues: Queues): string => queues[QUEUES.maintenance].toKey("reconcile-last-sweep");
+
+async function recordSweep(deps: ReconcileDeps): Promise<void> {
+  await deps.redis.set(lastSweepKey(deps.queues), String(await redisNowMs(deps.redis)));
+}
 
 export async function runReconcileOnce(
   deps: ReconcileDeps,
@@ -159,6 +176,7 @@ export async function runReconcileOnce(
   if (Object.values(result).some((count) => count > 0)) {
     deps.logger.info(result, "reconciler re-enqueued owed work");
   }
+  await recordSweep(deps);
   return result;
 }
 
