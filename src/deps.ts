@@ -1,5 +1,6 @@
 // Builds the connections a process needs, once, and hands them around explicitly.
 import type { Redis } from "ioredis";
+import { createClockSkewWatch, type ClockSkewWatch } from "./clock-watch.ts";
 import type { Config } from "./config.ts";
 import { createDb, type Database, type Sql } from "./db/client.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -20,6 +21,11 @@ export type Deps = {
   /** The active alerts as the evaluation workers keep them (loaded on first use). */
   alertRules: AlertRules;
   now: Clock;
+  /**
+   * This process's clock against PostgreSQL's (clock-watch.ts): made here, measured only once a
+   * process starts it (src/bin/api.ts, src/bin/worker.ts); /readyz and /metrics read it.
+   */
+  clockSkew: ClockSkewWatch;
   close: () => Promise<void>;
 };
 
@@ -38,6 +44,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   for (const queue of Object.values(queues)) {
     queue.on("error", (error) => logger.debug({ err: error }, "queue connection error"));
   }
+  const clockSkew = createClockSkewWatch({ sql, redis, logger });
   let closed = false;
   return {
     config,
@@ -48,9 +55,11 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     queues,
     alertRules: createAlertRules(sql, logger),
     now: overrides.now ?? (() => new Date()),
+    clockSkew,
     close: async () => {
       if (closed) return;
       closed = true;
+      clockSkew.stop();
       await closeQueues(queues).catch(() => {});
       redis.disconnect();
       await sql.end({ timeout: 5 });

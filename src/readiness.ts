@@ -15,6 +15,12 @@
 // unable to persist answers PING and refuses every enqueue, and /readyz said ready while 27 of
 // 30 ingests were answered 503. The write is one SET of a key under the queue prefix that expires
 // on its own: one round trip, as the PING was, and nothing left behind.
+//
+// And the process's own clock, as its last measurement against PostgreSQL's judged it
+// (clock-watch.ts, read here without a query): a worker whose clock is more than 5 s away takes
+// no jobs, and an API that far off should get no requests from a load balancer (behind, it
+// refuses fresh tokens and live transactions; either way it stamps what it writes wrongly).
+import type { ClockSkewWatch } from "./clock-watch.ts";
 import type { Config } from "./config.ts";
 import type { Deps } from "./deps.ts";
 import { behindMessage, createSchemaCheck, migrationsTableRefusal, type SchemaState } from "./db/schema-version.ts";
@@ -60,7 +66,14 @@ const SCHEMA_VERSION_REFUSED = {
   retryAfter: 30,
 };
 
-export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & { config: Pick<Config, "databaseUrl" | "redisUrl" | "queuePrefix"> };
+export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & {
+  config: Pick<Config, "databaseUrl" | "redisUrl" | "queuePrefix">;
+  /** The process's clock against PostgreSQL's; without it the clock is not judged. */
+  clockSkew?: Pick<ClockSkewWatch, "problem">;
+};
+
+/** Seconds before asking again whether a clock that was off agrees: it is measured every 5 s meanwhile. */
+const CLOCK_RETRY_AFTER_SECONDS = 5;
 
 export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
   const schemaState = createSchemaCheck(deps.sql);
@@ -78,7 +91,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
   });
   const probeKey = `${deps.config.queuePrefix}:readyz`;
   const redisProbe = oneAtATime(() => deps.redis.set(probeKey, "1", "PX", PROBE_KEY_TTL_MS));
-  return async () => {
+  const services = async (): Promise<Readiness> => {
     const [postgres, redis] = await Promise.all([withinBound(postgresProbe), withinBound(redisProbe)]);
     noteSilence("PostgreSQL", postgres);
     noteSilence("Redis", redis);
@@ -100,6 +113,14 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     if (!read.value.current) return { ready: false, reason: behindMessage(read.value), retryAfter: 30 };
     return { ready: true };
   };
+  return async () => withClock(await services(), deps.clockSkew?.problem());
+}
+
+/** A clock that is off is one more reason not to be ready, said after the services' own. */
+function withClock(state: Readiness, clockProblem: string | undefined): Readiness {
+  if (!clockProblem) return state;
+  if (state.ready) return { ready: false, reason: clockProblem, retryAfter: CLOCK_RETRY_AFTER_SECONDS };
+  return { ready: false, reason: `${state.reason}; ${clockProblem}`, retryAfter: Math.min(state.retryAfter, CLOCK_RETRY_AFTER_SECONDS) };
 }
 
 /** The first of the errors that is a refusal of the process's settings. */

@@ -2,6 +2,7 @@
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
 import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
+import { API_CLOCK_ROLE } from "../clock-watch.ts";
 import { reportAutovacuumAtStart } from "../db/autovacuum.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
@@ -36,6 +37,9 @@ const reachable = await preflightOrExit(deps, "api");
 if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
 // A stop that came during the wait has closed the connections: nothing is left to start.
 if (!stopping) {
+  // This process's clock against PostgreSQL's, at start and every 30 s: more than 5 s off, and
+  // /readyz answers 503 naming it (it still serves what is sent to it); src/clock-watch.ts.
+  void deps.clockSkew.start(API_CLOCK_ROLE);
   // A producer connection BullMQ could not set up (its INFO check failed) fails every enqueue
   // until a restart, however well Redis answers later, while /readyz says ready: exit with one
   // line, as a worker does, for the supervisor to start a fresh process.

@@ -3,6 +3,7 @@
 import { loadConfigOrExit } from "./config-or-exit.ts";
 import { preflightOrExit } from "./preflight-or-exit.ts";
 import { exitOnListenFailure } from "./exit-on-listen-failure.ts";
+import { WORKER_CLOCK_ROLE } from "../clock-watch.ts";
 import { reportAutovacuumAtStart } from "../db/autovacuum.ts";
 import { reportDatabaseAtStart } from "../db/schema-version.ts";
 import { createDeps } from "../deps.ts";
@@ -11,6 +12,7 @@ import {
   createEvaluationMetrics,
   createJobMetrics,
   createMetricsRegistry,
+  registerClockOffsetGauge,
   startMetricsServer,
   type MetricsServer,
 } from "../metrics/index.ts";
@@ -30,6 +32,7 @@ const channels = createChannels(config, deps.logger);
 const registry = createMetricsRegistry();
 const jobMetrics = createJobMetrics(registry);
 const metrics = [jobMetrics, createEvaluationMetrics(registry, deps.alertRules)];
+registerClockOffsetGauge(registry, deps.clockSkew);
 // One check for /readyz and for the worker's own probe below, so that each logs a change once.
 const readiness = createReadinessCheck(deps);
 /** How often the worker checks its readiness by itself, for the log (a frozen PostgreSQL is said nowhere else). */
@@ -79,12 +82,22 @@ if (config.workerMetricsPort !== undefined) {
 const reachable = await preflightOrExit(deps, "worker");
 // A stop that came during the check has closed the connections: nothing is left to start.
 if (!stopping) {
+  // This process's clock against PostgreSQL's, before the workers: a host whose clock is more
+  // than 5 s off takes no job, not even its first (a webhook it signed would be refused for good),
+  // and none until a measurement has succeeded; measured every 30 s after (src/clock-watch.ts).
+  await deps.clockSkew.start(WORKER_CLOCK_ROLE);
+}
+if (!stopping) {
   // An evaluation worker notices a Redis that lost the activity counters (warns once, naming
   // `npm run reseed-activity`); checked before it evaluates, so a new deployment is marked first.
   if (queues.includes(QUEUES.transactions)) countersWatch = await watchActivityCounters(deps, { registry });
 }
 if (!stopping) {
-  running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry, jobMetrics) }, { queues, metrics });
+  running = runWorkers({ ...deps, channels, deliveryMetrics: createDeliveryMetrics(registry, jobMetrics) }, {
+    queues,
+    metrics,
+    gate: { open: () => deps.clockSkew.agrees(), onChange: (listener) => deps.clockSkew.onChange(listener) },
+  });
   // The reconciler's schedule is (re)made by every worker at start and kept alive on a timer,
   // so a Redis that lost it gets it back (src/pipeline/reconcile-schedule.ts).
   keeper = keepReconcileScheduled(deps);

@@ -4,3 +4,4 @@ export { createJobMetrics, WORKER_METRICS_OPTIONS, type JobMetrics, type JobOutc
 export { startMetricsServer, type MetricsServer } from "./metrics-server.ts";
 export { createEvaluationMetrics, type EvaluationMetrics } from "./evaluation-metrics.ts";
 export { createDeliveryMetrics, type DeliveryMetrics, type AttemptOutcome } from "./delivery-metrics.ts";
+export { registerClockOffsetGauge } from "./clock-metrics.ts";

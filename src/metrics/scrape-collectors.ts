@@ -10,6 +10,7 @@ import { Gauge, type Registry } from "prom-client";
 import type { Deps } from "../deps.ts";
 import { autovacuumBlockers, readAutovacuumSettings } from "../db/autovacuum.ts";
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
+import { registerClockOffsetGauge } from "./clock-metrics.ts";
 import { readPausedQueues, readQueueCounts } from "./queue-counts.ts";
 import { countRetryingWebhookReceivers } from "./retrying-receivers.ts";
 import { registerReconcileSweepGauge } from "./reconcile-sweep.ts";
@@ -20,9 +21,11 @@ import { METRIC_PREFIX } from "./registry.ts";
 const SCRAPE_TIMEOUT_MS = 2_000;
 const OPEN_STATUSES = ["pending", "retrying"] as const;
 
-export type ScrapeDeps = Pick<Deps, "sql" | "queues" | "logger">;
+export type ScrapeDeps = Pick<Deps, "sql" | "queues" | "logger" | "clockSkew">;
 
 export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): void {
+  // Not from the stores, and this process's own: beside them because the API's /metrics is made here.
+  registerClockOffsetGauge(registry, deps.clockSkew);
   const warnings = new Map<string, ReturnType<typeof createRepeatedWarning>>();
   const warn = (source: string, error: unknown) => {
     let warning = warnings.get(source);

@@ -2,7 +2,7 @@
 // connection, and stops them within a bound: active jobs get `closeTimeoutMs` to finish,
 // then the connections are dropped and whatever was still running is picked up again by
 // another worker when its lock expires (a stalled job), or by the reconciler.
-import { UnrecoverableError, Worker, type Job, type Processor } from "bullmq";
+import { UnrecoverableError, WaitingError, Worker, type Job, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import { isUnavailableError, isUnreadableInfoAnswer, misconfiguredSetting } from "../dependency-errors.ts";
 import type { Deps } from "../deps.ts";
@@ -87,8 +87,18 @@ function processorFor(deps: WorkerDeps, name: QueueName, stopping: AbortSignal):
   }
 }
 
+/**
+ * Whether the process's workers may take jobs now, and a listener for each change (it returns the
+ * unsubscription): the process's clock agreeing with PostgreSQL's (src/clock-watch.ts). Closed,
+ * this process's workers are paused (BullMQ's Worker.pause, not the queues: other processes go
+ * on taking the jobs); opened, they take jobs again.
+ */
+export type JobGate = { open: () => boolean; onChange: (listener: (open: boolean) => void) => () => void };
+
 export type RunWorkersOptions = {
   queues?: readonly QueueName[];
+  /** Without one the workers take jobs from the start, as BullMQ's autorun does. */
+  gate?: JobGate;
   metrics?: ReadonlyArray<{ watch: (worker: Worker) => void }>;
   /** Ends the process when Redis refuses REDIS_URL or BullMQ cannot set a connection up (process.exit; tests pass their own). */
   exit?: (code: number) => void;
@@ -96,6 +106,7 @@ export type RunWorkersOptions = {
 
 export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): RunningWorkers {
   const names = options.queues ?? chosenQueues(deps.config.workerQueues);
+  const gate = options.gate;
   const connections: Redis[] = [];
   // Jobs whose processor is running, per queue: what a close that runs out of time leaves behind.
   const active = new Map<QueueName, number>(names.map((name) => [name, 0]));
@@ -132,6 +143,15 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     });
     const processor = processorFor(deps, name, stopping.signal);
     const counted: Processor = async (...args) => {
+      // A paused worker that was blocked waiting for a job still takes the next one that comes
+      // (BullMQ's pause() does not wake it): handed back to the head of the queue untouched, for
+      // another process, or this one once its gate opens. WaitingError ends the run without a
+      // failure, and a paused worker then fetches nothing more.
+      const [job, token] = args;
+      if (gate && !gate.open() && token !== undefined) {
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
       active.set(name, active.get(name)! + 1);
       try {
         return await processor(...args);
@@ -140,6 +160,8 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       }
     };
     const worker = new Worker(name, counted, {
+      // Started below, once the gate (if any) says it may take jobs.
+      autorun: false,
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: CONCURRENCY[name],
@@ -176,7 +198,14 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
       deps.logger.warn({ ...fields, ...(isUnrecoverable(error) ? { error: error.message } : { err: error }) }, "job failed");
     });
     for (const metrics of options.metrics ?? []) metrics.watch(worker);
+    // As BullMQ's autorun starts it; a worker whose gate is closed is paused before it takes anything.
+    if (!gate || gate.open()) worker.run().catch((error: unknown) => worker.emit("error", error as Error));
+    else void worker.pause(true);
     return worker;
+  });
+  // Closed: each worker stops taking jobs at once (the ones it runs finish); opened: it takes them again.
+  const ungate = gate?.onChange((open) => {
+    for (const worker of workers) void (open ? worker.resume() : worker.pause(true));
   });
 
   // A queue paused from Bull Board stays paused through restarts, and its jobs only wait:
@@ -194,6 +223,7 @@ export function runWorkers(deps: WorkerDeps, options: RunWorkersOptions = {}): R
     workers,
     close: (timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) => {
       closing ??= (async () => {
+        ungate?.();
         stopping.abort();
         const graceful = Promise.all(workers.map((worker) => worker.close()));
         // BullMQ never closes these (they are passed in), so one that is not ready means Redis.

@@ -101,6 +101,16 @@ describe("the rules on the retrying backlog and on PostgreSQL's autovacuum", () 
   });
 });
 
+describe("the rule on a process's clock", () => {
+  it("tickets a process whose clock has been more than 1 s from PostgreSQL's for 10 minutes, either way, per process", () => {
+    const rule = rules().find((candidate) => candidate.alert === "WalletAlertsClockOff")!;
+    expect(rule.labels?.severity).toBe("ticket");
+    expect(rule.for).toBe("10m");
+    // abs(): behind counts as ahead does; no max or sum: each process's offset is its own.
+    expect(rule.expr).toBe("abs(wallet_alerts_clock_offset_seconds) > 1");
+  });
+});
+
 describe("the PromQL reading the rules are checked with", () => {
   it("finds where an expression breaks off", () => {
     expect(promqlErrors("sum by (channel (increase(wallet_alerts_x_total[5m]))")).not.toEqual([]);
