@@ -16,7 +16,8 @@ import { registerRequestDeadline } from "./request-deadline.ts";
 import { typeStringEnums } from "./openapi-enums.ts";
 import { declareResponseHeaders } from "./openapi-headers.ts";
 import { webhooksDocument } from "./openapi-webhooks.ts";
-import { ProblemSchema, documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
+import { NAMED_SCHEMAS } from "./schema-components.ts";
+import { documentQueryIntegers, liftRequiredHeaders } from "./schemas.ts";
 import { createRateLimiter } from "./rate-limit/index.ts";
 import { lazyRequestLogger } from "./lazy-request-logger.ts";
 import { requestLogFields, requestLogLevel } from "./request-log-line.ts";
@@ -205,7 +206,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
       // What the service POSTs to a webhookUrl (OpenAPI 3.1 webhooks).
       webhooks: webhooksDocument(),
     },
-    // Shared schemas under their $id ("Problem"), not @fastify/swagger's def-0, def-1, …:
+    // Shared schemas under their $id ("Problem", "WalletDetail", …), not @fastify/swagger's def-0, def-1, …:
     // clients generated from the document name their types after these keys.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
     // Query integers as the integers a client sends, though the validator takes them as strings (schemas.ts).
@@ -217,7 +218,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}) {
         : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
-  app.addSchema(ProblemSchema);
+  // Problem and the resources (WalletDetail, RiskAlert, …): components.schemas, each use a $ref (schema-components.ts).
+  for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
 
   // Unknown query parameters are refused on every /v1 route (DESIGN.md section 3), also on
   // those that take none. The public ones (the Helius webhook, the OpenAPI document) are

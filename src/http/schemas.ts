@@ -2,7 +2,7 @@
 // so) and must be canonical whole numbers; the range is checked by parseQueryInteger so
 // that the error names the parameter and the allowed range. The OpenAPI document shows
 // them as the integers they are (documentAsInteger).
-import { Type, type TSchema } from "@fastify/type-provider-typebox";
+import { Type, type Static, type TSchema } from "@fastify/type-provider-typebox";
 import { ADDRESS_PATTERN, SIGNATURE_PATTERN, isAddress, isSignature } from "../domain/base58.ts";
 import { CAP_SETTINGS, PROBLEM_CODES, PROBLEM_CONTENT_TYPE, invalid, type ProblemCode } from "./problem.ts";
 
@@ -33,6 +33,20 @@ export const ProblemSchema = Type.Object(
   },
   { $id: "Problem", description: "RFC 9457 problem details" },
 );
+
+/**
+ * Where a named schema is used: a $ref to its $id. A named schema (Problem, WalletDetail, …) is
+ * given an $id and registered with app.addSchema (schema-components.ts): the OpenAPI document
+ * shows it once, under components.schemas by that $id, and each use as a $ref to it, so that a
+ * generated client names its type; Fastify's serializer resolves the $ref to the schema itself,
+ * so an answer is shaped as it was by the schema inline. Typed as the schema, so that the type
+ * provider still checks what a handler returns.
+ */
+export function refTo<T extends TSchema>(schema: T) {
+  const id = (schema as { $id?: unknown }).$id;
+  if (typeof id !== "string") throw new Error("refTo: a schema without an $id is not one the document names");
+  return Type.Unsafe<Static<T>>(Type.Ref(id));
+}
 
 /**
  * Error responses under the media type they are sent with (application/problem+json), so

@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mintToken } from "../../src/http/mint-token.ts";
+import { NAMED_SCHEMAS } from "../../src/http/schema-components.ts";
 import type { RunningWorkers } from "../../src/queue/run-workers.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { MINTS, randomAddress } from "../helpers/chain.ts";
@@ -131,12 +132,15 @@ describe("every /v1 answer conforms to the published OpenAPI document", () => {
     await expectStatus(401, { method: "POST", url: "/v1/ingest/helius", payload: helius() });
   });
 
-  it("names its shared schema Problem, so a generated client's error type is called that and not def-0", () => {
-    expect(Object.keys(document.components?.schemas ?? {})).toEqual(["Problem"]);
+  it("names its shared schemas, Problem and the resources, so a generated client's types are called that and not def-0", () => {
+    // Which operation references which resource: openapi-named-schemas.test.ts.
+    const schemas = Object.keys(document.components?.schemas ?? {});
+    expect(schemas).toEqual(NAMED_SCHEMAS.map((schema) => schema.$id));
+    expect(schemas).toContain("Problem");
     const refs = JSON.stringify(document.paths).match(/"\$ref":"[^"]+"/g) ?? [];
     // The headers every operation shares are components too (components.headers), each referenced by its own name.
     const headers = Object.keys(document.components?.headers ?? {}).map((name) => `"$ref":"#/components/headers/${name}"`);
-    expect(new Set(refs)).toEqual(new Set(['"$ref":"#/components/schemas/Problem"', ...headers]));
+    expect(new Set(refs)).toEqual(new Set([...schemas.map((name) => `"$ref":"#/components/schemas/${name}"`), ...headers]));
   });
 
   it("says what each response is (no generated \"Default Response\") and types every enum of strings as a string", () => {

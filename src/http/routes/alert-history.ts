@@ -8,7 +8,7 @@ import { listAlertChanges, ownsOrOwnedAlert } from "../../db/queries/alert-chang
 import type { Deps } from "../../deps.ts";
 import { ALERT_ACTIONS } from "../../domain/alert-history.ts";
 import { notFound } from "../problem.ts";
-import { described, documentAsInteger, errorResponses, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { described, documentAsInteger, errorResponses, parseQueryInteger, queryInteger, refTo } from "../schemas.ts";
 import { AlertIdParams, EVENTS_LIMIT } from "./alert-schemas.ts";
 
 export const HISTORY_LIMIT = EVENTS_LIMIT;
@@ -64,16 +64,20 @@ const Changes = Type.Object(
   { description: "each setting the change changed, by the API's name: [before, after]; empty for a secret's rotation" },
 );
 
+// A named schema: components.schemas in the OpenAPI document, a $ref where the route uses it (refTo, schema-components.ts).
+export const AlertChangeSchema = Type.Object(
+  {
+    changeId: Type.Integer({ minimum: 1, description: "the entry's number, larger for every later entry of the alert: the cursor (after)" }),
+    at: Type.String({ format: "date-time", description: "when the change was made" }),
+    by: Type.String({ description: "who made it: the caller's token sub, or service for the service's own (a disabling)" }),
+    action: Type.Enum(ALERT_ACTIONS, { description: "what the change was" }),
+    changes: Changes,
+  },
+  { $id: "AlertChange", description: "one change of a risk alert in its history (GET /v1/risk/alerts/{alertId}/history)" },
+);
+
 const HistorySchema = Type.Object({
-  history: Type.Array(
-    Type.Object({
-      changeId: Type.Integer({ minimum: 1, description: "the entry's number, larger for every later entry of the alert: the cursor (after)" }),
-      at: Type.String({ format: "date-time", description: "when the change was made" }),
-      by: Type.String({ description: "who made it: the caller's token sub, or service for the service's own (a disabling)" }),
-      action: Type.Enum(ALERT_ACTIONS, { description: "what the change was" }),
-      changes: Changes,
-    }),
-  ),
+  history: Type.Array(refTo(AlertChangeSchema)),
   hasMore: Type.Boolean({ description: "whether the history goes on past this page; to read on, set after to the changeId of its last entry" }),
 });
 

@@ -7,7 +7,7 @@ import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/aler
 import { WELL_KNOWN_TOKENS } from "../../domain/tokens.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
-import { idSchema, problemResponses, queryInteger, textSchema, wholeNumber } from "../schemas.ts";
+import { idSchema, problemResponses, queryInteger, refTo, textSchema, wholeNumber } from "../schemas.ts";
 
 export const PAGE = { min: 1, max: 1_000_000, default: 1 } as const;
 export const PAGE_LIMIT = { min: 1, max: 100, default: 25 } as const;
@@ -147,59 +147,68 @@ const alertProperties = {
   disabledReason: nullable(Type.String()),
 };
 
-export const AlertSchema = Type.Object(alertProperties);
-export const CreatedAlertSchema = Type.Object({
-  ...alertProperties,
-  webhookSecret: Type.Optional(
-    Type.String({ description: "webhook alerts: the whsec_ signing secret, shown in this response only" }),
-  ),
-});
+// Named schemas: components.schemas in the OpenAPI document (RiskAlert, CreatedRiskAlert, AlertEvent), a $ref where a
+// route uses them (the *Ref below; refTo, schema-components.ts).
+export const AlertSchema = Type.Object(alertProperties, { $id: "RiskAlert", description: "a risk alert: what it watches for on which wallet, and how it notifies" });
+export const CreatedAlertSchema = Type.Object(
+  {
+    ...alertProperties,
+    webhookSecret: Type.Optional(
+      Type.String({ description: "webhook alerts: the whsec_ signing secret, shown in this response only" }),
+    ),
+  },
+  { $id: "CreatedRiskAlert", description: "a risk alert as its create answers it: a RiskAlert's fields and, for a webhook alert, its signing secret" },
+);
+export const AlertRef = refTo(AlertSchema);
+export const CreatedAlertRef = refTo(CreatedAlertSchema);
 export const AlertListSchema = Type.Object({
-  alerts: Type.Array(AlertSchema),
+  alerts: Type.Array(AlertRef),
   total: Type.Integer({ description: "the caller's alerts that the filters select, on every page (after aside)" }),
   page: Type.Optional(Type.Integer({ description: "the page number; absent when the page was read with after" })),
   limit: Type.Integer(),
   hasMore: Type.Boolean({ description: "extension: whether the list goes on past this page; to read on, set after to the alertId of its last alert" }),
 });
-export const EventListSchema = Type.Object({
-  events: Type.Array(
-    Type.Object({
-      eventId: Type.String(),
-      condition: Condition,
-      observed: Type.Number(),
-      suppressed: Type.Boolean(),
-      transactionSignature: Type.Optional(Type.String()),
-      reason: Type.String({
-        description:
-          'one line saying what fired, e.g. "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)."; the notification sent for the event carries the same (a webhook\'s data.reason)',
-      }),
-      createdAt: Type.String({ format: "date-time" }),
-      notificationId: Type.Optional(Type.String()),
-      digestNotificationId: Type.Union([Type.String(), Type.Null()], {
-        description:
-          "a suppressed event: the cooldown digest (risk_alert.suppressed) that tells, or will tell when the cooldown ends, of it; null for an event that was not suppressed, and when no digest was made (the alert had no destination)",
-      }),
-      judgedSettings: Type.Union(
-        [
-          Type.Object({
-            threshold: Type.Number({ description: "the threshold the event was judged against" }),
-            token: Type.Union([Type.String(), Type.Null()], { description: "large_transfer: the token filter (null: any token)" }),
-            cooldownSeconds: Type.Integer({ description: "the cooldown that decided whether it was suppressed" }),
-          }),
-          Type.Null(),
-        ],
-        {
-          description:
-            "extension: the alert's settings the event was judged by, as they were when it fired (a later PATCH does not change them); null for an event recorded before the service kept them",
-        },
-      ),
-      riskScore: Type.Union([Type.Integer(), Type.Null()], {
-        description:
-          "extension: the wallet's risk score with the event, as the notification carries it (for a suppressed event, as it would have); null for an event recorded before the service kept it",
-      }),
-      riskFactors: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "extension: the risk factors with riskScore; null with it" }),
+export const AlertEventSchema = Type.Object(
+  {
+    eventId: Type.String(),
+    condition: Condition,
+    observed: Type.Number(),
+    suppressed: Type.Boolean(),
+    transactionSignature: Type.Optional(Type.String()),
+    reason: Type.String({
+      description:
+        'one line saying what fired, e.g. "Sent 25,000 USDC to 7xKX…9fQa (threshold 10,000)."; the notification sent for the event carries the same (a webhook\'s data.reason)',
     }),
-  ),
+    createdAt: Type.String({ format: "date-time" }),
+    notificationId: Type.Optional(Type.String()),
+    digestNotificationId: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "a suppressed event: the cooldown digest (risk_alert.suppressed) that tells, or will tell when the cooldown ends, of it; null for an event that was not suppressed, and when no digest was made (the alert had no destination)",
+    }),
+    judgedSettings: Type.Union(
+      [
+        Type.Object({
+          threshold: Type.Number({ description: "the threshold the event was judged against" }),
+          token: Type.Union([Type.String(), Type.Null()], { description: "large_transfer: the token filter (null: any token)" }),
+          cooldownSeconds: Type.Integer({ description: "the cooldown that decided whether it was suppressed" }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          "extension: the alert's settings the event was judged by, as they were when it fired (a later PATCH does not change them); null for an event recorded before the service kept them",
+      },
+    ),
+    riskScore: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "extension: the wallet's risk score with the event, as the notification carries it (for a suppressed event, as it would have); null for an event recorded before the service kept it",
+    }),
+    riskFactors: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "extension: the risk factors with riskScore; null with it" }),
+  },
+  { $id: "AlertEvent", description: "one firing of an alert, sent or suppressed by its cooldown (GET /v1/risk/alerts/{alertId}/events)" },
+);
+export const EventListSchema = Type.Object({
+  events: Type.Array(refTo(AlertEventSchema)),
   total: Type.Integer(),
   hasMore: Type.Boolean(),
 });

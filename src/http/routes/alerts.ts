@@ -31,10 +31,10 @@ import { eventWindow } from "./event-window.ts";
 import {
   AlertIdParams,
   AlertListSchema,
-  AlertSchema,
+  AlertRef,
   CreateAlertBody,
   CreateConflictResponse,
-  CreatedAlertSchema,
+  CreatedAlertRef,
   EventListSchema,
   EventsQuery,
   EVENTS_LIMIT,
@@ -116,7 +116,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           headers: IdempotencyHeaders,
           response: {
             201: noStore(
-              withLocation(CreatedAlertSchema, "risk alert created (or, replayed under its Idempotency-Key, the one it made)", "the risk alert's URL", {
+              withLocation(CreatedAlertRef, "risk alert created (or, replayed under its Idempotency-Key, the one it made)", "the risk alert's URL", {
                 "idempotent-replayed": "true when this answer replays an earlier create under the same Idempotency-Key",
               }),
             ),
@@ -213,7 +213,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "Get a risk alert",
           params: AlertIdParams,
-          response: { 200: withEntityTag(described(AlertSchema, "the risk alert")), ...errorResponses(400, 404) },
+          response: { 200: withEntityTag(described(AlertRef, "the risk alert")), ...errorResponses(400, 404) },
         },
       },
       async (request, reply) => {
@@ -239,7 +239,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           headers: IfMatchHeaders,
           body: UpdateAlertBody,
           response: {
-            200: withEntityTag(described(AlertSchema, "the risk alert as this request changed it")),
+            200: withEntityTag(described(AlertRef, "the risk alert as this request changed it")),
             ...errorResponses(400, 404, 413, 415),
             ...PreconditionFailedResponse,
           },

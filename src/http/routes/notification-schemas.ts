@@ -4,7 +4,7 @@
 import { Type } from "@fastify/type-provider-typebox";
 import type { NotificationSummary } from "../../db/queries/notifications.ts";
 import { NOTIFICATION_METHODS, NOTIFICATION_STATUSES, type NotificationPayload } from "../../domain/types.ts";
-import { idSchema, isoDate, queryInteger } from "../schemas.ts";
+import { idSchema, isoDate, queryInteger, refTo } from "../schemas.ts";
 import { EVENTS_LIMIT } from "./alert-schemas.ts";
 
 // A record, so that a new type of payload fails to compile here until it is listed.
@@ -47,24 +47,35 @@ const summaryProperties = {
   ),
 };
 
-export const NotificationSchema = Type.Object({
-  ...summaryProperties,
-  attempts: Type.Array(
-    Type.Object({
-      at: Type.String({ format: "date-time" }),
-      durationMs: Type.Integer(),
-      statusCode: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status (webhook, Twilio) or SMTP reply code" }),
-      error: Type.Union([Type.String(), Type.Null()]),
-      destination: Type.Union([Type.String(), Type.Null()], {
-        description:
-          "where this attempt went, as the alert said then (an owner's PATCH moves the attempts after it, never the ones before): the email address or phone number; a webhook URL as scheme, host and path, without its query (which often carries the receiver's token); null for attempts made before the service recorded it",
+// Named schemas: components.schemas in the OpenAPI document (Notification, NotificationSummary), a $ref where a route
+// uses them (NotificationRef below; refTo, schema-components.ts).
+export const NotificationSchema = Type.Object(
+  {
+    ...summaryProperties,
+    attempts: Type.Array(
+      Type.Object({
+        at: Type.String({ format: "date-time" }),
+        durationMs: Type.Integer(),
+        statusCode: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status (webhook, Twilio) or SMTP reply code" }),
+        error: Type.Union([Type.String(), Type.Null()]),
+        destination: Type.Union([Type.String(), Type.Null()], {
+          description:
+            "where this attempt went, as the alert said then (an owner's PATCH moves the attempts after it, never the ones before): the email address or phone number; a webhook URL as scheme, host and path, without its query (which often carries the receiver's token); null for attempts made before the service recorded it",
+        }),
       }),
-    }),
-  ),
+    ),
+  },
+  { $id: "Notification", description: "a notification of an alert (a firing, a test or a cooldown digest), its delivery attempts and (SMS) the carrier's word" },
+);
+export const NotificationRef = refTo(NotificationSchema);
+
+export const NotificationSummarySchema = Type.Object(summaryProperties, {
+  $id: "NotificationSummary",
+  description: "a notification as an alert's list shows it: a Notification's fields without its attempts",
 });
 
 export const NotificationListSchema = Type.Object({
-  notifications: Type.Array(Type.Object(summaryProperties), {
+  notifications: Type.Array(refTo(NotificationSummarySchema), {
     description: "oldest first, in the order they were committed; each as GET /v1/notifications/{notificationId} shows it, without its attempts",
   }),
   hasMore: Type.Boolean({ description: "whether the list goes on past this page now; to read on (or to poll for new ones), set after to the notificationId of the last one" }),

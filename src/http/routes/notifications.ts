@@ -22,7 +22,7 @@ import { assertNoBody } from "../no-body.ts";
 import { ProblemError, notFound } from "../problem.ts";
 import { NO_STORE, described, errorResponses, idSchema, noStore, withLocation } from "../schemas.ts";
 import { assertChannelOn } from "./channel-off.ts";
-import { NotificationSchema, summaryJson } from "./notification-schemas.ts";
+import { NotificationRef, summaryJson } from "./notification-schemas.ts";
 import { QUOTA_TIMEOUT_MS, takeTestQuota } from "./test-quota.ts";
 import { withTimeout } from "../../with-timeout.ts";
 
@@ -124,7 +124,7 @@ export function notificationRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: TAGS,
           summary: "A notification's state and every delivery attempt, oldest first",
           params: NotificationIdParams,
-          response: { 200: described(NotificationSchema, "the notification, its attempts and (SMS) the carrier's word"), ...errorResponses(400, 404) },
+          response: { 200: described(NotificationRef, "the notification, its attempts and (SMS) the carrier's word"), ...errorResponses(400, 404) },
         },
       },
       async (request) => {

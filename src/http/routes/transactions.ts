@@ -7,7 +7,7 @@ import { SIGNATURE_PATTERN } from "../../domain/base58.ts";
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from "../../domain/types.ts";
 import { MAX_UNIX_SECONDS } from "../../ingest/native.ts";
 import { invalid, notFound } from "../problem.ts";
-import { assertSignature, described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
+import { assertSignature, described, documentAsInteger, errorResponses, idSchema, parseQueryInteger, queryInteger, refTo } from "../schemas.ts";
 
 const LIMIT = { min: 1, max: 500, default: 50 };
 /**
@@ -59,24 +59,28 @@ const QuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const TransactionSchema = Type.Object({
-  signature: Type.String({ description: "shared by the movements of one chain transaction, each listed on its own" }),
-  type: Type.Enum(TRANSACTION_TYPES),
-  amount: Type.Number({ description: "UI units of token" }),
-  token: Type.String({ description: "a symbol, or the mint when there is none" }),
-  mint: Type.Union([Type.String(), Type.Null()], {
-    description: "the token's mint (null for native SOL, or when the feed gave none): a symbol alone can be anyone's token",
-  }),
-  from: Type.String(),
-  to: Type.String(),
-  blockTime: Type.Integer({ description: "Unix seconds" }),
-  slot: Type.Integer(),
-  fee: Type.Number({ description: "SOL" }),
-  status: Type.Enum(TRANSACTION_STATUSES),
-});
+// A named schema: components.schemas in the OpenAPI document, a $ref where a route uses it (refTo, schema-components.ts).
+export const TransactionSchema = Type.Object(
+  {
+    signature: Type.String({ description: "shared by the movements of one chain transaction, each listed on its own" }),
+    type: Type.Enum(TRANSACTION_TYPES),
+    amount: Type.Number({ description: "UI units of token" }),
+    token: Type.String({ description: "a symbol, or the mint when there is none" }),
+    mint: Type.Union([Type.String(), Type.Null()], {
+      description: "the token's mint (null for native SOL, or when the feed gave none): a symbol alone can be anyone's token",
+    }),
+    from: Type.String(),
+    to: Type.String(),
+    blockTime: Type.Integer({ description: "Unix seconds" }),
+    slot: Type.Integer(),
+    fee: Type.Number({ description: "SOL" }),
+    status: Type.Enum(TRANSACTION_STATUSES),
+  },
+  { $id: "Transaction", description: "one movement of a chain transaction on the wallet, as GET /v1/transactions lists it" },
+);
 
 const ResponseSchema = Type.Object({
-  transactions: Type.Array(TransactionSchema, {
+  transactions: Type.Array(refTo(TransactionSchema), {
     description: "newest first: blockTime desc, slot desc, signature, then a transaction's principal movement first",
   }),
   total: Type.Integer({ description: "count of matching movements" }),

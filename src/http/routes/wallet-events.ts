@@ -8,8 +8,8 @@ import { listWalletEvents, type WalletEventRow } from "../../db/queries/wallet-e
 import { findWalletAddress } from "../../db/queries/wallets.ts";
 import type { Deps } from "../../deps.ts";
 import { invalid, notFound } from "../problem.ts";
-import { described, errorResponses, idSchema, parseQueryInteger, queryInteger } from "../schemas.ts";
-import { EVENTS_LIMIT, EventListSchema, EventsQuery } from "./alert-schemas.ts";
+import { described, errorResponses, idSchema, parseQueryInteger, queryInteger, refTo } from "../schemas.ts";
+import { AlertEventSchema, EVENTS_LIMIT, EventsQuery } from "./alert-schemas.ts";
 import { eventWindow } from "./event-window.ts";
 
 const DESCRIPTION =
@@ -21,7 +21,7 @@ const DESCRIPTION =
   "once that commits, moments later: a page that reaches the last seconds may be followed by an event dated before its end, so export a " +
   "period that has ended, or read its last minutes again. An after that is no event of the wallet's alerts is a 400.";
 
-const EventItem = EventListSchema.properties.events.items.properties;
+const EventItem = AlertEventSchema.properties;
 
 const WalletEventsQuery = Type.Object(
   {
@@ -35,31 +35,35 @@ const WalletEventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const WalletEventListSchema = Type.Object({
-  events: Type.Array(
-    Type.Object({
-      eventId: EventItem.eventId,
-      alertId: Type.String({ description: "the alert that fired, deleted or not" }),
-      alertDeleted: Type.Boolean({
-        description: "the alert has been deleted: the event is read from the archive of deleted alerts (its alert's routes answer 404)",
-      }),
-      condition: EventItem.condition,
-      observed: EventItem.observed,
-      suppressed: EventItem.suppressed,
-      reason: EventItem.reason,
-      createdAt: Type.String({ format: "date-time", description: "when the service recorded the event (its evaluation), not the transaction's time" }),
-      transactionSignature: Type.Optional(Type.String({ description: "the transaction that fired it; absent for an event no transaction fired (a score change)" })),
-      blockTime: Type.Union([Type.Integer(), Type.Null()], {
-        description: "the transaction's blockTime, Unix seconds, as GET /v1/transactions shows it; null without transactionSignature, or when the service does not store that transaction",
-      }),
-      judgedSettings: EventItem.judgedSettings,
-      riskScore: EventItem.riskScore,
-      riskFactors: EventItem.riskFactors,
-      notificationId: Type.Optional(
-        Type.String({ description: "the notification the firing produced; absent for a suppressed event, and when none was made" }),
-      ),
+// A named schema: components.schemas in the OpenAPI document, a $ref where the route uses it (refTo, schema-components.ts).
+export const WalletEventSchema = Type.Object(
+  {
+    eventId: EventItem.eventId,
+    alertId: Type.String({ description: "the alert that fired, deleted or not" }),
+    alertDeleted: Type.Boolean({
+      description: "the alert has been deleted: the event is read from the archive of deleted alerts (its alert's routes answer 404)",
     }),
-  ),
+    condition: EventItem.condition,
+    observed: EventItem.observed,
+    suppressed: EventItem.suppressed,
+    reason: EventItem.reason,
+    createdAt: Type.String({ format: "date-time", description: "when the service recorded the event (its evaluation), not the transaction's time" }),
+    transactionSignature: Type.Optional(Type.String({ description: "the transaction that fired it; absent for an event no transaction fired (a score change)" })),
+    blockTime: Type.Union([Type.Integer(), Type.Null()], {
+      description: "the transaction's blockTime, Unix seconds, as GET /v1/transactions shows it; null without transactionSignature, or when the service does not store that transaction",
+    }),
+    judgedSettings: EventItem.judgedSettings,
+    riskScore: EventItem.riskScore,
+    riskFactors: EventItem.riskFactors,
+    notificationId: Type.Optional(
+      Type.String({ description: "the notification the firing produced; absent for a suppressed event, and when none was made" }),
+    ),
+  },
+  { $id: "WalletEvent", description: "one firing of one of the wallet's alerts, deleted alerts' included (GET /v1/wallets/{walletId}/events)" },
+);
+
+const WalletEventListSchema = Type.Object({
+  events: Type.Array(refTo(WalletEventSchema)),
   hasMore: Type.Boolean({ description: "whether events go on past this page; to read on, set after to the eventId of its last event" }),
 });
 

@@ -18,7 +18,7 @@ import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, pre
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { ProblemError, capReached as capRefusal, notFound } from "../problem.ts";
-import { AddressSchema, assertAddress, described, errorResponses, idSchema, parseQueryInteger, problemResponses, queryInteger, textSchema, withLocation } from "../schemas.ts";
+import { AddressSchema, assertAddress, described, errorResponses, idSchema, parseQueryInteger, problemResponses, queryInteger, refTo, textSchema, withLocation } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
 const LIMIT = { min: 1, max: 100, default: 25 };
@@ -113,65 +113,73 @@ const BalanceAsOf = nullable<string>({
     "null when none has been stored, and those then read 0 and empty for want of one, not because the wallet is empty",
 });
 
-const WalletSummarySchema = Type.Object({
-  walletId: Type.String({ description: "wal_…" }),
-  address: Type.String(),
-  alias: NullableAlias,
-  balance: Type.Number({ description: "SOL" }),
-  tokenAccounts: Type.Integer({ description: "count of token accounts" }),
-  nftCount: Type.Integer(),
-  riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
-  lastActivity: LastActivity,
-  balanceAsOf: BalanceAsOf,
-});
+// Named schemas: components.schemas in the OpenAPI document, a $ref where a route uses them (refTo, schema-components.ts).
+export const WalletSummarySchema = Type.Object(
+  {
+    walletId: Type.String({ description: "wal_…" }),
+    address: Type.String(),
+    alias: NullableAlias,
+    balance: Type.Number({ description: "SOL" }),
+    tokenAccounts: Type.Integer({ description: "count of token accounts" }),
+    nftCount: Type.Integer(),
+    riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
+    lastActivity: LastActivity,
+    balanceAsOf: BalanceAsOf,
+  },
+  { $id: "WalletSummary", description: "a tracked wallet as GET /v1/wallets lists it (its holdings counted; GET /v1/wallets/{walletId} has them in full)" },
+);
 
-const WalletDetailSchema = Type.Object({
-  walletId: Type.String({ description: "wal_…" }),
-  address: Type.String(),
-  alias: NullableAlias,
-  balance: Type.Number({ description: "SOL" }),
-  tokenAccounts: Type.Array(
-    Type.Object({
-      mint: Type.String(),
-      symbol: Type.String(),
-      balance: Type.Number({ description: "UI units (decimals applied)" }),
-      usdValue: Type.Number({ description: "USD" }),
-    }),
-    { description: "highest usdValue first" },
-  ),
-  nfts: Type.Array(
-    Type.Object({
-      mint: Type.String(),
-      name: Type.String(),
-      collection: Type.String(),
-      floorPrice: Type.Number({ description: "USD" }),
-    }),
-    { description: "highest floorPrice first" },
-  ),
-  riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
-  riskFactors: Type.Array(Type.Enum(RISK_FACTORS), { description: "active risk factor identifiers" }),
-  label: Type.Union(
-    [
+export const WalletDetailSchema = Type.Object(
+  {
+    walletId: Type.String({ description: "wal_…" }),
+    address: Type.String(),
+    alias: NullableAlias,
+    balance: Type.Number({ description: "SOL" }),
+    tokenAccounts: Type.Array(
       Type.Object({
-        category: Type.Enum(LABEL_CATEGORIES),
-        score: Type.Integer({ minimum: 0, maximum: 100 }),
-        source: Type.Union([Type.String(), Type.Null()]),
+        mint: Type.String(),
+        symbol: Type.String(),
+        balance: Type.Number({ description: "UI units (decimals applied)" }),
+        usdValue: Type.Number({ description: "USD" }),
       }),
-      Type.Null(),
-    ],
-    {
-      description:
-        "extension: the address's own label from PUT /v1/risk/labels (a wallet on a sanctions list, say), null when it has none; when several lists label it, its effective label (the highest score, as GET /v1/risk/labels/{address} answers at its top level). Not a factor of its own riskScore, which measures whom it deals with; it raises the scores of the wallets that deal with it",
-    },
-  ),
-  tags: Type.Array(Type.String()),
-  trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
-  lastActivity: LastActivity,
-  balanceAsOf: BalanceAsOf,
-});
+      { description: "highest usdValue first" },
+    ),
+    nfts: Type.Array(
+      Type.Object({
+        mint: Type.String(),
+        name: Type.String(),
+        collection: Type.String(),
+        floorPrice: Type.Number({ description: "USD" }),
+      }),
+      { description: "highest floorPrice first" },
+    ),
+    riskScore: Type.Integer({ minimum: 0, maximum: 100 }),
+    riskFactors: Type.Array(Type.Enum(RISK_FACTORS), { description: "active risk factor identifiers" }),
+    label: Type.Union(
+      [
+        Type.Object({
+          category: Type.Enum(LABEL_CATEGORIES),
+          score: Type.Integer({ minimum: 0, maximum: 100 }),
+          source: Type.Union([Type.String(), Type.Null()]),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          "extension: the address's own label from PUT /v1/risk/labels (a wallet on a sanctions list, say), null when it has none; when several lists label it, its effective label (the highest score, as GET /v1/risk/labels/{address} answers at its top level). Not a factor of its own riskScore, which measures whom it deals with; it raises the scores of the wallets that deal with it",
+      },
+    ),
+    tags: Type.Array(Type.String()),
+    trackedAt: Type.String({ format: "date-time", description: "extension: when the caller started tracking" }),
+    lastActivity: LastActivity,
+    balanceAsOf: BalanceAsOf,
+  },
+  { $id: "WalletDetail", description: "a tracked wallet, its holdings and its risk (GET, POST and PATCH of /v1/wallets)" },
+);
+const WalletDetail = refTo(WalletDetailSchema);
 
 const ListResponseSchema = Type.Object({
-  wallets: Type.Array(WalletSummarySchema),
+  wallets: Type.Array(refTo(WalletSummarySchema)),
   total: Type.Integer({ description: "count of the caller's tracked wallets (those address and tag keep, when given)" }),
   page: Type.Integer(),
   limit: Type.Integer(),
@@ -244,7 +252,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           tags,
           summary: "Get wallet details",
           params: ParamsSchema,
-          response: { 200: withEntityTag(described(WalletDetailSchema, "the wallet, its holdings and its risk")), ...errorResponses(400, 404) },
+          response: { 200: withEntityTag(described(WalletDetail, "the wallet, its holdings and its risk")), ...errorResponses(400, 404) },
         },
       },
       async (request, reply) => {
@@ -265,7 +273,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           summary: "Track a wallet",
           body: CreateBodySchema,
           response: {
-            201: withLocation(WalletDetailSchema, "wallet created", "the new wallet's URL"),
+            201: withLocation(WalletDetail, "wallet created", "the new wallet's URL"),
             ...errorResponses(400, 413, 415),
             ...CreateConflictResponse,
           },
@@ -313,7 +321,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
           headers: IfMatchHeaders,
           body: UpdateBodySchema,
           response: {
-            200: withEntityTag(described(WalletDetailSchema, "the wallet as this request changed it")),
+            200: withEntityTag(described(WalletDetail, "the wallet as this request changed it")),
             ...errorResponses(400, 404, 413, 415),
             ...PreconditionFailedResponse,
           },
