@@ -4,7 +4,11 @@
 // step with its commands.
 import { createServer, type AddressInfo, type Socket } from "node:net";
 
-/** A reply in RESP2, written as it goes on the wire: "+OK\r\n", ":0\r\n", "-ERR …\r\n". */
+/**
+ * A reply in RESP2, written as it goes on the wire: "+OK\r\n", ":0\r\n", "-ERR …\r\n"; "" for
+ * none: the connection then answers nothing more, as a real Redis answers in order (a command
+ * left hanging holds every one after it on that connection).
+ */
 export type Answer = (command: readonly string[]) => string;
 
 export type ScriptedRedis = {
@@ -18,6 +22,12 @@ export type ScriptedRedis = {
 export function plainAnswer([name]: readonly string[]): string {
   if (name === "PING") return "+PONG\r\n";
   if (name === "CLIENT" || name === "SELECT") return "+OK\r\n";
+  // The processes read Redis's clock (clock-watch.ts): seconds and microseconds, as Redis says them.
+  if (name === "TIME") {
+    const micros = BigInt(Date.now()) * 1000n;
+    const [seconds, rest] = [String(micros / 1_000_000n), String(micros % 1_000_000n)];
+    return `*2\r\n$${seconds.length}\r\n${seconds}\r\n$${rest.length}\r\n${rest}\r\n`;
+  }
   return `-ERR unknown command '${name ?? ""}'\r\n`;
 }
 
@@ -43,6 +53,9 @@ export async function startScriptedRedis(answer: Answer): Promise<ScriptedRedis>
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     let pending = Buffer.alloc(0);
+    // Once an answer is withheld, every later one on this connection is too (answers go in order:
+    // one written past a hanging command would be taken as that command's).
+    let hanging = false;
     socket.on("data", (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       try {
@@ -50,7 +63,10 @@ export async function startScriptedRedis(answer: Answer): Promise<ScriptedRedis>
           pending = pending.subarray(parsed.length);
           const command = [parsed.args[0]!.toUpperCase(), ...parsed.args.slice(1)];
           received.push(command);
-          socket.write(answer(command));
+          if (hanging) continue;
+          const reply = answer(command);
+          if (reply === "") hanging = true;
+          else socket.write(reply);
         }
       } catch {
         // Not a client this server can talk to: drop it, as Redis drops a protocol error.
