@@ -112,6 +112,17 @@ async function scheduleInItsPlace(): Promise<{ next: number; iterationCount?: nu
   return { next: next!, iterationCount, runs: worker.runs };
 }
 
+/** A keeper that refreshes (a refresh has run once its lock is taken), then time for anything it queued to run. */
+async function refreshOnce(logger: ReturnType<typeof createLogger>): Promise<void> {
+  const keeper = keepReconcileScheduled({ ...t.deps, logger }, 100);
+  try {
+    await waitFor("a refresh", async () => (await t.deps.redis.exists(`${t.config.queuePrefix}:reconcile-schedule-lock`)) === 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+  } finally {
+    keeper.stop();
+  }
+}
+
 async function lastSweepGauge(): Promise<number | undefined> {
   const response = await t.app.inject({ url: "/metrics", headers: { authorization: AUTHORIZATION } });
   expect(response.statusCode).toBe(200);
@@ -163,14 +174,7 @@ describe("the reconciler's schedule set by a worker whose clock was ahead", () =
     const before = await scheduleInItsPlace();
     const jobId = `repeat:${RECONCILE_SCHEDULER_ID}:${before.next}`;
     const { lines, logger } = logSink();
-    const keeper = keepReconcileScheduled({ ...t.deps, logger }, 100);
-    try {
-      // A refresh has run once its lock is taken; then time for anything it queued to run.
-      await waitFor("a refresh", async () => (await t.deps.redis.exists(`${t.config.queuePrefix}:reconcile-schedule-lock`)) === 1);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-    } finally {
-      keeper.stop();
-    }
+    await refreshOnce(logger);
     const after = await scheduler();
     expect({ next: after.next, iterationCount: after.iterationCount }).toEqual({ next: before.next, iterationCount: before.iterationCount });
     expect(await maintenance().getJobState(jobId)).toBe("delayed");
@@ -183,12 +187,9 @@ describe("the reconciler's schedule set by a worker whose clock was ahead", () =
     const { lines, logger } = logSink();
     // Ten minutes behind, the next run looks 10.5 minutes ahead to this worker: Redis's clock is the judge, not its own.
     clockOff(-10 * 60_000);
-    const keeper = keepReconcileScheduled({ ...t.deps, logger }, 100);
     try {
-      await waitFor("a refresh", async () => (await t.deps.redis.exists(`${t.config.queuePrefix}:reconcile-schedule-lock`)) === 1);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await refreshOnce(logger);
     } finally {
-      keeper.stop();
       vi.useRealTimers();
     }
     const after = await scheduler();
