@@ -12,7 +12,7 @@ export function registerClockOffsetGauge(registry: Registry, clock: Pick<ClockSk
     name: `${METRIC_PREFIX}clock_offset_seconds`,
     help:
       "How far this process's clock is from PostgreSQL's, in seconds (positive: ahead; measured at start and every 30 s, through the process's own pool). " +
-      "More than 5 s either way and a worker takes no jobs, and the process's /readyz answers 503; no sample before the first measurement.",
+      "More than 5 s either way, from Redis's clock too, and a worker takes no jobs, and the process's /readyz answers 503; no sample before the first measurement.",
     registers: [registry],
     collect() {
       const reading = clock.reading();
