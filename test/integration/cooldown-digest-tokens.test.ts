@@ -111,6 +111,22 @@ async function digestsDelivered(alertIds: readonly string[]) {
   });
 }
 
+/**
+ * A tracked wallet with a webhook large_transfer alert whose cooldown an outsider's 1,000,000
+ * junk units have started (that firing delivered), and the clock 2 s on.
+ */
+async function webhookAlertCooling(path: string) {
+  const wallet = await track(t, token);
+  const route = receiver.route(path);
+  const hook = await alertOn(wallet.walletId, { notificationMethod: "webhook", webhookUrl: route.url });
+  route.verifyWith(hook.webhookSecret!);
+  const outsider = randomAddress();
+  await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, randomAddress(), 1_000_000)] });
+  await waitFor("the junk firing's webhook", async () => route.requests.length === 1);
+  offsetMs += 2_000;
+  return { wallet, route, hook, outsider };
+}
+
 const digestOf = async (alertId: string) =>
   (await t.deps.sql<{ id: string; status: string }[]>`
     select n.id, n.status from notifications n join cooldown_digests d on d.notification_id = n.id where n.alert_id = ${alertId}`)[0];
@@ -180,16 +196,8 @@ describe("a large_transfer cooldown digest of several tokens", () => {
   });
 
   it("counts a swap's event under the token its wallet sent, so that a larger received transfer of the token it got does not displace it", async () => {
-    const wallet = await track(t, token);
-    const route = receiver.route("/digest-tokens-swap");
-    const hook = await alertOn(wallet.walletId, { notificationMethod: "webhook", webhookUrl: route.url });
-    route.verifyWith(hook.webhookSecret!);
-    const outsider = randomAddress();
+    const { wallet, route, hook, outsider } = await webhookAlertCooling("/digest-tokens-swap");
     const pool = randomAddress();
-
-    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, randomAddress(), 1_000_000)] });
-    await waitFor("the junk firing's webhook", async () => route.requests.length === 1);
-    offsetMs += 2_000;
     // The wallet swaps 10,000 SOL for 2,000,000 BONK: one event, "Sent 10,000 SOL and received 2,000,000 BONK in a swap".
     await helius("SWAP", wallet.address, {
       nativeTransfers: [{ fromUserAccount: wallet.address, toUserAccount: pool, amount: 10_000 * LAMPORTS }],
@@ -212,16 +220,8 @@ describe("a large_transfer cooldown digest of several tokens", () => {
   });
 
   it("files each event under its reason's direction and the leg group its amount totals, not under the transaction's first leg", async () => {
-    const wallet = await track(t, token);
-    const route = receiver.route("/digest-tokens-legs");
-    const hook = await alertOn(wallet.walletId, { notificationMethod: "webhook", webhookUrl: route.url });
-    route.verifyWith(hook.webhookSecret!);
-    const outsider = randomAddress();
+    const { wallet, route, hook, outsider } = await webhookAlertCooling("/digest-tokens-legs");
     const desk = randomAddress();
-
-    await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, randomAddress(), 1_000_000)] });
-    await waitFor("the junk firing's webhook", async () => route.requests.length === 1);
-    offsetMs += 2_000;
     // A TRANSFER is token-first: leg 0 is the 10,000 BONK received, leg 1 the 10,000 SOL sent.
     // One event, "Sent 10,000 SOL and received 10,000 BONK": its direction, not leg order or an
     // equal amount, makes it SOL's.
