@@ -12,6 +12,7 @@ import { CLOCK_SKEW_BOUND_MS, clockReading, describeSkew, formatSeconds, judgeCl
 import type { Sql } from "./db/client.ts";
 import { errorSummary } from "./dependency-errors.ts";
 import type { Logger } from "./logger.ts";
+import { redisNowMs } from "./redis.ts";
 import { withTimeout } from "./with-timeout.ts";
 
 /** How often a clock that agrees is measured again. */
@@ -64,9 +65,9 @@ export async function measureClock(sql: Sql, localNow: () => number = Date.now):
 /** One measurement of Redis's clock (TIME), as measureClock does PostgreSQL's. */
 export async function measureRedisClock(redis: Redis, localNow: () => number = Date.now): Promise<ClockReading> {
   const t0 = localNow();
-  const [seconds, micros] = await redis.time();
+  const redisMs = await redisNowMs(redis);
   const t1 = localNow();
-  return clockReading(t0, Number(seconds) * 1000 + Number(micros) / 1000, t1);
+  return clockReading(t0, redisMs, t1);
 }
 
 export type ClockWatchOptions = {

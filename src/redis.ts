@@ -83,3 +83,9 @@ function endOnRefusedDatabase(redis: Redis): void {
     redis.disconnect();
   });
 }
+
+/** Redis's clock (TIME), in milliseconds: the one every process shares. */
+export async function redisNowMs(redis: Redis): Promise<number> {
+  const [seconds, microseconds] = await redis.time();
+  return Number(seconds) * 1_000 + Math.floor(Number(microseconds) / 1_000);
+}

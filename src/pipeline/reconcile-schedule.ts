@@ -15,7 +15,7 @@ import { createRepeatedWarning } from "../log-repeats.ts";
 import type { Logger } from "../logger.ts";
 import { JOB_RETENTION, QUEUES } from "../queue/names.ts";
 import type { Queues } from "../queue/producers.ts";
-import { trackConnectionError } from "../redis.ts";
+import { redisNowMs, trackConnectionError } from "../redis.ts";
 
 export const RECONCILE_SCHEDULER_ID = "reconcile";
 export const RECONCILE_EVERY_MS = 30_000;
@@ -32,12 +32,6 @@ export async function upsertReconcileSchedule(queues: Queues): Promise<void> {
     { every: RECONCILE_EVERY_MS },
     { name: "reconcile", data: {}, opts: { ...JOB_RETENTION } },
   );
-}
-
-/** Redis's clock (TIME), in milliseconds: the one every process shares. */
-export async function redisNowMs(redis: Redis): Promise<number> {
-  const [seconds, microseconds] = await redis.time();
-  return Number(seconds) * 1_000 + Math.floor(Number(microseconds) / 1_000);
 }
 
 /**

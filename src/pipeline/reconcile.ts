@@ -16,7 +16,7 @@ import { pendingLabelRescores } from "../db/queries/risk-labels.ts";
 import { scoreEvaluationJobs } from "./enqueue-risk.ts";
 import { rescoreRelabelled } from "./relabel.ts";
 import { idTime } from "../ids.ts";
-import { redisNowMs } from "./reconcile-schedule.ts";
+import { redisNowMs } from "../redis.ts";
 import type { Queues } from "../queue/producers.ts";
 
 export type ReconcileOptions = {
