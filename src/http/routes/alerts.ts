@@ -23,7 +23,7 @@ import { channelsOff } from "../../notify/transports.ts";
 import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { IDEMPOTENCY_HEADER, IdempotencyHeaders, replayVerdict, requestFingerprint } from "../idempotency.ts";
 import { assertNoBody } from "../no-body.ts";
-import { ProblemError, capReached as capRefusal, invalid, notFound } from "../problem.ts";
+import { ProblemError, capReached, invalid, notFound } from "../problem.ts";
 import { keepRawBody, rawBody } from "../raw-body.ts";
 import { NO_STORE, described, errorResponses, noStore, parseQueryInteger, withLocation } from "../schemas.ts";
 import { assertExactThreshold, checkAlertChanges, checkNewAlert } from "./alert-input.ts";
@@ -69,15 +69,15 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   const alertCaps = { perWallet: deps.config.maxAlertsPerWallet, perCaller: deps.config.maxAlertsPerCaller };
 
   /** A create over a cap: a conflict whose `limit` names the cap (problem.ts), and whose detail says what the caller (or the operator) can do. */
-  const capReached = (cap: "wallet" | "caller", limit: number, walletId: string) =>
+  const alertCapReached = (cap: "wallet" | "caller", limit: number, walletId: string) =>
     cap === "wallet"
-      ? capRefusal(
+      ? capReached(
           "MAX_ALERTS_PER_WALLET",
           limit,
           `wallet ${walletId} has ${limit} alerts already, the most one wallet may have (MAX_ALERTS_PER_WALLET=${limit}; paused and disabled alerts count): ` +
             "delete one you no longer need (DELETE /v1/risk/alerts/{alertId}) or change one (PATCH) instead, or ask the operator to raise MAX_ALERTS_PER_WALLET",
         )
-      : capRefusal(
+      : capReached(
           "MAX_ALERTS_PER_CALLER",
           limit,
           `you have ${limit} alerts already, the most one caller may have (MAX_ALERTS_PER_CALLER=${limit}; paused and disabled alerts count): ` +
@@ -154,7 +154,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           createdAt: now,
           ...settings,
         }, alertCaps);
-        if (inserted.kind === "capped") throw capReached(inserted.cap, inserted.limit, body.walletId);
+        if (inserted.kind === "capped") throw alertCapReached(inserted.cap, inserted.limit, body.walletId);
         if (inserted.kind === "created") {
           const { row } = inserted;
           reply.code(201).header("location", `/v1/risk/alerts/${row.alertId}`).header("cache-control", NO_STORE);

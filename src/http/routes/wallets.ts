@@ -17,7 +17,7 @@ import { trackWallet } from "../../pipeline/track-wallet.ts";
 import { IfMatchHeaders, PreconditionFailedResponse, entityTagOf, ifMatchOf, preconditionFailed, withEntityTag } from "../etag.ts";
 import { assertNoBody } from "../no-body.ts";
 import type { ReadCache } from "../read-cache.ts";
-import { ProblemError, capReached as capRefusal, notFound } from "../problem.ts";
+import { ProblemError, capReached, notFound } from "../problem.ts";
 import { AddressSchema, assertAddress, described, errorResponses, idSchema, parseQueryInteger, problemResponses, queryInteger, refTo, textSchema, withLocation } from "../schemas.ts";
 
 const PAGE = { min: 1, max: 1_000_000, default: 1 };
@@ -86,8 +86,8 @@ const CreateConflictResponse = {
 };
 
 /** A create over the cap: a conflict whose `limit` names the cap (problem.ts), and whose detail says what the caller (or the operator) can do. */
-const capReached = (limit: number) =>
-  capRefusal(
+const walletCapReached = (limit: number) =>
+  capReached(
     "MAX_WALLETS_PER_CALLER",
     limit,
     `you track ${limit} wallets already, the most one caller may track (MAX_WALLETS_PER_CALLER=${limit}): ` +
@@ -285,7 +285,7 @@ export function walletRoutes(deps: Deps, readCache: ReadCache): FastifyPluginAsy
         const id = newId("wal");
         const owner = request.caller.sub;
         const outcome = await trackWallet(deps, { id, owner, address, alias, tags: walletTags });
-        if (outcome.kind === "capped") throw capReached(outcome.limit);
+        if (outcome.kind === "capped") throw walletCapReached(outcome.limit);
         if (outcome.kind === "unavailable") {
           throw new ProblemError("unavailable", `${outcome.reason}; nothing was stored, retry shortly`, { headers: { "retry-after": "5" } });
         }
