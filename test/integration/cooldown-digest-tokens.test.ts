@@ -127,6 +127,17 @@ async function webhookAlertCooling(path: string) {
   return { wallet, route, hook, outsider };
 }
 
+/** The digest webhook (the route's second request, after the junk firing's), its signature checked with the alert's secret. */
+function verifiedDigest(route: ReturnType<typeof receiver.route>, hook: { webhookSecret?: string }) {
+  const request = route.requests[1]!;
+  expect(request.verifiedWith).toEqual([hook.webhookSecret]);
+  return (JSON.parse(request.body) as NotificationPayload).data.suppressed!;
+}
+
+/** Each named token's direction, amount and the reason's news (before its parenthesis). */
+const namedTokens = (held: NonNullable<NotificationPayload["data"]["suppressed"]>) =>
+  held.largestByToken!.map((named) => [named.direction, named.observed, named.reason.split(" (")[0]]);
+
 const digestOf = async (alertId: string) =>
   (await t.deps.sql<{ id: string; status: string }[]>`
     select n.id, n.status from notifications n join cooldown_digests d on d.notification_id = n.id where n.alert_id = ${alertId}`)[0];
@@ -208,11 +219,9 @@ describe("a large_transfer cooldown digest of several tokens", () => {
     await helius("TRANSFER", outsider, { tokenTransfers: [tokenTransfer(outsider, wallet.address, BONK, 5_000_000)] });
     await digestsDelivered([hook.alertId]);
 
-    const request = route.requests[1]!;
-    expect(request.verifiedWith).toEqual([hook.webhookSecret]);
-    const held = (JSON.parse(request.body) as NotificationPayload).data.suppressed!;
+    const held = verifiedDigest(route, hook);
     expect(held.count).toBe(2);
-    expect(held.largestByToken!.map((named) => [named.direction, named.observed, named.reason.split(" (")[0]])).toEqual([
+    expect(namedTokens(held)).toEqual([
       ["sent", 10_000, "Sent 10,000 SOL and received 2,000,000 BONK in a swap"],
       ["received", 5_000_000, expect.stringMatching(/^Received 5,000,000 BONK from /)],
     ]);
@@ -249,11 +258,9 @@ describe("a large_transfer cooldown digest of several tokens", () => {
     ]);
     await digestsDelivered([hook.alertId]);
 
-    const request = route.requests[1]!;
-    expect(request.verifiedWith).toEqual([hook.webhookSecret]);
-    const held = (JSON.parse(request.body) as NotificationPayload).data.suppressed!;
+    const held = verifiedDigest(route, hook);
     expect(held.count).toBe(2);
-    expect(held.largestByToken!.map((named) => [named.direction, named.observed, named.reason.split(" (")[0]])).toEqual([
+    expect(namedTokens(held)).toEqual([
       ["sent", 10_000, "Sent 10,000 SOL and received 10,000 BONK"],
       ["sent", 5_000, expect.stringMatching(/^Sent 5,000 USDC to /)],
     ]);
