@@ -40,6 +40,11 @@ export type Config = Readonly<{
   host: string;
   jwt: Readonly<{
     secret: string | undefined;
+    /**
+     * JWT_SECRET_PREVIOUS: a second HS256 secret that tokens may be signed with during a rotation;
+     * never signed with. Optional, so that a verifier set up by hand (a test) need not name it.
+     */
+    previousSecret?: string | undefined;
     jwksUrl: string | undefined;
     issuer: string | undefined;
     audience: string | undefined;
@@ -64,6 +69,13 @@ export type Config = Readonly<{
   twilio: Readonly<{
     accountSid: string | undefined;
     authToken: string | undefined;
+    /**
+     * TWILIO_AUTH_TOKEN_PREVIOUS, during a rotation: the token being replaced. A status callback
+     * signed with it is taken as well (Twilio signs them with its primary token, which stays the
+     * old one until the new one is promoted); nothing is sent with it. Optional, so that a config
+     * built by hand (a test) need not name it.
+     */
+    previousAuthToken?: string | undefined;
     from: string | undefined;
     baseUrl: string;
     /**
@@ -93,7 +105,13 @@ export type Config = Readonly<{
   /** How long an evaluation waits for earlier batches held elsewhere to be counted (and committed, before it reads scores), before going on without them. */
   evaluationOrderWaitMs: number;
   heliusAuthHeader: string | undefined;
-  admin: Readonly<{ user: string | undefined; password: string | undefined }>;
+  /**
+   * HELIUS_AUTH_HEADER_PREVIOUS, during a rotation: the auth header Helius may still send until
+   * its webhook is changed, accepted beside HELIUS_AUTH_HEADER. Optional, as above.
+   */
+  previousHeliusAuthHeader?: string | undefined;
+  /** previousPassword: ADMIN_PASSWORD_PREVIOUS, during a rotation, accepted beside the password (optional, as above). */
+  admin: Readonly<{ user: string | undefined; password: string | undefined; previousPassword?: string | undefined }>;
   /**
    * Where a worker process serves its probes (/healthz, /readyz) and, with the admin credentials,
    * its own /metrics (job durations); off when unset. Read for a worker only (undefined for the API).
@@ -205,6 +223,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     host: read("HOST", listenHost, "0.0.0.0"),
     jwt: {
       secret: optional("JWT_SECRET", trimmedEnds(jwtSecret)),
+      previousSecret: optional("JWT_SECRET_PREVIOUS", trimmedEnds(jwtSecret)),
       jwksUrl: optional("JWT_JWKS_URL", urlWithScheme(["https:", "http:"])),
       issuer: optional("JWT_ISSUER", (v) => v),
       audience: optional("JWT_AUDIENCE", (v) => v),
@@ -220,6 +239,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     twilio: {
       accountSid: optional("TWILIO_ACCOUNT_SID", matching(/^AC[0-9a-fA-F]{32}$/, "AC followed by 32 hex digits")),
       authToken: optional("TWILIO_AUTH_TOKEN", (v) => v),
+      previousAuthToken: optional("TWILIO_AUTH_TOKEN_PREVIOUS", (v) => v),
       from: optional("TWILIO_FROM", matching(/^\+[1-9]\d{1,14}$/, "an E.164 number such as +14155552671")),
       baseUrl: read("TWILIO_BASE_URL", urlWithScheme(["https:", "http:"]), "https://api.twilio.com"),
       statusCallbackUrl: optional("TWILIO_STATUS_CALLBACK_URL", statusCallbackUrl(env.WEBHOOK_ALLOW_HTTP === "true")),
@@ -235,11 +255,13 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // long behind a hung one; "5h" typed for "5s" held them for hours without a word.
     evaluationOrderWaitMs: read("EVALUATION_ORDER_WAIT", durationBetween(0, 120_000), 5_000),
     heliusAuthHeader: optional("HELIUS_AUTH_HEADER", headerValue(16)),
+    previousHeliusAuthHeader: optional("HELIUS_AUTH_HEADER_PREVIOUS", headerValue(16)),
     admin: {
       user: optional("ADMIN_USER", trimmedEnds(basicAuthUser)),
       // Bull Board can retry and delete jobs, and nothing slows down guesses of a Basic password:
       // long enough that guessing is hopeless (16 characters; 8 were accepted until 2026-11-27).
       password: optional("ADMIN_PASSWORD", trimmedEnds(minLength(16))),
+      previousPassword: optional("ADMIN_PASSWORD_PREVIOUS", trimmedEnds(minLength(16))),
     },
     // Only the worker serves that port: an API sharing the worker's settings (one env file, one
     // ConfigMap, a Kubernetes service link) was refused for a setting it never reads.
@@ -277,6 +299,15 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // refused while the operator believes JWT_SECRET is in use.
   if (config.jwt.secret && config.jwt.jwksUrl)
     problems.push("JWT_SECRET and JWT_JWKS_URL exclude each other: set JWT_SECRET for HS256 tokens or JWT_JWKS_URL for RS256/ES256 ones");
+  // A second HS256 secret, for a rotation's window: beside a JWKS it would be ignored (a
+  // provider publishes its old and new keys itself), and alone it would be the only secret
+  // while named the previous one. Given but refused (too short), it has its own problem above.
+  if (env.JWT_SECRET_PREVIOUS && env.JWT_JWKS_URL)
+    problems.push("JWT_SECRET_PREVIOUS goes with JWT_SECRET, not JWT_JWKS_URL: an identity provider's JWKS lists its old and new keys itself");
+  else if (env.JWT_SECRET_PREVIOUS && !env.JWT_SECRET)
+    problems.push("JWT_SECRET_PREVIOUS needs JWT_SECRET: it is the secret being replaced, accepted beside JWT_SECRET, never signed with");
+  if (config.jwt.previousSecret && config.jwt.previousSecret === config.jwt.secret)
+    problems.push("JWT_SECRET_PREVIOUS is the same as JWT_SECRET: set it to the secret being replaced, or unset it");
   // An identity provider's keys sign the tokens of every application and tenant it serves (Entra
   // ID's common keys, a shared Auth0 tenant): without an issuer and an audience to match, a token
   // minted for someone else's app, with a scope it happens to call `admin`, would be taken here.
@@ -294,6 +325,15 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // one given and refused has its own problem above already.
   if (config.admin.password && !env.ADMIN_USER)
     problems.push("ADMIN_USER is required with ADMIN_PASSWORD: /metrics and /admin/queues are served only with both (unset both to turn them off)");
+  // A value accepted beside the current one while it is rotated (routes/helius.ts,
+  // routes/twilio-status-callback.ts, metrics/basic-auth.ts): each is checked against the value it stands beside.
+  for (const problem of [
+    previousValueProblem(env, "HELIUS_AUTH_HEADER", config.heliusAuthHeader, config.previousHeliusAuthHeader),
+    previousValueProblem(env, "TWILIO_AUTH_TOKEN", config.twilio.authToken, config.twilio.previousAuthToken),
+    previousValueProblem(env, "ADMIN_PASSWORD", config.admin.password, config.admin.previousPassword),
+  ]) {
+    if (problem) problems.push(problem);
+  }
   const twilioSet = [config.twilio.accountSid, config.twilio.authToken, config.twilio.from].filter(Boolean).length;
   if (twilioSet > 0 && twilioSet < 3)
     problems.push("TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together: set all three or none");
@@ -315,6 +355,22 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
 
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   return deepFreeze(config) as Config;
+}
+
+/**
+ * What is wrong with a `<name>_PREVIOUS` (the value being replaced, accepted beside `<name>`
+ * during a rotation), if anything. Without `<name>` there is nothing it could stand beside (only
+ * when `<name>` was not given: one given and refused has its own problem already). Equal to it,
+ * it is no rotation: most likely the new value pasted into both, the old one then refused by every process.
+ * Neither value is ever put in the message.
+ */
+function previousValueProblem(env: Env, name: string, current: string | undefined, previous: string | undefined): string | undefined {
+  if (previous === undefined) return undefined;
+  if (!env[name]) return `${name}_PREVIOUS needs ${name}: it is the old value, accepted beside ${name} (the new one) during a rotation`;
+  if (previous === current) {
+    return `${name}_PREVIOUS is the same as ${name}: set it to the old value being replaced (and ${name} to the new one), or unset it when no rotation is under way`;
+  }
+  return undefined;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -341,7 +397,7 @@ function jwtSecret(raw: string): string {
 }
 
 /** The settings that say how tokens are signed and checked. */
-const JWT_SETTINGS = ["JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_MAX_TOKEN_AGE"] as const;
+const JWT_SETTINGS = ["JWT_SECRET", "JWT_SECRET_PREVIOUS", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_MAX_TOKEN_AGE"] as const;
 
 /**
  * For the commands that mint tokens (token, simulate, the demo), which need the signing

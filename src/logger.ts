@@ -26,9 +26,23 @@ export const REDACT_PATHS = [
   "*.previousWebhookSecrets",
   "authToken",
   "*.authToken",
+  // The values accepted beside the current ones during a rotation (…_PREVIOUS), and the Helius header.
+  "previousAuthToken",
+  "*.previousAuthToken",
+  "previousPassword",
+  "*.previousPassword",
+  "heliusAuthHeader",
+  "previousHeliusAuthHeader",
+  "previousSecret",
+  "*.previousSecret",
   "config.jwt.secret",
+  "config.jwt.previousSecret",
   "config.twilio.authToken",
+  "config.twilio.previousAuthToken",
   "config.admin.password",
+  "config.admin.previousPassword",
+  "config.heliusAuthHeader",
+  "config.previousHeliusAuthHeader",
   // ioredis attaches the failed command to a reply error: a refused AUTH carries the
   // password as its argument. Any command's arguments are data, not a diagnosis: all go.
   // Paths rather than an err serializer: Fastify's request loggers bring serializers of

@@ -35,6 +35,10 @@ onStopSignal(
 // Redis does not: requests answer 503 until it is back, and /readyz says why.
 const reachable = await preflightOrExit(deps, "api");
 if (reachable.redis === "unreachable") deps.logger.warn("Redis is not reachable yet; serving 503 until it is");
+// Said at start (never the value), so that a rotation's previous secret is not left in force once it is done.
+if (config.jwt.previousSecret) {
+  deps.logger.info("JWT_SECRET_PREVIOUS is set: tokens signed with it are accepted as well as JWT_SECRET's; unset it once they have expired");
+}
 // A stop that came during the wait has closed the connections: nothing is left to start.
 if (!stopping) {
   // This process's clock against PostgreSQL's, at start and every 30 s: more than 5 s off, and

@@ -1,5 +1,6 @@
 // npm run token -- --sub alice --scope "wallets:read alerts:write" [--email a@x.io] [--phone +14155552671] [--ttl 12h]
-// Mints a development token signed with JWT_SECRET; the token is the last line of stdout.
+// Mints a development token signed with JWT_SECRET; the token is the last line of stdout. Never
+// with JWT_SECRET_PREVIOUS, which the API only accepts, beside JWT_SECRET, while a rotation ends.
 // Refuses what would make a token the API rejects or misreads (an unknown scope: 403 on every
 // route; a TTL under a second: expired on arrival; a claim that is no address: ignored), so a
 // mistyped flag fails here, naming the flag, instead of later as a puzzling 401 or 403. So is a

@@ -1,5 +1,6 @@
 // The operator surfaces of the API: Bull Board at /admin/queues and Prometheus /metrics,
-// both behind ADMIN_USER/ADMIN_PASSWORD (HTTP Basic). Without ADMIN_USER they are not
+// both behind ADMIN_USER/ADMIN_PASSWORD (HTTP Basic; ADMIN_PASSWORD_PREVIOUS as well during a
+// rotation). Without ADMIN_USER they are not
 // registered at all and answer 404 like any unknown path: an operator surface that was not
 // configured stays invisible instead of open. The HTTP request histogram is recorded on
 // every route either way.
@@ -86,6 +87,10 @@ export function adminPlugin(deps: Deps, completed: CompletedRequests): FastifyPl
       // For the Twilio status callback route, which counts the verdicts it records.
       app.decorate("carrierMetrics", createCarrierMetrics(registry));
       if (!adminEnabled(deps.config.admin)) return;
+      // Said at start (never the value), so that a rotation's previous password is not left in force once it is done.
+      if (deps.config.admin.previousPassword) {
+        deps.logger.info("ADMIN_PASSWORD_PREVIOUS is set: /metrics and /admin/queues accept it as well as ADMIN_PASSWORD; unset it once the rotation is done");
+      }
       await app.register(protectedRoutes(deps, registry));
     },
     { name: "wallet-alerts-admin" },

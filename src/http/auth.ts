@@ -1,10 +1,10 @@
 // Bearer-token authentication (RFC 6750) with jose. The caller is the token's `sub`;
 // scopes come from a space-separated `scope` claim, or an `scp` claim (an array, or a
 // space-separated string as Microsoft Entra ID writes it).
-import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from "jose";
 import type { Config } from "../config.ts";
 import { createTtlCache } from "../ttl-cache.ts";
-import { createJwksKeySource, KeySourceUnavailable } from "./jwks-keys.ts";
+import { createJwksKeySource, KeySetCoolingDown, KeySourceUnavailable, REFETCH_COOLDOWN_MS } from "./jwks-keys.ts";
 import { ProblemError } from "./problem.ts";
 
 export const SCOPES = [
@@ -39,12 +39,14 @@ const ISSUED_IN_THE_FUTURE = `the token's iat claim is more than ${CLOCK_TOLERAN
 const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 const VERIFIED_TOKEN_MAX_AGE_MS = 5 * 60_000;
 
-export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date.now): TokenVerifier {
+// `now`: Date.now as it is at each call, so that a clock a test fakes after the app is built is read.
+export function createTokenVerifier(jwt: Config["jwt"], now: () => number = () => Date.now()): TokenVerifier {
   // One key source, one algorithm family: a token can never switch from RS256 to HS256
-  // (or to `none`) to be checked against the wrong key.
-  const key: Uint8Array | JWTVerifyGetKey = jwt.jwksUrl
-    ? createJwksKeySource(new URL(jwt.jwksUrl), now)
-    : new TextEncoder().encode(jwt.secret);
+  // (or to `none`) to be checked against the wrong key. HS256 may have two secrets, both HS256:
+  // JWT_SECRET, then JWT_SECRET_PREVIOUS (a rotation's window, README "Rotating secrets").
+  const keys: (Uint8Array | JWTVerifyGetKey)[] = jwt.jwksUrl
+    ? [createJwksKeySource(new URL(jwt.jwksUrl), now)]
+    : [jwt.secret, ...(jwt.previousSecret ? [jwt.previousSecret] : [])].map((secret) => new TextEncoder().encode(secret));
   const algorithms = jwt.jwksUrl ? ["RS256", "ES256"] : ["HS256"];
   const verified = createTtlCache<string, Caller>(VERIFIED_TOKEN_CACHE_SIZE, now);
   const { maxTokenAgeMs } = jwt;
@@ -55,7 +57,7 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
     const at = now();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, key as Uint8Array, {
+      payload = await verifiedPayload(token, keys, {
         algorithms,
         issuer: jwt.issuer,
         audience: jwt.audience,
@@ -64,9 +66,10 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
         // In seconds; jose then requires iat, and refuses one older than this (plus the tolerance).
         ...(maxTokenAgeMs === undefined ? {} : { maxTokenAge: maxTokenAgeMs / 1000 }),
         currentDate: new Date(at),
-      }));
+      });
     } catch (error) {
       if (error instanceof KeySourceUnavailable) throw keysUnavailable();
+      if (error instanceof KeySetCoolingDown) throw keyNotFetchedYet(error.retryAfterSeconds);
       throw invalidToken(describeJoseError(error, maxTokenAgeMs));
     }
     // jose judges iat only with a maxTokenAge. A token "issued" a year ahead is one minted on a
@@ -88,6 +91,25 @@ export function createTokenVerifier(jwt: Config["jwt"], now: () => number = Date
     return caller;
   };
   return Object.assign(verify, { known: (token: string) => verified.get(token) });
+}
+
+/**
+ * The token's claims, checked against the first key its signature verifies with. Any refusal
+ * but the signature's (expired, another audience) is final: jose checks the signature before
+ * the claims, so such a token was signed with that key, and another key would not change the
+ * verdict. So a token verified by JWT_SECRET_PREVIOUS meets every check JWT_SECRET's meets.
+ */
+async function verifiedPayload(token: string, keys: (Uint8Array | JWTVerifyGetKey)[], options: JWTVerifyOptions): Promise<JWTPayload> {
+  let refusal: unknown;
+  for (const key of keys) {
+    try {
+      return (await jwtVerify(token, key as Uint8Array, options)).payload;
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
+      refusal = error;
+    }
+  }
+  throw refusal;
 }
 
 /**
@@ -147,8 +169,20 @@ export function invalidToken(detail: string): ProblemError {
 /** Not the token's fault: the identity provider's keys cannot be fetched (see jwks-keys.ts). */
 function keysUnavailable(): ProblemError {
   return new ProblemError("unavailable", "the identity provider's signing keys (JWT_JWKS_URL) cannot be fetched; try again shortly", {
-    headers: { "retry-after": "5" },
+    headers: { "retry-after": String(REFETCH_COOLDOWN_MS / 1000) },
   });
+}
+
+/**
+ * Not the token's fault either: it names a key the keys fetched before it came lack, which the
+ * provider may have just added, and they may be fetched again only in a few seconds (jwks-keys.ts).
+ */
+function keyNotFetchedYet(retryAfterSeconds: number): ProblemError {
+  return new ProblemError(
+    "unavailable",
+    `the token's signing key is not among the identity provider's keys (JWT_JWKS_URL) fetched so far; they are fetched again in ${retryAfterSeconds} s: try again then`,
+    { headers: { "retry-after": String(retryAfterSeconds) } },
+  );
 }
 
 export function missingToken(): ProblemError {

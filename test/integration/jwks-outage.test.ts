@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { STALE_KEYS_MS } from "../../src/http/jwks-keys.ts";
+import { REFETCH_COOLDOWN_MS, STALE_KEYS_MS } from "../../src/http/jwks-keys.ts";
 import { problem } from "../helpers/alert-fixtures.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 
@@ -82,7 +82,15 @@ describe("JWT_JWKS_URL that cannot be fetched", () => {
       // Beyond the bound, the keys are too old to trust alone.
       vi.setSystemTime(Date.now() + STALE_KEYS_MS);
       problem(await call(), 503, "unavailable");
+      // Back: fetched again once the cooldown since the last (failed) attempt has passed, as
+      // Retry-After says; one attempt per cooldown at most, failed or not.
       jwksUp = true;
+      const fetchesBack = fetches;
+      const early = await call();
+      problem(early, 503, "unavailable");
+      expect(early.headers["retry-after"]).toBe(String(REFETCH_COOLDOWN_MS / 1000));
+      expect(fetches).toBe(fetchesBack);
+      vi.setSystemTime(Date.now() + REFETCH_COOLDOWN_MS);
       expect((await call()).statusCode).toBe(200);
     });
   });

@@ -2,7 +2,7 @@
 // or refuse, naming the flag, input that would make a token the API rejects or misreads.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { decodeJwt } from "jose";
+import { decodeJwt, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { createTokenVerifier } from "../../src/http/auth.ts";
 import { TEST_JWT_SECRET } from "../helpers/env.ts";
@@ -130,5 +130,20 @@ describe("npm run token", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("invalid configuration: JWT_SECRET: expected at least 32 characters");
     expect(refused.stderr).not.toContain("PORT");
+  });
+
+  it("signs with JWT_SECRET only during a rotation, and refuses a JWT_SECRET_PREVIOUS the API would refuse", async () => {
+    const previous = "old-secret-being-replaced-0123456789-abcdef";
+    const minted = await tokenCommand(["--sub", "alice"], { JWT_SECRET: TEST_JWT_SECRET, JWT_SECRET_PREVIOUS: previous });
+    expect(minted.code).toBe(0);
+    const token = lastLine(minted.stdout);
+    const key = (secret: string) => new TextEncoder().encode(secret);
+    expect((await jwtVerify(token, key(TEST_JWT_SECRET))).payload.sub).toBe("alice");
+    await expect(jwtVerify(token, key(previous))).rejects.toThrow();
+
+    const refused = await tokenCommand(["--sub", "alice"], { JWT_SECRET: TEST_JWT_SECRET, JWT_SECRET_PREVIOUS: TEST_JWT_SECRET });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("JWT_SECRET_PREVIOUS is the same as JWT_SECRET");
+    expect(refused.stdout + refused.stderr).not.toContain(TEST_JWT_SECRET);
   });
 });

@@ -1,6 +1,9 @@
 // POST /v1/ingest/helius — Helius enhanced-transaction webhooks, fed into the same path as
 // POST /v1/ingest/transactions. Helius cannot send a JWT: it echoes the authHeader set on the
-// webhook in `Authorization`, which we compare with HELIUS_AUTH_HEADER in constant time.
+// webhook in `Authorization`, which we compare with HELIUS_AUTH_HEADER in constant time, and with
+// HELIUS_AUTH_HEADER_PREVIOUS when set. Helius sends one value and changes it at once, and
+// drops a delivery after three refused retries: during a rotation every process must take both,
+// whichever Helius sends and whichever processes have been restarted.
 //
 // A delivery is judged item by item (src/ingest/helius-triage.ts): Helius retries a non-2xx
 // answer three times and then drops the delivery for good, so one item we cannot read must not
@@ -26,10 +29,15 @@ import { described, problemResponses } from "../schemas.ts";
 import { repeatedHeliusKeys } from "./helius-repeated-keys.ts";
 import { AcceptedSchema, DeliverySchema, HeliusItemSchema } from "./helius-schemas.ts";
 
-/** Equal-length digests, so neither the content nor the length of the secret leaks by timing. */
-function sameSecret(given: string | undefined, expected: string): boolean {
+/**
+ * Equal-length digests, so neither the content nor the length of a secret leaks by timing; every
+ * accepted value is compared (map, not some), so which one matched does not either.
+ */
+function oneOfSecrets(given: string | undefined, accepted: readonly string[]): boolean {
+  if (given === undefined) return false;
   const digest = (value: string) => createHash("sha256").update(value).digest();
-  return given !== undefined && timingSafeEqual(digest(given), digest(expected));
+  const givenDigest = digest(given);
+  return accepted.map((value) => timingSafeEqual(givenDigest, digest(value))).includes(true);
 }
 
 /** ajv's errors, as the error handler reads them for every other 400. */
@@ -43,6 +51,12 @@ const asRejected = ({ index, signature, errors }: RefusedItem) => ({ index, ...(
 
 export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const { heliusAuthHeader, previousHeliusAuthHeader } = deps.config;
+    // Said at start (never the value), so that a rotation's previous value is not left in force once it is done.
+    if (heliusAuthHeader && previousHeliusAuthHeader) {
+      deps.logger.info("HELIUS_AUTH_HEADER_PREVIOUS is set: Helius deliveries are accepted with it as well as with HELIUS_AUTH_HEADER; unset it once the webhook sends the new value");
+    }
+    const accepted = [heliusAuthHeader, previousHeliusAuthHeader].filter((value) => value !== undefined);
     app.post(
       "/ingest/helius",
       {
@@ -50,11 +64,10 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
         config: { public: true },
         // Before the body is parsed: a caller without the secret learns nothing about its body.
         onRequest: async (request) => {
-          const expected = deps.config.heliusAuthHeader;
-          if (!expected) {
+          if (!heliusAuthHeader) {
             throw new ProblemError("not_found", "the Helius webhook is not enabled here (HELIUS_AUTH_HEADER is not set)");
           }
-          if (!sameSecret(request.headers.authorization, expected)) {
+          if (!oneOfSecrets(request.headers.authorization, accepted)) {
             throw new ProblemError("unauthorized", "the Authorization header does not match the webhook's auth header", {
               headers: { "www-authenticate": 'HeliusAuthHeader realm="wallet-alerts"' },
             });
@@ -68,7 +81,8 @@ export function heliusRoutes(deps: Deps): FastifyPluginAsyncTypebox {
           tags: ["ingest"],
           summary: "Ingest a Helius enhanced-transaction webhook delivery (idempotent by signature)",
           description:
-            "Authenticated by the webhook's auth header (`Authorization` equal to HELIUS_AUTH_HEADER), not by a JWT. " +
+            "Authenticated by the webhook's auth header (`Authorization` equal to HELIUS_AUTH_HEADER, or to " +
+            "HELIUS_AUTH_HEADER_PREVIOUS during a rotation), not by a JWT. " +
             "Each item is checked on its own: the valid ones are stored, the others listed in `rejected` and kept " +
             "for an operator, and the delivery is answered 202 all the same (a 4xx would make Helius drop all of it). " +
             "Unknown fields inside the items are ignored; the fields read are typed strictly, and one given twice in an " +

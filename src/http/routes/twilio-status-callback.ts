@@ -8,6 +8,11 @@
 // signature is checked against the configured URL, never against the Host and path this request
 // names: a proxy in front of the API rewrites those, and a caller chooses them.
 //
+// Twilio signs with its primary token only, and promoting a secondary token makes it the primary
+// at once: during a rotation (TWILIO_AUTH_TOKEN the new token, TWILIO_AUTH_TOKEN_PREVIOUS the one
+// being replaced) a signature by either is genuine, so that every process takes the callbacks
+// signed before the promotion and after it, restarted yet or not.
+//
 // Everything Twilio sends in good faith is answered 204, also a message nobody here knows and a
 // status we do not record: Twilio has nothing to fix, and a 4xx or 5xx would only fill its
 // debugger (it does not retry a status callback). So a status of a sid no notification has yet
@@ -65,8 +70,15 @@ export function twilioStatusCallbackRoutes(deps: Deps): FastifyPluginAsyncTypebo
     // A wrong TWILIO_AUTH_TOKEN or a URL that is not the one Twilio calls refuses every callback.
     const warnRefused = createRepeatedWarning(
       deps.logger,
-      "twilio status callback refused (403): check that TWILIO_STATUS_CALLBACK_URL is exactly the URL Twilio calls, and TWILIO_AUTH_TOKEN",
+      "twilio status callback refused (403): check that TWILIO_STATUS_CALLBACK_URL is exactly the URL Twilio calls, and TWILIO_AUTH_TOKEN " +
+        "(during a rotation, TWILIO_AUTH_TOKEN_PREVIOUS: Twilio signs with its primary token)",
     );
+    const { statusCallbackUrl, authToken, previousAuthToken } = deps.config.twilio;
+    const signingTokens = [authToken, previousAuthToken].filter((token) => token !== undefined);
+    // Said at start (never the value), so that a rotation's previous token is not left in force once it is done.
+    if (statusCallbackUrl && previousAuthToken) {
+      deps.logger.info("TWILIO_AUTH_TOKEN_PREVIOUS is set: SMS status callbacks signed with it are accepted as well; unset it once the new token is promoted in Twilio");
+    }
 
     app.post(
       TWILIO_STATUS_CALLBACK_PATH,
@@ -75,7 +87,7 @@ export function twilioStatusCallbackRoutes(deps: Deps): FastifyPluginAsyncTypebo
         config: { public: true },
         // Before the body is read: an unsigned caller gets nothing parsed.
         onRequest: async (request) => {
-          if (!deps.config.twilio.statusCallbackUrl) {
+          if (!statusCallbackUrl) {
             throw new ProblemError("not_found", "SMS status callbacks are not enabled here (TWILIO_STATUS_CALLBACK_URL is not set)");
           }
           if (typeof request.headers[SIGNATURE_HEADER] !== "string") {
@@ -85,10 +97,11 @@ export function twilioStatusCallbackRoutes(deps: Deps): FastifyPluginAsyncTypebo
         },
         // Signed parameters first, their shape second: authentication comes before anything else.
         preValidation: async (request) => {
-          const { authToken, statusCallbackUrl } = deps.config.twilio;
           const signature = request.headers[SIGNATURE_HEADER] as string;
           const params = (request.body ?? {}) as FormParams;
-          if (!twilio.validateRequest(authToken!, signature, statusCallbackUrl!, params)) {
+          // Each token tried (map, not some): which one signed takes no less time than neither.
+          const signedBy = signingTokens.map((token) => twilio.validateRequest(token, signature, statusCallbackUrl!, params));
+          if (!signedBy.includes(true)) {
             warnRefused(new Error("X-Twilio-Signature does not match"));
             throw forbidden("the X-Twilio-Signature header does not match this request");
           }
