@@ -331,6 +331,12 @@ export const alerts = pgTable(
     condition: text("condition").notNull(),
     threshold: numeric("threshold", { precision: 38, scale: 9 }).notNull(),
     token: text("token"),
+    /**
+     * large_transfer with a token only: the trailing window (seconds) over which the wallet's
+     * sends of the token are summed (domain/conditions/large-transfer-window.ts); null: each
+     * transaction alone. Set at creation only (migration 0029).
+     */
+    windowSeconds: integer("window_seconds"),
     notificationMethod: text("notification_method").notNull(),
     webhookUrl: text("webhook_url"),
     recipient: text("recipient"),

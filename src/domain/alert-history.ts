@@ -17,6 +17,8 @@ export type AlertSettingsView = {
   webhookUrl: string | null;
   recipient: string | null;
   cooldownSeconds: number;
+  /** large_transfer's window (seconds); absent or null for an alert without one. */
+  windowSeconds?: number | null;
   disabledReason: string | null;
 };
 
@@ -35,7 +37,7 @@ export const ALERT_SETTINGS = [
 
 export type SettingName = keyof AlertSettingsView;
 /** Per setting: [before, after], each null where there was none (before a creation, after a deletion). */
-export type SettingChanges = { [Name in SettingName]?: [AlertSettingsView[Name] | null, AlertSettingsView[Name] | null] };
+export type SettingChanges = { [Name in SettingName]?: [NonNullable<AlertSettingsView[Name]> | null, NonNullable<AlertSettingsView[Name]> | null] };
 
 /**
  * created: by its owner; updated / paused / resumed: by its owner's PATCH; disabled: by the
@@ -44,9 +46,13 @@ export type SettingChanges = { [Name in SettingName]?: [AlertSettingsView[Name] 
 export const ALERT_ACTIONS = ["created", "updated", "paused", "resumed", "disabled", "secret_rotated", "deleted"] as const;
 export type AlertAction = (typeof ALERT_ACTIONS)[number];
 
-/** A creation: every setting, [null, value]. */
+/**
+ * A creation: every setting, [null, value]; windowSeconds only for an alert that has one, so the
+ * entries of the alerts without (all of them before the setting existed) read as they did.
+ */
 export function createdChanges(alert: AlertSettingsView): SettingChanges {
-  return Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, recorded(alert, name)]])) as SettingChanges;
+  const window = alert.windowSeconds == null ? {} : { windowSeconds: [null, alert.windowSeconds] };
+  return { ...Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, recorded(alert, name)]])), ...window } as SettingChanges;
 }
 
 /**
@@ -55,15 +61,15 @@ export function createdChanges(alert: AlertSettingsView): SettingChanges {
  * entry whose two values read the same.
  */
 export function changedSettings(before: AlertSettingsView, after: AlertSettingsView): SettingChanges {
-  const names: SettingName[] = [...ALERT_SETTINGS, "disabledReason"];
+  const names: SettingName[] = [...ALERT_SETTINGS, "windowSeconds", "disabledReason"];
   return Object.fromEntries(
-    names.filter((name) => before[name] !== after[name]).map((name) => [name, [recorded(before, name), recorded(after, name)]]),
+    names.filter((name) => (before[name] ?? null) !== (after[name] ?? null)).map((name) => [name, [recorded(before, name), recorded(after, name)]]),
   ) as SettingChanges;
 }
 
 /** A setting's value as the history keeps it. */
-function recorded(alert: AlertSettingsView, name: SettingName): AlertSettingsView[SettingName] {
-  return name === "webhookUrl" ? recordedWebhookUrl(alert.webhookUrl) : alert[name];
+function recorded(alert: AlertSettingsView, name: SettingName): NonNullable<AlertSettingsView[SettingName]> | null {
+  return name === "webhookUrl" ? recordedWebhookUrl(alert.webhookUrl) : (alert[name] ?? null);
 }
 
 /**

@@ -117,6 +117,8 @@ export type NotificationPayload = {
     activity?: { count: number; baselinePerHour: number };
     /** risk_score_increase's: the baseline the score rose from. */
     previousScore?: number;
+    /** A windowed large_transfer's: the window (seconds) and the sends summed in it, this one included (observed is their sum). */
+    window?: { seconds: number; transfers: number };
     reason: string;
     /** A cooldown digest's (risk_alert.suppressed): what the cooldown held back; absent until its first attempt builds it. */
     suppressed?: SuppressedSummary;

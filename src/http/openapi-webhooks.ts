@@ -150,7 +150,8 @@ export function webhooksDocument(): Record<string, Json> {
         "(large_transfer, suspicious_counterparty, unusual_activity), with the fields of an entry of GET /v1/transactions; " +
         "a risk_score_increase carries no `transaction` key at all. What `reason` says is also in optional fields, each where it applies: " +
         "`direction` and `counterparty` (its risk and every label, with each label's source) for a firing with a transaction, " +
-        "`activity` for unusual_activity, `previousScore` for risk_score_increase; a notification made before they were added has none.",
+        "`activity` for unusual_activity, `previousScore` for risk_score_increase, `window` for a large_transfer with windowSeconds fired by the sum of its sends; " +
+        "a notification made before they were added has none.",
       copy(TriggeredPayloadSchema),
     ),
     "risk_alert.test": operation(

@@ -131,6 +131,18 @@ const facts = {
   previousScore: Type.Optional(
     Type.Integer({ minimum: 0, maximum: 100, description: "risk_score_increase's: the baseline the score rose from (observed is the rise)" }),
   ),
+  window: Type.Optional(
+    Type.Object(
+      {
+        seconds: Type.Integer({ minimum: 60, maximum: 86_400, description: "the alert's windowSeconds" }),
+        transfers: Type.Integer({ minimum: 2, description: "the wallet's sends of the token in the trailing window, this one included" }),
+      },
+      {
+        additionalProperties: false,
+        description: "a large_transfer with windowSeconds, fired by the sum of several sends: observed is that sum (a single send at or above the threshold has none)",
+      },
+    ),
+  ),
 };
 
 /**

@@ -90,23 +90,28 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
 
 /**
  * In one pass over a batch's alerts: the addresses with an unusual_activity alert (they need
- * per-event window counts) and the risk_score_increase alerts by address.
+ * per-event window counts), the risk_score_increase alerts by address, and the longest window
+ * of the addresses with a windowed large_transfer alert (their stored sends are read: send-windows.ts).
  */
 export function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>): {
   needWindows: Set<string>;
   scoreAlerts: Map<string, ActiveAlertRow[]>;
+  longestSendWindow: Map<string, number>;
 } {
   const needWindows = new Set<string>();
   const scoreAlerts = new Map<string, ActiveAlertRow[]>();
+  const longestSendWindow = new Map<string, number>();
   for (const [address, list] of alerts) {
     for (const alert of list) {
       if (alert.condition === "unusual_activity") needWindows.add(address);
-      else if (alert.condition === "risk_score_increase") {
+      else if (alert.condition === "large_transfer") {
+        if (alert.windowSeconds != null) longestSendWindow.set(address, Math.max(longestSendWindow.get(address) ?? 0, alert.windowSeconds));
+      } else if (alert.condition === "risk_score_increase") {
         const found = scoreAlerts.get(address);
         if (found) found.push(alert);
         else scoreAlerts.set(address, [alert]);
       }
     }
   }
-  return { needWindows, scoreAlerts };
+  return { needWindows, scoreAlerts, longestSendWindow };
 }

@@ -7,6 +7,7 @@ import type { AddressActivity, AddressEvents } from "./activity.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, type AddressSides } from "./batch-facts.ts";
 import type { ScoreStep } from "./record-scores.ts";
 import { scoreTouchedAddresses } from "./scoring.ts";
+import type { TrailingSendsLookup } from "./send-windows.ts";
 import { evaluateTransactions, type TxFiring } from "./transaction-firings.ts";
 
 export type BatchStep = { batchId: string; txs: BatchTransaction[]; sides: Map<string, AddressSides> };
@@ -49,6 +50,8 @@ export type StepLookups = {
   states: Map<string, AddressStateRow>;
   /** When the group is judged (Unix seconds), for the activity reasons (FiringLookups). */
   evaluatedAt?: number;
+  /** The windowed large_transfer alerts' trailing sums (FiringLookups). */
+  trailingSends?: TrailingSendsLookup;
 };
 
 /**
@@ -71,6 +74,7 @@ export function evaluateSteps(
       counterparty: (address) => counterpartyRisk(address, labels, states),
       armedJudged,
       evaluatedAt: lookups.evaluatedAt,
+      trailingSends: lookups.trailingSends,
     });
     const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
     for (const { address, next } of pending) {

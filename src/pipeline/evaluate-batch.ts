@@ -12,7 +12,7 @@
 // lock, and needs fewer statements. Deliveries are enqueued after the commit; if that fails,
 // the reconciler enqueues the pending notifications later.
 import type { Deps } from "../deps.ts";
-import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels, loadScoreAlerts } from "../db/queries/pipeline.ts";
+import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels, loadScoreAlerts, loadStoredSends } from "../db/queries/pipeline.ts";
 import {
   claimBatchGroup,
   isBatchClaimed,
@@ -30,6 +30,7 @@ import { EarlierBatchReleased, waitForEarlierCounts, waitForEarlierEvaluations }
 import { recordEvents } from "./record-events.ts";
 import { recordScores } from "./record-scores.ts";
 import { retryTransaction } from "./retry.ts";
+import { sendRanges, trailingSendsLookup } from "./send-windows.ts";
 
 export type PipelineDeps = Pick<Deps, "sql" | "redis" | "queues" | "logger" | "now" | "alertRules"> & {
   config: Pick<Deps["config"], "queuePrefix" | "evaluationGroupTransactions" | "evaluationOrderWaitMs">;
@@ -119,7 +120,7 @@ async function evaluateOldestRun(
         const txs = await loadBatchTransactions(sql, batchIds);
         const addresses = touchedAddresses(txs);
         const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
-        const { needWindows } = alertsByNeed(alertsByAddress);
+        const { needWindows, longestSendWindow } = alertsByNeed(alertsByAddress);
         // The group is evaluated batch by batch, in ingest order, so that it fires what its
         // batches would fire evaluated one at a time: counted, scored and checked in turn.
         const steps = batchSteps(txs, batchIds, tracked, needWindows);
@@ -130,17 +131,27 @@ async function evaluateOldestRun(
           await flagCountedBatches(deps.redis, deps.config.queuePrefix, batchIds);
           return counted;
         });
-        const [activities, labelRows, stateRows] = await Promise.all([
+        const [activities, labelRows, stateRows, storedSends] = await Promise.all([
           counting,
           loadLabels(sql, addresses),
           // Scores of tracked addresses only (an untracked counterparty's own score is not
           // used), once the runs ahead have committed theirs.
           waitForEarlierEvaluations(deps, heldBefore).then(() => loadAddressStates(sql, [...tracked])),
+          // The stored sends that windowed large_transfer alerts sum (none read without one).
+          loadStoredSends(sql, sendRanges(txs, longestSendWindow)),
         ]);
         const states = byAddress(stateRows);
         // The activity reasons name a burst judged well after it by its time ("in the hour to 05:54 UTC").
         const evaluatedAt = deps.now().getTime() / 1000;
-        const { txFirings, scoreSteps, armedJudged } = evaluateSteps(steps, { alertsByAddress, activities, labels: byAddress(labelRows), tracked, states, evaluatedAt });
+        const { txFirings, scoreSteps, armedJudged } = evaluateSteps(steps, {
+          alertsByAddress,
+          activities,
+          labels: byAddress(labelRows),
+          tracked,
+          states,
+          evaluatedAt,
+          trailingSends: storedSends.size === 0 ? undefined : trailingSendsLookup(storedSends, new Set(txs.map((tx) => tx.signature))),
+        });
 
         // The clock of the writes (events, cooldowns, "evaluated" marks) is read here, after the
         // waits for the runs ahead (up to EVALUATION_ORDER_WAIT each) and on every retry: read

@@ -60,7 +60,7 @@ export function triggeredPayload(
   };
 }
 
-type PayloadFacts = Pick<NotificationPayload["data"], "direction" | "counterparty" | "activity" | "previousScore">;
+type PayloadFacts = Pick<NotificationPayload["data"], "direction" | "counterparty" | "activity" | "previousScore" | "window">;
 
 /**
  * What the reason says, as fields (README, Notifications), each only where it applies: a
@@ -75,6 +75,7 @@ function factsOf(address: string, transaction: Transaction | undefined, facts: F
     ...(known !== undefined && known.address === other ? { counterparty: payloadCounterparty(known) } : {}),
     ...(facts?.activity ? { activity: { count: facts.activity.count, baselinePerHour: facts.activity.baselinePerHour } } : {}),
     ...(facts?.previousScore !== undefined ? { previousScore: facts.previousScore } : {}),
+    ...(facts?.window ? { window: { seconds: facts.window.seconds, transfers: facts.window.transfers } } : {}),
   };
 }
 

@@ -42,6 +42,7 @@ import {
 import type { Transaction } from "../domain/types.ts";
 import type { AddressActivity } from "./activity.ts";
 import type { AddressSides } from "./batch-facts.ts";
+import type { TrailingSendsLookup } from "./send-windows.ts";
 import type { WalletRisk } from "./notification.ts";
 
 export type TxFiring = {
@@ -80,6 +81,8 @@ export type FiringLookups = {
   armedJudged?: Set<string>;
   /** When the group is judged (Unix seconds), for the activity reasons: a burst judged well after it is named by its time. */
   evaluatedAt?: number;
+  /** The windowed large_transfer alerts' trailing sums (send-windows.ts); absent: none judged by a window. */
+  trailingSends?: TrailingSendsLookup;
 };
 
 /**
@@ -129,6 +132,7 @@ export function evaluateTransactions(
         lookupCounterparty: lookups.counterparty,
         activity: window,
         legTotal: totals?.[k] ?? null,
+        trailingSends: lookups.trailingSends,
       };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;

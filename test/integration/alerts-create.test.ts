@@ -40,6 +40,7 @@ describe("POST /v1/risk/alerts", () => {
       recipient: null,
       cooldownSeconds: 0,
       token: null,
+      windowSeconds: null,
       disabledReason: null,
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
     });

@@ -17,6 +17,7 @@ import {
   evaluateRiskScoreIncrease,
   evaluateSuspiciousCounterparty,
   evaluateUnusualActivity,
+  evaluateWindowedLargeTransfer,
   type CounterpartyRisk,
   type Firing,
 } from "../../src/domain/conditions/index.ts";
@@ -51,7 +52,7 @@ type Kind = NotificationPayload["type"];
 
 const KINDS: readonly Kind[] = ["risk_alert.triggered", "risk_alert.test"];
 /** A firing's facts, each there only where its condition gives it (pipeline/notification.ts factsOf). */
-const FACT_FIELDS = ["direction", "counterparty", "activity", "previousScore"];
+const FACT_FIELDS = ["direction", "counterparty", "activity", "previousScore", "window"];
 /** A firing's notification and event ids: added within v1 on 2026-11-28, so a notification made before, redelivered, has neither. */
 const ID_FIELDS = ["notificationId", "eventId"];
 /** Headers of the connection and the message itself, which no OpenAPI operation declares. */
@@ -248,6 +249,12 @@ function builtFirings(): NotificationPayload[] {
       }
     }
   }
+  // A large_transfer with a window, fired by the sum of two sends (900 SOL before, 2,500 with this one).
+  const windowed = { ...alertRow("large_transfer", "Treasury"), token: "SOL", windowSeconds: 3600 };
+  const trailing = { before: { units: 900n, scale: 0 }, including: { units: 3400n, scale: 0 }, own: { units: 2500n, scale: 0 }, transfers: 2 };
+  const summed = evaluateWindowedLargeTransfer(windowed, transactions[0]!, trailing);
+  if (summed === null) throw new Error("the windowed large_transfer did not fire");
+  payloads.push(triggeredPayload(windowed, summed, risks[0]!, transactions[0], new Date(), { notificationId: `ntf_${payloads.length}`, eventId: `evt_${payloads.length}` }));
   return payloads;
 }
 
@@ -279,6 +286,7 @@ describe("the webhooks of the OpenAPI document", () => {
                 "#/properties/data/properties/counterparty",
                 "#/properties/data/properties/counterparty/properties/labels/items",
                 "#/properties/data/properties/activity",
+                "#/properties/data/properties/window",
               ],
         );
         for (const { at, node } of objects) {

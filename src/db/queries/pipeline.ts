@@ -1,7 +1,7 @@
 // What the detection pipeline reads per batch. Every query is set-based (`= any($1)`): a
 // batch costs a handful of statements whatever its size, never one per transaction.
 import type { LabelCategory, NotificationMethod, RiskFactor, Transaction } from "../../domain/types.ts";
-import type { AlertRule, ScoreChange } from "../../domain/conditions/index.ts";
+import type { AlertRule, ScoreChange, StoredSend } from "../../domain/conditions/index.ts";
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../client.ts";
 import { compareLabels, withApiSource } from "./risk-labels.ts";
@@ -46,6 +46,38 @@ export async function loadBatchTransactions(sql: Sql, batchIds: readonly string[
     order by block_time, slot, signature, leg`;
 }
 
+/** The stretch of block times (after, until] whose sends of `address` the windowed large_transfer alerts read. */
+export type SendRange = { address: string; after: number; until: number };
+
+/**
+ * The stored sends of each address in its range (successful, not to itself, any batch's), as
+ * transactions in chain order, by address, each `judged` when its batch has been evaluated:
+ * what the windowed large_transfer alerts sum (pipeline/send-windows.ts). One statement for all
+ * of them, each address read through transactions_from_newest_idx.
+ */
+export async function loadStoredSends(sql: Sql, ranges: readonly SendRange[]): Promise<Map<string, StoredSend[]>> {
+  const byAddress = new Map<string, StoredSend[]>();
+  if (ranges.length === 0) return byAddress;
+  const rows = await sql<StoredSend[]>`
+    select t.signature, t.leg, t.type, t.amount::float8 as amount, t.token, t.mint, t.from_address as "from", t.to_address as "to",
+           t.block_time::float8 as "blockTime", t.slot::float8 as slot, t.fee::float8 as fee, t.status,
+           exists (select 1 from ingest_batches b where b.id = t.batch_id and b.evaluated_at is not null) as judged
+    from unnest(${ranges.map((r) => r.address)}::text[], ${ranges.map((r) => r.after)}::bigint[], ${ranges.map((r) => r.until)}::bigint[])
+      as w(address, after, until)
+    cross join lateral (
+      select * from transactions t
+      where t.from_address = w.address and t.block_time > w.after and t.block_time <= w.until
+    ) t
+    where t.status = 'success' and t.to_address <> t.from_address
+    order by t.from_address, t.block_time, t.slot, t.signature, t.leg`;
+  for (const row of rows) {
+    const list = byAddress.get(row.from);
+    if (list) list.push(row);
+    else byAddress.set(row.from, [row]);
+  }
+  return byAddress;
+}
+
 /** An active alert on one of the addresses: its rule, and what its notification needs. */
 export type ActiveAlertRow = AlertRule & {
   /**
@@ -67,7 +99,7 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
 
 /** What an evaluation knows of an active alert (`a` the alert, `w` its tracked wallet). */
 const ACTIVE_ALERT_COLUMNS = `a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-  a.threshold::float8 as threshold, a.token, a.baseline_score as "baselineScore", a.activity_armed as "activityArmed",
+  a.threshold::float8 as threshold, a.token, a.window_seconds as "windowSeconds", a.baseline_score as "baselineScore", a.activity_armed as "activityArmed",
   a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient`;
 
 /**

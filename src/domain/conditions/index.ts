@@ -2,6 +2,7 @@
 // for the pipeline that evaluates a transaction against every rule of one address.
 import type { Transaction } from "../types.ts";
 import { evaluateLargeTransfer } from "./large-transfer.ts";
+import { evaluateWindowedLargeTransfer } from "./large-transfer-window.ts";
 import { evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
 import type { AlertRule, Firing, TransactionContext } from "./types.ts";
 import { evaluateUnusualActivity } from "./unusual-activity.ts";
@@ -17,6 +18,14 @@ export type {
   TransactionContext,
 } from "./types.ts";
 export { evaluateLargeTransfer, legTotals, matchesToken, movementOf, type LegTotal } from "./large-transfer.ts";
+export {
+  evaluateWindowedLargeTransfer,
+  sendWindow,
+  trailingSends,
+  type SendWindow,
+  type StoredSend,
+  type TrailingSends,
+} from "./large-transfer-window.ts";
 export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
 export { BASELINE_HOURS, baselinePerHour, evaluateArmedUnusualActivity, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
 export { evaluateRiskScoreIncrease, judgeScoreChange, type ScoreAlertState, type ScoreJudgment } from "./risk-score-increase.ts";
@@ -26,6 +35,10 @@ export { oneEventPerTransaction, type LegFiring } from "./one-event-per-transact
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
   switch (rule.condition) {
     case "large_transfer":
+      if (rule.windowSeconds != null) {
+        const trailing = context.trailingSends?.(rule, tx) ?? null;
+        return evaluateWindowedLargeTransfer(rule, tx, trailing, context.legTotal ?? null, context.counterparty, context.lookupCounterparty);
+      }
       return evaluateLargeTransfer(rule, tx, context.legTotal ?? null, context.counterparty, context.lookupCounterparty);
     case "suspicious_counterparty":
       return evaluateSuspiciousCounterparty(rule, tx, context.counterparty);

@@ -1,8 +1,9 @@
 // The shapes shared by the four alert conditions (DESIGN.md section 4). The conditions are
 // pure: the pipeline looks up everything they need (counterparty risk, activity counts,
 // score changes) and hands it in, so each decision is a plain function of its inputs.
-import type { Condition, LabelCategory, RiskFactor } from "../types.ts";
+import type { Condition, LabelCategory, RiskFactor, Transaction } from "../types.ts";
 import type { LegTotal } from "./large-transfer.ts";
+import type { TrailingSends } from "./large-transfer-window.ts";
 
 /** One active alert as the conditions see it. */
 export type AlertRule = {
@@ -16,6 +17,12 @@ export type AlertRule = {
   token: string | null;
   /** risk_score_increase only: the score the rise is measured from (reset each time it fires). */
   baselineScore: number | null;
+  /**
+   * large_transfer only, with a token: the seconds of the trailing window over which the
+   * wallet's sends of the token are summed (large-transfer-window.ts); null or absent: each
+   * transaction alone.
+   */
+  windowSeconds?: number | null;
 };
 
 /** One decision to fire an alert; the caller turns it into an alert_event (unique per alert + dedupeKey). */
@@ -43,6 +50,8 @@ export type FiringFacts = {
   activity?: { count: number; baselinePerHour: number };
   /** risk_score_increase: the baseline the score rose from. */
   previousScore?: number;
+  /** large_transfer with a window: its length, and the sends summed in it (the firing's included); `observed` is their sum. */
+  window?: { seconds: number; transfers: number };
 };
 
 /**
@@ -123,4 +132,9 @@ export type TransactionContext = {
   activity: ActivityWindow | null;
   /** large_transfer: the total of the transaction's legs in this leg's token and direction (legTotals), when the address is on more than one. */
   legTotal?: LegTotal | null;
+  /**
+   * large_transfer with a window: the trailing window of the rule's token ending at this
+   * transaction, when the wallet sent it (null: not known, judged as without a window).
+   */
+  trailingSends?: (rule: AlertRule, tx: Transaction) => TrailingSends | null;
 };

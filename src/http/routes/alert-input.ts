@@ -22,6 +22,7 @@ export type CreateAlertInput = {
   recipient?: string;
   cooldownSeconds?: number;
   token?: string;
+  windowSeconds?: number;
 };
 
 export type UpdateAlertInput = {
@@ -38,6 +39,7 @@ export type AlertSettings = {
   recipient: string | null;
   cooldownSeconds: number;
   token: string | null;
+  windowSeconds: number | null;
 };
 
 /**
@@ -69,6 +71,12 @@ export async function checkNewAlert(
     if (filter.ok) token = filter.token;
     else fail("token", filter.message);
   }
+  // A window sums amounts, and amounts of different tokens are never added (the range is the schema's).
+  if (body.windowSeconds !== undefined && body.condition !== "large_transfer") {
+    fail("windowSeconds", "is only used by large_transfer alerts");
+  } else if (body.windowSeconds !== undefined && body.token === undefined) {
+    fail("windowSeconds", "requires token: a window sums the wallet's sends of one token, and amounts of different tokens are never added");
+  }
 
   let recipient: string | null = null;
   if (body.notificationMethod === "webhook") {
@@ -92,6 +100,7 @@ export async function checkNewAlert(
     recipient,
     cooldownSeconds: body.cooldownSeconds ?? 0,
     token,
+    windowSeconds: body.windowSeconds ?? null,
   };
 }
 

@@ -4,6 +4,7 @@
 import { Type } from "@fastify/type-provider-typebox";
 import type { AlertEventRow } from "../../db/queries/events.ts";
 import { MAX_COOLDOWN_SECONDS, MAX_TOKEN_FILTER_LENGTH } from "../../domain/alert-settings.ts";
+import { WINDOW_SECONDS } from "../../domain/conditions/large-transfer-window.ts";
 import { WELL_KNOWN_TOKENS } from "../../domain/tokens.ts";
 import { ALERT_STATUSES, CONDITIONS, NOTIFICATION_METHODS } from "../../domain/types.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../notify/ssrf.ts";
@@ -45,6 +46,15 @@ const CooldownSeconds = wholeNumber({
   description: "seconds after a notification during which further firings are recorded but not sent (default 0)",
 });
 
+const WindowSeconds = wholeNumber({
+  minimum: WINDOW_SECONDS.min,
+  maximum: WINDOW_SECONDS.max,
+  description:
+    "large_transfer with a token only: judge what the wallet sent of the token summed over this trailing window (seconds), not each transaction alone: " +
+    "fires on the send that brings the sum of the sends in the window ending at it to the threshold from below, once until the sum has fallen below again; " +
+    "a single send at or above the threshold, and a received transfer at or above it, fire as without a window. Set at creation only",
+});
+
 /**
  * A create's 409, code `conflict` either way: its Idempotency-Key made another alert (Location
  * names it), or the caller has as many alerts as the caps allow (no Location: no one alert is
@@ -81,6 +91,7 @@ export const CreateAlertBody = Type.Object(
           "any letter case; WSOL is SOL) or a mint address; any other token by its mint (its symbol is whatever its creator chose). Trimmed",
       }),
     ),
+    windowSeconds: Type.Optional(WindowSeconds),
   },
   { additionalProperties: false },
 );
@@ -144,6 +155,9 @@ const alertProperties = {
   recipient: nullable(Type.String()),
   cooldownSeconds: Type.Integer(),
   token: nullable(Type.String()),
+  windowSeconds: Type.Union([Type.Integer(), Type.Null()], {
+    description: "large_transfer: the trailing window (seconds) its sends of the token are summed over; null: each transaction judged alone",
+  }),
   disabledReason: nullable(Type.String()),
 };
 
