@@ -166,6 +166,13 @@ export type Config = Readonly<{
    */
   requestTimeoutMs: number;
   /**
+   * INGEST_CONCURRENCY: the most ingest requests one API process stores at once (the rest wait
+   * briefly for a turn, then are refused unstored: http/ingest-admission.ts). Unset: below
+   * DATABASE_POOL_SIZE by two, so that reads always find a connection. Optional, so that a
+   * config built by hand (a test) need not name it.
+   */
+  ingestConcurrency?: number | undefined;
+  /**
    * How long a client may take to send a whole request (request line, headers and body) before
    * the connection is closed: a body trickled in a byte at a time would otherwise hold it open
    * for as long as the client likes.
@@ -282,6 +289,7 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
     // Well above the slowest legitimate request (a label import that rescores: 1.5 s for 10,000
     // labels over 500 wallets and 150,000 transactions); below a second is a unit typed wrong.
     requestTimeoutMs: read("REQUEST_TIMEOUT", durationBetween(1_000, 300_000), 10_000),
+    ingestConcurrency: optional("INGEST_CONCURRENCY", integerIn(1, 999)),
     // A full 10 MiB ingest body (the largest accepted) at 0.7 Mbit/s, a slow uplink; a client
     // that sends slower than that has to send smaller batches.
     requestReceiveTimeoutMs: read("REQUEST_RECEIVE_TIMEOUT", durationBetween(1_000, 1_800_000), 120_000),
@@ -293,6 +301,11 @@ export function loadConfig(env: Env = process.env, options: { worker?: boolean }
   // DATABASE_POOL_SIZE: the URL's would be ignored while the operator believes it in force.
   if (config.databaseUrl && new URL(config.databaseUrl).searchParams.has("max"))
     problems.push("DATABASE_URL: ?max= is not read: set the pool's size with DATABASE_POOL_SIZE (default 10) and remove max from the URL");
+  // Ingest holding every connection of the pool left reads and probes none (they waited seconds behind it).
+  if (config.ingestConcurrency !== undefined && config.databasePoolSize !== undefined && config.ingestConcurrency >= config.databasePoolSize)
+    problems.push(
+      `INGEST_CONCURRENCY (${config.ingestConcurrency}) must be below DATABASE_POOL_SIZE (${config.databasePoolSize}): ingest would hold every connection and leave reads none; lower it or raise DATABASE_POOL_SIZE`,
+    );
   // Only when neither was given: one given and refused has its own problem above already.
   if (!env.JWT_SECRET && !env.JWT_JWKS_URL) problems.push("JWT_SECRET or JWT_JWKS_URL is required");
   // The API takes one family of tokens; with both set, HS256 tokens (npm run token's) would be

@@ -66,7 +66,12 @@ const SCHEMA_VERSION_REFUSED = {
   retryAfter: 30,
 };
 
-export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & {
+/**
+ * monitorSql, never the request pool: under an ingest flood every request-pool connection was
+ * held by ingest waiting on row locks, the probe waited past its bound, and /readyz said 503 (on
+ * every replica at once, for a load balancer to take them all out) while PostgreSQL answered.
+ */
+export type ReadinessDeps = Pick<Deps, "monitorSql" | "redis" | "logger"> & {
   config: Pick<Config, "databaseUrl" | "redisUrl" | "queuePrefix">;
   /** The process's clock against PostgreSQL's; without it the clock is not judged. */
   clockSkew?: Pick<ClockSkewWatch, "problem">;
@@ -76,7 +81,7 @@ export type ReadinessDeps = Pick<Deps, "sql" | "redis" | "logger"> & {
 const CLOCK_RETRY_AFTER_SECONDS = 5;
 
 export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
-  const schemaState = createSchemaCheck(deps.sql);
+  const schemaState = createSchemaCheck(deps.monitorSql);
   const redisConnectionError = trackConnectionError(deps.redis);
   const noteRefusal = createRefusalLog(deps.logger, deps.config);
   const noteSchemaRead = createSchemaReadLog(deps.logger);
@@ -85,7 +90,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
   // One statement for both ways a reachable PostgreSQL refuses writes (25006 on each): a
   // standby after a failover onto it, or a primary set read-only (default_transaction_read_only).
   const postgresProbe = oneAtATime(async () => {
-    const [row] = await deps.sql<{ readOnly: boolean }[]>`
+    const [row] = await deps.monitorSql<{ readOnly: boolean }[]>`
       select pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as "readOnly"`;
     return row?.readOnly ?? false;
   });
@@ -107,7 +112,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     const postgresProblem = postgres.ok ? (postgres.value ? READ_ONLY : undefined) : publicProblem(postgresRefusal);
     if (postgresProblem || redisProblem) return notReady([["PostgreSQL", postgresProblem], ["Redis", redisProblem]]);
     const read = await withinBound(schemaState);
-    const refusedVersion = read.ok ? undefined : migrationsTableRefusal(read.error, deps.sql);
+    const refusedVersion = read.ok ? undefined : migrationsTableRefusal(read.error, deps.monitorSql);
     noteSchemaRead(read, refusedVersion);
     if (!read.ok) return { ready: false, ...(refusedVersion ? SCHEMA_VERSION_REFUSED : SCHEMA_UNREAD) };
     if (!read.value.current) return { ready: false, reason: behindMessage(read.value), retryAfter: 30 };

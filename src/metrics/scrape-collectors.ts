@@ -11,6 +11,7 @@ import type { Deps } from "../deps.ts";
 import { autovacuumBlockers, readAutovacuumSettings } from "../db/autovacuum.ts";
 import { NOTIFICATION_METHODS } from "../domain/types.ts";
 import { registerClockOffsetGauge } from "./clock-metrics.ts";
+import { registerIngestAdmissionMetrics } from "./ingest-admission-metrics.ts";
 import { readPausedQueues, readQueueCounts } from "./queue-counts.ts";
 import { countRetryingWebhookReceivers } from "./retrying-receivers.ts";
 import { registerReconcileSweepGauge } from "./reconcile-sweep.ts";
@@ -21,11 +22,19 @@ import { METRIC_PREFIX } from "./registry.ts";
 const SCRAPE_TIMEOUT_MS = 2_000;
 const OPEN_STATUSES = ["pending", "retrying"] as const;
 
-export type ScrapeDeps = Pick<Deps, "sql" | "queues" | "logger" | "clockSkew">;
+/**
+ * PostgreSQL is read through monitorSql, never the request pool: under an ingest flood every
+ * request-pool connection was held, each gauge waited past its bound, and the lag went absent
+ * from every scrape exactly while it grew (and the page blamed the stores).
+ */
+export type ScrapeDeps = Pick<Deps, "monitorSql" | "queues" | "logger" | "clockSkew"> & Partial<Pick<Deps, "ingestAdmission">>;
 
 export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): void {
   // Not from the stores, and this process's own: beside them because the API's /metrics is made here.
   registerClockOffsetGauge(registry, deps.clockSkew);
+  // This process's too, read from its ingest admission at scrape time (the API's: its routes use it).
+  if (deps.ingestAdmission) registerIngestAdmissionMetrics(registry, deps.ingestAdmission);
+  const sql = deps.monitorSql;
   const warnings = new Map<string, ReturnType<typeof createRepeatedWarning>>();
   const warn = (source: string, error: unknown) => {
     let warning = warnings.get(source);
@@ -83,7 +92,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
       await attempt(this, "PostgreSQL (notification counts)", async () => {
         // Open ones only, found through their partial index (its predicate spelled out, not
         // bound, so that every plan can use it): finished ones pile up for ever.
-        const rows = await deps.sql<{ channel: string; status: string; count: number }[]>`
+        const rows = await sql<{ channel: string; status: string; count: number }[]>`
           select channel, status, count(*)::int as count from notifications
           where status in ('pending', 'retrying') group by channel, status`;
         // Every known pair is present (0 when none), so alerts see a series from the start.
@@ -104,7 +113,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     registers: [registry],
     async collect() {
       await attempt(this, "PostgreSQL (webhook receivers retrying)", async () => {
-        this.set(await countRetryingWebhookReceivers(deps.sql));
+        this.set(await countRetryingWebhookReceivers(sql));
       });
     },
   });
@@ -123,7 +132,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     async collect() {
       await attempt(this, "PostgreSQL (oldest pending notification)", async () => {
         // greatest() passes over a null next_attempt_at: due since its creation.
-        const rows = await deps.sql<{ channel: string; age: number }[]>`
+        const rows = await sql<{ channel: string; age: number }[]>`
           select channel, extract(epoch from now() - min(greatest(created_at, next_attempt_at)))::float8 as age from notifications
           where status in ('pending') and (next_attempt_at is null or next_attempt_at <= now()) group by channel`;
         for (const channel of NOTIFICATION_METHODS) this.set({ channel }, 0);
@@ -144,7 +153,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     registers: [registry],
     async collect() {
       await attempt(this, "PostgreSQL (oldest retrying notification)", async () => {
-        const rows = await deps.sql<{ channel: string; age: number }[]>`
+        const rows = await sql<{ channel: string; age: number }[]>`
           select n.channel, extract(epoch from now() - min(greatest(n.created_at, d.window_end)))::float8 as age
           from notifications n left join cooldown_digests d on d.notification_id = n.id
           where n.status in ('retrying') group by n.channel`;
@@ -161,7 +170,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     async collect() {
       await attempt(this, "PostgreSQL (evaluation lag)", async () => {
         // The partial index on unevaluated batches makes this a single index probe.
-        const [row] = await deps.sql<{ lag: number | null }[]>`
+        const [row] = await sql<{ lag: number | null }[]>`
           select extract(epoch from now() - min(created_at))::float8 as lag
           from ingest_batches where evaluated_at is null`;
         this.set(Math.max(0, row?.lag ?? 0));
@@ -180,7 +189,7 @@ export function registerScrapeCollectors(registry: Registry, deps: ScrapeDeps): 
     registers: [registry],
     async collect() {
       await attempt(this, "PostgreSQL (autovacuum settings)", async () => {
-        this.set(autovacuumBlockers(await readAutovacuumSettings(deps.sql)).length > 0 ? 1 : 0);
+        this.set(autovacuumBlockers(await readAutovacuumSettings(sql)).length > 0 ? 1 : 0);
       });
     },
   });

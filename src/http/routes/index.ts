@@ -1,6 +1,7 @@
 // Every /v1 route family, each in its own file with its schemas.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Deps } from "../../deps.ts";
+import { applyIngestAdmission } from "../ingest-admission.ts";
 import type { ReadCache } from "../read-cache.ts";
 import { alertHistoryRoutes } from "./alert-history.ts";
 import { alertNotificationRoutes } from "./alert-notifications.ts";
@@ -18,6 +19,8 @@ import { walletRoutes } from "./wallets.ts";
 
 export function v1Routes(deps: Deps, readCache: ReadCache): FastifyPluginAsyncTypebox {
   return async (app) => {
+    // Before any route: it wraps the ingest writes' handlers as they are added.
+    applyIngestAdmission(app, deps.ingestAdmission);
     await app.register(walletRoutes(deps, readCache));
     await app.register(walletEventRoutes(deps));
     await app.register(transactionRoutes(deps));
