@@ -337,6 +337,12 @@ export const alerts = pgTable(
      * transaction alone. Set at creation only (migration 0029).
      */
     windowSeconds: integer("window_seconds"),
+    /**
+     * large_transfer only: a transfer whose other side is a wallet the alert's owner also
+     * tracks (at evaluation) is not judged by it (domain/conditions/own-wallets.ts). Set at
+     * creation only (migration 0030).
+     */
+    ignoreOwnWallets: boolean("ignore_own_wallets").notNull().default(false),
     notificationMethod: text("notification_method").notNull(),
     webhookUrl: text("webhook_url"),
     recipient: text("recipient"),

@@ -19,6 +19,8 @@ export type AlertSettingsView = {
   cooldownSeconds: number;
   /** large_transfer's window (seconds); absent or null for an alert without one. */
   windowSeconds?: number | null;
+  /** large_transfer's ignoreOwnWallets; absent or false for an alert without it. */
+  ignoreOwnWallets?: boolean;
   disabledReason: string | null;
 };
 
@@ -47,12 +49,14 @@ export const ALERT_ACTIONS = ["created", "updated", "paused", "resumed", "disabl
 export type AlertAction = (typeof ALERT_ACTIONS)[number];
 
 /**
- * A creation: every setting, [null, value]; windowSeconds only for an alert that has one, so the
- * entries of the alerts without (all of them before the setting existed) read as they did.
+ * A creation: every setting, [null, value]; windowSeconds only for an alert that has one, and
+ * ignoreOwnWallets only when on, so the entries of the alerts without (all of them before the
+ * settings existed) read as they did.
  */
 export function createdChanges(alert: AlertSettingsView): SettingChanges {
   const window = alert.windowSeconds == null ? {} : { windowSeconds: [null, alert.windowSeconds] };
-  return { ...Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, recorded(alert, name)]])), ...window } as SettingChanges;
+  const ownWallets = alert.ignoreOwnWallets === true ? { ignoreOwnWallets: [null, true] } : {};
+  return { ...Object.fromEntries(ALERT_SETTINGS.map((name) => [name, [null, recorded(alert, name)]])), ...window, ...ownWallets } as SettingChanges;
 }
 
 /**
@@ -61,7 +65,7 @@ export function createdChanges(alert: AlertSettingsView): SettingChanges {
  * entry whose two values read the same.
  */
 export function changedSettings(before: AlertSettingsView, after: AlertSettingsView): SettingChanges {
-  const names: SettingName[] = [...ALERT_SETTINGS, "windowSeconds", "disabledReason"];
+  const names: SettingName[] = [...ALERT_SETTINGS, "windowSeconds", "ignoreOwnWallets", "disabledReason"];
   return Object.fromEntries(
     names.filter((name) => (before[name] ?? null) !== (after[name] ?? null)).map((name) => [name, [recorded(before, name), recorded(after, name)]]),
   ) as SettingChanges;

@@ -12,6 +12,7 @@
 // that decide a firing never come from here.
 import type { Sql } from "../db/client.ts";
 import { alertRulesVersion, loadActiveAlerts, loadAllActiveAlerts, loadTrackedAmong, type ActiveAlertRow } from "../db/queries/pipeline.ts";
+import { ignoresOwnWallets } from "../domain/conditions/index.ts";
 import type { Logger } from "../logger.ts";
 import { groupByAddress } from "./transaction-firings.ts";
 
@@ -90,22 +91,26 @@ export function createAlertRules(sql: Sql, logger: Pick<Logger, "warn">): AlertR
 
 /**
  * In one pass over a batch's alerts: the addresses with an unusual_activity alert (they need
- * per-event window counts), the risk_score_increase alerts by address, and the longest window
- * of the addresses with a windowed large_transfer alert (their stored sends are read: send-windows.ts).
+ * per-event window counts), the risk_score_increase alerts by address, the longest window
+ * of the addresses with a windowed large_transfer alert (their stored sends are read: send-windows.ts),
+ * and the owners of large_transfer alerts with ignoreOwnWallets (their wallets are read).
  */
 export function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow[]>): {
   needWindows: Set<string>;
   scoreAlerts: Map<string, ActiveAlertRow[]>;
   longestSendWindow: Map<string, number>;
+  ownWalletOwners: Set<string>;
 } {
   const needWindows = new Set<string>();
   const scoreAlerts = new Map<string, ActiveAlertRow[]>();
   const longestSendWindow = new Map<string, number>();
+  const ownWalletOwners = new Set<string>();
   for (const [address, list] of alerts) {
     for (const alert of list) {
       if (alert.condition === "unusual_activity") needWindows.add(address);
       else if (alert.condition === "large_transfer") {
         if (alert.windowSeconds != null) longestSendWindow.set(address, Math.max(longestSendWindow.get(address) ?? 0, alert.windowSeconds));
+        if (ignoresOwnWallets(alert)) ownWalletOwners.add(alert.owner);
       } else if (alert.condition === "risk_score_increase") {
         const found = scoreAlerts.get(address);
         if (found) found.push(alert);
@@ -113,5 +118,5 @@ export function alertsByNeed(alerts: ReadonlyMap<string, readonly ActiveAlertRow
       }
     }
   }
-  return { needWindows, scoreAlerts, longestSendWindow };
+  return { needWindows, scoreAlerts, longestSendWindow, ownWalletOwners };
 }

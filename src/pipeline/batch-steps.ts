@@ -3,6 +3,7 @@
 // what its batches would fire one at a time. Pure: counts and rows come in, firings and new
 // scores go out.
 import type { ActiveAlertRow, AddressLabels, AddressStateRow, BatchTransaction } from "../db/queries/pipeline.ts";
+import type { OwnWallets } from "../domain/conditions/index.ts";
 import type { AddressActivity, AddressEvents } from "./activity.ts";
 import { counterpartyRisk, labelledCounterparties, sidesByAddress, type AddressSides } from "./batch-facts.ts";
 import type { ScoreStep } from "./record-scores.ts";
@@ -52,6 +53,8 @@ export type StepLookups = {
   evaluatedAt?: number;
   /** The windowed large_transfer alerts' trailing sums (FiringLookups). */
   trailingSends?: TrailingSendsLookup;
+  /** The tracked wallets of the owners of alerts with ignoreOwnWallets (FiringLookups). */
+  ownWallets?: OwnWallets;
 };
 
 /**
@@ -75,6 +78,7 @@ export function evaluateSteps(
       armedJudged,
       evaluatedAt: lookups.evaluatedAt,
       trailingSends: lookups.trailingSends,
+      ownWallets: lookups.ownWallets,
     });
     const pending = scoreTouchedAddresses(activity, states, labelledCounterparties(step.txs, labels, tracked));
     for (const { address, next } of pending) {

@@ -12,7 +12,16 @@
 // lock, and needs fewer statements. Deliveries are enqueued after the commit; if that fails,
 // the reconciler enqueues the pending notifications later.
 import type { Deps } from "../deps.ts";
-import { findBatch, loadAddressStates, loadBatchTransactions, loadLabels, loadScoreAlerts, loadStoredSends } from "../db/queries/pipeline.ts";
+import {
+  findBatch,
+  loadAddressStates,
+  loadBatchTransactions,
+  loadLabels,
+  loadScoreAlerts,
+  loadStoredSends,
+  loadWalletsOfOwners,
+} from "../db/queries/pipeline.ts";
+import { ownWalletsOf } from "../domain/conditions/index.ts";
 import {
   claimBatchGroup,
   isBatchClaimed,
@@ -120,7 +129,7 @@ async function evaluateOldestRun(
         const txs = await loadBatchTransactions(sql, batchIds);
         const addresses = touchedAddresses(txs);
         const { alerts: alertsByAddress, tracked } = await deps.alertRules.lookup(addresses);
-        const { needWindows, longestSendWindow } = alertsByNeed(alertsByAddress);
+        const { needWindows, longestSendWindow, ownWalletOwners } = alertsByNeed(alertsByAddress);
         // The group is evaluated batch by batch, in ingest order, so that it fires what its
         // batches would fire evaluated one at a time: counted, scored and checked in turn.
         const steps = batchSteps(txs, batchIds, tracked, needWindows);
@@ -131,7 +140,7 @@ async function evaluateOldestRun(
           await flagCountedBatches(deps.redis, deps.config.queuePrefix, batchIds);
           return counted;
         });
-        const [activities, labelRows, stateRows, storedSends] = await Promise.all([
+        const [activities, labelRows, stateRows, storedSends, ownWalletRows] = await Promise.all([
           counting,
           loadLabels(sql, addresses),
           // Scores of tracked addresses only (an untracked counterparty's own score is not
@@ -139,7 +148,10 @@ async function evaluateOldestRun(
           waitForEarlierEvaluations(deps, heldBefore).then(() => loadAddressStates(sql, [...tracked])),
           // The stored sends that windowed large_transfer alerts sum (none read without one).
           loadStoredSends(sql, sendRanges(txs, longestSendWindow)),
+          // The wallets of the owners whose large_transfer alerts leave out their own (none read without one).
+          loadWalletsOfOwners(sql, [...ownWalletOwners]),
         ]);
+        const ownWallets = ownWalletOwners.size === 0 ? undefined : ownWalletsOf(ownWalletRows);
         const states = byAddress(stateRows);
         // The activity reasons name a burst judged well after it by its time ("in the hour to 05:54 UTC").
         const evaluatedAt = deps.now().getTime() / 1000;
@@ -150,7 +162,8 @@ async function evaluateOldestRun(
           tracked,
           states,
           evaluatedAt,
-          trailingSends: storedSends.size === 0 ? undefined : trailingSendsLookup(storedSends, new Set(txs.map((tx) => tx.signature))),
+          trailingSends: storedSends.size === 0 ? undefined : trailingSendsLookup(storedSends, new Set(txs.map((tx) => tx.signature)), ownWallets),
+          ownWallets,
         });
 
         // The clock of the writes (events, cooldowns, "evaluated" marks) is read here, after the

@@ -5,7 +5,17 @@
 // than the group's are read too (none, in block-time order): a late send is judged again at
 // the newest judged send within its reach (domain/conditions/large-transfer-window.ts).
 import type { SendRange } from "../db/queries/pipeline.ts";
-import { sendWindow, trailingSends, type AlertRule, type SendWindow, type StoredSend, type TrailingSends } from "../domain/conditions/index.ts";
+import {
+  ignoresOwnWallets,
+  isOwnLeg,
+  sendWindow,
+  trailingSends,
+  type AlertRule,
+  type OwnWallets,
+  type SendWindow,
+  type StoredSend,
+  type TrailingSends,
+} from "../domain/conditions/index.ts";
 import type { Transaction } from "../domain/types.ts";
 
 /** Looks up the trailing window of a windowed rule at one of its wallet's sends of the group. */
@@ -34,17 +44,25 @@ export function sendRanges(txs: readonly Transaction[], longest: ReadonlyMap<str
 /**
  * The lookup over the stored sends, each (address, token) window built once, when first asked.
  * `evaluated`: the signatures of the group (absent: every stored send is the group's).
+ * `ownWallets`: the wallets of the owners of alerts with ignoreOwnWallets, whose windows leave
+ * out the sends to them (one window per such owner besides the shared one).
  */
-export function trailingSendsLookup(stored: ReadonlyMap<string, readonly StoredSend[]>, evaluated?: ReadonlySet<string>): TrailingSendsLookup {
+export function trailingSendsLookup(
+  stored: ReadonlyMap<string, readonly StoredSend[]>,
+  evaluated?: ReadonlySet<string>,
+  ownWallets?: OwnWallets,
+): TrailingSendsLookup {
   const windows = new Map<string, SendWindow>();
   return (rule, tx) => {
     if (rule.windowSeconds == null || rule.token === null) return null;
     const sends = stored.get(rule.address);
     if (!sends) return null;
-    const key = `${rule.address} ${rule.token}`;
+    const ignoringOwn = ownWallets !== undefined && ignoresOwnWallets(rule);
+    const key = ignoringOwn ? `${rule.address} ${rule.token} ${rule.owner}` : `${rule.address} ${rule.token}`;
     let window = windows.get(key);
     if (!window) {
-      window = sendWindow(rule.address, rule.token, sends, evaluated);
+      const counts = ignoringOwn ? (send: Transaction) => !isOwnLeg(rule, send, ownWallets) : undefined;
+      window = sendWindow(rule.address, rule.token, sends, evaluated, counts);
       windows.set(key, window);
     }
     return trailingSends(window, tx.signature, rule.windowSeconds);

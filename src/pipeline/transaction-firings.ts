@@ -33,8 +33,12 @@ import {
   evaluateArmedUnusualActivity,
   evaluateTransaction,
   evaluateUnusualActivity,
+  ignoresOwnWallets,
   legTotals,
+  legTotalsWithoutOwn,
   type ActivityWindow,
+  type AlertRule,
+  type OwnWallets,
   type LegTotal,
   type CounterpartyRisk,
   type Firing,
@@ -83,6 +87,8 @@ export type FiringLookups = {
   evaluatedAt?: number;
   /** The windowed large_transfer alerts' trailing sums (send-windows.ts); absent: none judged by a window. */
   trailingSends?: TrailingSendsLookup;
+  /** The tracked wallets of the owners of alerts with ignoreOwnWallets (own-wallets.ts); absent: none such alert in the group. */
+  ownWallets?: OwnWallets;
 };
 
 /**
@@ -101,7 +107,10 @@ export function evaluateTransactions(
     if (!alerts) continue;
     // Judged by every transaction's other side; large_transfer looks it up only when it fires.
     const needsCounterparty = alerts.some((alert) => alert.condition === "suspicious_counterparty");
-    const totals = alerts.some((alert) => alert.condition === "large_transfer") ? legTotalsOf(address, txs, sides) : null;
+    const totals = alerts.some((alert) => alert.condition === "large_transfer") ? legTotalsOf(txs, sides, (legs) => legTotals(address, legs)) : null;
+    // Per owner whose alerts here leave out its own wallets: the totals without those legs.
+    const ownWallets = lookups.ownWallets !== undefined && alerts.some(ignoresOwnWallets) ? lookups.ownWallets : undefined;
+    const ownTotalsOf = ownWallets ? ownLegTotalsOf(txs, sides, ownWallets) : undefined;
     const activity = lookups.activity.get(address);
     const { txIndexes, eventIndexes } = sides;
     const fired = new Set<string>();
@@ -133,6 +142,9 @@ export function evaluateTransactions(
         activity: window,
         legTotal: totals?.[k] ?? null,
         trailingSends: lookups.trailingSends,
+        // Undefined (no closure made) for the usual wallet, whose alerts all judge every leg.
+        ownWallets,
+        ownLegTotal: ownTotalsOf && ((rule: AlertRule) => ownTotalsOf(rule)[k] ?? null),
       };
       for (const firing of evaluateTransaction(alerts, tx, context)) {
         const alert = alerts.find((candidate) => candidate.alertId === firing.alertId)!;
@@ -209,7 +221,11 @@ function judgeArmed(armed: ArmedJudgments, tx: Transaction, txIndex: number, win
  * address's legs of that transaction; null for a transaction it is on with one leg only (the
  * usual case: nothing to add up). A transaction's legs share one event (sidesByAddress).
  */
-function legTotalsOf(address: string, txs: readonly Transaction[], sides: AddressSides): Array<LegTotal | null> {
+function legTotalsOf(
+  txs: readonly Transaction[],
+  sides: AddressSides,
+  totalsOf: (legs: readonly Transaction[]) => Array<LegTotal | null>,
+): Array<LegTotal | null> {
   const { txIndexes, eventIndexes } = sides;
   const totals: Array<LegTotal | null> = new Array<LegTotal | null>(txIndexes.length).fill(null);
   for (let start = 0; start < txIndexes.length; ) {
@@ -217,11 +233,25 @@ function legTotalsOf(address: string, txs: readonly Transaction[], sides: Addres
     while (end < txIndexes.length && eventIndexes[end] === eventIndexes[start]) end++;
     if (end - start > 1) {
       const legs = txIndexes.slice(start, end).map((index) => txs[index]!);
-      legTotals(address, legs).forEach((total, j) => (totals[start + j] = total));
+      totalsOf(legs).forEach((total, j) => (totals[start + j] = total));
     }
     start = end;
   }
   return totals;
+}
+
+/** legTotalsOf without the legs to and from each rule owner's wallets (own-wallets.ts), built once per owner when first asked. */
+function ownLegTotalsOf(txs: readonly Transaction[], sides: AddressSides, ownWallets: OwnWallets): (rule: AlertRule) => Array<LegTotal | null> {
+  const byOwner = new Map<string, Array<LegTotal | null>>();
+  return (rule) => {
+    const key = rule.owner ?? "";
+    let found = byOwner.get(key);
+    if (!found) {
+      found = legTotalsOf(txs, sides, (legs) => legTotalsWithoutOwn(rule, legs, ownWallets));
+      byOwner.set(key, found);
+    }
+    return found;
+  };
 }
 
 /**

@@ -41,6 +41,7 @@ describe("POST /v1/risk/alerts", () => {
       cooldownSeconds: 0,
       token: null,
       windowSeconds: null,
+      ignoreOwnWallets: false,
       disabledReason: null,
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
     });

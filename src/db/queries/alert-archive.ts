@@ -27,7 +27,8 @@ export type AlertsToArchive = { owner: string; alertId: string } | { owner: stri
 const SETTINGS = `jsonb_build_object(
   'threshold', a.threshold, 'token', a.token, 'notification_method', a.notification_method,
   'webhook_url', a.webhook_url, 'recipient', a.recipient, 'owner_email', a.owner_email,
-  'cooldown_seconds', a.cooldown_seconds, 'window_seconds', a.window_seconds, 'status', a.status, 'baseline_score', a.baseline_score,
+  'cooldown_seconds', a.cooldown_seconds, 'window_seconds', a.window_seconds,
+  'ignore_own_wallets', a.ignore_own_wallets, 'status', a.status, 'baseline_score', a.baseline_score,
   'last_notified_at', a.last_notified_at, 'failing_since', a.failing_since,
   'disabled_reason', a.disabled_reason, 'disabled_at', a.disabled_at,
   'disabled_notice_owed', a.disabled_notice_owed, 'secret_rotated_at', a.secret_rotated_at,
@@ -36,7 +37,7 @@ const SETTINGS = `jsonb_build_object(
 /**
  * A deletion's history entry: every setting of domain/alert-history.ts ALERT_SETTINGS by the
  * API's name and as the API shows it (the threshold a double, as in AlertRow), [value, null];
- * windowSeconds and disabledReason too when there is one. The webhook URL as the history keeps it, without its
+ * windowSeconds and disabledReason too when there is one, ignoreOwnWallets when it is on. The webhook URL as the history keeps it, without its
  * query (recordedWebhookUrl, which parses URLs as the API does): `recorded.webhook_url`, each
  * alert's from the deleting statement.
  */
@@ -48,6 +49,8 @@ const DELETED_CHANGES = `jsonb_build_object(
     'cooldownSeconds', jsonb_build_array(a.cooldown_seconds, null))
   || case when a.window_seconds is null then '{}'::jsonb
           else jsonb_build_object('windowSeconds', jsonb_build_array(a.window_seconds, null)) end
+  || case when not a.ignore_own_wallets then '{}'::jsonb
+          else jsonb_build_object('ignoreOwnWallets', jsonb_build_array(true, null)) end
   || case when a.disabled_reason is null then '{}'::jsonb
           else jsonb_build_object('disabledReason', jsonb_build_array(a.disabled_reason, null)) end`;
 

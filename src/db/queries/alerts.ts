@@ -26,13 +26,16 @@ export type AlertRow = {
   token: string | null;
   /** large_transfer with a token: the trailing window its sends are summed over (seconds); null: each transaction alone. */
   windowSeconds: number | null;
+  /** large_transfer: transfers to and from the owner's other tracked wallets are not judged (domain/conditions/own-wallets.ts). */
+  ignoreOwnWallets: boolean;
   disabledReason: string | null;
 };
 
 const COLUMNS = `id as "alertId", wallet_id as "walletId", condition, status,
   to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
   threshold::float8 as threshold, notification_method as "notificationMethod", webhook_url as "webhookUrl",
-  recipient, cooldown_seconds as "cooldownSeconds", token, window_seconds as "windowSeconds", disabled_reason as "disabledReason"`;
+  recipient, cooldown_seconds as "cooldownSeconds", token, window_seconds as "windowSeconds",
+  ignore_own_wallets as "ignoreOwnWallets", disabled_reason as "disabledReason"`;
 
 export type NewAlert = {
   id: string;
@@ -42,6 +45,7 @@ export type NewAlert = {
   threshold: number;
   token: string | null;
   windowSeconds: number | null;
+  ignoreOwnWallets: boolean;
   notificationMethod: NotificationMethod;
   webhookUrl: string | null;
   recipient: string | null;
@@ -129,10 +133,10 @@ async function insertAlertRow(sql: TransactionSql, alert: NewAlert): Promise<Ale
       where ${alert.condition} = 'risk_score_increase' and address = (select address from wallet)
       for share
     )
-    insert into alerts (id, owner, wallet_id, condition, threshold, token, window_seconds, notification_method, webhook_url,
+    insert into alerts (id, owner, wallet_id, condition, threshold, token, window_seconds, ignore_own_wallets, notification_method, webhook_url,
                         recipient, cooldown_seconds, status, webhook_secret, owner_email, baseline_score,
                         baseline_change_id, activity_armed, idempotency_key, idempotency_fingerprint, created_at, updated_at)
-    select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text, ${alert.windowSeconds}::int,
+    select ${alert.id}, ${alert.owner}, wallet.id, ${alert.condition}, ${String(alert.threshold)}::numeric, ${alert.token}::text, ${alert.windowSeconds}::int, ${alert.ignoreOwnWallets}::boolean,
            ${alert.notificationMethod}, ${alert.webhookUrl}::text, ${alert.recipient}::text, ${alert.cooldownSeconds}::int,
            'active', ${alert.webhookSecret}::text, ${alert.ownerEmail}::text,
            case when ${alert.condition} = 'risk_score_increase' then coalesce((select risk_score from score), 0) end,

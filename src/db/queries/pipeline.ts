@@ -99,7 +99,8 @@ export async function loadActiveAlerts(sql: Sql, addresses: readonly string[]): 
 
 /** What an evaluation knows of an active alert (`a` the alert, `w` its tracked wallet). */
 const ACTIVE_ALERT_COLUMNS = `a.id as "alertId", a.wallet_id as "walletId", w.address, w.alias, a.condition,
-  a.threshold::float8 as threshold, a.token, a.window_seconds as "windowSeconds", a.baseline_score as "baselineScore", a.activity_armed as "activityArmed",
+  a.threshold::float8 as threshold, a.token, a.window_seconds as "windowSeconds",
+  a.ignore_own_wallets as "ignoreOwnWallets", a.owner, a.baseline_score as "baselineScore", a.activity_armed as "activityArmed",
   a.notification_method as channel, a.webhook_url as "webhookUrl", a.recipient`;
 
 /**
@@ -144,6 +145,17 @@ function selectActiveAlerts(sql: Sql | TransactionSql, addresses?: readonly stri
 export async function alertRulesVersion(sql: Sql): Promise<number> {
   const [row] = await sql<{ version: number }[]>`select version::float8 as version from alert_rules_version`;
   return row?.version ?? 0;
+}
+
+/**
+ * Every wallet that these callers track, as (owner, address): the "own" wallets of their
+ * large_transfer alerts with ignoreOwnWallets (domain/conditions/own-wallets.ts), as tracked
+ * now. Through tracked_wallets_owner_address_key; at most MAX_WALLETS_PER_CALLER per owner.
+ */
+export async function loadWalletsOfOwners(sql: Sql, owners: readonly string[]): Promise<Array<{ owner: string; address: string }>> {
+  if (owners.length === 0) return [];
+  return sql<Array<{ owner: string; address: string }>>`
+    select owner, address from tracked_wallets where owner = any(${owners as string[]}::text[])`;
 }
 
 /** Those of the addresses that some caller tracks. */

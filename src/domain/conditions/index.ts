@@ -3,6 +3,7 @@
 import type { Transaction } from "../types.ts";
 import { evaluateLargeTransfer } from "./large-transfer.ts";
 import { evaluateWindowedLargeTransfer } from "./large-transfer-window.ts";
+import { ignoresOwnWallets, isOwnLeg } from "./own-wallets.ts";
 import { evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
 import type { AlertRule, Firing, TransactionContext } from "./types.ts";
 import { evaluateUnusualActivity } from "./unusual-activity.ts";
@@ -26,6 +27,7 @@ export {
   type StoredSend,
   type TrailingSends,
 } from "./large-transfer-window.ts";
+export { ignoresOwnWallets, isOwnLeg, legTotalsWithoutOwn, ownWalletsOf, type OwnWallets } from "./own-wallets.ts";
 export { counterpartyOf, counterpartyRiskValue, evaluateSuspiciousCounterparty } from "./suspicious-counterparty.ts";
 export { BASELINE_HOURS, baselinePerHour, evaluateArmedUnusualActivity, evaluateUnusualActivity, reachesMultiple } from "./unusual-activity.ts";
 export { evaluateRiskScoreIncrease, judgeScoreChange, type ScoreAlertState, type ScoreJudgment } from "./risk-score-increase.ts";
@@ -34,12 +36,17 @@ export { oneEventPerTransaction, type LegFiring } from "./one-event-per-transact
 
 function evaluateRule(rule: AlertRule, tx: Transaction, context: TransactionContext): Firing | null {
   switch (rule.condition) {
-    case "large_transfer":
+    case "large_transfer": {
+      // A leg to or from the owner's own wallet is not judged; the others by their total without such legs.
+      const ignoringOwn = context.ownWallets !== undefined && ignoresOwnWallets(rule);
+      if (ignoringOwn && isOwnLeg(rule, tx, context.ownWallets)) return null;
+      const total = ignoringOwn ? (context.ownLegTotal?.(rule) ?? null) : (context.legTotal ?? null);
       if (rule.windowSeconds != null) {
         const trailing = context.trailingSends?.(rule, tx) ?? null;
-        return evaluateWindowedLargeTransfer(rule, tx, trailing, context.legTotal ?? null, context.counterparty, context.lookupCounterparty);
+        return evaluateWindowedLargeTransfer(rule, tx, trailing, total, context.counterparty, context.lookupCounterparty);
       }
-      return evaluateLargeTransfer(rule, tx, context.legTotal ?? null, context.counterparty, context.lookupCounterparty);
+      return evaluateLargeTransfer(rule, tx, total, context.counterparty, context.lookupCounterparty);
+    }
     case "suspicious_counterparty":
       return evaluateSuspiciousCounterparty(rule, tx, context.counterparty);
     case "unusual_activity":

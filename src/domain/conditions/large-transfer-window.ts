@@ -89,14 +89,21 @@ export type TrailingSends = WindowSum & { own: ExactDecimal; late?: WindowSum };
 /**
  * The sends of `address` in the token a filter names, among `stored` (the wallet's stored rows,
  * any order of batches, in chain order: block time, slot, signature, leg), as a SendWindow.
- * `evaluated`: the signatures of this evaluation (absent: every send is).
+ * `evaluated`: the signatures of this evaluation (absent: every send is). `counts`: which legs
+ * are summed at all (absent: every one; own-wallets.ts leaves out the sends to own wallets).
  */
-export function sendWindow(address: string, token: string, stored: readonly StoredSend[], evaluated?: ReadonlySet<string>): SendWindow {
+export function sendWindow(
+  address: string,
+  token: string,
+  stored: readonly StoredSend[],
+  evaluated?: ReadonlySet<string>,
+  counts?: (tx: Transaction) => boolean,
+): SendWindow {
   const sends: Send[] = [];
   for (let start = 0; start < stored.length; ) {
     let end = start + 1;
     while (end < stored.length && stored[end]!.signature === stored[start]!.signature) end++;
-    const legs = stored.slice(start, end).filter((tx) => isCountedSend(address, token, tx));
+    const legs = stored.slice(start, end).filter((tx) => isCountedSend(address, token, tx) && (counts === undefined || counts(tx)));
     if (legs.length > 0) {
       const { signature, blockTime } = legs[0]!;
       const fresh = evaluated === undefined || evaluated.has(signature);

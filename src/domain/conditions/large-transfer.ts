@@ -55,12 +55,12 @@ export type LegTotal = { amount: number; exact: ExactDecimal; legs: number; othe
 /**
  * For each leg of one transaction (the wallet's rows of one signature, in leg order), the total
  * of its token and direction over all of them; null for a leg that moves nothing for the
- * wallet (a self-transfer, a leg it is not on).
+ * wallet (a self-transfer, a leg it is not on), or that `counts` leaves out (own-wallets.ts).
  */
-export function legTotals(address: string, legs: readonly Transaction[]): Array<LegTotal | null> {
+export function legTotals(address: string, legs: readonly Transaction[], counts?: (tx: Transaction) => boolean): Array<LegTotal | null> {
   const keys = legs.map((tx) => {
     const movement = movementOf(address, tx);
-    if (movement === null) return null;
+    if (movement === null || (counts !== undefined && !counts(tx))) return null;
     // As the legs name their token, not as the filter reads it: native SOL and wrapped SOL stay
     // apart. A swap from SOL wraps it first, and the wrapping and the wrapped transfer are the
     // same SOL: added up, a 5 SOL swap read "Sent 10 SOL … in 2 transfers".

@@ -4,6 +4,7 @@
 import type { Condition, LabelCategory, RiskFactor, Transaction } from "../types.ts";
 import type { LegTotal } from "./large-transfer.ts";
 import type { TrailingSends } from "./large-transfer-window.ts";
+import type { OwnWallets } from "./own-wallets.ts";
 
 /** One active alert as the conditions see it. */
 export type AlertRule = {
@@ -23,6 +24,13 @@ export type AlertRule = {
    * transaction alone.
    */
   windowSeconds?: number | null;
+  /**
+   * large_transfer only: a leg whose other side is a wallet the alert's owner also tracks is not
+   * judged (own-wallets.ts); absent: false.
+   */
+  ignoreOwnWallets?: boolean;
+  /** The caller who owns the alert (whose tracked wallets are its "own"); absent where not needed. */
+  owner?: string;
 };
 
 /** One decision to fire an alert; the caller turns it into an alert_event (unique per alert + dedupeKey). */
@@ -137,4 +145,11 @@ export type TransactionContext = {
    * transaction, when the wallet sent it (null: not known, judged as without a window).
    */
   trailingSends?: (rule: AlertRule, tx: Transaction) => TrailingSends | null;
+  /**
+   * large_transfer with ignoreOwnWallets: which addresses the rule's owner tracks (absent:
+   * nothing looked up, every leg judged), and the leg's total with the legs to and from them left
+   * out (legTotalsWithoutOwn; absent or null: the leg judged by its own amount).
+   */
+  ownWallets?: OwnWallets;
+  ownLegTotal?: (rule: AlertRule) => LegTotal | null;
 };

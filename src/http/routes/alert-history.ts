@@ -60,6 +60,7 @@ const Changes = Type.Object(
     recipient: pair(Type.String(), "email and SMS alerts"),
     cooldownSeconds: pair(Type.Integer(), "seconds"),
     windowSeconds: pair(Type.Integer(), "large_transfer's window, seconds: created and deleted only, and only for an alert that has one"),
+    ignoreOwnWallets: pair(Type.Boolean(), "large_transfer's ignoreOwnWallets: created and deleted only, and only for an alert that has it on"),
     disabledReason: pair(Type.String(), "set by the service's disabling, cleared by a PATCH of status"),
   },
   { description: "each setting the change changed, by the API's name: [before, after]; empty for a secret's rotation" },

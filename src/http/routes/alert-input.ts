@@ -23,6 +23,7 @@ export type CreateAlertInput = {
   cooldownSeconds?: number;
   token?: string;
   windowSeconds?: number;
+  ignoreOwnWallets?: boolean;
 };
 
 export type UpdateAlertInput = {
@@ -40,6 +41,7 @@ export type AlertSettings = {
   cooldownSeconds: number;
   token: string | null;
   windowSeconds: number | null;
+  ignoreOwnWallets: boolean;
 };
 
 /**
@@ -77,6 +79,10 @@ export async function checkNewAlert(
   } else if (body.windowSeconds !== undefined && body.token === undefined) {
     fail("windowSeconds", "requires token: a window sums the wallet's sends of one token, and amounts of different tokens are never added");
   }
+  // Only transfers have another side that can be one of the caller's wallets.
+  if (body.ignoreOwnWallets !== undefined && body.condition !== "large_transfer") {
+    fail("ignoreOwnWallets", "is only used by large_transfer alerts");
+  }
 
   let recipient: string | null = null;
   if (body.notificationMethod === "webhook") {
@@ -101,6 +107,7 @@ export async function checkNewAlert(
     cooldownSeconds: body.cooldownSeconds ?? 0,
     token,
     windowSeconds: body.windowSeconds ?? null,
+    ignoreOwnWallets: body.ignoreOwnWallets ?? false,
   };
 }
 

@@ -92,6 +92,14 @@ export const CreateAlertBody = Type.Object(
       }),
     ),
     windowSeconds: Type.Optional(WindowSeconds),
+    ignoreOwnWallets: Type.Optional(
+      Type.Boolean({
+        description:
+          "large_transfer only (default false): a transfer whose other side is a wallet you also track (your own: a sweep from your hot wallet to your cold one) " +
+          "is not judged by this alert; in a transaction of several transfers, those to and from your wallets are left out of the total and the rest is judged, " +
+          "and with windowSeconds the sends to your wallets are not summed. Your wallets as tracked when the transaction is evaluated. Set at creation only",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -157,6 +165,9 @@ const alertProperties = {
   token: nullable(Type.String()),
   windowSeconds: Type.Union([Type.Integer(), Type.Null()], {
     description: "large_transfer: the trailing window (seconds) its sends of the token are summed over; null: each transaction judged alone",
+  }),
+  ignoreOwnWallets: Type.Boolean({
+    description: "large_transfer: transfers to and from the caller's other tracked wallets are not judged; false for every other alert",
   }),
   disabledReason: nullable(Type.String()),
 };

@@ -63,6 +63,7 @@ export function alertRoutes(deps: Deps): FastifyPluginAsyncTypebox {
     condition: "cannot change: create a new alert with the condition you want (and delete this one)",
     token: "cannot change: create a new alert with the token you want (and delete this one)",
     windowSeconds: "cannot change: create a new alert with the window you want (and delete this one)",
+    ignoreOwnWallets: "cannot change: create a new alert with the setting you want (and delete this one)",
     notificationMethod: "cannot change: create a new alert with the channel you want (and delete this one)",
     walletId: "cannot change: create the alert on the other wallet (and delete this one)",
   };
