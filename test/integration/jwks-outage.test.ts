@@ -1,16 +1,15 @@
 // The identity provider's JWKS endpoint failing is not the token's fault. A real local JWKS
 // server that the tests switch between answering and failing; the clock (Date only) is moved
 // past jose's 10-minute key cache so that the key set must be fetched again.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { REFETCH_COOLDOWN_MS, STALE_KEYS_MS } from "../../src/http/jwks-keys.ts";
 import { problem } from "../helpers/alert-fixtures.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
+import { startJwksServer } from "../helpers/jwks-server.ts";
 
 const MINUTE = 60_000;
-let jwksServer: Server;
+let jwks: Awaited<ReturnType<typeof startJwksServer>>;
 let keys: JWK[];
 let privateKey: CryptoKey;
 let jwksUp = true;
@@ -21,16 +20,11 @@ beforeAll(async () => {
   const pair = await generateKeyPair("RS256");
   privateKey = pair.privateKey;
   keys = [{ ...(await exportJWK(pair.publicKey)), kid: "rsa-1", alg: "RS256", use: "sig" }];
-  jwksServer = createServer((_req, res) => {
-    fetches++;
-    if (!jwksUp) return void res.writeHead(503, { "content-type": "text/plain" }).end("maintenance");
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys }));
-  });
-  await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/.well-known/jwks.json`;
+  jwks = await startJwksServer({ keys: () => keys, up: () => jwksUp, onFetch: () => void fetches++ });
+  url = jwks.url;
 });
 afterAll(async () => {
-  await new Promise((resolve) => jwksServer.close(resolve));
+  await jwks.close();
 });
 afterEach(() => {
   vi.useRealTimers();

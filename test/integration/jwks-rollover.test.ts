@@ -1,14 +1,13 @@
 // An identity provider's key rollover: it adds a key to its JWKS and signs with it at once
 // (Keycloak's new active key, an emergency rotation). A real JWKS server on loopback, whose keys
 // the tests change; the verifier's clock is the test's, so "seconds later" is a number, not a wait.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTokenVerifier } from "../../src/http/auth.ts";
 import { REFETCH_COOLDOWN_MS } from "../../src/http/jwks-keys.ts";
 import { problem } from "../helpers/alert-fixtures.ts";
 import { startTestApp } from "../helpers/app.ts";
+import { startJwksServer } from "../helpers/jwks-server.ts";
 
 const ISSUER = "https://id.example.com/";
 const AUDIENCE = "wallet-alerts";
@@ -20,7 +19,7 @@ let newKey: SigningKey;
 let published: JWK[];
 let jwksUp = true;
 let fetches = 0;
-let server: Server;
+let jwks: Awaited<ReturnType<typeof startJwksServer>>;
 let url: string;
 
 async function signingKey(kid: string): Promise<SigningKey> {
@@ -30,16 +29,11 @@ async function signingKey(kid: string): Promise<SigningKey> {
 
 beforeAll(async () => {
   [oldKey, newKey] = await Promise.all([signingKey("key-2026-10"), signingKey("key-2026-11")]);
-  server = createServer((_req, res) => {
-    fetches++;
-    if (!jwksUp) return void res.writeHead(503, { "content-type": "text/plain" }).end("maintenance");
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: published }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+  jwks = await startJwksServer({ keys: () => published, up: () => jwksUp, onFetch: () => void fetches++ });
+  url = jwks.url;
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await jwks.close();
 });
 afterEach(() => {
   vi.useRealTimers();
