@@ -2,7 +2,7 @@
 // ingest requests store and wait in this process now, and how many were refused at capacity.
 // Summed over the API processes (each has its own admission), unlike the store gauges.
 import { Counter, Gauge, type Registry } from "prom-client";
-import { REFUSALS, type IngestAdmission } from "../http/ingest-admission.ts";
+import { INGEST_WAIT_MS, REFUSALS, type IngestAdmission } from "../http/ingest-admission.ts";
 import { METRIC_PREFIX } from "./registry.ts";
 
 export function registerIngestAdmissionMetrics(registry: Registry, admission: Pick<IngestAdmission, "storing" | "waiting" | "refused" | "limits">): void {
@@ -29,7 +29,8 @@ export function registerIngestAdmissionMetrics(registry: Registry, admission: Pi
   // Counted by the admission itself (plain numbers, kept by the process), reported here.
   new Counter({
     name: `${METRIC_PREFIX}ingest_refused_total`,
-    help: "Ingest requests refused at capacity (503 unavailable, nothing stored) by this API process, by reason: queue_full (the line of waiting requests was full) or wait_exceeded (no turn within 2 s).",
+    // From the constant, so the text cannot drift from the wait (it said 2 s once the wait was 5).
+    help: `Ingest requests refused at capacity (503 unavailable, nothing stored) by this API process, by reason: queue_full (the line of waiting requests was full) or wait_exceeded (no turn within ${INGEST_WAIT_MS / 1000} s).`,
     labelNames: ["reason"],
     registers: [registry],
     collect() {
